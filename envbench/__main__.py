@@ -1,0 +1,3 @@
+from envbench.cli import main
+
+main()

@@ -1,0 +1,70 @@
+"""The ``envbench`` command line. Commands are loaded lazily so ``--help`` never imports torch."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from etl.io import InputError
+
+# name -> "module:attribute"; models.* commands live in the [train]/models package, which
+# imports envbench (never the other way round), so they are referenced by name only.
+COMMANDS: dict[str, str] = {
+    "make-sample": "envbench.cli.worlds:make_sample",
+    "kb-from-corpus": "envbench.cli.worlds:kb_from_corpus",
+    "validate": "envbench.cli.worlds:validate",
+    "ingest-dump": "envbench.cli.ingest:ingest_dump",
+    "index": "envbench.cli.ingest:index_group",
+    "link": "envbench.cli.generate:link",
+    "generate": "envbench.cli.generate:generate",
+    "evaluate": "envbench.cli.evaluate:evaluate",
+    "report": "envbench.cli.evaluate:report",
+    "train": "models.cli:train",
+    "predict": "models.cli:predict",
+    "icl": "models.icl.cli:icl",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when listed or run."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:  # library errors carry their own fix; no traceback
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="envbench")
+def cli() -> None:
+    """envbench: test and fix how document-level relation extraction copes with entity renaming.
+
+    \b
+    The main job, offline, on the built-in sample world:
+      envbench make-sample --out data/sample
+      envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
+      envbench generate data/sample/docs/test.json --index data/index \\
+          --links data/sample/links.json --seeds 5 --out data/env
+    """
+
+
+def main() -> None:
+    cli(prog_name="envbench")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

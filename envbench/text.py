@@ -1,0 +1,30 @@
+"""DocRED-style tokenisation: words kept whole, punctuation split off."""
+
+from __future__ import annotations
+
+import re
+
+# Order matters: abbreviations ("U.S."), the possessive clitic, numbers with separators,
+# words with inner hyphens or apostrophes, then any single other character.
+_TOKEN = re.compile(
+    r"(?:[^\W\d_]\.){2,}"
+    r"|'s\b|’s\b"
+    r"|\d+(?:[.,:/]\d+)*"
+    r"|[^\W_]+(?:(?:-|['’](?![sS]\b))[^\W_]+)*"
+    r"|\S",
+    re.UNICODE,
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into DocRED-like tokens.
+
+    >>> tokenize('Willi "Bill" O\\'Brien, Jr. (born 1963)')
+    ['Willi', '"', 'Bill', '"', "O'Brien", ',', 'Jr', '.', '(', 'born', '1963', ')']
+    """
+    return _TOKEN.findall(text)
+
+
+def detokenize(tokens: list[str]) -> str:
+    """The mention-name convention of DocRED: tokens joined by single spaces."""
+    return " ".join(tokens)

@@ -1,0 +1,1 @@
+"""Batch plumbing: streaming readers, atomic writers, sharded runs and manifests."""

@@ -1,0 +1,64 @@
+"""The index's tables. Every later step joins these; changing one is a format change.
+
+Layout of an index directory::
+
+    DIR/<table>/part-00000.parquet ...   one or more files per table, rows sorted
+    DIR/index.duckdb                      a view per table (absolute paths, for the duckdb CLI)
+    DIR/manifest.json                     inputs, parameters, row counts, timings
+
+Conventions: ids are strings ("Q42", "P17"); ``rank`` is one of "preferred", "normal",
+"deprecated"; names are per language and deduplicated per (id, lang, name).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+TABLES: dict[str, pa.Schema] = {
+    # Items and properties. popularity = item-valued statements with this item as subject or object.
+    "entities": pa.schema(
+        [
+            ("id", pa.string()),
+            ("type", pa.string()),  # "item" or "property"
+            ("label", pa.string()),  # English label, or null
+            ("description", pa.string()),  # English description, or null
+            ("sitelinks", pa.int32()),  # number of sitelinks
+            ("enwiki", pa.string()),  # English Wikipedia title, or null
+            ("popularity", pa.int64()),
+        ]
+    ),
+    # Labels and aliases per requested language.
+    # folded = wikidata_index.names.fold(name), precomputed so folded lookups are plain joins.
+    "names": pa.schema(
+        [
+            ("id", pa.string()),
+            ("lang", pa.string()),
+            ("name", pa.string()),
+            ("is_label", pa.bool_()),
+            ("folded", pa.string()),
+        ]
+    ),
+    # P31 (instance of) values.
+    "types": pa.schema([("id", pa.string()), ("class", pa.string()), ("rank", pa.string())]),
+    # P279 (subclass of) values.
+    "subclasses": pa.schema([("id", pa.string()), ("superclass", pa.string()), ("rank", pa.string())]),
+    # Item-valued statements (non-deprecated), for relation-consistent linking and popularity.
+    "edges": pa.schema([("subject", pa.string()), ("property", pa.string()), ("object", pa.string())]),
+    "properties": pa.schema([("id", pa.string()), ("datatype", pa.string()), ("label", pa.string())]),
+    # P2302 statements: constraint_type is e.g. Q21503250 (subject type) or Q21510865 (value type);
+    # one row per P2308 class; relation is the P2309 value (Q21503252 instance of, Q21514624 subclass of, ...).
+    "property_constraints": pa.schema(
+        [
+            ("property", pa.string()),
+            ("constraint_type", pa.string()),
+            ("class", pa.string()),
+            ("relation", pa.string()),
+        ]
+    ),
+}
+
+SUBJECT_TYPE_CONSTRAINT = "Q21503250"
+VALUE_TYPE_CONSTRAINT = "Q21510865"
+RELATION_INSTANCE_OF = "Q21503252"
+RELATION_SUBCLASS_OF = "Q21514624"
+RELATION_INSTANCE_OR_SUBCLASS = "Q30208840"
