@@ -1,0 +1,105 @@
+"""``envbench evaluate`` and ``envbench report``."""
+
+from __future__ import annotations
+
+import click
+
+from envbench.metrics import SCORERS
+
+_FILE = click.Path(exists=True, dir_okay=False)
+
+
+@click.command()
+@click.option("--gold", required=True, type=_FILE,
+              help="Gold documents in DocRED format (e.g. test_revised.json or an Env file test_revised_env.json).")
+@click.option("--pred", required=True, type=_FILE,
+              help="Predictions: a JSON list of {title, h_idx, t_idx, r[, evidence]} as the official scorer reads.")
+@click.option("--train", "train", multiple=True, type=_FILE,
+              help="Training documents whose facts Ign F1 discounts (repeat for several files). "
+                   "Without it Ign F1 equals F1.")
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Write all scores (fractions in [0, 1]) to this JSON file, e.g. scores.json.")
+@click.option("--substitutions", type=_FILE,
+              help="substitutions.parquet from `envbench generate`, for the name-independent Ign F1 of an Env "
+                   "benchmark. Default: the one beside --gold, if present.")
+@click.option("--scorer", type=click.Choice(SCORERS), default="docred", show_default=True,
+              help="Which official scorer's smoothing to copy: docred (exact counts) or re-docred "
+                   "(evidence total starts at 1, Ign precision denominator +1e-5).")
+@click.option("--env/--no-env", default=None,
+              help="Treat gold as an Env benchmark (titles with seed suffix -k). Default: detect from the titles.")
+@click.option("--skip-invalid-train", is_flag=True,
+              help="Skip invalid documents in --train files instead of stopping at the first.")
+def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, substitutions: str | None,
+             scorer: str, env: bool | None, skip_invalid_train: bool) -> None:
+    """Score predictions like the official DocRED / Re-DocRED scorers, per seed on Env benchmarks.
+
+    Prints F1, Ign F1, precision, recall, evidence F1, intra/inter-sentence F1 and frequent-10
+    versus long-tail F1 as percentages; --out writes them as fractions.
+
+    \b
+    Example:
+      envbench evaluate --gold data/re-docred/test_revised.json --pred runs/atlop/test_pred.json \\
+          --train data/re-docred/train_revised.json --out runs/atlop/scores.json
+      envbench evaluate --gold data/env/test_revised_env.json --pred runs/atlop/env_pred.json \\
+          --train data/re-docred/train_revised.json --out runs/atlop/env_scores.json
+    """
+    from envbench.evaluate import evaluate as run
+
+    result = run(gold, pred, train=train, out=out, substitutions=substitutions, scorer=scorer, env=env,
+                 skip_invalid_train=skip_invalid_train)
+    for w in result.warnings:
+        click.echo(f"Warning: {w}", err=True)
+    click.echo(result.table())
+    for n in result.notes:
+        click.echo(f"Note: {n}")
+    if result.out is not None:
+        click.echo(f"Wrote {result.out}")
+
+
+@click.command()
+@click.option("--original-gold", required=True, type=_FILE, help="Gold documents of the original benchmark.")
+@click.option("--original-pred", required=True, type=_FILE, help="Predictions on the original benchmark.")
+@click.option("--env-gold", required=True, type=_FILE,
+              help="Gold documents of the Env benchmark (titles '<title>-k'), from `envbench generate`.")
+@click.option("--env-pred", required=True, type=_FILE, help="Predictions on the Env benchmark.")
+@click.option("--index", type=click.Path(file_okay=False),
+              help="Wikidata index directory (from `envbench ingest-dump`), for popularity (Table 4).")
+@click.option("--train", "train", multiple=True, type=_FILE,
+              help="Training documents: enables Ign F1 and the name-overlap table (Table 5). Repeatable.")
+@click.option("--substitutions", type=_FILE,
+              help="substitutions.parquet from `envbench generate`. Default: the one beside --env-gold.")
+@click.option("--stats", type=_FILE,
+              help="stats.json from `envbench generate` (Table 1). Default: the one beside --env-gold.")
+@click.option("--scorer", type=click.Choice(SCORERS), default="docred", show_default=True,
+              help="Which official scorer's smoothing to copy (see `envbench evaluate --help`).")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Directory for report.md, report.json and the PNG plots.")
+def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str, index: str | None,
+           train: tuple[str, ...], substitutions: str | None, stats: str | None, scorer: str, out: str) -> None:
+    """Compare a model on the original and the renamed (Env) benchmark, as in the paper's analyses.
+
+    Writes report.md, report.json and two plots: precision/recall change (Table 2), intra/inter
+    F1 (Table 3), F1 by number of entities with linear-fit slopes (Figure 4), popularity of the
+    renamed entities per type (Table 4, needs --index), names seen in training per type
+    (Table 5, needs --train), substitution rates (Table 1), and the consistency rate: of the
+    facts predicted correctly on an original document, the share still correct on its twins.
+
+    \b
+    Example:
+      envbench report --original-gold data/re-docred/test_revised.json \\
+          --original-pred runs/atlop/test_pred.json \\
+          --env-gold data/env/test_revised_env.json --env-pred runs/atlop/env_pred.json \\
+          --index data/index --train data/re-docred/train_revised.json --out runs/atlop/report
+    """
+    from envbench.report import make_report
+
+    result = make_report(
+        original_gold, original_pred, env_gold, env_pred, index=index, train=train,
+        substitutions=substitutions, stats=stats, scorer=scorer, out=out,
+    )
+    for w in result.warnings:
+        click.echo(f"Warning: {w}", err=True)
+    click.echo(result.summary())
+    for n in result.notes:
+        click.echo(f"Note: {n}")
+    click.echo(f"Wrote {', '.join(str(p) for p in result.files)}")
