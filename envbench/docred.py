@@ -158,8 +158,33 @@ def validate_documents(docs: Iterable[Any], file: str = "<memory>", *, skip_inva
     return result
 
 
+def is_linked_docred(doc: Any) -> bool:
+    """A Linked-DocRED document has ``entities`` (and ``relations``) instead of ``vertexSet``/``labels``."""
+    return isinstance(doc, dict) and "entities" in doc and "vertexSet" not in doc
+
+
+def from_linked_docred(doc: dict[str, Any]) -> Doc:
+    """The DocRED view of a Linked-DocRED document: entity types copied onto the mentions and
+    ``relations`` as ``labels`` (links are dropped; read them with envbench.linked_docred).
+
+    Entity indices are Linked-DocRED's own (it merges coreferent DocRED entities).
+    """
+    vertex_set = []
+    for ent in doc.get("entities") or []:
+        etype = ent.get("type", "MISC") if isinstance(ent, dict) else "MISC"
+        mentions = (ent.get("mentions") if isinstance(ent, dict) else None) or []
+        vertex_set.append([{**m, "type": etype} if isinstance(m, dict) else m for m in mentions])
+    out: Doc = {"title": doc.get("title"), "sents": doc.get("sents"), "vertexSet": vertex_set}
+    if "relations" in doc:
+        out["labels"] = doc["relations"]
+    return out
+
+
 def read_docs(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> DocSet:
-    """Read and validate a DocRED-format JSON file (a list of documents; .gz/.bz2/.zst allowed)."""
+    """Read and validate a DocRED-format JSON file (a list of documents; .gz/.bz2/.zst allowed).
+
+    Linked-DocRED files are read too, through their DocRED view (:func:`from_linked_docred`).
+    """
     try:
         data = read_json(path, what="DocRED JSON file")
     except InputError as exc:
@@ -167,4 +192,6 @@ def read_docs(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> Do
     if not isinstance(data, list):
         raise DataError(f"{path}: expected a JSON list of documents, got a {type(data).__name__}; "
                         "pass a DocRED-format file such as dev_revised.json")
+    if data and is_linked_docred(data[0]):
+        data = [from_linked_docred(d) if is_linked_docred(d) else d for d in data]
     return validate_documents(data, str(path), skip_invalid=skip_invalid)
