@@ -70,8 +70,16 @@ def open_text(path: str | os.PathLike[str]) -> IO[str]:
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
     """Load a whole (possibly compressed) JSON file, naming the file and position on errors."""
-    with open_binary(path) as fh:
-        data = fh.read()
+    try:
+        with open_binary(path) as fh:
+            data = fh.read()
+    except InputError:
+        raise
+    except Exception as exc:
+        if isinstance(exc, OSError) and exc.filename is not None:  # a file-system error, not a decoder's
+            raise
+        # truncated or corrupt archives surface as EOFError, BadGzipFile, OSError or zstandard.ZstdError
+        raise InputError(f"{path}: cannot be read ({exc}); the file is truncated or corrupt, re-download it") from None
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 
@@ -46,6 +47,12 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except InputError as exc:  # library errors carry their own fix; no traceback
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:  # unwritable folder, full disk, ...: one line naming the path
+            if exc.errno == errno.EPIPE:  # output piped into `head`: end quietly
+                raise
+            from envbench.cli._errors import describe_os_error
+
+            raise click.ClickException(describe_os_error(exc)) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
