@@ -74,9 +74,15 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
             err("document", f"has no '{key}' field", "DocRED documents need title, sents and vertexSet")
     if out:
         return out
+    if not isinstance(doc["title"], str):
+        err("title", f"is a {type(doc['title']).__name__}, not a string", "give every document a string title")
+        return out
     sents = doc["sents"]
     if not isinstance(sents, list) or not all(isinstance(s, list) for s in sents):
         err("sents", "is not a list of token lists", "write sents as [[token, ...], ...]")
+        return out
+    if not all(isinstance(tok, str) for s in sents for tok in s):
+        err("sents", "holds a token that is not a string", "write every token as a JSON string")
         return out
     n_sents = len(sents)
     vertex_set = doc["vertexSet"]

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.docred import Doc, read_docs
+from envbench.docred import Doc
 from envbench.errors import DataError
+from envbench.linked_docred import read_documents, read_json_file
 from envbench.metrics import SCORE_KEYS, score, score_groups, train_facts
-from etl.io import InputError, read_json, write_json_atomic
+from etl.io import compression_of, write_json_atomic
 
 _SEED = re.compile(r"^(.*)-([1-9][0-9]*)$")
 
@@ -72,16 +73,38 @@ def env_seeds(gold_docs: Sequence[Mapping[str, Any]]) -> list[int] | None:
 
 def load_predictions(path: str | os.PathLike[str]) -> list[Any]:
     """Read an official-format prediction file (a JSON list of {title, h_idx, t_idx, r[, evidence]})."""
-    try:
-        data = read_json(path, what="prediction JSON file")
-    except InputError as exc:
-        raise DataError(str(exc)) from None
+    data = read_json_file(path, "prediction JSON file")
     if not isinstance(data, list):
         raise DataError(
             f"{path}: expected a JSON list of predictions, got a {type(data).__name__}; "
             'write [{"title": ..., "h_idx": ..., "t_idx": ..., "r": ...}, ...] as the official scorer reads'
         )
+    if data and isinstance(data[0], dict) and {"vertexSet", "entities", "sents"} & data[0].keys():
+        raise DataError(
+            f"{path}: holds DocRED documents (title, sents, vertexSet), not predictions; give it as the gold "
+            "file, and as predictions the model's JSON list of {title, h_idx, t_idx, r}"
+        )
     return data
+
+
+def read_gold(path: str | os.PathLike[str]) -> list[Doc]:
+    """Gold documents; all of them count, so an invalid one is an error (there is no skipping)."""
+    docs = read_documents(path, skip_flag=None).docs
+    if not docs:
+        raise DataError(f"{path}: has no documents; pass the gold DocRED file the predictions were made for")
+    return docs
+
+
+def check_outputs_differ(outputs: Sequence[str | os.PathLike[str] | None],
+                         inputs: Sequence[str | os.PathLike[str] | None]) -> None:
+    """Refuse to write over an input file (e.g. --out given the predictions' path) or under a .gz name."""
+    ins = {Path(p).resolve(): p for p in inputs if p is not None}
+    for o in outputs:
+        if o is not None and compression_of(o):
+            raise DataError(f"output {o}: JSON outputs are written uncompressed; give a .json name")
+        if o is not None and Path(o).resolve() in ins:
+            raise DataError(f"output {o} is also an input ({ins[Path(o).resolve()]}); "
+                            "choose another output path, or the input would be overwritten")
 
 
 def load_train_facts(paths: Sequence[str | os.PathLike[str]], *, skip_invalid: bool = False) -> frozenset | None:
@@ -90,7 +113,7 @@ def load_train_facts(paths: Sequence[str | os.PathLike[str]], *, skip_invalid: b
         return None
     facts: set[tuple[str, str, str]] = set()
     for p in paths:
-        facts |= train_facts(read_docs(p, skip_invalid=skip_invalid).docs)
+        facts |= train_facts(read_documents(p, skip_invalid=skip_invalid, skip_flag="--skip-invalid-train").docs)
     return frozenset(facts)
 
 
@@ -247,7 +270,8 @@ def evaluate(
     ``env`` None detects an Env benchmark from the titles; ``substitutions`` defaults to
     substitutions.parquet beside the gold file when that exists.
     """
-    gold_docs: list[Doc] = read_docs(gold).docs
+    check_outputs_differ([out], [gold, pred, *train, substitutions])
+    gold_docs: list[Doc] = read_gold(gold)
     preds = load_predictions(pred)
     facts = load_train_facts(train, skip_invalid=skip_invalid_train)
     source = str(pred)
@@ -283,6 +307,9 @@ def evaluate(
         env_scores["substitutions"] = str(sub_path) if names is not None else None
     else:
         s = score(gold_docs, preds, facts=facts, scorer=scorer, source=source)
+        if substitutions is not None:
+            warnings.append(f"--substitutions {substitutions} is not used: {gold} is not an Env benchmark (its "
+                            "titles lack the seed suffix -k); pass an Env gold file from `envbench generate`")
     notes[:0] = [n for n in s.pop("notes") if "not in the gold file" not in n]
     if names is not None:
         notes.append(NAME_INDEPENDENT_NOTE.format(path=sub_path))
@@ -295,6 +322,9 @@ def evaluate(
             "scorer; check that --pred was made for this --gold"
         )
         warnings.insert(0, unknown)
+    if not s["n_gold"]:
+        warnings.append(f"{gold} has no gold facts (no labels), so every score is 0; is it an unlabelled split such "
+                        "as DocRED's test set? Score on a labelled file (e.g. dev) instead")
     if s["n_duplicates"]:
         notes.append(f"{s['n_duplicates']} duplicated predictions counted once")
     if seeds is not None:

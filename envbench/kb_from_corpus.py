@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envbench import wikidata_json as wj
-from envbench.docred import distinct_names, entity_type, read_docs
+from envbench.docred import distinct_names, entity_type
 from envbench.errors import DataError
+from envbench.linked_docred import read_documents
 from envbench.relations import RELATIONS
 from envbench.seeding import stable_hash_hex
 from envbench.type_table import COARSE_TYPES, TypeTable, load_type_table
-from etl.io import write_json_atomic
+from etl.io import compression_of, write_json_atomic
 from wikidata_index.names import fold
 
 KB_QID_BASE = 10**12
@@ -127,6 +128,31 @@ def _table_rank(table: TypeTable, pid: str, role: str, c: str) -> int:
     return lst.index(c) if c in lst else len(lst)
 
 
+def _check_paths(docs_paths: Sequence[str | os.PathLike[str]], out_kb: str | os.PathLike[str],
+                 links_out: str | os.PathLike[str]) -> None:
+    """Refuse inputs given twice and outputs that would overwrite an input or each other."""
+    seen: dict[Path, str] = {}
+    for p in docs_paths:
+        key = Path(p).resolve()
+        if key in seen:
+            also = "" if seen[key] == str(p) else f" (also as {seen[key]})"
+            raise DataError(f"{p} is given twice{also}; pass each DocRED file once")
+        seen[key] = str(p)
+    if Path(out_kb).resolve() == Path(links_out).resolve():
+        raise DataError(f"--out and --links are the same file ({out_kb}); give the dump and the links "
+                        "different names, e.g. --out kb.json.gz --links links.json")
+    for opt, o in (("--out", out_kb), ("--links", links_out)):
+        if Path(o).resolve() in seen:
+            raise DataError(f"{opt} {o} is also an input document file; choose another output path, or the "
+                            "documents would be overwritten")
+    if compression_of(out_kb) not in (None, "gz"):
+        raise DataError(f"--out {out_kb}: the dump is written as .json or .json.gz; give one of those names, "
+                        "e.g. --out kb.json.gz")
+    if compression_of(links_out):
+        raise DataError(f"--links {links_out}: the links are written as plain JSON; give a .json name, "
+                        "e.g. --links links.json")
+
+
 def _assign_qids(clusters: list[Cluster]) -> None:
     taken: set[int] = set()
     for cl in sorted(clusters, key=lambda c: c.key):
@@ -151,6 +177,7 @@ def kb_from_corpus(
         docs_paths = [docs_paths]
     if not docs_paths:
         raise DataError("no documents given; pass one or more DocRED-format files, e.g. dev_revised.json")
+    _check_paths(docs_paths, out_kb, links_out)
     table = load_type_table()
     overrides: dict[tuple[str, str], tuple[str, ...]] = {}
     extra_coarse: dict[str, str] = {}
@@ -169,7 +196,7 @@ def kb_from_corpus(
     related: list[tuple[str, int]] = []
     doc_labels: list[tuple[str, list[dict]]] = []
     for path in docs_paths:
-        docset = read_docs(path, skip_invalid=skip_invalid)
+        docset = read_documents(path, skip_invalid=skip_invalid)
         for doc in docset.docs:
             title = doc["title"]
             if title in title_file:
@@ -211,6 +238,10 @@ def kb_from_corpus(
             related.extend((title, i) for i in sorted(in_rel) if row[i] is not None)
             slots[title] = row
             doc_labels.append((title, doc.get("labels", []) or []))
+    if not n_docs:
+        raise DataError(f"no documents in {', '.join(str(p) for p in docs_paths)}"
+                        f"{' (all were invalid and skipped)' if skip_invalid else ''}; "
+                        "pass DocRED-format files with documents, e.g. dev_revised.json")
     all_clusters = list(clusters.values())
     parents = {c: parent for c, (_, parent) in extra_info.items()}
     _assign_qids(all_clusters)

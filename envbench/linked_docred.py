@@ -15,17 +15,88 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from envbench.docred import Doc, DocSet, entity_type, from_linked_docred, is_linked_docred, validate_documents
+from envbench.docred import (
+    Doc,
+    DocSet,
+    entity_type,
+    from_linked_docred,
+    is_linked_docred,
+    read_docs,
+    validate_documents,
+)
 from envbench.errors import DataError
 from etl.io import InputError, read_json, write_json_atomic
 
 IGNORED = "#ignored#"
+_SKIP_HINT = "; or pass --skip-invalid to skip invalid documents"
 _QID = re.compile(r"Q[1-9][0-9]*")
 _CONFIDENCE_ORDER = {"A": 0, "B": 1, "C": 2}
+
+
+def looks_like_predictions(data: Any) -> bool:
+    """True for an official prediction list ``[{title, h_idx, t_idx, r}]`` (a common mix-up with documents)."""
+    return (isinstance(data, list) and bool(data) and isinstance(data[0], dict)
+            and "h_idx" in data[0] and not {"vertexSet", "entities", "sents"} & data[0].keys())
+
+
+def predictions_given_as_documents(path: str | os.PathLike[str]) -> DataError:
+    return DataError(
+        f"{path}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED documents; give a "
+        "DocRED-format file (title, sents, vertexSet) here, and predictions to `envbench evaluate --pred`"
+    )
+
+
+def _undecodable(exc: BaseException) -> bool:
+    """A decompressor's complaint about a corrupt or truncated .gz/.bz2/.zst file (not an OS error)."""
+    return (isinstance(exc, (EOFError, zlib.error)) or (isinstance(exc, OSError) and exc.errno is None)
+            or type(exc).__name__ == "ZstdError")
+
+
+def _corrupt(path: str | os.PathLike[str], exc: BaseException) -> DataError:
+    return DataError(f"{path}: cannot decompress it ({exc}); the file is corrupt or ends early; download it "
+                     "again or compress it again")
+
+
+def read_json_file(path: str | os.PathLike[str], what: str) -> Any:
+    """``etl.io.read_json`` for commands: a corrupt or truncated compressed file is one DataError naming it."""
+    try:
+        return read_json(path, what=what)
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    except Exception as exc:
+        if _undecodable(exc):
+            raise _corrupt(path, exc) from None
+        raise
+
+
+def read_documents(
+    path: str | os.PathLike[str], *, skip_invalid: bool = False, skip_flag: str | None = "--skip-invalid"
+) -> DocSet:
+    """``envbench.docred.read_docs`` for commands: a prediction file given as documents is named as
+    such, a corrupt compressed file too, and the skip hint names the command's own option
+    (``skip_flag``; None: the command has none).
+    """
+    try:
+        return read_docs(path, skip_invalid=skip_invalid)
+    except Exception as exc:
+        if _undecodable(exc):
+            raise _corrupt(path, exc) from None
+        if not isinstance(exc, DataError):
+            raise
+        message = str(exc)
+        if not message.endswith(_SKIP_HINT):  # not a validation error (a missing or unreadable file)
+            raise
+        if looks_like_predictions(read_json(path, what="DocRED JSON file")):  # read again only on this error
+            raise predictions_given_as_documents(path) from None
+        if skip_flag == "--skip-invalid":
+            raise
+        hint = f"; or pass {skip_flag} to skip invalid documents" if skip_flag else ""
+        raise DataError(message[: -len(_SKIP_HINT)] + hint) from None
 
 
 def _qid_of(resource: Any) -> str | None:
@@ -124,13 +195,13 @@ def read_linked_docred(path: str | os.PathLike[str], *, skip_invalid: bool = Fal
     ``qid`` is None for ``#ignored#`` (NUM/TIME), ``#DocRED-<n>#`` and missing links. The documents
     are validated like DocRED ones (positions, names, relation ids, evidence).
     """
-    try:
-        data = read_json(path, what="Linked-DocRED JSON file")
-    except InputError as exc:
-        raise DataError(str(exc)) from None
+    data = read_json_file(path, "Linked-DocRED JSON file")
+    if looks_like_predictions(data):
+        raise DataError(f"{path}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not a Linked-DocRED "
+                        "file; pass a Linked-DocRED or Linked-Re-DocRED file (documents with 'entities')")
     if not isinstance(data, list) or (data and not is_linked_docred(data[0])):
-        raise DataError(f"{path}: not a Linked-DocRED file (expected a list of documents with 'entities'); "
-                        "for DocRED/Re-DocRED files use the DocRED reader")
+        raise DataError(f"{path}: not a Linked-DocRED file (expected a list of documents with 'entities', each "
+                        "with 'entity_linking'); pass a Linked-DocRED or Linked-Re-DocRED file")
     checked = validate_documents([from_linked_docred(d) for d in data], str(path), skip_invalid=skip_invalid)
     ok_titles = {d["title"] for d in checked.docs}
     out = []
@@ -204,13 +275,12 @@ class ValidationReport:
 
 def validate_file(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> ValidationReport:
     """Validate a DocRED/Re-DocRED or Linked-DocRED file (the format is recognised from its keys)."""
-    try:
-        data = read_json(path, what="DocRED JSON file")
-    except InputError as exc:
-        raise DataError(str(exc)) from None
+    data = read_json_file(path, "DocRED JSON file")
     if not isinstance(data, list):
         raise DataError(f"{path}: expected a JSON list of documents, got a {type(data).__name__}; "
                         "pass a DocRED, Re-DocRED or Linked-DocRED file")
+    if looks_like_predictions(data):
+        raise predictions_given_as_documents(path)
     linked = bool(data) and is_linked_docred(data[0])
     docs = [from_linked_docred(d) if is_linked_docred(d) else d for d in data]
     docset = validate_documents(docs, str(path), skip_invalid=skip_invalid)

@@ -15,19 +15,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.docred import Doc, entity_type, read_docs
+from envbench.docred import Doc, entity_type
 from envbench.errors import DataError
 from envbench.evaluate import (
+    check_outputs_differ,
     env_seeds,
     load_predictions,
     original_names,
+    read_gold,
     read_substitutions,
     score_env,
     split_seed,
 )
+from envbench.linked_docred import read_documents, read_json_file
 from envbench.metrics import CheckedPredictions, check_predictions, prf, score, train_facts
 from envbench.relations import RELATIONS
-from etl.io import read_json, write_bytes_atomic, write_json_atomic
+from etl.io import write_bytes_atomic, write_json_atomic
 
 # Figure 4's buckets of entities per document: (label, lowest, highest) inclusive.
 ENTITY_BUCKETS: tuple[tuple[str, int, int], ...] = (
@@ -39,6 +42,7 @@ ENTITY_BUCKETS: tuple[tuple[str, int, int], ...] = (
     ("31+", 31, 10**9),
 )
 TYPES: tuple[str, ...] = ("PER", "ORG", "LOC", "MISC", "NUM", "TIME")
+REPORT_FILES = ("report.json", "report.md", "f1_by_entities.png", "type_drop.png")
 TABLE2_KEYS = ("precision", "recall", "f1", "ign_f1")
 TABLE3_KEYS = ("intra_f1", "inter_f1")
 
@@ -176,8 +180,11 @@ def make_report(
     scorer: str = "docred",
 ) -> ReportResult:
     """Compute every analysis, write report.json, report.md and the plots into ``out``."""
-    og: list[Doc] = read_docs(original_gold).docs
-    eg: list[Doc] = read_docs(env_gold).docs
+    out_dir = Path(out)
+    check_outputs_differ([out_dir / name for name in REPORT_FILES],
+                         [original_gold, original_pred, env_gold, env_pred, *train, substitutions, stats])
+    og: list[Doc] = read_gold(original_gold)
+    eg: list[Doc] = read_gold(env_gold)
     op = load_predictions(original_pred)
     ep = load_predictions(env_pred)
     seeds = env_seeds(eg)
@@ -186,7 +193,7 @@ def make_report(
                         "written by `envbench generate` as --env-gold")
     train_docs: list[Doc] = []
     for p in train:
-        train_docs.extend(read_docs(p).docs)
+        train_docs.extend(read_documents(p, skip_flag=None).docs)
     facts = train_facts(train_docs) if train else None
     warnings: list[str] = []
     notes: list[str] = []
@@ -203,8 +210,10 @@ def make_report(
     orig_scores = score(og, op, facts=facts, scorer=scorer, source=str(original_pred))
     env_pooled, env_summary = score_env(eg, ep, seeds=seeds, facts=facts, original_names=ign_names,
                                         scorer=scorer, source=str(env_pred))
-    for s, name in ((orig_scores, original_pred), (env_pooled, env_pred)):
+    for s, name, gold_path in ((orig_scores, original_pred, original_gold), (env_pooled, env_pred, env_gold)):
         s.pop("notes")  # the report states its own notes once
+        if not s["n_gold"]:
+            warnings.append(f"{gold_path} has no gold facts (no labels), so its scores are 0; pass a labelled file")
         if s["n_unknown_title_preds"]:
             warnings.append(f"{name}: {s['n_unknown_title_preds']} predictions name {s['n_unknown_titles']} titles "
                             "that are not in the gold file; they count against precision")
@@ -319,13 +328,14 @@ def make_report(
         "notes": notes,
         "warnings": warnings,
     }
-    out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     files = [out_dir / "report.json", out_dir / "report.md"]
     result = ReportResult(report=report, files=files, warnings=warnings, notes=notes)
-    write_json_atomic(files[0], report, indent=True)
-    write_bytes_atomic(files[1], render_markdown(report).encode("utf-8"))
-    files += _plots(out_dir, figure4, per_type)
+    markdown = render_markdown(report).encode("utf-8")
+    plots = _plots(out_dir, figure4, per_type)  # first: matplotlib is what most likely fails
+    write_bytes_atomic(files[1], markdown)
+    write_json_atomic(files[0], report, indent=True)  # last: its presence means the report is complete
+    files += plots
     return result
 
 
@@ -369,7 +379,7 @@ def _substitution_rates(stats: str | os.PathLike[str] | None, env_dir: Path,
                         rows: list[dict[str, Any]] | None, notes: list[str]) -> dict[str, Any] | None:
     path = Path(stats) if stats else env_dir / "stats.json"
     if path.exists():
-        data = read_json(path, what="stats.json")
+        data = read_json_file(path, "stats.json")
         if not isinstance(data, dict) or not isinstance(data.get("substitution_rate"), dict):
             raise DataError(f"{path}: has no 'substitution_rate' object; pass the stats.json of `envbench generate`")
         return {"source": str(path), "substitution_rate": data["substitution_rate"],

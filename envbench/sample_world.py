@@ -33,6 +33,7 @@ SAMPLE_QID_BASE = 900_000_000
 DEFAULT_ENTITIES = 1200
 DEFAULT_DOCS = 100
 SPLIT_CYCLE = ("train", "dev", "train", "test", "train")  # 60/20/20
+SMALL_SPLIT_CYCLE = ("train", "dev", "test", "train")  # under 5 documents: every split gets one
 
 # key -> (class QID, DocRED coarse type, weight in the item budget)
 FINE_CLASSES: dict[str, tuple[str, str, int]] = {
@@ -1316,9 +1317,11 @@ def make_sample(
     validate_documents(all_docs, "<sample world>")  # raises on a generator bug rather than writing bad data
     # Documents are dealt to splits 3:1:1 in build order, so each split gets every kind of document
     # and a larger --docs keeps the earlier documents where they were.
+    # Fewer documents than one cycle would leave test (or dev) empty: then deal one to each split first.
+    cycle = SPLIT_CYCLE if len(all_docs) >= len(SPLIT_CYCLE) else SMALL_SPLIT_CYCLE
     splits: dict[str, list[dict[str, Any]]] = {"train": [], "dev": [], "test": []}
     for i, doc in enumerate(all_docs):
-        splits[SPLIT_CYCLE[i % len(SPLIT_CYCLE)]].append(doc)
+        splits[cycle[i % len(cycle)]].append(doc)
     for name, part in splits.items():
         write_json_atomic(out / "docs" / f"{name}.json", part)
     write_json_atomic(out / "links.json", links)

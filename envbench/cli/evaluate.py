@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from envbench.cli._errors import os_errors
 from envbench.metrics import SCORERS
 
 _FILE = click.Path(exists=True, dir_okay=False)
@@ -11,7 +12,7 @@ _FILE = click.Path(exists=True, dir_okay=False)
 
 @click.command()
 @click.option("--gold", required=True, type=_FILE,
-              help="Gold documents in DocRED format (e.g. test_revised.json or an Env file test_revised_env.json).")
+              help="Gold documents in DocRED format (e.g. test_revised.json, or an Env file such as test_env.json).")
 @click.option("--pred", required=True, type=_FILE,
               help="Predictions: a JSON list of {title, h_idx, t_idx, r[, evidence]} as the official scorer reads.")
 @click.option("--train", "train", multiple=True, type=_FILE,
@@ -29,6 +30,7 @@ _FILE = click.Path(exists=True, dir_okay=False)
               help="Treat gold as an Env benchmark (titles with seed suffix -k). Default: detect from the titles.")
 @click.option("--skip-invalid-train", is_flag=True,
               help="Skip invalid documents in --train files instead of stopping at the first.")
+@os_errors
 def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, substitutions: str | None,
              scorer: str, env: bool | None, skip_invalid_train: bool) -> None:
     """Score predictions like the official DocRED / Re-DocRED scorers, per seed on Env benchmarks.
@@ -38,10 +40,11 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
 
     \b
     Example:
-      envbench evaluate --gold data/re-docred/test_revised.json --pred runs/atlop/test_pred.json \\
-          --train data/re-docred/train_revised.json --out runs/atlop/scores.json
-      envbench evaluate --gold data/env/test_revised_env.json --pred runs/atlop/env_pred.json \\
-          --train data/re-docred/train_revised.json --out runs/atlop/env_scores.json
+      # predictions come from `envbench predict` or `envbench icl parse`
+      envbench evaluate --gold data/sample/docs/test.json --pred runs/atlop/test_pred.json \\
+          --train data/sample/docs/train.json --out runs/atlop/scores.json
+      envbench evaluate --gold data/env/test_env.json --pred runs/atlop/env_pred.json \\
+          --train data/sample/docs/train.json --out runs/atlop/env_scores.json
     """
     from envbench.evaluate import evaluate as run
 
@@ -74,6 +77,7 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
               help="Which official scorer's smoothing to copy (see `envbench evaluate --help`).")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Directory for report.md, report.json and the PNG plots.")
+@os_errors
 def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str, index: str | None,
            train: tuple[str, ...], substitutions: str | None, stats: str | None, scorer: str, out: str) -> None:
     """Compare a model on the original and the renamed (Env) benchmark, as in the paper's analyses.
@@ -86,10 +90,10 @@ def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str,
 
     \b
     Example:
-      envbench report --original-gold data/re-docred/test_revised.json \\
+      envbench report --original-gold data/sample/docs/test.json \\
           --original-pred runs/atlop/test_pred.json \\
-          --env-gold data/env/test_revised_env.json --env-pred runs/atlop/env_pred.json \\
-          --index data/index --train data/re-docred/train_revised.json --out runs/atlop/report
+          --env-gold data/env/test_env.json --env-pred runs/atlop/env_pred.json \\
+          --index data/index --train data/sample/docs/train.json --out runs/atlop/report
     """
     from envbench.report import make_report
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 
 import click
 
+from envbench.cli._errors import os_errors
 from etl.io import InputError
 
 
@@ -25,8 +27,8 @@ def icl() -> None:
     """In-context learning: build few-shot prompts, query an LLM server, parse its answers.
 
     \b
-    The three steps, then scoring:
-      envbench icl prompts --docs data/env/test_env.json --train train.json \\
+    Example: the three steps, then scoring
+      envbench icl prompts --docs data/env/test_env.json --train data/sample/docs/train.json \\
           --twins data/twins/train_twins.json --shots 3 --da --cg --out runs/icl/prompts
       envbench icl run --prompts runs/icl/prompts --base-url http://localhost:8000/v1 \\
           --model Qwen2.5-7B-Instruct --out runs/icl/qwen
@@ -43,7 +45,7 @@ def icl() -> None:
 @click.option("--twins", "twins_path", type=click.Path(dir_okay=False), default=None,
               help="Renamed twins of --train (OUT/<stem>_twins.json of `envbench generate --pool train --twins`); "
                    "needed by --da.")
-@click.option("--shots", type=int, default=1, show_default=True,
+@click.option("--shots", type=click.IntRange(min=0), default=1, show_default=True,
               help="Demonstrations per prompt (the paper uses 1 and 3).")
 @click.option("--da", is_flag=True, help="Demonstration augmentation: follow each demonstration by its renamed twin.")
 @click.option("--cg", is_flag=True,
@@ -52,12 +54,13 @@ def icl() -> None:
 @click.option("--same-demos-for-renamed/--demos-per-title", default=True, show_default=True,
               help="Draw demonstrations by the title less an Env '-k' suffix, so a document and its renamed "
                    "versions get the same demonstrations.")
-@click.option("--max-demo-tokens", type=int, default=None,
+@click.option("--max-demo-tokens", type=click.IntRange(min=1), default=None,
               help="Use only training documents of at most this many tokens as demonstrations (shorter prompts).")
-@click.option("--limit", type=int, default=None, help="Only the first N test documents (a quick look).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N test documents (a quick look).")
 @click.option("--skip-invalid", is_flag=True, help="Skip invalid documents instead of stopping.")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Folder for <nnnn>.json / <nnnn>.txt prompt files and index.json.")
+@os_errors
 def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: int, da: bool, cg: bool,
                 seed: int, same_demos_for_renamed: bool, max_demo_tokens: int | None, limit: int | None,
                 skip_invalid: bool, out: str) -> None:
@@ -68,8 +71,9 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
 
     \b
     Example:
-      envbench icl prompts --docs test.json --train train.json --shots 3 --out runs/icl/p3
-      envbench icl prompts --docs test.json --train train.json \\
+      envbench icl prompts --docs data/sample/docs/test.json --train data/sample/docs/train.json \\
+          --shots 3 --out runs/icl/p3
+      envbench icl prompts --docs data/sample/docs/test.json --train data/sample/docs/train.json \\
           --twins data/twins/train_twins.json --shots 1 --da --cg --out runs/icl/p1-da-cg
     """
     from models.icl.prompts import build_prompts
@@ -91,13 +95,13 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Folder for answers.json, failures.json, run.json (and cache/ unless --cache is given).")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
               help="Environment variable holding the API key; local servers need none (unset is fine).")
-@click.option("--max-tokens", type=int, default=2048, show_default=True, help="Most tokens per answer.")
-@click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature.")
-@click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight at once.")
-@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per request.")
-@click.option("--retries", type=int, default=6, show_default=True,
+@click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="Most tokens per answer.")
+@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True, help="Sampling temperature.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Requests in flight at once.")
+@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True), default=120.0, show_default=True, help="Seconds per request.")
+@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True,
               help="Further tries on 429, 5xx, timeouts and dropped connections (backoff doubles each time).")
-@click.option("--backoff", type=float, default=1.0, show_default=True, help="First retry delay in seconds.")
+@click.option("--backoff", type=click.FloatRange(min=0.0), default=1.0, show_default=True, help="First retry delay in seconds.")
 @click.option("--extra-body", default=None,
               help='JSON object merged into each request (part of the cache key); null removes a field, e.g. '
                    '\'{"max_tokens": null, "max_completion_tokens": 4096}\' or '
@@ -106,6 +110,7 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Answer cache folder (default OUT/cache); share it between runs to never pay twice.")
 @click.option("--cache-only", is_flag=True, help="Send no request; documents not in the cache count as failed.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@os_errors
 def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: str, max_tokens: int,
             temperature: float, concurrency: int, timeout: float, retries: int, backoff: float, extra_body: str | None,
             cache_dir: str | None, cache_only: bool, no_progress: bool) -> None:
@@ -123,6 +128,10 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
     """
     from models.icl.client import ChatClient, run_prompts
 
+    if urllib.parse.urlsplit(base_url).scheme not in ("http", "https") or not urllib.parse.urlsplit(base_url).netloc:
+        raise click.ClickException(
+            f"--base-url {base_url!r} is not an http(s) URL; give the server's address, e.g. http://localhost:8000/v1"
+        )
     if api_key_env != "OPENAI_API_KEY" and not os.environ.get(api_key_env):
         raise click.ClickException(
             f"environment variable {api_key_env} is not set; export {api_key_env}=YOUR_KEY, "
@@ -157,6 +166,7 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
               help="Predictions file: JSON list of {title, h_idx, t_idx, r}, ready for `envbench evaluate`.")
 @click.option("--stats", "stats_path", type=click.Path(dir_okay=False), default=None,
               help="Where to write parse counts (default: OUT with .stats.json).")
+@os_errors
 def parse_cmd(prompts_dir: str, run_dir: str, out: str, stats_path: str | None) -> None:
     """Turn answers into official-format predictions; count dropped triples by reason.
 
@@ -165,7 +175,7 @@ def parse_cmd(prompts_dir: str, run_dir: str, out: str, stats_path: str | None) 
     \b
     Example:
       envbench icl parse --prompts runs/icl/p3 --run runs/icl/llama-p3 --out runs/icl/llama-p3/pred.json
-      envbench evaluate --gold test.json --pred runs/icl/llama-p3/pred.json
+      envbench evaluate --gold data/sample/docs/test.json --pred runs/icl/llama-p3/pred.json
     """
     from models.icl.parse import parse_run
 

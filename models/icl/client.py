@@ -157,10 +157,15 @@ class ChatClient:
             content = choice["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise RetryableError(f"reply is not a chat completion: {raw[:200]!r}") from None
-        if not isinstance(content, str):
-            raise RetryableError("reply has no text content")
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        return Completion(content, choice.get("finish_reason"), usage)
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        if content is None and finish == "length":
+            # a reasoning model spent --max-tokens thinking: an empty answer, counted as cut off
+            return Completion("", finish, usage)
+        if not isinstance(content, str):
+            # at temperature 0 the same prompt gets the same reply: asking again only wastes the backoff
+            raise RequestFailed(f"reply has no text content (finish_reason {finish!r})")
+        return Completion(content, finish, usage)
 
     def complete(self, messages: list[dict[str, str]], key: str | None = None) -> tuple[Completion, int]:
         """The completion and the number of attempts it took; raises RequestFailed after the last retry."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from envbench.errors import EnvbenchError
 from envbench.relations import NAME_TO_ID, RELATIONS
-from etl.io import read_json, write_json_atomic
+from etl.io import compression_of, read_json, write_json_atomic
 from models.icl.client import RUN_FORMAT
 from models.icl.prompts import read_index, read_prompt
 
@@ -38,6 +38,7 @@ _TAG_NUMBER = re.compile(r"^<e(\d+)>", re.IGNORECASE)
 _PLAIN_NUMBER = re.compile(r"^(?:entity|ent|e)?\s*#?\s*(\d+)$", re.IGNORECASE)
 _LEADING_NUMBER = re.compile(r"^(?:entity|ent|e)?\s*#?\s*(\d+)\s*[:=(\-\s]", re.IGNORECASE)
 _TAGS = re.compile(r"</?e\d+>", re.IGNORECASE)
+_CLOSING_TAG = re.compile(r"</e\d+>$", re.IGNORECASE)
 _BRACKETS = "<>()[]{}"
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _NONE_ANSWERS = {"none", "none.", "no relations", "no relations.", "n/a"}
@@ -76,9 +77,10 @@ def _entity(text: str, names: list[list[str]]) -> tuple[int | None, bool]:
     m = _PLAIN_NUMBER.match(bare)
     if m:
         return int(m.group(1)), False
-    wanted = " ".join(_TAGS.sub("", bare).split()).casefold()
-    hits = [n for n, ns in enumerate(names, start=1) if any(" ".join(x.split()).casefold() == wanted for x in ns)]
-    if wanted and len(hits) == 1:  # a name such as "3 Doors Down" beats reading "3 (...)" as a number
+    # a name may itself end in a bracket ("Beta (band)"), so try it before and after stripping them
+    wanted = {" ".join(_TAGS.sub("", f).split()).casefold() for f in (field_, bare)} - {""}
+    hits = [n for n, ns in enumerate(names, start=1) if any(" ".join(x.split()).casefold() in wanted for x in ns)]
+    if len(hits) == 1:  # a name such as "3 Doors Down" beats reading "3 (...)" as a number
         return hits[0], True
     m = _LEADING_NUMBER.match(bare)
     if m:
@@ -100,7 +102,14 @@ def _candidates(line: str) -> list[str]:
     if found:
         return found
     body = _BULLET.sub("", line).strip()
-    return [body.strip(_BRACKETS)] if body.count(";") >= 2 else []
+    if body.count(";") < 2:
+        return []
+    # strip enclosing brackets, but not the tags of "<e1>name</e1>; ...; <e2>name</e2>" (the prompt's marking)
+    while body and body[0] in _BRACKETS and not _TAG_NUMBER.match(body):
+        body = body[1:]
+    while body and body[-1] in _BRACKETS and not _CLOSING_TAG.search(body):
+        body = body[:-1]
+    return [body]
 
 
 def parse_answer(text: str, names: list[list[str]]) -> ParsedAnswer:
@@ -173,6 +182,13 @@ def parse_run(
     stats_path: str | os.PathLike[str] | None = None,
 ) -> ParseResult:
     """Parse RUN/answers.json against the prompts' entity maps; write predictions and their stats."""
+    out_path = Path(out)
+    stats_file = Path(stats_path) if stats_path is not None else out_path.with_name(out_path.stem + ".stats.json")
+    if stats_file.resolve() == out_path.resolve():
+        raise EnvbenchError(f"--stats and --out are the same file ({out}); give the counts another name")
+    for path in (out_path, stats_file):
+        if compression_of(path):
+            raise EnvbenchError(f"{path}: predictions and counts are written uncompressed; give a .json name")
     index = read_index(prompts_dir)
     answers_path = Path(run_dir) / "answers.json"
     if not answers_path.exists():
@@ -212,8 +228,6 @@ def parse_run(
         preds.extend({"title": rec["title"], "h_idx": h, "t_idx": t, "r": r} for h, t, r in sorted(doc_preds))
     result_stats = dict(sorted(stats.items()))
     result_stats.update(documents=len(index["documents"]), failed_documents=failed, predictions=len(preds))
-    out_path = Path(out)
-    stats_file = Path(stats_path) if stats_path is not None else out_path.with_name(out_path.stem + ".stats.json")
     write_json_atomic(out_path, preds)
     write_json_atomic(stats_file, result_stats, indent=True)
     return ParseResult(out_path, stats_file, result_stats)

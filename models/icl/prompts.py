@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.docred import Doc, distinct_names, read_docs
+from envbench.docred import Doc, distinct_names
 from envbench.errors import DataError, EnvbenchError
+from envbench.linked_docred import read_documents
 from envbench.relations import RELATIONS
 from envbench.seeding import derive_seed
 from etl.io import dumps_json, read_json, sha256_bytes, sha256_file, write_json_atomic
@@ -217,10 +218,15 @@ def build_prompts(
         raise EnvbenchError(
             "--cg says that each demonstration pair differs only in entity names, so it needs --da (and --twins FILE)"
         )
-    test_docs = read_docs(docs_path, skip_invalid=skip_invalid).docs
+    if limit is not None and limit < 1:
+        raise EnvbenchError(f"--limit must be at least 1, got {limit}")
+    test_docs = read_documents(docs_path, skip_invalid=skip_invalid).docs
+    if not test_docs:
+        raise DataError(f"{docs_path}: has no{' valid' if skip_invalid else ''} documents; pass the DocRED-format "
+                        "test documents to write prompts for")
     if limit is not None:
         test_docs = test_docs[:limit]
-    train_docs = read_docs(train_path, skip_invalid=skip_invalid).docs
+    train_docs = read_documents(train_path, skip_invalid=skip_invalid).docs
     by_title = {d["title"]: d for d in train_docs}
     candidates = [
         d["title"]
@@ -230,7 +236,7 @@ def build_prompts(
     twin_by_title: dict[str, Doc] = {}
     if da:
         assert twins_path is not None
-        twin_by_title = {d["title"]: d for d in read_docs(twins_path, skip_invalid=skip_invalid).docs}
+        twin_by_title = {d["title"]: d for d in read_documents(twins_path, skip_invalid=skip_invalid).docs}
 
     params: dict[str, Any] = {
         "template": TEMPLATE_VERSION,
@@ -250,6 +256,7 @@ def build_prompts(
     }
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    earlier = _earlier_prompt_files(out_dir)
     width = max(4, len(str(max(len(test_docs) - 1, 0))))
     entries: list[dict[str, Any]] = []
     used: set[str] = set()
@@ -306,15 +313,31 @@ def build_prompts(
         chars_total += len(text)
         chars_max = max(chars_max, len(text))
     keep = {e["file"] for e in entries} | {e["file"][:-5] + ".txt" for e in entries}
-    for p in out_dir.iterdir():  # prompts of an earlier, larger build would otherwise linger
-        if _PROMPT_FILE.match(p.name) and p.name not in keep:
-            p.unlink()
+    for name in earlier - keep:  # prompts of an earlier, larger build would otherwise linger
+        (out_dir / name).unlink(missing_ok=True)
     write_json_atomic(
         out_dir / "index.json",
         {"format": INDEX_FORMAT, "params": params, "documents": entries, "count": len(entries), "chars_total": chars_total},
         indent=True,
     )
     return PromptsResult(out_dir, len(entries), len(used), chars_total, chars_max, params)
+
+
+def _earlier_prompt_files(out_dir: Path) -> set[str]:
+    """Prompt files an earlier build listed in OUT/index.json; only those may be removed, so pointing
+    --out at a folder with other files never deletes them."""
+    path = out_dir / "index.json"
+    if not path.exists():
+        return set()
+    try:
+        index = read_json(path, what="prompt index")
+    except Exception:  # noqa: BLE001 - an unreadable old index just means nothing is known to be ours
+        return set()
+    if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
+        return set()
+    files = {e.get("file") for e in index.get("documents", []) if isinstance(e, dict)}
+    names = {f for f in files if isinstance(f, str) and _PROMPT_FILE.match(f)}
+    return names | {f[:-5] + ".txt" for f in names if f.endswith(".json")}
 
 
 def read_index(prompts_dir: str | os.PathLike[str]) -> dict[str, Any]:

@@ -73,8 +73,8 @@ def test_evaluate_bad_gold_names_document(tmp_path: Path) -> None:
     pred = write(tmp_path / "p.json", [])
     res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
     assert res.exit_code == 1
-    assert res.stderr == (f"Error: {gold}: document 0 'Tiny': label 0: h=9 is out of range (3 entities); fix the "
-                          "entity index; or pass --skip-invalid to skip invalid documents\n")
+    # evaluate has no --skip-invalid (every gold document counts), so the error does not suggest one
+    assert res.stderr == f"Error: {gold}: document 0 'Tiny': label 0: h=9 is out of range (3 entities); fix the entity index\n"
 
 
 def test_evaluate_missing_file_is_a_usage_error(tmp_path: Path) -> None:
@@ -123,3 +123,105 @@ def test_report_cli_rejects_plain_env_gold(tmp_path: Path) -> None:
     assert res.exit_code == 1
     assert res.stderr == (f"Error: {orig}: titles lack the seed suffix -k (e.g. 'Loud Tour-1'); pass the Env file "
                           "written by `envbench generate` as --env-gold\n")
+
+
+def test_swapped_gold_and_predictions_are_named_as_such(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(gold))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {gold}: holds DocRED documents (title, sents, vertexSet), not predictions; give it "
+                          "as the gold file, and as predictions the model's JSON list of {title, h_idx, t_idx, r}\n")
+    for args in (["--gold", str(pred), "--pred", str(pred)], ["--gold", str(gold), "--pred", str(pred), "--train", str(pred)]):
+        res = run("evaluate", *args)
+        assert res.exit_code == 1
+        assert res.stderr == (
+            f"Error: {pred}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED documents; give a "
+            "DocRED-format file (title, sents, vertexSet) here, and predictions to `envbench evaluate --pred`\n"
+        )
+
+
+def test_empty_gold_is_an_error_not_a_zero_score(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == f"Error: {gold}: has no documents; pass the gold DocRED file the predictions were made for\n"
+
+
+def test_invalid_train_document_names_the_train_skip_option(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [])
+    bad = tiny_doc()
+    bad["labels"][0]["h"] = 9
+    train = write(tmp_path / "t.json", [bad])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--train", str(train))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {train}: document 0 'Tiny': label 0: h=9 is out of range (3 entities); fix the "
+                          "entity index; or pass --skip-invalid-train to skip invalid documents\n")
+    assert run("evaluate", "--gold", str(gold), "--pred", str(pred), "--train", str(train),
+               "--skip-invalid-train").exit_code == 0
+
+
+def test_outputs_never_overwrite_inputs_or_leave_tracebacks(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    before = pred.read_bytes()
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: output {pred} is also an input ({pred}); choose another output path, or the "
+                          "input would be overwritten\n")
+    assert pred.read_bytes() == before
+    blocker = write(tmp_path / "file", [])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(blocker / "scores.json"))
+    assert res.exit_code == 1
+    assert res.stderr == f"Error: {blocker}: File exists; a file stands where a folder is needed; choose another path\n"
+    res = run("report", "--original-gold", str(gold), "--original-pred", str(pred), "--env-gold", str(tiny_env["gold"]),
+              "--env-pred", str(tiny_env["pred"]), "--out", str(blocker / "rep"))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {blocker / 'rep'}: Not a directory; a file stands where a folder is needed; "
+                          "choose another path\n")
+
+
+def test_substitutions_on_a_plain_benchmark_warn(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [])
+    subs = tiny_env["gold"].parent / "substitutions.parquet"
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--substitutions", str(subs))
+    assert res.exit_code == 0
+    assert res.stderr == (f"Warning: --substitutions {subs} is not used: {gold} is not an Env benchmark (its titles "
+                          "lack the seed suffix -k); pass an Env gold file from `envbench generate`\n")
+
+
+def test_truncated_gzip_predictions_are_one_line(tmp_path: Path) -> None:
+    import gzip
+
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    data = gzip.compress(json.dumps([{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}] * 50).encode())
+    pred = tmp_path / "p.json.gz"
+    pred.write_bytes(data[:-20])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {pred}: cannot decompress it (Compressed file ended before the end-of-stream marker "
+                          "was reached); the file is corrupt or ends early; download it again or compress it again\n")
+
+
+def test_unlabelled_gold_warns(tmp_path: Path) -> None:
+    doc = tiny_doc()
+    del doc["labels"]  # as in DocRED's test split
+    gold = write(tmp_path / "g.json", [doc])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 0
+    assert res.stderr == (f"Warning: {gold} has no gold facts (no labels), so every score is 0; is it an unlabelled "
+                          "split such as DocRED's test set? Score on a labelled file (e.g. dev) instead\n")
+
+
+def test_compressed_out_name_is_refused(tmp_path: Path) -> None:
+    # a plain JSON file under a .gz name would fail when read back
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(tmp_path / "s.json.gz"))
+    assert res.exit_code == 1
+    assert res.stderr == f"Error: output {tmp_path / 's.json.gz'}: JSON outputs are written uncompressed; give a .json name\n"
+    assert not (tmp_path / "s.json.gz").exists()

@@ -81,3 +81,68 @@ def test_help_texts_have_examples() -> None:
     for cmd in ("make-sample", "kb-from-corpus", "validate"):
         r = CliRunner().invoke(cli, [cmd, "--help"])
         assert r.exit_code == 0 and "Example:" in r.output, cmd
+
+
+def test_validate_names_a_prediction_file(tmp_path: Path) -> None:
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps([{"title": "Loud Tour", "h_idx": 0, "t_idx": 1, "r": "P17"}]))
+    for cmd in (["validate", str(pred)],
+                ["kb-from-corpus", str(pred), "--out", str(tmp_path / "kb.json.gz"), "--links", str(tmp_path / "l.json")]):
+        r = CliRunner().invoke(cli, cmd)
+        assert r.exit_code == 1
+        assert r.output == (
+            f"Error: {pred}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED documents; give a "
+            "DocRED-format file (title, sents, vertexSet) here, and predictions to `envbench evaluate --pred`\n"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pred.json"]
+
+
+def test_unwritable_output_is_one_line(sample: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = CliRunner().invoke(cli, ["make-sample", "--out", str(blocker / "sample"), "--entities", "60", "--docs", "3"])
+    assert r.exit_code == 1
+    assert r.output == (f"Error: {blocker / 'sample'}: Not a directory; a file stands where a folder is needed; "
+                        "choose another path\n")
+    r = CliRunner().invoke(cli, ["kb-from-corpus", str(sample / "docs/dev.json"), "--out", str(blocker / "kb.json.gz"),
+                                 "--links", str(tmp_path / "links.json")])
+    assert r.exit_code == 1
+    assert r.output == f"Error: {blocker}: File exists; a file stands where a folder is needed; choose another path\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_os_errors_become_one_line_but_a_closed_pipe_stays_quiet() -> None:
+    import click
+
+    from envbench.cli._errors import os_errors
+
+    @os_errors
+    def fails(exc: OSError) -> None:
+        raise exc
+
+    with pytest.raises(click.ClickException) as info:
+        fails(PermissionError(13, "Permission denied", "out/scores.json"))
+    assert info.value.message == ("out/scores.json: Permission denied; choose a location you can write to "
+                                  "(or fix its permissions)")
+    with pytest.raises(BrokenPipeError):  # click itself ends quietly when stdout is piped into `head`
+        fails(BrokenPipeError(32, "Broken pipe"))
+
+
+def test_truncated_compressed_input_is_one_line(sample: Path, tmp_path: Path) -> None:
+    # regression: a truncated .gz made click print a bare "Aborted!" (EOFError), a bad .zst a traceback
+    import gzip
+
+    data = gzip.compress((sample / "docs/dev.json").read_bytes())
+    cut = tmp_path / "dev.json.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    bad_zst = tmp_path / "dev.json.zst"
+    bad_zst.write_bytes(b"not zstd")
+    for path, reason in ((cut, "Compressed file ended before the end-of-stream marker was reached"),
+                         (bad_zst, "zstd decompress error: Unknown frame descriptor")):
+        for cmd in (["validate", str(path)], ["kb-from-corpus", str(path), "--out", str(tmp_path / "o" / "kb.json.gz"),
+                                              "--links", str(tmp_path / "o" / "l.json")]):
+            r = CliRunner().invoke(cli, cmd)
+            assert r.exit_code == 1, r.output
+            assert r.output == (f"Error: {path}: cannot decompress it ({reason}); the file is corrupt or ends early; "
+                                "download it again or compress it again\n")
+    assert not (tmp_path / "o").exists()

@@ -46,6 +46,10 @@ def test_a_valid_document_has_no_problems() -> None:
         (lambda d: d["labels"][0].update(evidence=[0, 2]), "label 0: evidence sentence 2 is out of range (2 sentences)"),
         (lambda d: d["labels"][0].update(t=3), "label 0: t=3 is out of range (3 entities)"),
         (lambda d: d["vertexSet"].append([]), "entity 3: has no mentions"),
+        # regressions: these used to end in a TypeError traceback in every command
+        (lambda d: d["sents"][1].__setitem__(4, 1901), "sents: holds a token that is not a string"),
+        (lambda d: d.update(title=None), "title: is a NoneType, not a string"),
+        (lambda d: d.update(title=["Lake Vord"]), "title: is a list, not a string"),
     ],
 )
 def test_each_check_names_the_place_and_the_problem(change, expected: str) -> None:

@@ -161,8 +161,48 @@ def test_index_constraints_take_precedence(tiny, tmp_path: Path) -> None:
 
 def test_duplicate_titles_across_files_are_an_error(tiny, tmp_path: Path) -> None:
     tmp, _ = tiny
-    with pytest.raises(DataError, match="document 'Ana Lind' is also in"):
-        kb_from_corpus([tmp / "docs.json", tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "l.json")
+    copy = tmp_path / "copy.json"
+    copy.write_bytes((tmp / "docs.json").read_bytes())
+    with pytest.raises(DataError, match=f"document 'Ana Lind' is also in {tmp / 'docs.json'}"):
+        kb_from_corpus([tmp / "docs.json", copy], tmp_path / "kb.json.gz", tmp_path / "l.json")
+
+
+def test_bad_paths_are_refused_before_anything_is_written(tiny, tmp_path: Path) -> None:
+    tmp, _ = tiny
+    docs = tmp / "docs.json"
+    tmp_path = tmp_path / "new"  # nothing may be created there
+    cases = [
+        ([docs, docs], tmp_path / "kb.json.gz", tmp_path / "l.json", f"{docs} is given twice; pass each DocRED file once"),
+        ([docs], tmp_path / "kb.json.gz", tmp_path / "kb.json.gz",
+         f"--out and --links are the same file ({tmp_path / 'kb.json.gz'}); give the dump and the links different "
+         "names, e.g. --out kb.json.gz --links links.json"),
+        ([docs], tmp_path / "kb.json.gz", docs,
+         f"--links {docs} is also an input document file; choose another output path, or the documents would be "
+         "overwritten"),
+        ([docs], tmp_path / "kb.json.zst", tmp_path / "l.json",
+         f"--out {tmp_path / 'kb.json.zst'}: the dump is written as .json or .json.gz; give one of those names, "
+         "e.g. --out kb.json.gz"),
+        ([docs], tmp_path / "kb.json.gz", tmp_path / "l.json.gz",
+         f"--links {tmp_path / 'l.json.gz'}: the links are written as plain JSON; give a .json name, e.g. "
+         "--links links.json"),
+    ]
+    before = docs.read_bytes()
+    for paths, out, links, message in cases:
+        with pytest.raises(DataError) as exc:
+            kb_from_corpus(paths, out, links)
+        assert str(exc.value) == message
+    assert docs.read_bytes() == before
+    assert not tmp_path.exists()
+
+
+def test_an_empty_corpus_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    with pytest.raises(DataError) as exc:
+        kb_from_corpus([empty], tmp_path / "out" / "kb.json.gz", tmp_path / "out" / "l.json")
+    assert str(exc.value) == (f"no documents in {empty}; pass DocRED-format files with documents, "
+                              "e.g. dev_revised.json")
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.slow

@@ -166,3 +166,12 @@ def test_linking_survives_the_linked_docred_round_trip(case: tuple[dict, list[st
         p = Path(tmp) / "ld.json"
         p.write_bytes(orjson.dumps([ld]))
         assert links_from_linked_docred(read_linked_docred(p), [doc]) == {"T": qids}
+
+
+def test_reader_names_a_prediction_file(tmp_path: Path) -> None:
+    p = tmp_path / "pred.json"
+    p.write_text(json.dumps([{"title": "T", "h_idx": 0, "t_idx": 1, "r": "P17"}]))
+    with pytest.raises(DataError) as exc:
+        read_linked_docred(p)
+    assert str(exc.value) == (f"{p}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not a Linked-DocRED "
+                              "file; pass a Linked-DocRED or Linked-Re-DocRED file (documents with 'entities')")

@@ -258,3 +258,11 @@ def test_lean_output_does_not_depend_on_worker_count(tmp_path: Path) -> None:
     ents = list(iter_dump(tmp_path / "one" / "lean.json.gz"))
     assert ents == list(iter_dump(tmp_path / "big-block" / "lean.json.gz"))
     assert len(ents) == 3_500 and ents[-1]["id"] == f"Q{SAMPLE_QID_BASE + 3_499}"
+
+
+def test_fewest_documents_still_fill_every_split(tmp_path: Path) -> None:
+    # regression: --docs 3 (the documented minimum, "one per split") left test empty
+    for n in (3, 4):
+        res = make_sample(tmp_path / str(n), entities=60, docs=n)
+        assert all(res.docs[s] >= 1 for s in ("train", "dev", "test")), res.docs
+        assert sum(res.docs.values()) == n

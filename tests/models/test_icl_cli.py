@@ -21,7 +21,7 @@ def runner() -> CliRunner:
 
 def test_help_lists_the_three_steps(runner: CliRunner) -> None:
     res = runner.invoke(cli, ["icl", "--help"])
-    assert res.exit_code == 0
+    assert res.exit_code == 0 and "Example:" in res.output
     for name in ("prompts", "run", "parse"):
         assert name in res.output
     for cmd in ("prompts", "run", "parse"):
@@ -144,3 +144,53 @@ def test_extra_body_must_be_a_json_object(runner: CliRunner, tmp_path: Path) -> 
     assert res.exit_code == 1
     assert res.output.startswith("Error: --extra-body is not valid JSON (")
     assert res.output.endswith("); pass an object such as '{\"seed\": 0}'\n")
+
+
+def test_bad_inputs_are_one_line_errors_naming_the_fix(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps([{"title": "Hans", "h_idx": 0, "t_idx": 1, "r": "P17"}]))
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(pred), "--train", str(p["train"]),
+                              "--out", str(tmp_path / "p")])
+    assert res.exit_code == 1
+    assert res.output == (
+        f"Error: {pred}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED documents; give a "
+        "DocRED-format file (title, sents, vertexSet) here, and predictions to `envbench evaluate --pred`\n"
+    )
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(empty), "--train", str(p["train"]),
+                              "--out", str(tmp_path / "p")])
+    assert res.exit_code == 1
+    assert res.output == (f"Error: {empty}: has no documents; pass the DocRED-format test documents to write "
+                          "prompts for\n")
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                              "--limit", "-1", "--out", str(tmp_path / "p")])  # used to drop the last document
+    assert res.exit_code == 2 and "Invalid value for '--limit': -1 is not in the range x>=1." in res.output
+    res = runner.invoke(cli, ["icl", "run", "--prompts", str(tmp_path), "--base-url", "localhost:8000",
+                              "--model", "m", "--out", str(tmp_path / "r")])  # used to end in a traceback
+    assert res.exit_code == 1
+    assert res.output == ("Error: --base-url 'localhost:8000' is not an http(s) URL; give the server's address, "
+                          "e.g. http://localhost:8000/v1\n")
+    for opt, value in (("--timeout", "0"), ("--concurrency", "0"), ("--max-tokens", "0"), ("--retries", "-1")):
+        res = runner.invoke(cli, ["icl", "run", "--prompts", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1",
+                                  "--model", "m", "--out", str(tmp_path / "r"), opt, value])
+        assert res.exit_code == 2 and f"Invalid value for '{opt}'" in res.output, opt
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                              "--out", str(blocker / "p")])
+    assert res.exit_code == 1
+    assert res.output == (f"Error: {blocker / 'p'}: Not a directory; a file stands where a folder is needed; "
+                          "choose another path\n")
+
+
+def test_prompts_never_delete_files_they_did_not_write(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    out = tmp_path / "shared"
+    out.mkdir()
+    (out / "2023.json").write_text("mine")  # named like a prompt file, but not listed in any index.json
+    args = ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]), "--out", str(out)]
+    assert runner.invoke(cli, args).exit_code == 0
+    assert runner.invoke(cli, [*args, "--limit", "1"]).exit_code == 0
+    assert sorted(f.name for f in out.iterdir()) == ["0000.json", "0000.txt", "2023.json", "index.json"]

@@ -67,6 +67,10 @@ class FakeServer:
                     return self._send(200, b"{}")
                 if fault == "garbage":
                     return self._send(200, b"<html>busy</html>")
+                if fault in ("null", "null-length"):  # no text: a refusal, or all tokens spent thinking
+                    reply = {"choices": [{"index": 0, "finish_reason": "length" if fault == "null-length" else "stop",
+                                          "message": {"role": "assistant", "content": None}}]}
+                    return self._send(200, json.dumps(reply).encode())
                 if isinstance(fault, int):
                     extra = {"Retry-After": "0.01"} if fault == 429 else {}
                     return self._send(fault, b'{"error": {"message": "scripted"}}', extra)
@@ -234,3 +238,14 @@ def test_extra_body_fields_are_sent_and_keyed(server: FakeServer, prompts: Path,
     run_prompts(prompts, tmp_path / "r", client, progress=False)
     body = server.bodies[0]
     assert "max_tokens" not in body and body["max_completion_tokens"] == 64 and body["seed"] == 0
+
+
+def test_a_reply_without_text_is_not_retried(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    # regression: content null was retried with backoff (over a minute per document at the defaults)
+    server.faults = {"Hans": ["null-length"], "Karl": ["null"]}
+    sleeps: list[float] = []
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url, sleeps), concurrency=1, progress=False)
+    assert sleeps == [] and server.requests == Counter({"Hans": 1, "Karl": 1, "Ida": 1})
+    assert res.truncated == 1 and "stopped at --max-tokens" in res.summary()
+    assert [(f["title"], f["error"]) for f in res.failed] == [
+        ("Test A-1", "reply has no text content (finish_reason 'stop') (attempt 1; not retried)")]

@@ -149,3 +149,32 @@ def test_oracle_answers_on_real_re_docred_score_perfectly(tmp_path: Path) -> Non
     assert all(parsed.stats[f"dropped_{r}"] == 0 for r in ("bad_entity", "unknown_relation", "self_pair"))
     s = score(gold, json.loads((tmp_path / "pred.json").read_text()))
     assert s["f1"] == pytest.approx(1.0) and s["recall"] == pytest.approx(1.0)
+
+
+def test_triples_written_with_the_prompts_own_marking() -> None:
+    # regression: the bare-line fallback stripped "<" off "<e1>" and ">" off "</e2>", losing both entities
+    names = [["Alpha"], ["Beta (band)"], ["Gamma"]]
+    for line in ("<e1>Alpha</e1>; country; <e2>Beta (band)</e2>", "(<e1>Alpha</e1>; country; <e2>Beta (band)</e2>)",
+                 "- <e1>Alpha</e1> ; Country ; <e2>Beta (band)</e2>"):
+        assert parse_answer(line, names).triples == [(1, 2, "P17")], line
+
+
+def test_names_that_end_in_a_bracket() -> None:
+    # regression: "Beta (band)" lost its ")" to bracket stripping and matched no entity
+    names = [["Alpha"], ["Beta (band)"], ["Gamma"]]
+    parsed = parse_answer("<Alpha; country; Beta (band)>\n(Gamma; country; Alpha)", names)
+    assert parsed.triples == [(1, 2, "P17"), (3, 1, "P17")]
+    assert parsed.counts["resolved_by_name"] == 4
+
+
+def test_stats_file_may_not_be_the_predictions_file(tmp_path: Path) -> None:
+    with pytest.raises(EnvbenchError) as exc:
+        parse_run(tmp_path / "p", tmp_path / "r", tmp_path / "a.json", stats_path=tmp_path / "a.json")
+    assert str(exc.value) == f"--stats and --out are the same file ({tmp_path / 'a.json'}); give the counts another name"
+
+
+def test_compressed_output_names_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(EnvbenchError) as exc:
+        parse_run(tmp_path / "p", tmp_path / "r", tmp_path / "pred.json.gz")
+    assert str(exc.value) == (f"{tmp_path / 'pred.json.gz'}: predictions and counts are written uncompressed; "
+                              "give a .json name")
