@@ -1,0 +1,340 @@
+"""Benchmark `envbench ingest-dump` against a floor measured on the same file and cores.
+
+The floor is what any ingest must pay at least: decompress the dump and ``orjson.loads`` every
+line, with as many processes as the ingest uses (the main process decompresses and cuts chunks
+exactly as the ingest does). The dump comes from a deterministic generator of entities in the
+real JSON format with a realistic, heavy-tailed size distribution (mean about 11 KB per line):
+many languages, statements with qualifiers and references, sitelinks.
+
+    python bench/ingest.py --quick          # < 60 s
+    python bench/ingest.py --entities 200000 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from etl.readers import Chunk, DumpStream, iter_chunks, iter_records  # noqa: E402
+
+LANGS = ["en", "de", "fr", "es", "it", "nl", "pl", "ru", "ja", "zh", "pt", "sv", "uk", "ca", "ar", "fa", "cs",
+         "he", "fi", "ko", "hu", "no", "tr", "id", "ro", "vi", "eo", "da", "sr", "bg", "el", "sk", "lt", "et",
+         "sl", "hr", "eu", "gl", "ms", "hy", "ka", "be", "az", "kk", "uz", "ta", "hi", "bn", "th", "la", "cy",
+         "ga", "is", "lv", "mk", "sq", "bs", "af", "sw", "tl", "ur", "mr", "te", "ml", "kn", "gu", "pa", "ne",
+         "si", "km", "lo", "my", "mn", "ky", "tg", "tt", "ba", "cv", "ce", "os", "br", "oc", "an", "ast", "fy",
+         "lb", "li", "nds", "vec", "pms", "lmo", "scn", "nap", "co", "wa", "frp", "sc", "rm", "fur", "lij", "mul"]
+WORDS = ("alpha beta gamma delta river mount saint north south castle church school station bridge lake "
+         "valley island county district village town city province state republic kingdom empire order "
+         "society party club team company university museum library theatre hospital airport railway "
+         "novel film album song painting opera symphony poem journal magazine newspaper award prize").split()
+ITEM_PROPS = ["P31", "P279", "P17", "P131", "P27", "P106", "P21", "P19", "P20", "P69", "P108", "P463", "P166",
+              "P50", "P57", "P161", "P136", "P495", "P407", "P361", "P527", "P150", "P47", "P30", "P36", "P1412"]
+STRING_PROPS = ["P214", "P227", "P244", "P268", "P269", "P213", "P349", "P646", "P2671", "P1417", "P7859"]
+
+
+def _words(rng: random.Random, k: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(k)).title()
+
+
+def _item_snak(prop: str, q: int) -> dict:
+    return {"snaktype": "value", "property": prop, "hash": f"{q * 2654435761 % 2**160:040x}",
+            "datavalue": {"value": {"entity-type": "item", "numeric-id": q, "id": f"Q{q}"},
+                          "type": "wikibase-entityid"}, "datatype": "wikibase-item"}
+
+
+def _time_snak(prop: str, rng: random.Random) -> dict:
+    return {"snaktype": "value", "property": prop, "hash": f"{rng.getrandbits(160):040x}",
+            "datavalue": {"value": {"time": f"+{rng.randint(1000, 2024)}-01-01T00:00:00Z", "timezone": 0,
+                                    "before": 0, "after": 0, "precision": 9,
+                                    "calendarmodel": "http://www.wikidata.org/entity/Q1985727"},
+                          "type": "time"}, "datatype": "time"}
+
+
+def _reference(rng: random.Random) -> dict:
+    return {"hash": f"{rng.getrandbits(160):040x}",
+            "snaks": {"P248": [_item_snak("P248", rng.randint(1, 10**8))],
+                      "P813": [_time_snak("P813", rng)],
+                      "P854": [{"snaktype": "value", "property": "P854", "datavalue": {
+                          "value": f"https://example.org/{rng.getrandbits(48):x}/{_words(rng, 2)}", "type": "string"},
+                          "datatype": "url"}]},
+            "snaks-order": ["P248", "P813", "P854"]}
+
+
+def _statement(eid: str, prop: str, snak: dict, rng: random.Random, rich: float) -> dict:
+    st: dict = {"mainsnak": snak, "type": "statement", "id": f"{eid}${rng.getrandbits(128):032X}",
+                "rank": "deprecated" if rng.random() < 0.01 else ("preferred" if rng.random() < 0.05 else "normal")}
+    if rng.random() < 0.3 * rich:
+        st["qualifiers"] = {"P580": [_time_snak("P580", rng)], "P582": [_time_snak("P582", rng)]}
+        st["qualifiers-order"] = ["P580", "P582"]
+    if rng.random() < 0.8:
+        st["references"] = [_reference(rng) for _ in range(1 + int(rng.random() * min(rich, 3.0)))]
+    return st
+
+
+def make_entity(n: int, rng: random.Random) -> dict:
+    """One item; ``size`` is log-normal so a few entities are huge, like countries and famous people."""
+    size = min(40.0, rng.lognormvariate(-0.1, 0.85))  # mean ~1.3, heavy tail
+    eid = f"Q{n}"
+    n_lang = max(1, min(len(LANGS), int(6 * size + rng.random() * 4)))
+    langs = LANGS[:1] + rng.sample(LANGS[1:], n_lang - 1)
+    name = _words(rng, 2)
+    labels = {lang: {"language": lang, "value": name if rng.random() < 0.6 else _words(rng, 2)} for lang in langs}
+    descriptions = {lang: {"language": lang, "value": _words(rng, 5)} for lang in langs if rng.random() < 0.7}
+    aliases = {lang: [{"language": lang, "value": _words(rng, 2)} for _ in range(rng.randint(1, 3))]
+               for lang in langs if rng.random() < 0.3}
+    claims: dict[str, list] = {}
+    n_claims = max(2, int(3 * size))
+    for prop in ["P31"] + rng.sample(ITEM_PROPS[1:], min(len(ITEM_PROPS) - 1, n_claims // 2)):
+        k = 1 if prop == "P31" else max(1, int(rng.random() * size))
+        claims[prop] = [_statement(eid, prop, _item_snak(prop, rng.randint(1, 10**8)), rng, size) for _ in range(k)]
+    for prop in rng.sample(STRING_PROPS, min(len(STRING_PROPS), n_claims // 3 + 1)):
+        snak = {"snaktype": "value", "property": prop, "hash": f"{rng.getrandbits(160):040x}",
+                "datavalue": {"value": f"{rng.getrandbits(40):d}", "type": "string"}, "datatype": "external-id"}
+        claims[prop] = [_statement(eid, prop, snak, rng, size)]
+    claims["P569"] = [_statement(eid, "P569", _time_snak("P569", rng), rng, size)]
+    if rng.random() < 0.05:
+        claims["P1082"] = [_statement(eid, "P1082", {"snaktype": "novalue", "property": "P1082", "hash": "0" * 40,
+                                                     "datatype": "quantity"}, rng, size)]
+    sitelinks = {f"{lang}wiki": {"site": f"{lang}wiki", "title": labels[lang]["value"], "badges": []}
+                 for lang in langs if lang != "mul" and rng.random() < 0.5}
+    return {"type": "item", "id": eid, "labels": labels, "descriptions": descriptions, "aliases": aliases,
+            "claims": claims, "sitelinks": sitelinks, "pageid": n + 100, "ns": 0, "title": eid,
+            "lastrevid": rng.getrandbits(31), "modified": "2025-01-01T00:00:00Z"}
+
+
+def generate(path: Path, entities: int, seed: int = 0) -> int:
+    """Write a gzip dump of ``entities`` items; return the decompressed size."""
+    from isal import igzip
+
+    rng = random.Random(seed)
+    total = 0
+    with igzip.open(path, "wb", compresslevel=1) as fh:
+        fh.write(b"[\n")
+        for i in range(entities):
+            line = orjson.dumps(make_entity(i + 1, rng)) + (b",\n" if i + 1 < entities else b"\n")
+            total += len(line)
+            fh.write(line)
+        fh.write(b"]\n")
+    return total + 4
+
+
+# ----------------------------------------------------------------------------- floor
+
+
+def _loads_chunk(chunk) -> int:
+    n = 0
+    data = chunk.load()
+    for _, _, rec in iter_records(Chunk(chunk.index, chunk.offset, data)):
+        orjson.loads(rec)
+        n += 1
+    return n
+
+
+def floor(path: Path, workers: int, chunk_bytes: int) -> tuple[float, int]:
+    """Seconds to decompress + orjson.loads every line with ``workers`` processes, and the count."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from wikidata_index.ingest import make_spool
+
+    t = time.perf_counter()
+    stream = DumpStream(path)
+    n = 0
+    spool = make_spool(Path(tempfile.mkdtemp()), workers)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        pending = []
+        for chunk in iter_chunks(stream, chunk_bytes=chunk_bytes, spool=spool):
+            pending.append(pool.submit(_loads_chunk, chunk))
+            if len(pending) > 2 * workers:
+                n += pending.pop(0).result()
+        n += sum(f.result() for f in pending)
+    stream.close()
+    if spool:
+        shutil.rmtree(spool, ignore_errors=True)
+    return time.perf_counter() - t, n
+
+
+def _best_cpu(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def per_core_rates(path: Path, chunk_bytes: int) -> dict[str, float]:
+    """CPU-time MB/s of each stage on one chunk, in this process (best of 3: least disturbed by
+    other load on the machine): decompression, orjson.loads, and the ingest worker (pysimdjson
+    extraction + staging Parquet), plus the extraction alone with pysimdjson and with orjson."""
+    from wikidata_index.extract import EntityParser, Rows, extract_entity
+    from wikidata_index.ingest import process_chunk
+
+    stream = DumpStream(path)
+    chunk = next(iter_chunks(stream, chunk_bytes=chunk_bytes))
+    stream.close()
+    mb = len(chunk.data) / 1e6
+    out = Path(tempfile.mkdtemp())
+
+    def decompress() -> None:
+        s = DumpStream(path)
+        pos = 0
+        while pos < len(chunk.data) and (block := s.read(1 << 23, pos)):
+            pos += len(block)
+        s.close()
+
+    def extract(simd: bool) -> None:
+        parser, rows, stats = EntityParser(simd), Rows(), {}
+        for _, _, rec in iter_records(chunk):
+            extract_entity(parser.parse(rec), ["en"], rows, stats)
+
+    rates = {
+        "decompress (isal)": mb / _best_cpu(decompress),
+        "orjson.loads": mb / _best_cpu(lambda: _loads_chunk(chunk)),
+        "ingest worker": mb / _best_cpu(lambda: process_chunk(chunk, out, languages=("en",))),
+        "extract, pysimdjson": mb / _best_cpu(lambda: extract(True)),
+        "extract, orjson": mb / _best_cpu(lambda: extract(False)),
+    }
+    shutil.rmtree(out, ignore_errors=True)
+    return rates
+
+
+# ----------------------------------------------------------------------------- ingest in a child
+
+
+_CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, "bench")
+from wikidata_index.ingest import ingest_dump
+t = time.perf_counter()
+if sys.argv[2] == "FLOOR":
+    from ingest import floor
+    _, n = floor(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
+    r = {"records": n, "timings": {}}
+else:
+    res = ingest_dump(sys.argv[1], sys.argv[2], workers=int(sys.argv[3]), progress=False, force=True,
+                      chunk_bytes=int(sys.argv[4]))
+    r = {"records": res.stats["records"], "timings": res.manifest["timings"]}
+dt = time.perf_counter() - t
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps(r | {"seconds": dt, "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
+                      "main_rss_mb": me.ru_maxrss / 1024, "worker_rss_mb": kids.ru_maxrss / 1024}))
+"""
+
+
+def ingest(path: Path, out: Path | str, workers: int, chunk_bytes: int) -> dict:
+    """Run the ingest (or, with out="FLOOR", the floor) in a child; wall, CPU and peak RSS."""
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    res = subprocess.run(cwd=repo, args=[sys.executable, "-c", _CHILD, str(path), str(out), str(workers), str(chunk_bytes)], env=env,
+                         capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise SystemExit(f"ingest failed:\n{res.stderr}")
+    return orjson.loads(res.stdout.strip().splitlines()[-1])
+
+
+def bz2_compare(path: Path, tmp: Path, workers: int) -> None:
+    if not shutil.which("lbzip2"):
+        print("bz2: lbzip2 not on PATH; skipped (the ingest falls back to single-core bz2)")
+        return
+    import bz2
+
+    from isal import igzip
+
+    raw = igzip.open(path).read()
+    bz = tmp / "dump.json.bz2"
+    bz.write_bytes(bz2.compress(raw, 9))
+    t = time.perf_counter()
+    with bz2.open(bz) as fh:
+        while fh.read(1 << 24):
+            pass
+    single = time.perf_counter() - t
+    r = ingest(bz, tmp / "ix-bz2", workers, 8 << 20)
+    print(f"bz2: single-core bz2 decompression {single:.2f}s; ingest from .bz2 via lbzip2 {r['seconds']:.2f}s "
+          f"({single / r['seconds']:.2f}x)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small sizes, finishes in under a minute")
+    ap.add_argument("--entities", type=int, default=60000, help="entities in the larger dump")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes for floor and ingest")
+    ap.add_argument("--chunk-mb", type=int, default=16, help="chunk size for floor and ingest (MB)")
+    ap.add_argument("--keep", type=Path, default=None, help="folder to keep the generated dumps in")
+    args = ap.parse_args()
+    big = 20000 if args.quick else args.entities
+    sizes = [big // 2, big]
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    dumps_dir = args.keep or tmp
+    dumps_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        print(f"workers {args.workers}, cores {os.cpu_count()}; sizes {sizes} entities")
+        rss = []
+        for n in sizes:
+            path = dumps_dir / f"dump-{n}.json.gz"
+            t = time.perf_counter()
+            dec = generate(path, n) if not path.exists() else _decompressed_size(path)
+            gen_s = time.perf_counter() - t
+            mb = dec / 1e6
+            print(f"\n== {n:,} entities: {mb:,.0f} MB JSON ({dec / n / 1e3:.1f} KB/line), "
+                  f"{path.stat().st_size / 1e6:,.0f} MB .gz (generated in {gen_s:.0f}s)")
+            f = ingest(path, "FLOOR", args.workers, args.chunk_mb << 20)
+            r = ingest(path, tmp / f"ix-{n}", args.workers, args.chunk_mb << 20)
+            f_s, i_s = f["seconds"], r["seconds"]
+            print(f"floor  (decompress + orjson.loads, {args.workers} proc): {f_s:6.2f}s {mb / f_s:7.1f} MB/s "
+                  f"{f['records'] / f_s:9,.0f} entities/s  cpu {f['cpu_s']:.2f}s")
+            print(f"ingest (all tables, {args.workers} proc)              : {i_s:6.2f}s {mb / i_s:7.1f} MB/s "
+                  f"{r['records'] / i_s:9,.0f} entities/s  cpu {r['cpu_s']:.2f}s "
+                  f"(parse {r['timings']['parse_s']:.2f}s, finalize {r['timings']['finalize_s']:.2f}s)")
+            print(f"ratio floor/ingest: wall {f_s / i_s:.2f}x, cpu {f['cpu_s'] / r['cpu_s']:.2f}x   "
+                  f"peak RSS main {r['main_rss_mb']:.0f} MB, largest worker {r['worker_rss_mb']:.0f} MB")
+            rss.append(r["main_rss_mb"] + r["worker_rss_mb"] * args.workers)
+            per_core = mb / i_s / args.workers
+        print(f"\npeak RSS (main + workers, upper bound): {' -> '.join(f'{x:.0f} MB' for x in rss)} "
+              f"for {' -> '.join(f'{n:,}' for n in sizes)} entities")
+        path = dumps_dir / f"dump-{sizes[-1]}.json.gz"
+        rates = per_core_rates(path, args.chunk_mb << 20)
+        print("\nper-core CPU rates, one process (MB of JSON per CPU-second):")
+        for name, rate in rates.items():
+            print(f"  {name:22s} {rate:7.0f} MB/s")
+        dec, work, floor_rate = rates["decompress (isal)"], rates["ingest worker"], rates["orjson.loads"]
+        print(f"  worker vs orjson.loads: {work / floor_rate:.2f}x; "
+              f"pysimdjson vs orjson extraction: {rates['extract, pysimdjson'] / rates['extract, orjson']:.2f}x")
+        full_tb, full_n = 1.7e12, 110e6
+        print(f"\nprojected parse phase for the full dump (~{full_n / 1e6:.0f}M entities, {full_tb / 1e12:.1f} TB "
+              "JSON, .gz): measured wall rate per worker here, and the CPU-rate model (one process "
+              "decompresses, the cores parse)")
+        for cores in (2, 16, 64):
+            wall_h = full_tb / 1e6 / min(per_core * cores, dec) / 3600  # one process decompresses
+            model_mbs = min(dec, cores / (1 / dec + 1 / work))
+            print(f"  {cores:>2} cores: {wall_h:5.1f} h at {per_core:.0f} MB/s/core measured; "
+                  f"{full_tb / 1e6 / model_mbs / 3600:5.1f} h CPU-rate model ({model_mbs:,.0f} MB/s)")
+        bz2_compare(path, tmp, args.workers)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _decompressed_size(path: Path) -> int:
+    from isal import igzip
+
+    n = 0
+    with igzip.open(path) as fh:
+        while block := fh.read(1 << 24):
+            n += len(block)
+    return n
+
+
+if __name__ == "__main__":
+    main()
+

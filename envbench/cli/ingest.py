@@ -1,0 +1,176 @@
+"""`envbench ingest-dump` and `envbench index info|get|find`."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from etl.io import InputError, dumps_json
+
+
+def _languages(value: str) -> tuple[str, ...]:
+    langs = tuple(dict.fromkeys(x.strip() for x in value.split(",") if x.strip()))
+    if not langs:
+        raise click.BadParameter("give at least one language code, e.g. --languages en")
+    return langs
+
+
+@click.command("ingest-dump")
+@click.argument("dump", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Index directory to write (tables, index.duckdb, manifest.json).")
+@click.option("--languages", default="en", show_default=True,
+              help="Comma-separated language codes whose labels and aliases go into `names`.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Parsing processes (default: all cores). Output does not depend on it.")
+@click.option("--max-errors", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Stop with an error once more entities than this are malformed.")
+@click.option("--chunk-mb", type=click.IntRange(min=1), default=32, show_default=True,
+              help="Decompressed MB per work chunk (resume granularity; memory is about "
+                   "4 x workers x this). Changing it restarts from scratch.")
+@click.option("--force", is_flag=True, help="Discard finished chunks of an interrupted run and start over.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def ingest_dump(dump: str, out: str, languages: str, workers: int | None, max_errors: int,
+                chunk_mb: int, force: bool, quiet: bool) -> None:
+    """Ingest a Wikidata JSON dump into Parquet tables + DuckDB views under --out.
+
+    DUMP is the official dump (latest-all.json[.gz|.bz2|.zst]), '-' for stdin, or a file in the
+    one-entity, {"entities": {...}} or JSON-lines shape. Killed runs resume when rerun with the
+    same arguments; DIR keeps the previous index until the new one is complete.
+
+    \b
+    Example:
+      envbench ingest-dump latest-all.json.gz --out data/index --workers 16
+      envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
+    """
+    from wikidata_index.ingest import ingest_dump as run
+
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.WARNING, format="warning: %(message)s", stream=sys.stderr)
+    result = run(dump, out, languages=_languages(languages), workers=workers, max_errors=max_errors,
+                 force=force, progress=not quiet, chunk_bytes=chunk_mb << 20)
+    click.echo(result.summary())
+
+
+@click.group("index")
+def index_group() -> None:
+    """Look into an index written by `envbench ingest-dump`.
+
+    \b
+    Example:
+      envbench index info data/index
+      envbench index get data/index Q42
+      envbench index find data/index "Douglas Adams" --json
+    """
+
+
+def _open(path: str):
+    from wikidata_index.index import WikidataIndex
+
+    return WikidataIndex(path)
+
+
+@index_group.command("info")
+@click.argument("path", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest and row counts as JSON.")
+def info(path: str, as_json: bool) -> None:
+    """Row counts, input and parameters of an index.
+
+    \b
+    Example:
+      envbench index info data/index
+    """
+    with _open(path) as ix:
+        counts = ix.counts()
+        manifest = ix.manifest()
+    if as_json:
+        click.echo(dumps_json({"path": str(Path(path)), "rows": counts, "manifest": manifest}, indent=True), nl=False)
+        return
+    click.echo(f"index: {path}")
+    for inp in manifest.get("inputs", []):
+        click.echo(f"input: {inp.get('name')} ({inp.get('bytes', 0):,} bytes, sha256 {inp.get('sha256', '')[:16]}...)")
+    if manifest.get("parameters"):
+        params = manifest["parameters"]
+        click.echo(f"languages: {','.join(params.get('languages', []))}; version {manifest.get('package_version')}")
+    for table, n in counts.items():
+        click.echo(f"  {table:<22}{n:>14,}")
+    stats = manifest.get("stats", {})
+    other = {k: v for k, v in stats.items() if k.startswith(("skipped_", "malformed_"))}
+    if other:
+        click.echo("skipped/malformed: " + ", ".join(f"{k} {v:,}" for k, v in sorted(other.items())))
+
+
+@index_group.command("get")
+@click.argument("path", type=click.Path())
+@click.argument("qid")
+@click.option("--lang", default="en", show_default=True, help="Language of the names shown.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def get(path: str, qid: str, lang: str, as_json: bool) -> None:
+    """Show one entity: label, aliases, types, sitelinks, popularity.
+
+    \b
+    Example:
+      envbench index get data/index Q42 --json
+    """
+    with _open(path) as ix:
+        ent = ix.entity(qid)
+        if ent is None:
+            raise InputError(f"{qid} is not in the index at {path}; check the id (e.g. Q42)")
+        names = ix.names(qid, lang)
+        label = ent["label"]
+        aliases = [n for n in names if n != label] if names and names[0] == label else names
+        out = {
+            "id": ent["id"],
+            "type": ent["type"],
+            "label": label,
+            "description": ent["description"],
+            "aliases": aliases,
+            "types": ix.types(qid),
+            "sitelinks": ent["sitelinks"],
+            "enwiki": ent["enwiki"],
+            "popularity": ent["popularity"],
+        }
+    if as_json:
+        click.echo(dumps_json(out, indent=True), nl=False)
+        return
+    click.echo(f"{out['id']}  {out['label'] or '(no label)'}")
+    if out["description"]:
+        click.echo(f"  description: {out['description']}")
+    click.echo(f"  aliases:     {', '.join(out['aliases']) or '-'}")
+    click.echo(f"  types:       {', '.join(out['types']) or '-'}")
+    click.echo(f"  sitelinks:   {out['sitelinks']}" + (f" (enwiki: {out['enwiki']})" if out["enwiki"] else ""))
+    click.echo(f"  popularity:  {out['popularity']}")
+
+
+@index_group.command("find")
+@click.argument("path", type=click.Path())
+@click.argument("name")
+@click.option("--lang", default="en", show_default=True, help="Language of the names searched.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most results shown.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def find(path: str, name: str, lang: str, limit: int, as_json: bool) -> None:
+    """Entities named NAME: exact matches first, then case- and diacritic-folded ones.
+
+    \b
+    Example:
+      envbench index find data/index "douglas adams"
+    """
+    with _open(path) as ix:
+        ids = ix.find(name, lang)[:limit]
+        rows = []
+        for qid in ids:
+            ent = ix.entity(qid) or {}
+            rows.append({"id": qid, "label": ent.get("label"), "description": ent.get("description"),
+                         "popularity": ent.get("popularity", 0)})
+    if as_json:
+        click.echo(dumps_json(rows, indent=True), nl=False)
+        return
+    if not rows:
+        click.echo(f"no entity named {name!r} in {lang}")
+        return
+    for r in rows:
+        desc = f" - {r['description']}" if r["description"] else ""
+        click.echo(f"{r['id']}\t{r['label'] or ''}{desc}\t(popularity {r['popularity']})")

@@ -1,0 +1,192 @@
+"""Dump framing, shapes, chunking by line count, and truncated archives."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+from pathlib import Path
+
+import orjson
+import pytest
+import zstandard
+
+from etl.io import InputError
+from etl.readers import DumpStream, count_lines, detect_shape, iter_chunks, iter_records
+from tests.conftest import shared_path
+
+
+def _records(path: Path, chunk_lines: int = 2) -> list[tuple[int, int, bytes]]:
+    """(absolute line, offset, record) over all chunks."""
+    stream = DumpStream(path)
+    out, before = [], 0
+    try:
+        for c in iter_chunks(stream, chunk_lines):
+            out += [(line + before, off, rec) for line, off, rec in iter_records(c)]
+            before += count_lines(c.data)
+        return out
+    finally:
+        stream.close()
+
+
+def _dump(entities: list[dict]) -> bytes:
+    return b"[\n" + b",\n".join(orjson.dumps(e) for e in entities) + b"\n]\n"
+
+
+ENTS = [{"id": f"Q{i}", "type": "item", "labels": {"en": {"language": "en", "value": f"n{i}"}}} for i in range(1, 8)]
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".bz2", ".zst"])
+def test_array_dump_in_every_compression(tmp_path: Path, suffix: str) -> None:
+    data = _dump(ENTS)
+    comp = {"": lambda b: b, ".gz": gzip.compress, ".bz2": bz2.compress,
+            ".zst": lambda b: zstandard.ZstdCompressor().compress(b)}[suffix]
+    p = tmp_path / f"d.json{suffix}"
+    p.write_bytes(comp(data))
+    recs = _records(p, chunk_lines=3)
+    assert [orjson.loads(r)["id"] for _, _, r in recs] == [e["id"] for e in ENTS]
+    assert [line for line, _, _ in recs] == list(range(2, 9))
+    # byte offsets point at the line in the decompressed stream
+    for _, off, rec in recs:
+        assert data[off : off + len(rec)] == rec
+
+
+def test_chunks_are_cut_by_line_count_only(tmp_path: Path) -> None:
+    p = tmp_path / "d.json"
+    p.write_bytes(_dump(ENTS))
+    chunks = list(iter_chunks(DumpStream(p), 4))
+    assert [(c.index, c.offset, count_lines(c.data)) for c in chunks] == [
+        (0, 0, 4), (1, sum(len(c.data) for c in chunks[:1]), 4), (2, sum(len(c.data) for c in chunks[:2]), 1)]
+    assert b"".join(c.data for c in chunks) == p.read_bytes()
+
+
+def test_shapes() -> None:
+    assert detect_shape(b"[\n") == "array"
+    assert detect_shape(b'{"id": "Q1"},') == "lines"
+    assert detect_shape(b"{") == "document"
+
+
+def test_real_dump_and_document_shapes() -> None:
+    recs = _records(shared_path("wikidata-samples", "wikidata-toolkit", "mock-dump-for-long-testing.json"), 7)
+    assert len(recs) == 101
+    # a pretty-printed single entity is read whole and becomes one record
+    (rec,) = _records(shared_path("wikidata-samples", "wikibase-sdk", "Q2112.json"))
+    assert orjson.loads(rec[2])["id"] == "Q2112"
+    (rec,) = _records(shared_path("wikidata-samples", "syvb-wikidata", "Q42.json"))
+    assert list(orjson.loads(rec[2])["entities"]) == ["Q42"]
+
+
+def test_json_lines_without_brackets(tmp_path: Path) -> None:
+    p = tmp_path / "d.jsonl"
+    p.write_bytes(b"\n".join(orjson.dumps(e) for e in ENTS[:3]) + b"\n")
+    assert len(_records(p)) == 3
+
+
+def test_empty_input_has_no_chunks(tmp_path: Path) -> None:
+    p = tmp_path / "e.json"
+    p.write_bytes(b"")
+    assert list(iter_chunks(DumpStream(p), 5)) == []
+
+
+def test_truncated_gzip_names_the_byte_offset(tmp_path: Path) -> None:
+    data = gzip.compress(_dump(ENTS * 200))
+    p = tmp_path / "t.json.gz"
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"truncated or damaged at compressed byte \d+ \(decompressed byte \d+\)"):
+        _records(p, 50)
+
+
+@pytest.mark.parametrize("suffix", [".bz2", ".zst"])
+def test_truncated_bz2_and_zst(tmp_path: Path, suffix: str) -> None:
+    raw = _dump(ENTS * 200)
+    data = bz2.compress(raw) if suffix == ".bz2" else zstandard.ZstdCompressor().compress(raw)
+    p = tmp_path / f"t.json{suffix}"
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="truncated"):
+        _records(p, 50)
+
+
+def test_dump_without_closing_bracket_is_truncated(tmp_path: Path) -> None:
+    p = tmp_path / "t.json"
+    p.write_bytes(_dump(ENTS)[:-3])  # drop "]\n" and the last newline
+    with pytest.raises(InputError, match=r"ends at decompressed byte \d+ without the closing '\]'"):
+        _records(p)
+
+
+def test_sha256_of_the_raw_file(tmp_path: Path) -> None:
+    import hashlib
+
+    p = tmp_path / "d.json.gz"
+    p.write_bytes(gzip.compress(_dump(ENTS)))
+    stream = DumpStream(p)
+    list(iter_chunks(stream, 3))
+    assert stream.finish() == hashlib.sha256(p.read_bytes()).hexdigest()
+    stream.close()
+
+
+def test_missing_file() -> None:
+    with pytest.raises(InputError, match="no such file: /nonexistent.json; check the path"):
+        DumpStream("/nonexistent.json")
+
+
+def test_chunks_by_bytes_do_not_depend_on_read_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import etl.readers
+
+    p = tmp_path / "d.json"
+    p.write_bytes(_dump(ENTS * 30))
+    cuts = []
+    for block in (7, 64, 1 << 20):
+        monkeypatch.setattr(etl.readers, "BLOCK", block)
+        chunks = list(iter_chunks(DumpStream(p), 50, chunk_bytes=300))
+        assert b"".join(c.data for c in chunks) == p.read_bytes()
+        assert all(c.data.endswith(b"\n") for c in chunks)
+        assert all(len(c.data) - len(c.data.rstrip(b"\n").rsplit(b"\n", 1)[-1]) - 1 < 300 for c in chunks[:-1])
+        cuts.append([(c.index, c.offset) for c in chunks])
+    assert cuts[0] == cuts[1] == cuts[2] and len(cuts[0]) > 5
+
+
+def test_line_and_byte_limits_together(tmp_path: Path) -> None:
+    p = tmp_path / "d.json"
+    p.write_bytes(_dump(ENTS * 30))
+    data = p.read_bytes()
+    chunks = list(iter_chunks(DumpStream(p), 5, chunk_bytes=250))
+    assert b"".join(c.data for c in chunks) == data
+    for c in chunks[:-1]:
+        n = count_lines(c.data)
+        body = c.data[: c.data.rstrip(b"\n").rfind(b"\n") + 1]  # all but the last line
+        assert n == 5 or (n < 5 and len(body) < 250 <= len(c.data))
+
+
+def test_external_decompressor_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pigz/lbzip2 subprocess path, with a stand-in tool on PATH (the real ones may be absent)."""
+    import hashlib
+    import os
+    import stat
+    import sys
+
+    tool = tmp_path / "bin" / "pigz"
+    tool.parent.mkdir()
+    tool.write_text(f"#!{sys.executable}\nimport gzip, sys\n"
+                    "sys.stdout.buffer.write(gzip.decompress(sys.stdin.buffer.read()))\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tool.parent}{os.pathsep}{os.environ['PATH']}")
+    data = gzip.compress(_dump(ENTS))
+    p = tmp_path / "d.json.gz"
+    p.write_bytes(data)
+    stream = DumpStream(p)
+    assert stream.tool == "pigz"
+    recs = [r for c in iter_chunks(stream, 3) for r in iter_records(c)]
+    assert len(recs) == len(ENTS)
+    assert stream.finish() == hashlib.sha256(data).hexdigest()
+    stream.close()
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"truncated or damaged at compressed byte \d+ .*pigz"):
+        _records(p)
+
+
+@pytest.mark.parametrize("data", [b"", b"[\n", b"a\nb", b"a\nb\n", b"\n\n\n", b'[\n{"id":1},\n]\n'])
+def test_line_count_from_iteration(data: bytes) -> None:
+    from etl.readers import Chunk
+
+    lines = [None]
+    list(iter_records(Chunk(0, 0, data), lines))
+    assert lines[0] == count_lines(data)

@@ -1,0 +1,288 @@
+"""ingest_dump end to end: real samples, determinism, bad input, resume after SIGKILL."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+
+from etl.io import InputError
+from tests.conftest import REPO, shared_path
+from wikidata_index.index import WikidataIndex
+from wikidata_index.ingest import ingest_dump
+from wikidata_index.schema import TABLES
+
+SAMPLES = [
+    ("syvb-wikidata", "Q45.json"),
+    ("wikibase-sdk", "Q2112.json"),
+    ("wikibase-sdk", "Q4132785.json"),
+    ("dahlia-wikidata", "Q1299.json"),
+    ("entitybase-backend", "P17.json"),
+    ("wikidata-toolkit", "wbgetentites-Oliver-Kahn.json"),
+    ("wikidata-toolkit", "wbgetentities-Q1.json"),
+    ("wikidata-toolkit", "JsonDeserializer-item.json"),
+    ("wikidata-toolkit", "JsonDeserializer-property.json"),
+    ("wikidata-toolkit", "JsonDeserializer-lexeme.json"),
+    ("wikidata-toolkit", "JsonDeserializer-mediainfo.json"),
+    ("syvb-wikidata", "Q42.json"),
+]
+
+
+def _sample_entities() -> list[dict]:
+    out = []
+    for parts in SAMPLES:
+        doc = orjson.loads(shared_path("wikidata-samples", *parts).read_bytes())
+        out += list(doc["entities"].values()) if "entities" in doc else [doc]
+    return out
+
+
+def _dump_bytes(records: list[dict | bytes]) -> bytes:
+    lines = [r if isinstance(r, bytes) else orjson.dumps(r) for r in records]
+    return b"[\n" + b",\n".join(lines) + b"\n]\n"
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
+    return path
+
+
+def _item(n: int, p31: list[int], p279: list[int] = (), label: str | None = None, aliases: list[str] = ()) -> dict:
+    def st(pid: str, q: int) -> dict:
+        return {"mainsnak": {"snaktype": "value", "property": pid, "datatype": "wikibase-item",
+                             "datavalue": {"type": "wikibase-entityid",
+                                           "value": {"entity-type": "item", "numeric-id": q, "id": f"Q{q}"}}},
+                "type": "statement", "rank": "normal"}
+
+    ent = {"type": "item", "id": f"Q{n}", "labels": {}, "aliases": {}, "descriptions": {}, "sitelinks": {},
+           "claims": {"P31": [st("P31", q) for q in p31], "P279": [st("P279", q) for q in p279]}}
+    if label:
+        ent["labels"]["en"] = {"language": "en", "value": label}
+    if aliases:
+        ent["aliases"]["en"] = [{"language": "en", "value": a} for a in aliases]
+    return ent
+
+
+def _synthetic(n: int = 120) -> list[dict]:
+    return [_item(i, [(i % 7) + 1], [(i % 3) + 1] if i < 10 else [], f"Item {i}", [f"I{i}", f"Ítem {i}"])
+            for i in range(1, n + 1)]
+
+
+def _table_bytes(out: Path) -> dict[str, str]:
+    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for t in TABLES for p in sorted((out / t).glob("*.parquet"))}
+
+
+def test_real_samples_rows_and_manifest(tmp_path: Path) -> None:
+    ents = _sample_entities()
+    dump = _write(tmp_path / "samples.json.gz", _dump_bytes(ents))
+    res = ingest_dump(dump, tmp_path / "ix", workers=2, progress=False, chunk_lines=3)
+    kept = [e for e in ents if e["type"] in ("item", "property")]
+    # Q42 twice? no: one Q42 sample only; every kept entity once
+    assert res.rows["entities"] == len({e["id"] for e in kept})
+    assert res.stats["skipped_lexeme"] == 1 and res.stats["skipped_mediainfo"] == 1
+    assert res.stats["malformed"] == 0
+    p31 = {(e["id"], s["mainsnak"]["datavalue"]["value"].get("id"), s["rank"])
+           for e in kept for s in e.get("claims", {}).get("P31", []) if s["mainsnak"]["snaktype"] == "value"}
+    assert res.rows["types"] == len(p31)
+    n_alias = sum(len({a["value"] for a in e.get("aliases", {}).get("en", [])}
+                      - {e.get("labels", {}).get("en", {}).get("value")}) for e in kept)
+    n_label = sum("en" in e.get("labels", {}) for e in kept)
+    assert res.rows["names"] == n_alias + n_label
+    man = orjson.loads((tmp_path / "ix" / "manifest.json").read_bytes())
+    assert man["inputs"][0]["sha256"] == hashlib.sha256(dump.read_bytes()).hexdigest()
+    assert man["inputs"][0]["bytes"] == dump.stat().st_size
+    assert man["rows"] == res.rows and man["parameters"]["languages"] == ["en"]
+    assert {"parse_s", "finalize_s", "total_s"} <= set(man["timings"])
+    assert not list((tmp_path / "ix").glob(".staging-*"))
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "ix" / "index.duckdb"), read_only=True)
+    assert {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in TABLES} == res.rows
+    con.close()
+    with WikidataIndex(tmp_path / "ix") as ix:
+        assert ix.names("Q42")[0] == "Douglas Adams"
+        assert ix.types("Q45") == sorted({c for i, c, r in p31 if i == "Q45" and r != "deprecated"})
+        # popularity counts statements with Q5 as object among the samples
+        assert ix.popularity("Q42") >= 50
+
+
+def test_single_document_shapes_ingest(tmp_path: Path) -> None:
+    for i, parts in enumerate([("wikibase-sdk", "Q2112.json"), ("syvb-wikidata", "Q42.json"),
+                               ("wikidata-toolkit", "mock-dump-for-long-testing.json")]):
+        res = ingest_dump(shared_path("wikidata-samples", *parts), tmp_path / f"ix{i}", workers=1, progress=False)
+        assert res.rows["entities"] >= 1
+    lines = shared_path("wikidata-samples", "wikidata-toolkit", "mock-dump-for-long-testing.json").read_bytes()
+    ents = [orjson.loads(x.rstrip(b",")) for x in lines.splitlines()[1:-1]]
+    p31 = {(e["id"], s["mainsnak"]["datavalue"]["value"]["numeric-id"])
+           for e in ents for s in e["claims"].get("P31", [])}
+    assert res.rows["entities"] == len(ents) == 101 and res.rows["types"] == len(p31)
+
+
+def test_output_is_byte_identical_across_workers_and_chunking(tmp_path: Path) -> None:
+    dump = _write(tmp_path / "d.json.gz", _dump_bytes(_synthetic() + _sample_entities()[:3]))
+    ingest_dump(dump, tmp_path / "a", workers=1, progress=False, chunk_lines=1000)
+    ingest_dump(dump, tmp_path / "b", workers=2, progress=False, chunk_lines=7)
+    a, b = _table_bytes(tmp_path / "a"), _table_bytes(tmp_path / "b")
+    assert a == b and len(a) == len(TABLES)
+    t = pq.read_table(tmp_path / "a" / "entities")
+    assert t.column("id").to_pylist() == sorted(t.column("id").to_pylist())
+
+
+def test_popularity_counts_subject_and_object_statements(tmp_path: Path) -> None:
+    ents = [_item(1, [2, 3]), _item(2, [3]), _item(3, [3])]  # Q3 P31 Q3: one statement
+    ents[0]["claims"]["P31"].append(dict(ents[0]["claims"]["P31"][0], rank="deprecated"))
+    dump = _write(tmp_path / "p.json", _dump_bytes(ents))
+    ingest_dump(dump, tmp_path / "ix", workers=1, progress=False)
+    with WikidataIndex(tmp_path / "ix") as ix:
+        assert [ix.popularity(q) for q in ("Q1", "Q2", "Q3", "Q99")] == [2, 2, 3, 0]
+
+
+def test_malformed_lines_are_counted_and_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    recs: list = _synthetic(5)
+    recs.insert(2, b'{"type": "item", "id": "Q77", "labels": {')  # line 4 of the file
+    recs.append(b"not json at all")
+    dump = _write(tmp_path / "m.json", _dump_bytes(recs))
+    with caplog.at_level(logging.WARNING, logger="wikidata_index.ingest"):
+        res = ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, chunk_lines=2)
+    assert res.stats["malformed"] == 2 and res.stats["malformed_invalid_json"] == 2
+    assert res.rows["entities"] == 5
+    assert [e["line"] for e in res.errors] == [4, 8]
+    assert "m.json: line 4 (byte" in caplog.text and '{"type": "item", "id": "Q77"' in caplog.text
+
+
+def test_max_errors_stops_with_clear_error(tmp_path: Path) -> None:
+    recs: list = _synthetic(3) + [b"{bad"] * 3
+    dump = _write(tmp_path / "m.json", _dump_bytes(recs))
+    with pytest.raises(InputError) as exc:
+        ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, max_errors=2, chunk_lines=1)
+    assert str(exc.value) == (
+        f"{dump}: 3 malformed entities, more than --max-errors 2 (first at line 5: invalid JSON); "
+        "check that this is a Wikidata JSON dump, or raise --max-errors"
+    )
+    assert not (tmp_path / "ix" / "manifest.json").exists()
+
+
+def test_truncated_gz_fails_and_keeps_previous_index(tmp_path: Path) -> None:
+    good = _write(tmp_path / "good.json.gz", _dump_bytes(_synthetic(20)))
+    ingest_dump(good, tmp_path / "ix", workers=1, progress=False)
+    before = _table_bytes(tmp_path / "ix")
+    data = gzip.compress(_dump_bytes(_synthetic(3000)), mtime=0)
+    bad = tmp_path / "bad.json.gz"
+    bad.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"bad.json.gz: the gz archive is truncated or damaged at compressed byte \d+"):
+        ingest_dump(bad, tmp_path / "ix", workers=2, progress=False, chunk_lines=100)
+    assert _table_bytes(tmp_path / "ix") == before
+    with WikidataIndex(tmp_path / "ix") as ix:
+        assert ix.counts()["entities"] == 20
+
+
+def test_legacy_lexeme_mediainfo_redirect_records(tmp_path: Path) -> None:
+    legacy = orjson.loads(shared_path("wikidata-samples", "wikidata-toolkit-legacy-2014", "Haaften.json").read_bytes())
+    lexeme = orjson.loads(shared_path("wikidata-samples", "wikidata-toolkit", "JsonDeserializer-lexeme.json").read_bytes())
+    recs = [_item(1, [5], label="One"), legacy, lexeme, {"entity": "Q8", "redirect": "Q1"},
+            {"type": "item", "id": "Q2"}]
+    res = ingest_dump(_write(tmp_path / "x.json", _dump_bytes(recs)), tmp_path / "ix", workers=1, progress=False)
+    assert res.stats["malformed_legacy_format"] == 1 and res.stats["skipped_lexeme"] == 1
+    assert res.stats["skipped_redirect"] == 1 and res.rows["entities"] == 2
+    assert "legacy 2014" in res.errors[0]["message"] and res.errors[0]["line"] == 3
+
+
+def test_force_and_missing_input(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such dump file: /nope.json; check the path"):
+        ingest_dump("/nope.json", tmp_path / "ix")
+    dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(4)))
+    ingest_dump(dump, tmp_path / "ix", workers=1, progress=False)
+    res = ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, force=True)
+    assert res.rows["entities"] == 4
+
+
+_KILLABLE = """
+import sys, time
+from pathlib import Path
+import wikidata_index.ingest as ing
+flag = Path(sys.argv[4])
+real_chunk, real_final, real_db = ing.process_chunk, ing._finalize, ing.write_index_db
+def slow_chunk(chunk, out_dir, **kw):
+    time.sleep(0.05)
+    return real_chunk(chunk, out_dir, **kw)
+def hang(name, real):
+    def f(*a, **kw):
+        if sys.argv[5] == name:  # stop half-way through this phase and wait to be killed
+            flag.touch()
+            time.sleep(60)
+        return real(*a, **kw)
+    return f
+ing.process_chunk = slow_chunk
+ing._finalize = hang("finalize", real_final)
+ing.write_index_db = hang("publish", real_db)  # called after the tables were moved into DIR
+ing.ingest_dump(sys.argv[1], sys.argv[2], workers=2, progress=False, chunk_lines=int(sys.argv[3]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phase", ["chunks:3", "chunks:25", "finalize", "publish"])
+def test_sigkill_then_rerun_gives_identical_tables(tmp_path: Path, phase: str) -> None:
+    dump = _write(tmp_path / "d.json.gz", _dump_bytes(_synthetic(300)))
+    ingest_dump(dump, tmp_path / "ref", workers=1, progress=False, chunk_lines=10)
+    ref = _table_bytes(tmp_path / "ref")
+    old = _write(tmp_path / "old.json", _dump_bytes(_synthetic(3)))
+    out = tmp_path / "ix"
+    ingest_dump(old, out, workers=1, progress=False)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    flag = tmp_path / "flag"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLABLE, str(dump), str(out), "10", str(flag), phase], env=env)
+    kill_after = int(phase.split(":")[1]) if phase.startswith("chunks") else 0
+    deadline = time.time() + 30
+    while time.time() < deadline and proc.poll() is None:
+        if kill_after and sum(len(list(s.glob("chunks/done/*.json"))) for s in out.glob(".staging-*")) >= kill_after:
+            break
+        if not kill_after and flag.exists():
+            break
+        time.sleep(0.005)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    if phase != "publish":
+        with WikidataIndex(out) as ix:  # the previous index is untouched
+            assert ix.counts()["entities"] == 3
+    res = ingest_dump(dump, out, workers=2, progress=False, chunk_lines=10)
+    assert res.resumed_chunks >= kill_after
+    if phase == "finalize":  # every chunk was parsed: the rerun does not read the dump again
+        assert res.resumed_chunks == res.manifest["timings"]["chunks"] == 31  # 302 lines
+    assert _table_bytes(out) == ref
+    assert not list(out.glob(".staging-*"))
+    with WikidataIndex(out) as ix:
+        assert ix.counts()["entities"] == 300
+
+
+def test_several_languages(tmp_path: Path) -> None:
+    dump = shared_path("wikidata-samples", "wikidata-toolkit", "mock-dump-for-testing.json")
+    res = ingest_dump(dump, tmp_path / "ix", languages=("de", "en", "de"), workers=1, progress=False)
+    assert res.manifest["parameters"]["languages"] == ["de", "en"]
+    with WikidataIndex(tmp_path / "ix") as ix:
+        assert ix.names("Q1", "de") == ["Universum", "All", "Kosmos", "Weltall", "Weltraum"]
+        assert ix.names("P16", "de") == ["Straßennetz", "Strassennetz"]
+        assert ix.names("Q1", "en") == [] and ix.entity("Q1")["label"] is None
+        assert ix.find("GLUCK", "de") == ["Q8"]
+    with pytest.raises(InputError, match="--languages is empty"):
+        ingest_dump(dump, tmp_path / "iy", languages=(" ",))
+
+
+def test_empty_inputs(tmp_path: Path) -> None:
+    res = ingest_dump(_write(tmp_path / "e.json", b"[\n]\n"), tmp_path / "ix", workers=1, progress=False)
+    assert set(res.rows.values()) == {0}
+    with WikidataIndex(tmp_path / "ix") as ix:
+        assert ix.counts()["entities"] == 0 and ix.find("x") == []
+    for name, data in (("z.json", b""), ("z.json.gz", b"")):
+        with pytest.raises(InputError, match=f"{name}: the input is empty"):
+            ingest_dump(_write(tmp_path / name, data), tmp_path / "iz", workers=1, progress=False)

@@ -1,0 +1,315 @@
+"""Entity JSON (the current Wikibase JSON format) -> rows for the index tables.
+
+The extraction reads only what the tables need. It works on any mapping-like object, so the
+same code runs over pysimdjson's lazy proxies (fast: nothing that is not read becomes a Python
+object) and over plain dicts from orjson (the fallback when pysimdjson is missing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import orjson
+
+from wikidata_index.names import fold
+from wikidata_index.schema import TABLES
+
+try:  # pragma: no branch - pysimdjson is a core dependency, orjson the fallback
+    import simdjson
+
+    HAVE_SIMDJSON = True
+except ImportError:  # pragma: no cover
+    simdjson = None
+    HAVE_SIMDJSON = False
+
+P_INSTANCE_OF = "P31"
+P_SUBCLASS_OF = "P279"
+P_CONSTRAINT = "P2302"
+P_CONSTRAINT_CLASS = "P2308"
+P_CONSTRAINT_RELATION = "P2309"
+LABEL_LANGUAGE = "en"
+# Wikidata's language-neutral label ("mul", since 2024) stands in when an item has no English one.
+FALLBACK_LABEL_LANGUAGE = "mul"
+KEPT_TYPES = ("item", "property")
+# Prefixes for entity-id values written the old way: {"entity-type": ..., "numeric-id": ...}, no "id".
+_ID_PREFIX = {"item": "Q", "property": "P", "lexeme": "L"}
+
+
+class Malformed(Exception):
+    """One record that is not a valid entity; ``reason`` is a stats key, the message says why."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class Skipped(Exception):
+    """A valid record that the index does not hold (lexeme, mediainfo, redirect, missing)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_STAGED_COLUMNS: dict[str, list[str]] = {
+    t: [f.name for f in schema if f.name != "popularity"] for t, schema in TABLES.items()
+}
+
+
+class Rows:
+    """Row tuples per table, in schema column order (entities without popularity)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, list[tuple]] = {t: [] for t in TABLES}
+
+    def add(self, table: str, *values: Any) -> None:
+        self.tables[table].append(values)
+
+    def count(self, table: str) -> int:
+        return len(self.tables[table])
+
+    @property
+    def columns(self) -> dict[str, dict[str, list[Any]]]:
+        """Column lists per table (for writing Arrow tables, and for tests)."""
+        out = {}
+        for table, names in _STAGED_COLUMNS.items():
+            rows = self.tables[table]
+            cols = list(zip(*rows)) if rows else [() for _ in names]
+            out[table] = {name: list(col) for name, col in zip(names, cols)}
+        return out
+
+
+def fold_name(name: str) -> str:
+    """wikidata_index.names.fold, with a fast path for ASCII names (the large majority).
+
+    For ASCII text NFKD is the identity, nothing is combining, casefold is lower, and
+    str.split() splits on exactly the characters that the regex \\s matches.
+    """
+    if name.isascii():
+        return " ".join(name.lower().split())
+    return fold(name)
+
+
+def entity_id_of(value: Any) -> str | None:
+    """The id of a wikibase-entityid value, from "id" or, in older JSON, from entity-type + numeric-id."""
+    vid = value.get("id")
+    if vid is not None:
+        return str(vid)
+    etype = value.get("entity-type")
+    num = value.get("numeric-id")
+    prefix = _ID_PREFIX.get(str(etype)) if etype is not None else None
+    if prefix is None or num is None:
+        return None
+    return f"{prefix}{int(num)}"
+
+
+def _snak_item(snak: Any, stats: dict[str, int]) -> str | None:
+    """The item id of a value snak, or None for novalue/somevalue and non-item values.
+
+    novalue/somevalue are counted in stats (for item-valued properties, the only ones read)."""
+    snaktype = snak.get("snaktype")
+    if snaktype != "value":
+        if snaktype in ("novalue", "somevalue"):
+            stats[f"snaks_{snaktype}"] = stats.get(f"snaks_{snaktype}", 0) + 1
+            return None
+        raise Malformed("bad_snak", f"snak has snaktype {snaktype!r}")
+    dv = snak.get("datavalue")
+    if dv is None or dv.get("type") != "wikibase-entityid":
+        return None
+    value = dv.get("value")
+    if value is None:
+        raise Malformed("bad_snak", "wikibase-entityid datavalue without a value")
+    vid = entity_id_of(value)
+    if vid is None or not vid.startswith("Q"):
+        return None  # properties, lexemes, forms and senses are not items
+    return vid
+
+
+def _text(obj: Any, lang: str) -> str | None:
+    if obj is None or len(obj) == 0:
+        return None
+    entry = obj.get(lang)
+    if entry is None:
+        return None
+    value = entry.get("value")
+    return None if value is None else str(value)
+
+
+def _check_unusual(record: Any) -> None:
+    if "redirect" in record:  # {"entity": "Q1", "redirect": "Q2"} and {"id":..., "redirect": ...}
+        raise Skipped("redirect")
+    if "missing" in record:  # wbgetentities answer for a deleted or unknown id
+        raise Skipped("missing")
+    if "entity" in record and ("label" in record or "links" in record or "claims" in record):
+        raise Malformed(
+            "legacy_format",
+            "legacy 2014 Wikibase serialization (keys label/entity/links, claims as a list); "
+            "use a current Wikidata JSON dump",
+        )
+
+
+def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict[str, int]) -> str:
+    """Append one entity's rows to ``out``; return its type. Raises Malformed or Skipped.
+
+    Lookups of absent keys scan the whole object in pysimdjson, so the rare shapes (redirects,
+    missing ids, the legacy format) are only looked for when a usual key is absent.
+    """
+    if not hasattr(record, "get") or isinstance(record, (str, bytes)):
+        raise Malformed("not_object", "record is not a JSON object")
+    eid = record.get("id")
+    etype = record.get("type")
+    if eid is None or etype is None or "labels" not in record:
+        _check_unusual(record)
+    if eid is None or not isinstance(eid, str):
+        raise Malformed("no_id", "entity has no string 'id'")
+    if etype is None:
+        raise Malformed("no_type", f"{eid}: entity has no 'type'")
+    if etype not in KEPT_TYPES:
+        raise Skipped(str(etype))
+    expected = "Q" if etype == "item" else "P"
+    if not eid.startswith(expected) or not eid[1:].isdigit():
+        raise Malformed("bad_id", f"{eid}: id does not fit type {etype!r}")
+
+    labels = record.get("labels")
+    aliases = record.get("aliases")
+    descriptions = record.get("descriptions")
+    en_label = _text(labels, LABEL_LANGUAGE)
+    label = en_label or _text(labels, FALLBACK_LABEL_LANGUAGE)
+    description = _text(descriptions, LABEL_LANGUAGE)
+    sitelinks = record.get("sitelinks")
+    n_sitelinks = 0 if sitelinks is None else len(sitelinks)
+    enwiki = None
+    if n_sitelinks:
+        link = sitelinks.get("enwiki")
+        if link is not None:
+            enwiki = link.get("title")
+    names: list[tuple] = []
+    for lang in languages:
+        seen: set[str] = set()
+        lab = en_label if lang == LABEL_LANGUAGE else _text(labels, lang)
+        if lab:
+            seen.add(lab)
+            names.append((eid, lang, lab, True, fold_name(lab)))
+        if aliases is not None and len(aliases):
+            entries = aliases.get(lang)
+            if entries is not None:
+                for entry in entries:
+                    name = entry.get("value")
+                    if not name or name in seen:
+                        continue
+                    seen.add(name)
+                    names.append((eid, lang, name, False, fold_name(name)))
+
+    types: list[tuple] = []
+    subclasses: list[tuple] = []
+    edges: list[tuple] = []
+    constraints: list[tuple] = []
+    claims = record.get("claims")
+    if claims is not None and not hasattr(claims, "get"):
+        if len(claims) == 0:
+            claims = None  # PHP serialises an empty object as []
+        else:
+            raise Malformed("bad_claims", f"{eid}: 'claims' is not an object")
+    if claims is not None:
+        lazy = hasattr(claims, "at_pointer")  # pysimdjson: one call reaches the value id
+        for pid in claims:
+            statements = claims[pid]
+            first = True
+            fast = False
+            for st in statements:
+                if first:
+                    first = False
+                    # Every statement of a property has its datatype: skip non-item properties whole
+                    # (most statements are external ids, strings, times, quantities).
+                    datatype = st["mainsnak"].get("datatype")
+                    if pid != P_CONSTRAINT and datatype is not None and datatype != "wikibase-item":
+                        break
+                    fast = lazy and datatype == "wikibase-item"
+                rank = st.get("rank") or "normal"
+                if fast:
+                    try:
+                        obj = st.at_pointer("/mainsnak/datavalue/value/id")
+                    except KeyError:  # novalue/somevalue, or an old value without "id"
+                        obj = _snak_item(st["mainsnak"], stats)
+                else:
+                    snak = st["mainsnak"]
+                    obj = None
+                    if snak.get("snaktype") == "value":
+                        dv = snak.get("datavalue")
+                        if dv is not None and dv.get("type") == "wikibase-entityid":
+                            obj = dv["value"].get("id")
+                    if obj is None:
+                        obj = _snak_item(snak, stats)
+                if obj is not None and obj[0] != "Q":
+                    obj = None
+                if pid == P_CONSTRAINT and etype == "property" and rank != "deprecated":
+                    _constraint_rows(eid, st, obj, constraints, stats)
+                if obj is None:
+                    continue
+                if pid == P_INSTANCE_OF:
+                    types.append((eid, obj, rank))
+                elif pid == P_SUBCLASS_OF:
+                    subclasses.append((eid, obj, rank))
+                if rank != "deprecated":
+                    edges.append((eid, pid, obj))
+    # Appended only now, so a record that fails half-way adds nothing.
+    t = out.tables
+    t["entities"].append((eid, etype, label, description, n_sitelinks, enwiki))
+    if etype == "property":
+        datatype = record.get("datatype")
+        t["properties"].append((eid, None if datatype is None else str(datatype), label))
+    t["names"] += names
+    t["types"] += types
+    t["subclasses"] += subclasses
+    t["edges"] += edges
+    t["property_constraints"] += constraints
+    return str(etype)
+
+
+def _constraint_rows(pid: str, st: Any, ctype: str | None, out: list[tuple], stats: dict[str, int]) -> None:
+    if ctype is None:
+        return
+    quals = st.get("qualifiers")
+    classes: list[str] = []
+    relation = None
+    if quals is not None and hasattr(quals, "get"):
+        for snak in quals.get(P_CONSTRAINT_CLASS) or ():
+            cls = _snak_item(snak, stats)
+            if cls is not None:
+                classes.append(cls)
+        for snak in quals.get(P_CONSTRAINT_RELATION) or ():
+            rel = _snak_item(snak, stats)
+            if rel is not None:
+                relation = rel
+                break
+    for cls in classes or [None]:
+        out.append((pid, ctype, cls, relation))
+
+
+class EntityParser:
+    """Parses one record (bytes) at a time; pysimdjson when present, else orjson."""
+
+    def __init__(self, use_simdjson: bool | None = None) -> None:
+        self.use_simdjson = HAVE_SIMDJSON if use_simdjson is None else use_simdjson and HAVE_SIMDJSON
+        self._parser = simdjson.Parser() if self.use_simdjson else None
+
+    def parse(self, data: bytes) -> Any:
+        if self._parser is None:
+            return orjson.loads(data)
+        try:
+            return self._parser.parse(data)
+        except RuntimeError:
+            # A proxy from the previous document is still alive (e.g. held by a traceback).
+            self._parser = simdjson.Parser()
+            return self._parser.parse(data)
+
+
+def iter_envelope(record: Any) -> Iterable[Any] | None:
+    """Entities inside a {"entities": {...}} (Special:EntityData, wbgetentities) record, else None."""
+    if hasattr(record, "get") and "id" not in record and "entities" in record:
+        ents = record["entities"]
+        if hasattr(ents, "values"):
+            return list(ents.values())
+        return list(ents)
+    return None

@@ -1,0 +1,448 @@
+"""Wikidata JSON dump -> Parquet tables + index.duckdb + manifest.json, resumable and deterministic.
+
+Flow: the main process decompresses and cuts the stream into chunks of ``chunk_lines`` lines;
+a process pool parses chunks (partial parsing with pysimdjson) into per-chunk Parquet files in
+``DIR/.staging-<key>/`` with a done-marker each (etl.runner). When every chunk is done, DuckDB
+computes popularity over the staged edges, and the final tables are written sorted, with fixed
+row groups, into the staging folder; only then are they renamed into DIR. A SIGKILL at any
+moment leaves DIR as it was; rerunning the same command resumes from the finished chunks.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from etl.io import InputError, atomic_path, write_json_atomic
+from etl.manifest import build_manifest, describe_file, write_manifest
+from etl.parquet import PartWriter
+from etl.readers import Chunk, DumpStream, iter_chunks, iter_records
+from etl.runner import ShardRunner, stage_lock
+from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
+from wikidata_index.schema import TABLES
+
+log = logging.getLogger("wikidata_index.ingest")
+
+# Bumped whenever extraction changes, so stale staged chunks are never reused.
+EXTRACT_VERSION = 1
+DEFAULT_CHUNK_BYTES = 32 << 20
+ERROR_SAMPLES_PER_CHUNK = 20
+MANIFEST_ERROR_SAMPLES = 100
+STAGE_SCHEMAS: dict[str, pa.Schema] = {
+    t: (pa.schema([f for f in s if f.name != "popularity"]) if t == "entities" else s) for t, s in TABLES.items()
+}
+
+# Final sort orders: byte order on ids (this also makes row-group statistics prune point lookups).
+ORDER_BY = {
+    "entities": "id",
+    "names": "id, lang, name",
+    "types": "id, class, rank",
+    "subclasses": "id, superclass, rank",
+    "edges": "subject, property, object",
+    "properties": "id",
+    "property_constraints": "property, constraint_type, class NULLS FIRST, relation NULLS FIRST",
+}
+
+
+@dataclass
+class IngestResult:
+    out: Path
+    rows: dict[str, int]
+    stats: dict[str, int]
+    errors: list[dict[str, Any]]
+    seconds: float
+    resumed_chunks: int = 0
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        rows = ", ".join(f"{t} {n:,}" for t, n in self.rows.items())
+        skipped = {k: v for k, v in self.stats.items() if k.startswith(("skipped_", "malformed"))}
+        extra = "".join(f", {k} {v:,}" for k, v in sorted(skipped.items()))
+        resumed = f" ({self.resumed_chunks} chunks reused)" if self.resumed_chunks else ""
+        return (
+            f"index written to {self.out} in {self.seconds:.1f}s{resumed}\n"
+            f"rows: {rows}\n"
+            f"records: {self.stats.get('records', 0):,}, items {self.stats.get('kept_item', 0):,}, "
+            f"properties {self.stats.get('kept_property', 0):,}{extra}"
+        )
+
+
+# ----------------------------------------------------------------------------- chunk worker
+
+
+def process_chunk(chunk: Chunk, out_dir: Path, *, languages: Sequence[str]) -> dict[str, Any]:
+    """Parse one chunk into per-table Parquet files in out_dir; return its stats and error samples."""
+    data = chunk.load()
+    chunk = Chunk(chunk.index, chunk.offset, data, size=len(data))
+    parser = EntityParser()
+    rows = Rows()
+    stats: dict[str, int] = {"records": 0, "malformed": 0}
+    errors: list[dict[str, Any]] = []
+
+    def bad(line: int, offset: int, reason: str, message: str, raw: bytes) -> None:
+        stats["malformed"] += 1
+        stats[f"malformed_{reason}"] = stats.get(f"malformed_{reason}", 0) + 1
+        if len(errors) < ERROR_SAMPLES_PER_CHUNK:
+            sample = raw[:80].decode("utf-8", errors="replace")
+            errors.append({"line": line, "offset": offset, "reason": reason, "message": message, "sample": sample})
+
+    n_lines = [0]
+    for line, offset, raw in iter_records(chunk, n_lines):
+        _handle_record(parser, line, offset, raw, languages, rows, stats, bad)
+    columns = rows.columns
+    for table, schema in STAGE_SCHEMAS.items():
+        cols = columns[table]
+        arrays = [pa.array(cols[f.name], type=f.type) for f in schema]
+        # Staged files are read once, locally: no compression, dictionary or statistics to build.
+        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), out_dir / f"{table}.parquet",
+                       compression="none", use_dictionary=False, write_statistics=False)
+    # Error line numbers are relative to the chunk; the driver makes them absolute.
+    return {"stats": stats, "errors": errors, "bytes": len(data), "lines": n_lines[0]}
+
+
+def _handle_record(parser: EntityParser, line: int, offset: int, raw: bytes, languages: Sequence[str], rows: Rows,
+                   stats: dict[str, int], bad: Any) -> None:
+    # A function of its own so every pysimdjson proxy dies on return, before the next parse.
+    try:
+        record = parser.parse(raw)
+    except ValueError:
+        stats["records"] += 1
+        bad(line, offset, "invalid_json", "invalid JSON", raw)
+        return
+    envelope = iter_envelope(record)
+    for entity in envelope if envelope is not None else (record,):
+        stats["records"] += 1
+        try:
+            etype = extract_entity(entity, languages, rows, stats)
+            stats[f"kept_{etype}"] = stats.get(f"kept_{etype}", 0) + 1
+        except Skipped as s:
+            stats[f"skipped_{s.reason}"] = stats.get(f"skipped_{s.reason}", 0) + 1
+        except Malformed as m:
+            bad(line, offset, m.reason, str(m), raw)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            bad(line, offset, "bad_structure", f"unexpected structure: {type(exc).__name__} {exc}", raw)
+
+
+# ----------------------------------------------------------------------------- driver
+
+
+def _staging_key(dump: str, languages: Sequence[str], chunk_lines: int | None, chunk_bytes: int) -> str:
+    if dump == "-":
+        ident: dict[str, Any] = {"stdin": True}
+    else:
+        st = os.stat(dump)
+        ident = {"path": os.path.realpath(dump), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    ident |= {"languages": list(languages), "chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes, "version": EXTRACT_VERSION}
+    return hashlib.sha256(orjson.dumps(ident, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+SPOOL_PREFIX = "envbench-spool-"
+
+
+def make_spool(stage: Path, workers: int) -> str | None:
+    """A folder for chunk bytes on their way to workers: RAM-backed /dev/shm when there is one.
+
+    Spools of runs that were killed (their pid is gone) are removed first, since /dev/shm is RAM.
+    With one worker chunks are parsed in-process and need no spool.
+    """
+    if workers == 1:
+        return None
+    shm = Path("/dev/shm")
+    base = shm if shm.is_dir() and os.access(shm, os.W_OK) else stage
+    for old in base.glob(f"{SPOOL_PREFIX}*"):
+        try:
+            pid = int(old.name[len(SPOOL_PREFIX):].split("-")[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(old, ignore_errors=True)
+        except (ValueError, PermissionError):
+            pass
+    spool = base / f"{SPOOL_PREFIX}{os.getpid()}-{stage.name}"
+    shutil.rmtree(spool, ignore_errors=True)
+    spool.mkdir(parents=True)
+    return str(spool)
+
+
+def _merge_stats(total: dict[str, int], part: dict[str, int]) -> None:
+    for k, v in part.items():
+        total[k] = total.get(k, 0) + v
+
+
+def ingest_dump(
+    dump: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    languages: Sequence[str] = ("en",),
+    workers: int | None = None,
+    max_errors: int = 1000,
+    force: bool = False,
+    progress: bool = True,
+    chunk_lines: int | None = None,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> IngestResult:
+    """Ingest a Wikidata JSON dump (.json/.gz/.bz2/.zst or '-') into an index at ``out``."""
+    t0 = time.perf_counter()
+    dump = str(dump)
+    out_dir = Path(out)
+    languages = tuple(dict.fromkeys(lang.strip() for lang in languages if lang.strip()))
+    if not languages:
+        raise InputError("--languages is empty; give at least one language code, e.g. --languages en")
+    workers = max(1, workers or os.cpu_count() or 1)
+    if max_errors < 0:
+        raise InputError(f"--max-errors must be 0 or more, got {max_errors}")
+    if dump != "-" and not Path(dump).is_file():
+        raise InputError(f"no such dump file: {dump}; check the path")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"--out {out_dir} is a file; give a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    key = _staging_key(dump, languages, chunk_lines, chunk_bytes)
+    stage = out_dir / f".staging-{key}"
+    with stage_lock(out_dir / ".ingest.lock", f"the index at {out_dir}"):
+        if force or dump == "-":
+            shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir(parents=True, exist_ok=True)
+        if (stage / "final.done").exists():  # killed while publishing: only the renames are left
+            manifest = orjson.loads((stage / "final.done").read_bytes())
+        else:
+            manifest = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress, t0)
+        _publish(stage, out_dir, manifest)
+        for other in out_dir.glob(".staging-*"):  # stale stages from other parameters
+            shutil.rmtree(other, ignore_errors=True)
+    errors = manifest.get("errors", [])
+    return IngestResult(
+        out=out_dir,
+        rows=manifest["rows"],
+        stats=manifest["stats"],
+        errors=errors,
+        seconds=time.perf_counter() - t0,
+        resumed_chunks=manifest.get("timings", {}).get("resumed_chunks", 0),
+        manifest=manifest,
+    )
+
+
+def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
+           chunking: tuple[int | None, int], progress: bool, t0: float) -> dict[str, Any]:
+    parsed_marker = stage / "parsed.json"
+    if parsed_marker.exists():  # killed during finalisation: no need to read the dump again
+        parsed = orjson.loads(parsed_marker.read_bytes())
+        parsed["resumed"] = parsed["chunks"]
+    else:
+        parsed = _parse_all(dump, stage, languages, workers, max_errors, chunking, progress)
+        write_json_atomic(parsed_marker, parsed)
+    chunk_dirs = ShardRunner(stage / "chunks", process_chunk).output_dirs()
+    t_final = time.perf_counter()
+    rows, outputs = _finalize(stage, chunk_dirs, workers)
+    t_end = time.perf_counter()
+    chunk_lines, chunk_bytes = chunking
+    manifest = build_manifest(
+        step="ingest-dump",
+        inputs=[],
+        parameters={"languages": list(languages), "chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes,
+                    "max_errors": max_errors, "workers": workers},
+        outputs=outputs,
+        output_root=stage / "publish",
+        extra={
+            "rows": rows,
+            "stats": dict(sorted(parsed["stats"].items())),
+            "errors": parsed["errors"],
+            "timings": {"parse_s": parsed["parse_s"], "finalize_s": round(t_end - t_final, 3),
+                        "total_s": round(t_end - t0, 3), "chunks": parsed["chunks"],
+                        "resumed_chunks": parsed["resumed"]},
+        },
+    )
+    manifest["inputs"] = [parsed["input"]]
+    write_json_atomic(stage / "final.done", manifest)
+    return manifest
+
+
+def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
+               chunking: tuple[int | None, int], progress: bool) -> dict[str, Any]:
+    """Stream the dump through the chunk workers; return stats, error samples and the input's facts."""
+    from tqdm import tqdm
+
+    stream = DumpStream(dump, tool_threads=workers)
+    total = stream.size
+    bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="ingest", file=sys.stderr,
+               disable=not progress, dynamic_ncols=True, mininterval=0.5)
+    read_state = {"raw": 0, "dec": 0}
+
+    def on_read(dec: int, raw: int) -> None:
+        read_state["dec"] = dec
+        if total is not None:
+            bar.update(raw - read_state["raw"])
+        read_state["raw"] = raw
+
+    stats: dict[str, int] = {}
+    errors: list[dict[str, Any]] = []
+    runner = ShardRunner(stage / "chunks", functools.partial(process_chunk, languages=languages), workers=workers)
+    resumed = 0
+    n_chunks = 0
+    lines_before = 0
+    t_parse = time.perf_counter()
+    chunk_lines, chunk_bytes = chunking
+    spool = make_spool(stage, workers)
+    results = runner.run(iter_chunks(stream, chunk_lines, chunk_bytes=chunk_bytes, on_read=on_read,
+                                     spool=spool, skip=runner.is_done))
+    try:
+        for _index, result, was_done in results:
+            n_chunks += 1
+            resumed += was_done
+            _merge_stats(stats, result["stats"])
+            for rel in result["errors"]:
+                err = dict(rel, line=rel["line"] + lines_before)
+                if len(errors) < MANIFEST_ERROR_SAMPLES:
+                    errors.append(err)
+                if not was_done:
+                    log.warning("%s: line %d (byte %d): %s: %r", dump, err["line"], err["offset"],
+                                err["message"], err["sample"])
+            lines_before += result["lines"]
+            if stats.get("malformed", 0) > max_errors:
+                first = errors[0]
+                raise InputError(
+                    f"{dump}: {stats['malformed']} malformed entities, more than --max-errors {max_errors} "
+                    f"(first at line {first['line']}: {first['message']}); check that this is a Wikidata JSON "
+                    "dump, or raise --max-errors"
+                )
+            elapsed = max(time.perf_counter() - t_parse, 1e-9)
+            bar.set_postfix_str(
+                f"{stats.get('records', 0) / elapsed:,.0f} ent/s {read_state['dec'] / elapsed / 1e6:,.0f} MB/s",
+                refresh=False,
+            )
+        if read_state["dec"] == 0:
+            raise InputError(f"{dump}: the input is empty (0 bytes after decompression); check the file")
+        sha = stream.finish() if dump != "-" else stream.raw.sha256.hexdigest()
+        raw_bytes = stream.raw_pos
+    finally:
+        results.close()  # stops the pool at once when the loop ends early
+        bar.close()
+        stream.close()
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
+    return {
+        "stats": stats,
+        "errors": errors,
+        "chunks": n_chunks,
+        "resumed": resumed,
+        "lines": lines_before,
+        "parse_s": round(time.perf_counter() - t_parse, 3),
+        "input": {"name": Path(dump).name if dump != "-" else "-", "bytes": raw_bytes,
+                  "decompressed_bytes": read_state["dec"], "sha256": sha},
+    }
+
+
+def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[str, int], list[Path]]:
+    """Popularity over staged edges, then every table sorted and written with fixed row groups."""
+    import duckdb
+
+    publish = stage / "publish"
+    shutil.rmtree(publish, ignore_errors=True)
+    publish.mkdir(parents=True)
+    tmpdir = stage / "duckdb-tmp"
+    # The memory limit keeps peak RSS under 1.5 GB on the full dump; DuckDB spills sorts to tmpdir.
+    con = duckdb.connect(config={"threads": workers, "memory_limit": "800MB", "temp_directory": str(tmpdir),
+                                 "preserve_insertion_order": True})
+    rows: dict[str, int] = {}
+    outputs: list[Path] = []
+    try:
+        # A glob, not a list: the full dump has tens of thousands of chunks. Only finished chunks
+        # have a folder named by 8 digits (work in progress is in NNNNNNNN.tmpPID).
+        digits = "[0-9]" * 8
+        for table, schema in STAGE_SCHEMAS.items():
+            if chunk_dirs:
+                glob = str(chunk_dirs[0].parent / digits / f"{table}.parquet").replace("'", "''")
+                con.execute(f"CREATE VIEW staged_{table} AS SELECT * FROM read_parquet('{glob}')")
+            else:
+                con.register(f"staged_{table}", schema.empty_table())
+            if chunk_dirs:
+                found = con.execute(f"SELECT count(*) FROM glob('{glob}')").fetchall()[0][0]
+                if found != len(chunk_dirs):  # pragma: no cover - a damaged staging folder
+                    raise InputError(f"{stage}: {found} staged chunks, expected {len(chunk_dirs)}; rerun with --force")
+        con.execute(
+            """CREATE TEMP TABLE pop AS
+               SELECT id, count(*)::BIGINT AS n FROM (
+                   SELECT subject AS id FROM staged_edges
+                   UNION ALL SELECT object FROM staged_edges WHERE object <> subject)
+               GROUP BY id"""
+        )
+        queries = {
+            "entities": """SELECT e.id, e.type, e.label, e.description, e.sitelinks, e.enwiki,
+                                  coalesce(p.n, 0)::BIGINT AS popularity
+                           FROM (SELECT * FROM staged_entities
+                                 QUALIFY row_number() OVER (PARTITION BY id ORDER BY type, label, description,
+                                         sitelinks, enwiki) = 1) e
+                           LEFT JOIN pop p ON p.id = e.id""",
+            "names": """SELECT id, lang, name, bool_or(is_label) AS is_label, any_value(folded) AS folded
+                        FROM staged_names GROUP BY id, lang, name""",
+            "properties": """SELECT id, datatype, label FROM staged_properties
+                             QUALIFY row_number() OVER (PARTITION BY id ORDER BY datatype, label) = 1""",
+        }
+        for table, schema in TABLES.items():
+            sql = queries.get(table, f"SELECT DISTINCT * FROM staged_{table}")
+            sql = f"SELECT {', '.join(schema.names)} FROM ({sql}) ORDER BY {ORDER_BY[table]}"
+            writer = PartWriter(publish / table, schema)
+            reader = con.sql(sql).to_arrow_reader(1 << 16)
+            writer.write_batches(reader)
+            outputs += writer.close()
+            rows[table] = writer.rows
+    finally:
+        con.close()
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return rows, outputs
+
+
+def write_index_db(out_dir: Path) -> None:
+    """index.duckdb with one view per table over the absolute Parquet paths (for the duckdb CLI)."""
+    import duckdb
+
+    target = out_dir / "index.duckdb"
+    with atomic_path(target) as tmp:
+        tmp.unlink()
+        con = duckdb.connect(str(tmp))
+        try:
+            for table in TABLES:
+                glob = str((out_dir / table).resolve() / "*.parquet").replace("'", "''")
+                con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}')")
+        finally:
+            con.close()
+        wal = Path(str(tmp) + ".wal")
+        if wal.exists():
+            wal.unlink()
+
+
+def _publish(stage: Path, out_dir: Path, manifest: dict[str, Any]) -> None:
+    """Swap the new tables into DIR; idempotent, so a run killed half-way finishes it on rerun."""
+    publish = stage / "publish"
+    old = stage / "old"
+    old.mkdir(exist_ok=True)
+    if (out_dir / "manifest.json").exists():  # the index is incomplete until the new manifest lands
+        os.replace(out_dir / "manifest.json", old / "manifest.json")
+    for table in TABLES:
+        new = publish / table
+        if not new.exists():
+            continue  # moved by an earlier, interrupted publish
+        dest = out_dir / table
+        if dest.exists():
+            shutil.rmtree(old / table, ignore_errors=True)
+            os.replace(dest, old / table)
+        os.replace(new, dest)
+    write_index_db(out_dir)
+    write_manifest(out_dir / "manifest.json", manifest)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def describe_index(out_dir: Path) -> list[dict[str, Any]]:
+    """Name, size and sha256 of each table file (used by `envbench index info --files`)."""
+    return [describe_file(p, relative_to=out_dir) for t in TABLES for p in sorted((out_dir / t).glob("*.parquet"))]
