@@ -1,0 +1,180 @@
+"""Benchmark: `generate` for 1000 documents x 5 seeds against lean indexes of growing size.
+
+    .venv/bin/python bench/generate.py            # 1M and 10M items
+    .venv/bin/python bench/generate.py --quick    # 100k and 1M items (about a minute and a half)
+
+Lean indexes are written straight to Parquet by one DuckDB query per table (the ingest path
+for 10M items would take too long here): every item has a label, 0-3 aliases, one P31 class
+from a skewed mix (40% human, 15% city, ...), a popularity, and there is a small P279 tree and a
+few type constraints. They are cached under runs/bench/ (delete to rebuild).
+
+Documents: Re-DocRED dev + test (1000 real documents) from ../shared/data when present, else the
+sample world's documents repeated to 1000. Every PER/ORG/LOC/MISC entity is linked to an item
+of a matching class among the first 100k items, so every index size sees the same links and the
+same work; only the size of the index differs. The time covers `generate` end to end (reading,
+typing, candidate SQL, substitution, audit, writing), measured side by side in one run: a first run
+(which numbers the candidates of every class once and caches that in INDEX/derived/) and a later
+run on the same index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from envbench.docred import entity_type  # noqa: E402
+from envbench.seeding import derive_seed  # noqa: E402
+from etl.io import sha256_file, write_json_atomic  # noqa: E402
+
+SYLLABLES = ["ka", "lo", "mi", "ren", "dor", "sa", "vel", "tin", "mar", "bel", "or", "an", "ish", "tu", "gar",
+             "nel", "po", "ri", "sen", "ca", "del", "fa", "hu", "ja", "ke", "lu", "mo", "na", "pe", "qui",
+             "ro", "su", "ta", "ul", "vi", "wa", "xe", "yo", "ze", "bra", "cle", "dri", "fro", "gla", "pra",
+             "sto", "tri", "vro", "ald", "eno"]
+# P31 class per bucket of i % 100, and the coarse type it serves
+BUCKETS = [("Q5", 0, 40), ("Q515", 40, 55), ("Q6256", 55, 58), ("Q43229", 58, 68), ("Q4830453", 68, 78),
+           ("Q7725634", 78, 90), ("Q482994", 90, 100)]
+COARSE_BUCKETS = {"PER": [("Q5", 0, 40)], "LOC": [("Q515", 40, 55), ("Q6256", 55, 58)],
+                  "ORG": [("Q43229", 58, 68), ("Q4830453", 68, 78)],
+                  "MISC": [("Q7725634", 78, 90), ("Q482994", 90, 100)]}
+SUBCLASSES = [("Q5", "Q215627"), ("Q515", "Q486972"), ("Q486972", "Q2221906"), ("Q6256", "Q2221906"),
+              ("Q4830453", "Q43229"), ("Q7725634", "Q47461344"), ("Q47461344", "Q386724"), ("Q482994", "Q386724")]
+CONSTRAINTS = [("P27", "Q21503250", "Q5"), ("P27", "Q21510865", "Q6256"), ("P17", "Q21510865", "Q6256"),
+               ("P131", "Q21503250", "Q2221906"), ("P19", "Q21510865", "Q2221906"), ("P569", "Q21503250", "Q5")]
+LINK_RANGE = 100_000  # links point into the first 100k items, present in every index size
+
+
+def qid(i: int) -> str:
+    return f"Q{100_000_000 + i}"
+
+
+def build_lean_index(root: Path, items: int) -> Path:
+    """Write a lean index of ``items`` items (cached: reused when its manifest exists)."""
+    import duckdb
+
+    if (root / "manifest.json").is_file():
+        return root
+    root.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    syl = "[" + ", ".join(f"'{s}'" for s in SYLLABLES) + "]"
+    n = len(SYLLABLES)
+    cls_case = "CASE " + " ".join(f"WHEN i % 100 < {hi} THEN '{c}'" for c, _, hi in BUCKETS) + " END"
+    con.execute(f"""CREATE MACRO cap(s) AS upper(s[1]) || s[2:];
+        CREATE MACRO w1(i) AS cap({syl}[i % {n} + 1] || {syl}[(i // {n}) % {n} + 1]);
+        CREATE MACRO w2(i) AS cap({syl}[(i // {n**2}) % {n} + 1] || {syl}[(i // {n**3}) % {n} + 1]
+                                   || {syl}[(i // {n**4}) % {n} + 1]);
+    """)
+    base = f"SELECT range AS i FROM range({items})"
+
+    def copy(table: str, sql: str) -> None:
+        (root / table).mkdir(exist_ok=True)
+        con.execute(f"COPY ({sql}) TO '{root / table / 'part-00000.parquet'}' "
+                    "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)")
+
+    copy("entities", f"""SELECT 'Q' || (100000000 + i) AS id, 'item' AS type, w1(i) || ' ' || w2(i) AS label,
+        NULL::VARCHAR AS description, 0::INT AS sitelinks, NULL::VARCHAR AS enwiki,
+        ((i * 7919) % 1000)::BIGINT AS popularity FROM ({base})""")
+    copy("names", f"""SELECT id, 'en' AS lang, name, is_label, lower(name) AS folded FROM (
+        SELECT i, 'Q' || (100000000 + i) AS id, w1(i) || ' ' || w2(i) AS name, true AS is_label, 0 AS k FROM ({base})
+        UNION ALL SELECT i, 'Q' || (100000000 + i), w2(i), false, 1 FROM ({base}) WHERE (i // 7) % 4 >= 1
+        UNION ALL SELECT i, 'Q' || (100000000 + i), left(w1(i), 1) || '. ' || w2(i), false, 2 FROM ({base})
+                  WHERE (i // 7) % 4 >= 2
+        UNION ALL SELECT i, 'Q' || (100000000 + i), w1(i) || ' ' || left(w2(i), 1) || '.', false, 3 FROM ({base})
+                  WHERE (i // 7) % 4 >= 3
+        ) ORDER BY i, k""")
+    copy("types", f"SELECT 'Q' || (100000000 + i) AS id, {cls_case} AS class, 'normal' AS rank FROM ({base})")
+    sub = " UNION ALL ".join(f"SELECT '{a}' AS id, '{b}' AS superclass, 'normal' AS rank" for a, b in SUBCLASSES)
+    copy("subclasses", sub)
+    copy("edges", f"""SELECT 'Q' || (100000000 + i) AS subject, 'P17' AS property,
+        'Q' || (100000000 + 55 + 100 * ((i * 31) % greatest({items} // 100, 1))) AS object
+        FROM ({base}) WHERE i % 10 = 0""")
+    copy("properties", "SELECT 'P17' AS id, 'wikibase-item' AS datatype, 'country' AS label")
+    cons = " UNION ALL ".join(
+        f"SELECT '{p}' AS property, '{t}' AS constraint_type, '{c}' AS class, 'Q21503252' AS relation"
+        for p, t, c in CONSTRAINTS)
+    copy("property_constraints", cons)
+    con.close()
+    outputs = [{"name": str(p.relative_to(root)), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
+               for p in sorted(root.glob("*/*.parquet"))]
+    write_json_atomic(root / "manifest.json", {"step": "bench lean index", "items": items, "outputs": outputs},
+                      indent=True)
+    return root
+
+
+def bench_docs(work: Path) -> tuple[Path, Path, str]:
+    """1000 documents and links into the lean indexes."""
+    shared = REPO.parent / "shared" / "data" / "re-docred"
+    if (shared / "dev_revised.json").is_file() and (shared / "test_revised.json").is_file():
+        docs = json.loads((shared / "dev_revised.json").read_text()) + json.loads((shared / "test_revised.json").read_text())
+        source = "Re-DocRED dev + test"
+    else:
+        from envbench.sample_world import make_sample
+
+        make_sample(work / "sample")
+        base = json.loads((work / "sample" / "docs" / "train.json").read_text())
+        docs = []
+        for r in range(1000 // len(base) + 1):
+            for d in base:
+                docs.append({**d, "title": f"{d['title']} ({r})"})
+        source = "sample world train split, repeated"
+    docs = docs[:1000]
+    links = {}
+    for d in docs:
+        row = []
+        for ei, ent in enumerate(d["vertexSet"]):
+            t = entity_type(ent)
+            if t not in COARSE_BUCKETS:
+                row.append(None)
+                continue
+            h = derive_seed("bench-link", d["title"], ei)
+            cls, lo, hi = COARSE_BUCKETS[t][h % len(COARSE_BUCKETS[t])]
+            row.append(qid(100 * ((h >> 8) % (LINK_RANGE // 100)) + lo + (h >> 40) % (hi - lo)))
+        links[d["title"]] = row
+    work.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(work / "docs.json", docs)
+    write_json_atomic(work / "links.json", links)
+    return work / "docs.json", work / "links.json", source
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="100k and 1M items instead of 1M and 10M")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--work", default=str(REPO / "runs" / "bench"), help="cache for indexes and outputs")
+    args = parser.parse_args()
+    from envbench.generate import generate
+
+    work = Path(args.work)
+    sizes = [100_000, 1_000_000] if args.quick else [1_000_000, 10_000_000]
+    docs, links, source = bench_docs(work / "generate-docs")
+    n_docs = len(json.loads(docs.read_text()))
+    print(f"documents: {n_docs} ({source}) x {args.seeds} seeds")
+    results = []
+    for size in sizes:
+        t = time.perf_counter()
+        index = build_lean_index(work / f"lean-{size}", size)
+        built = time.perf_counter() - t
+        print(f"index {size:>11,} items (built or reused in {built:.1f} s)")
+        shutil.rmtree(index / "derived", ignore_errors=True)  # the first run numbers the candidates
+        for label in ("first run", "later run"):
+            out = work / f"generate-out-{size}"
+            t = time.perf_counter()
+            res = generate(docs, index, out, links=links, seeds=args.seeds, force=True, progress=False)
+            secs = time.perf_counter() - t
+            rate = res.stats["substitution_rate"]["total"]
+            print(f"  {label}: generate {secs:6.1f} s, {n_docs / secs:6.1f} source docs/s, "
+                  f"{n_docs * args.seeds / secs:7.1f} output docs/s, substitution rate {rate:.3f}")
+            print("    stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in res.timings.items()))
+        results.append((size, secs))
+    (s0, t0), (s1, t1) = results[0], results[-1]
+    print(f"growth (later runs): index x{s1 // s0} -> time x{t1 / t0:.2f}")
+
+
+if __name__ == "__main__":
+    main()

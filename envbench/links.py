@@ -1,0 +1,105 @@
+"""Entity links (QID or None per entity index) from the three accepted link-file formats.
+
+* the project's format, also written by ``envbench link``: ``{title: [QID or null, ...]}``,
+  one entry per entity index of the document;
+* Linked-DocRED / Linked-Re-DocRED files (a JSON list of documents whose ``entities`` carry
+  ``entity_linking.wikidata_resource``). Linked-DocRED merges and re-indexes entities, so each
+  DocRED entity is aligned by its mentions' ``(sent_id, pos)``: it takes the QID of the linked
+  entity that shares most of its mentions (ties: the linked entity listed first).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from envbench.docred import Doc
+from envbench.errors import DataError
+from etl.io import InputError, read_json
+
+Links = dict[str, list[str | None]]
+
+_QID = re.compile(r"^Q[1-9]\d*$")
+
+
+def _check_qid(value: Any, path: str, title: str, index: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _QID.match(value):
+        raise DataError(f"{path}: document {title!r}: entity {index}: {value!r} is not a Wikidata item id; "
+                        "write a QID such as \"Q42\" or null")
+    return value
+
+
+def align_links(docs: Sequence[Doc], links: dict[str, Any], path: str = "<links>") -> Links:
+    """Links of the project format checked against the documents (a missing title = unlinked)."""
+    out: Links = {}
+    for i, doc in enumerate(docs):
+        title = doc["title"]
+        n = len(doc["vertexSet"])
+        given = links.get(title)
+        if given is None:
+            out[title] = [None] * n
+            continue
+        if not isinstance(given, list):
+            raise DataError(f"{path}: document {i} {title!r}: links must be a list with a QID or null per "
+                            "entity index")
+        if len(given) != n:
+            raise DataError(
+                f"{path}: document {i} {title!r}: the link file lists {len(given)} entities but the document "
+                f"has {n}; give a QID or null for each entity index (or regenerate it with `envbench link`)"
+            )
+        out[title] = [_check_qid(q, path, title, j) for j, q in enumerate(given)]
+    return out
+
+
+def align_linked_docred(docs: Sequence[Doc], linked: Sequence[dict[str, Any]], path: str = "<links>") -> Links:
+    """Align Linked-DocRED records (as read by ``read_linked_docred``) to DocRED entities."""
+    by_title = {rec["title"]: rec for rec in linked}
+    out: Links = {}
+    for doc in docs:
+        title = doc["title"]
+        rec = by_title.get(title)
+        qids: list[str | None] = []
+        owner: dict[tuple[int, int, int], int] = {}
+        if rec is not None:
+            for li, ent in enumerate(rec.get("entities", [])):
+                for m in ent.get("mentions", []):
+                    owner.setdefault((int(m["sent_id"]), int(m["pos"][0]), int(m["pos"][1])), li)
+        for ei, entity in enumerate(doc["vertexSet"]):
+            votes = Counter(
+                owner[k] for m in entity if (k := (m["sent_id"], m["pos"][0], m["pos"][1])) in owner
+            )
+            qid = None
+            if votes:
+                best = max(votes.values())
+                li = min(li for li, v in votes.items() if v == best)
+                qid = _check_qid(rec["entities"][li].get("qid"), path, title, ei) if rec else None
+            qids.append(qid)
+        out[title] = qids
+    return out
+
+
+def read_links(path: str | os.PathLike[str], docs: Sequence[Doc]) -> Links:
+    """Read a link file of any accepted format, aligned to ``docs`` (see the module docstring)."""
+    try:
+        data = read_json(path, what="link file")
+    except InputError as exc:
+        raise DataError(str(exc)) from None
+    if isinstance(data, dict):
+        return align_links(docs, data, str(path))
+    if isinstance(data, list):
+        from envbench.linked_docred import read_linked_docred
+
+        return align_linked_docred(docs, read_linked_docred(path), str(path))
+    raise DataError(f"{path}: a link file is a JSON object {{title: [QID or null, ...]}} or a Linked-DocRED "
+                    f"list of documents, not a {type(data).__name__}")
+
+
+def coverage(links: Links) -> tuple[int, int]:
+    """(linked entities, all entities)."""
+    total = sum(len(v) for v in links.values())
+    return sum(q is not None for v in links.values() for q in v), total

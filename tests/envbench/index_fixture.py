@@ -1,0 +1,131 @@
+"""Tiny hand-made index directories (Parquet per table) and the sample world, for generation tests."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from wikidata_index.names import fold
+from wikidata_index.schema import (
+    RELATION_INSTANCE_OF,
+    SUBJECT_TYPE_CONSTRAINT,
+    TABLES,
+    VALUE_TYPE_CONSTRAINT,
+)
+
+
+def write_index(root: Path, rows: dict[str, list[dict[str, Any]]], *, skip: tuple[str, ...] = ()) -> Path:
+    """Write DIR/<table>/part-00000.parquet for every schema table (empty when not given)."""
+    for table, schema in TABLES.items():
+        if table in skip:
+            continue
+        data = rows.get(table, [])
+        cols = {f.name: [r.get(f.name) for r in data] for f in schema}
+        (root / table).mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table(cols, schema=schema), root / table / "part-00000.parquet")
+    return root
+
+
+def connect(root: Path) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    for table in TABLES:
+        if (root / table).is_dir():
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{root / table}/*.parquet')")
+    return con
+
+
+class Builder:
+    """Collects index rows: items with names, P31/P279 values, edges and constraints."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES}
+
+    def item(self, qid: str, label: str | None, *aliases: str, p31: tuple[str, ...] = (), popularity: int = 0,
+             ranks: dict[str, str] | None = None) -> Builder:
+        self.rows["entities"].append({"id": qid, "type": "item", "label": label, "description": None,
+                                      "sitelinks": 0, "enwiki": None, "popularity": popularity})
+        if label is not None:
+            self.rows["names"].append({"id": qid, "lang": "en", "name": label, "is_label": True, "folded": fold(label)})
+        for a in aliases:
+            self.rows["names"].append({"id": qid, "lang": "en", "name": a, "is_label": False, "folded": fold(a)})
+        for c in p31:
+            self.rows["types"].append({"id": qid, "class": c, "rank": (ranks or {}).get(c, "normal")})
+        return self
+
+    def subclass(self, cls: str, *parents: str) -> Builder:
+        for p in parents:
+            self.rows["subclasses"].append({"id": cls, "superclass": p, "rank": "normal"})
+        return self
+
+    def edge(self, s: str, p: str, o: str) -> Builder:
+        self.rows["edges"].append({"subject": s, "property": p, "object": o})
+        return self
+
+    def constraint(self, pid: str, role: str, *classes: str) -> Builder:
+        ctype = SUBJECT_TYPE_CONSTRAINT if role == "subject" else VALUE_TYPE_CONSTRAINT
+        for c in classes:
+            self.rows["property_constraints"].append(
+                {"property": pid, "constraint_type": ctype, "class": c, "relation": RELATION_INSTANCE_OF})
+        return self
+
+    def write(self, root: Path, *, skip: tuple[str, ...] = ()) -> Path:
+        return write_index(root, self.rows, skip=skip)
+
+
+def mention(name: str, sent_id: int, pos: list[int], type_: str) -> dict[str, Any]:
+    return {"name": name, "sent_id": sent_id, "pos": pos, "type": type_}
+
+
+@dataclass(frozen=True)
+class SampleWorld:
+    root: Path
+    sample: Path
+    index: Path
+    links: Path
+    test: Path
+    train: Path
+
+
+@functools.cache
+def sample_world() -> SampleWorld:
+    """make-sample + ingest-dump once per test process (about a second)."""
+    from envbench.sample_world import make_sample
+    from wikidata_index.ingest import ingest_dump
+
+    root = Path(tempfile.mkdtemp(prefix="envbench-gen-tests-"))
+    atexit.register(shutil.rmtree, root, True)
+    res = make_sample(root / "sample")
+    ingest_dump(res.dump, root / "index", progress=False)
+    docs = root / "sample" / "docs"
+    return SampleWorld(root, root / "sample", root / "index", res.links, docs / "test.json", docs / "train.json")
+
+
+def tiny_world() -> Builder:
+    """A hand-made index: 40 humans, 30 cities, 6 countries, a few odd items; see the tests."""
+    b = Builder()
+    b.subclass("Q5", "Q215627").subclass("Q515", "Q486972").subclass("Q486972", "Q2221906")
+    b.subclass("Q6256", "Q2221906").subclass("Q4830453", "Q43229")
+    for k in range(40):
+        aliases = (f"P. {k}", f"Per {k}") if k % 3 == 0 else (f"P. {k}",) if k % 3 == 1 else ()
+        b.item(f"Q{100 + k}", f"Person {k}", *aliases, p31=("Q5",), popularity=k)
+    for k in range(30):
+        b.item(f"Q{200 + k}", f"City {k}", f"C{k}", p31=("Q515",), popularity=k)
+    for k in range(6):
+        b.item(f"Q{300 + k}", f"Country {k}", p31=("Q6256",), popularity=100 + k)
+    b.item("Q400", "Nolabel", p31=("Q515",))
+    b.rows["names"] = [r for r in b.rows["names"] if r["id"] != "Q400" or not r["is_label"]]
+    b.item("Q401", "Old Town", p31=("Q515", "Q486972"))  # most specific: city
+    b.item("Q402", "Ex Person", p31=("Q5", "Q4830453"), ranks={"Q4830453": "preferred"})  # best rank
+    b.item("Q403", "Citystate", p31=("Q6256", "Q515"))  # unrelated classes: the bigger one (city)
+    b.item("Q404", "Gone", p31=("Q5",), ranks={"Q5": "deprecated"})
+    b.item("Q405", "Tie", p31=("Q43229", "Q4830453"))  # org and business: business is more specific
+    return b
