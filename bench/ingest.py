@@ -154,7 +154,8 @@ def floor(path: Path, workers: int, chunk_bytes: int) -> tuple[float, int]:
     spool = make_spool(Path(tempfile.mkdtemp()), workers)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
         pending = []
-        for chunk in iter_chunks(stream, chunk_bytes=chunk_bytes, spool=spool):
+        # The same transport as the ingest: at most 2 * workers chunks unfinished, so that + 1 slots.
+        for chunk in iter_chunks(stream, chunk_bytes=chunk_bytes, spool=spool, spool_slots=2 * workers + 1):
             pending.append(pool.submit(_loads_chunk, chunk))
             if len(pending) > 2 * workers:
                 n += pending.pop(0).result()

@@ -186,6 +186,19 @@ def from_linked_docred(doc: dict[str, Any]) -> Doc:
     return out
 
 
+def looks_like_predictions(data: Any) -> bool:
+    """True for an official prediction list ``[{title, h_idx, t_idx, r}]`` (a common mix-up with documents)."""
+    return (isinstance(data, list) and bool(data) and isinstance(data[0], dict)
+            and "h_idx" in data[0] and not {"vertexSet", "entities", "sents"} & data[0].keys())
+
+
+def predictions_given_as_documents(path: str | os.PathLike[str]) -> DataError:
+    return DataError(
+        f"{path}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED documents; give a "
+        "DocRED-format file (title, sents, vertexSet) here, and predictions to `envbench evaluate --pred`"
+    )
+
+
 def read_docs(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> DocSet:
     """Read and validate a DocRED-format JSON file (a list of documents; .gz/.bz2/.zst allowed).
 
@@ -198,6 +211,8 @@ def read_docs(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> Do
     if not isinstance(data, list):
         raise DataError(f"{path}: expected a JSON list of documents, got a {type(data).__name__}; "
                         "pass a DocRED-format file such as dev_revised.json")
+    if looks_like_predictions(data):
+        raise predictions_given_as_documents(path)
     if data and is_linked_docred(data[0]):
         data = [from_linked_docred(d) if is_linked_docred(d) else d for d in data]
     return validate_documents(data, str(path), skip_invalid=skip_invalid)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,8 @@ from envbench.docred import (
     entity_type,
     from_linked_docred,
     is_linked_docred,
+    looks_like_predictions,
+    predictions_given_as_documents,
     read_docs,
     validate_documents,
 )
@@ -38,40 +39,12 @@ _QID = re.compile(r"Q[1-9][0-9]*")
 _CONFIDENCE_ORDER = {"A": 0, "B": 1, "C": 2}
 
 
-def looks_like_predictions(data: Any) -> bool:
-    """True for an official prediction list ``[{title, h_idx, t_idx, r}]`` (a common mix-up with documents)."""
-    return (isinstance(data, list) and bool(data) and isinstance(data[0], dict)
-            and "h_idx" in data[0] and not {"vertexSet", "entities", "sents"} & data[0].keys())
-
-
-def predictions_given_as_documents(path: str | os.PathLike[str]) -> DataError:
-    return DataError(
-        f"{path}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED documents; give a "
-        "DocRED-format file (title, sents, vertexSet) here, and predictions to `envbench evaluate --pred`"
-    )
-
-
-def _undecodable(exc: BaseException) -> bool:
-    """A decompressor's complaint about a corrupt or truncated .gz/.bz2/.zst file (not an OS error)."""
-    return (isinstance(exc, (EOFError, zlib.error)) or (isinstance(exc, OSError) and exc.errno is None)
-            or type(exc).__name__ == "ZstdError")
-
-
-def _corrupt(path: str | os.PathLike[str], exc: BaseException) -> DataError:
-    return DataError(f"{path}: cannot decompress it ({exc}); the file is corrupt or ends early; download it "
-                     "again or compress it again")
-
-
 def read_json_file(path: str | os.PathLike[str], what: str) -> Any:
-    """``etl.io.read_json`` for commands: a corrupt or truncated compressed file is one DataError naming it."""
+    """``etl.io.read_json`` raising DataError, so callers catch one error type."""
     try:
         return read_json(path, what=what)
     except InputError as exc:
         raise DataError(str(exc)) from None
-    except Exception as exc:
-        if _undecodable(exc):
-            raise _corrupt(path, exc) from None
-        raise
 
 
 def read_documents(
@@ -83,16 +56,10 @@ def read_documents(
     """
     try:
         return read_docs(path, skip_invalid=skip_invalid)
-    except Exception as exc:
-        if _undecodable(exc):
-            raise _corrupt(path, exc) from None
-        if not isinstance(exc, DataError):
-            raise
+    except DataError as exc:
         message = str(exc)
         if not message.endswith(_SKIP_HINT):  # not a validation error (a missing or unreadable file)
             raise
-        if looks_like_predictions(read_json(path, what="DocRED JSON file")):  # read again only on this error
-            raise predictions_given_as_documents(path) from None
         if skip_flag == "--skip-invalid":
             raise
         hint = f"; or pass {skip_flag} to skip invalid documents" if skip_flag else ""

@@ -79,7 +79,10 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
         if isinstance(exc, OSError) and exc.filename is not None:  # a file-system error, not a decoder's
             raise
         # truncated or corrupt archives surface as EOFError, BadGzipFile, OSError or zstandard.ZstdError
-        raise InputError(f"{path}: cannot be read ({exc}); the file is truncated or corrupt, re-download it") from None
+        raise InputError(
+            f"{path}: cannot decompress it ({exc}); the file is corrupt or ends early; "
+            "download it again or compress it again"
+        ) from None
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:

@@ -36,7 +36,8 @@ from wikidata_index.schema import TABLES
 
 log = logging.getLogger("wikidata_index.ingest")
 
-# Bumped whenever extraction changes, so stale staged chunks are never reused.
+# Bumped whenever extraction changes, so stale staged chunks are never reused. (Staged chunks
+# without the files of empty tables, since version 1 too, read the same.)
 EXTRACT_VERSION = 1
 DEFAULT_CHUNK_BYTES = 32 << 20
 ERROR_SAMPLES_PER_CHUNK = 20
@@ -105,6 +106,8 @@ def process_chunk(chunk: Chunk, out_dir: Path, *, languages: Sequence[str]) -> d
     columns = rows.columns
     for table, schema in STAGE_SCHEMAS.items():
         cols = columns[table]
+        if table != "entities" and not cols[schema.names[0]]:
+            continue  # no rows, no file: fewer files to write, read and delete (entities is always written)
         arrays = [pa.array(cols[f.name], type=f.type) for f in schema]
         # Staged files are read once, locally: no compression, dictionary or statistics to build.
         pq.write_table(pa.Table.from_arrays(arrays, schema=schema), out_dir / f"{table}.parquet",
@@ -294,8 +297,9 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
     t_parse = time.perf_counter()
     chunk_lines, chunk_bytes = chunking
     spool = make_spool(stage, workers)
+    # Ring slots: the runner keeps at most ``window`` chunks unfinished (see iter_chunks).
     results = runner.run(iter_chunks(stream, chunk_lines, chunk_bytes=chunk_bytes, on_read=on_read,
-                                     spool=spool, skip=runner.is_done))
+                                     spool=spool, skip=runner.is_done, spool_slots=runner.window + 1))
     try:
         for _index, result, was_done in results:
             n_chunks += 1
@@ -360,16 +364,19 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[s
         # A glob, not a list: the full dump has tens of thousands of chunks. Only finished chunks
         # have a folder named by 8 digits (work in progress is in NNNNNNNN.tmpPID).
         digits = "[0-9]" * 8
+        # Every finished chunk has entities.parquet; the other tables only where they have rows.
         for table, schema in STAGE_SCHEMAS.items():
+            found = 0
             if chunk_dirs:
                 glob = str(chunk_dirs[0].parent / digits / f"{table}.parquet").replace("'", "''")
+                found = con.execute(f"SELECT count(*) FROM glob('{glob}')").fetchall()[0][0]
+                if table == "entities" and found != len(chunk_dirs):  # pragma: no cover - a damaged stage
+                    raise InputError(f"{stage}: {found} staged chunks, expected {len(chunk_dirs)}; rerun with --force")
+            if found:
                 con.execute(f"CREATE VIEW staged_{table} AS SELECT * FROM read_parquet('{glob}')")
             else:
-                con.register(f"staged_{table}", schema.empty_table())
-            if chunk_dirs:
-                found = con.execute(f"SELECT count(*) FROM glob('{glob}')").fetchall()[0][0]
-                if found != len(chunk_dirs):  # pragma: no cover - a damaged staging folder
-                    raise InputError(f"{stage}: {found} staged chunks, expected {len(chunk_dirs)}; rerun with --force")
+                cols = ", ".join(f'NULL::{_duck_type(f.type)} AS "{f.name}"' for f in schema)
+                con.execute(f"CREATE VIEW staged_{table} AS SELECT {cols} WHERE false")
         con.execute(
             """CREATE TEMP TABLE pop AS
                SELECT id, count(*)::BIGINT AS n FROM (
@@ -393,14 +400,26 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[s
             sql = queries.get(table, f"SELECT DISTINCT * FROM staged_{table}")
             sql = f"SELECT {', '.join(schema.names)} FROM ({sql}) ORDER BY {ORDER_BY[table]}"
             writer = PartWriter(publish / table, schema)
-            reader = con.sql(sql).to_arrow_reader(1 << 16)
-            writer.write_batches(reader)
+            writer.write_batches(con.sql(sql).to_arrow_reader(1 << 16))
             outputs += writer.close()
             rows[table] = writer.rows
     finally:
         con.close()
         shutil.rmtree(tmpdir, ignore_errors=True)
     return rows, outputs
+
+
+def _duck_type(t: pa.DataType) -> str:
+    """The DuckDB type of a staging column (strings, booleans and integers only)."""
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "VARCHAR"
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_int32(t):
+        return "INTEGER"
+    if pa.types.is_int64(t):
+        return "BIGINT"
+    raise TypeError(f"no DuckDB type for {t}")  # pragma: no cover - schema.py holds only these
 
 
 def write_index_db(out_dir: Path) -> None:

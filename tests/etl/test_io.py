@@ -16,8 +16,8 @@ def test_read_json_names_a_truncated_archive(tmp_path: Path) -> None:
     bad.write_bytes(whole[: len(whole) // 2])
     with pytest.raises(InputError) as err:
         read_json(bad)
-    assert str(err.value).startswith(f"{bad}: cannot be read (")
-    assert str(err.value).endswith("the file is truncated or corrupt, re-download it")
+    assert str(err.value).startswith(f"{bad}: cannot decompress it (")
+    assert str(err.value).endswith("the file is corrupt or ends early; download it again or compress it again")
 
 
 def test_read_json_names_the_missing_file(tmp_path: Path) -> None:
