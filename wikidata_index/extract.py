@@ -156,7 +156,10 @@ def _text(obj: Any, lang: str) -> str | None:
     if entry is None:
         return None
     value = entry.get("value")
-    return None if value is None else str(value)
+    if value is None or isinstance(value, str):
+        return value
+    # str() of a simdjson proxy embeds a memory address; refuse rather than write unstable bytes
+    raise Malformed("bad_term", f"{lang} term value is a {type(value).__name__}, not a string")
 
 
 def _check_unusual(record: Any) -> None:

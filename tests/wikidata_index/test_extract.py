@@ -210,6 +210,8 @@ def test_skipped_records(record: dict, reason: str) -> None:
     ({"id": "Q1"}, "no_type"),
     ({"id": "P1", "type": "item"}, "bad_id"),
     ({"id": "Q1", "type": "item", "claims": [1]}, "bad_claims"),
+    ({"id": "Q1", "type": "item", "labels": {"en": {"language": "en", "value": {"x": 1}}}}, "bad_term"),
+    ({"id": "Q1", "type": "item", "descriptions": {"en": {"language": "en", "value": 7}}}, "bad_term"),
 ])
 def test_malformed_records(record: dict, reason: str) -> None:
     with pytest.raises(Malformed) as exc:
