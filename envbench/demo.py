@@ -23,10 +23,15 @@ from envbench.generate import COARSE
 
 def run_demo(out: str | Path, *, seeds: int = 5, force: bool = False) -> str:
     """Run the three steps under ``out`` and return the printed summary."""
-    from envbench.generate import generate
+    from envbench.errors import EnvbenchError
+    from envbench.generate import check_writable, generate
     from envbench.sample_world import make_sample
     from wikidata_index.ingest import ingest_dump
 
+    # checked before the first step, so a bad option never leaves a half-built demo behind
+    if seeds < 1:
+        raise EnvbenchError(f"--seeds must be at least 1 (got {seeds}); pass --seeds 5 for the Env-DocRED setting")
+    check_writable(out, "--out", folder=True)
     out = Path(out)
     timings: list[tuple[str, float]] = []
     t = time.perf_counter()
@@ -79,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         print(run_demo(args.out, seeds=args.seeds, force=args.force))
     except (EnvbenchError, InputError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # unwritable --out, a file where a folder is needed, full disk
+        from envbench.cli._errors import describe_os_error
+
+        print(f"Error: {describe_os_error(exc)}", file=sys.stderr)
         return 1
     return 0
 

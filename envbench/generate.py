@@ -44,7 +44,7 @@ from envbench.docred import Doc, distinct_names, entity_type, read_docs
 from envbench.errors import EnvbenchError
 from envbench.fine_types import fine_types
 from envbench.links import read_links
-from envbench.numtime import RENAMERS, TEMPORAL_PAIRS, DateValue, date_value, order_kept
+from envbench.numtime import RENAMERS, TEMPORAL_PAIRS, DateValue, date_value, order_kept, rename_times
 from envbench.substitute import (
     NewName,
     apply_plan,
@@ -116,6 +116,27 @@ def stem_of(path: str | os.PathLike[str]) -> str:
     for suffix in (".gz", ".bz2", ".zst"):
         name = name.removesuffix(suffix)
     return name.removesuffix(".json")
+
+
+def respell(name: str, old: list[str], new: list[str]) -> str:
+    """The new tokens written with the old name's spacing ("7%" -> "1%", not "1 %").
+
+    Falls back to the tokens joined by spaces when the old tokens cannot be found in order in the
+    name (a name that does not spell its tokens).
+    """
+    if len(old) != len(new):
+        return " ".join(new)
+    parts: list[str] = []
+    pos = 0
+    for o, n in zip(old, new):
+        start = name.find(o, pos)
+        if start < 0 or name[pos:start].strip():
+            return " ".join(new)
+        parts += [name[pos:start], n]
+        pos = start + len(o)
+    if name[pos:].strip():
+        return " ".join(new)
+    return "".join(parts) + name[pos:]
 
 
 # ---------------------------------------------------------------------------- per-document state
@@ -191,6 +212,7 @@ class _Run:
     new_tokens: dict[int, dict[str, list[str]]] = field(default_factory=dict)
     rows: list[_Row] = field(default_factory=list)
     new_items: dict[int, str] = field(default_factory=dict)
+    times_done: bool = False  # TIME entities are settled together, before the others
 
 
 class _Generator:
@@ -265,13 +287,16 @@ class _Generator:
         """Settle entities until a window is missing (returned) or the run is done (None)."""
         info = run.info
         n = len(info.doc["vertexSet"])
+        if not run.times_done:
+            self.settle_times(run)
+            run.times_done = True
         while run.cursor < n:
             ei = run.cursor
             if ei in run.slots:
                 need = self.settle_linked(run, ei)
                 if need is not None:
                     return need
-            else:
+            elif info.coarse[ei] != "TIME" or ei in info.overlap:
                 self.settle_other(run, ei)
             run.cursor += 1
             run.window = 0
@@ -302,9 +327,7 @@ class _Generator:
             keys = [name_key(t) for nm, t in new.items() if t != old[nm]]
             if len(set(keys)) != len(keys) or any(k in run.taken or info.occurs(k) for k in keys):
                 continue
-            if coarse == "TIME" and not self._order_ok(run, ei, new):
-                continue
-            plan = {nm: NewName(" ".join(t), tuple(t)) for nm, t in new.items() if t != old[nm]}
+            plan = {nm: NewName(respell(nm, old[nm], t), tuple(t)) for nm, t in new.items() if t != old[nm]}
             run.plan[ei] = plan
             run.new_tokens[ei] = new
             run.taken.update(keys)
@@ -313,21 +336,72 @@ class _Generator:
             return None
         return self._keep(run, ei, "no_valid_value" if any_rule else "no_rule")
 
-    def _order_ok(self, run: _Run, ei: int, new: dict[str, list[str]]) -> bool:
+    def settle_times(self, run: _Run) -> None:
+        """Rename every TIME entity of the run with one document-level shift (numtime.rename_times).
+
+        Attempts redraw the shift until no new name clashes (with the source document, another
+        entity's new name, or itself) and no temporal pair is reversed. When every attempt fails,
+        the attempt with the fewest failing entities is used and those keep their names.
+        """
         info = run.info
-        for a, b in info.order_pairs:
-            if ei not in (a, b):
+        todo = {ei: info.tokens[ei] for ei, c in enumerate(info.coarse) if c == "TIME" and ei not in info.overlap}
+        if not todo:
+            return
+        best: tuple[dict[int, dict[str, list[str]] | None], set[int]] | None = None
+        for attempt in range(NUMTIME_ATTEMPTS):
+            renamed = rename_times(todo, run.seed, info.title, attempt)
+            failed = self._time_failures(run, renamed)
+            if best is None or len(failed) < len(best[1]):
+                best = (renamed, failed)
+            if not failed:
+                break
+        assert best is not None
+        renamed, failed = best
+        for ei in todo:
+            new = renamed[ei]
+            if new is None:
+                self._keep(run, ei, "no_rule")
+            elif ei in failed:
+                self._keep(run, ei, "no_valid_value")
+            else:
+                old = todo[ei]
+                plan = {nm: NewName(respell(nm, old[nm], t), tuple(t)) for nm, t in new.items() if t != old[nm]}
+                run.plan[ei] = plan
+                run.new_tokens[ei] = new
+                run.taken.update(name_key(p.tokens) for p in plan.values())
+                names = [plan[nm].name if nm in plan else nm for nm in info.names[ei]]
+                run.rows.append(_Row(ei, "TIME", "time", None, None, None, None, info.names[ei], names))
+
+    def _time_failures(self, run: _Run, renamed: dict[int, dict[str, list[str]] | None]) -> set[int]:
+        """TIME entities whose new names clash; then, keeping those, entities that reverse a pair."""
+        info = run.info
+        # new name -> (old name, entity): two names (of one entity or two) may share a new value only
+        # when they shared the old one (the same date written twice), which the shared shift keeps equal
+        owner: dict[tuple[str, ...], tuple[tuple[str, ...], int]] = {}
+        failed: set[int] = set()
+        for ei, new in renamed.items():
+            if new is None:
                 continue
-            other = b if ei == a else a
-            # an unsettled partner is compared with its old value (it may end up kept); when it is
-            # settled later it is checked against our new value
-            mine_new = info.date(ei, new)
-            other_new = info.date(other, run.new_tokens.get(other))
-            start_old, end_old = info.date(a), info.date(b)
-            start_new, end_new = (mine_new, other_new) if ei == a else (other_new, mine_new)
-            if not order_kept(start_old, end_old, start_new, end_new):
-                return False
-        return True
+            pairs = [(name_key(info.tokens[ei][nm]), name_key(t)) for nm, t in new.items() if t != info.tokens[ei][nm]]
+            if any(k in run.taken or info.occurs(k) for _, k in pairs):
+                failed.add(ei)
+            for old_key, k in pairs:
+                first = owner.setdefault(k, (old_key, ei))
+                if first[0] != old_key:
+                    failed.update((ei, first[1]))
+
+        def value(e: int) -> DateValue | None:
+            new = renamed.get(e)
+            return info.date(e, new if new is not None and e not in failed else None)
+
+        while True:  # a kept entity keeps its old date, which its partner's new date must respect
+            more = {b if b in renamed and b not in failed else a
+                    for a, b in info.order_pairs
+                    if not order_kept(info.date(a), info.date(b), value(a), value(b))}
+            more -= failed
+            if not more:
+                return failed
+            failed |= more
 
     def settle_linked(self, run: _Run, ei: int) -> tuple[int, int] | None:
         info = run.info
@@ -455,6 +529,41 @@ def index_fingerprint(index_path: Path) -> str:
     return sha256_bytes(dumps_json(files))
 
 
+def require_documents(docset: Any) -> None:
+    """An empty input is a mistake (a wrong file, or every document invalid), not an empty benchmark."""
+    if docset.docs:
+        return
+    if docset.skipped:
+        raise EnvbenchError(f"{docset.path}: all {len(docset.skipped)} documents are invalid and were skipped; "
+                            "run without --skip-invalid to see the first problem")
+    raise EnvbenchError(f"{docset.path}: holds no documents; give a DocRED-format file with at least one document")
+
+
+def check_writable(path: str | os.PathLike[str], option: str, *, folder: bool = False) -> None:
+    """Fail before any work unless ``path`` (a file, or with ``folder`` a folder) can be written.
+
+    Probes the nearest existing folder with a temporary file, so a long run never ends in an
+    error about an unwritable output (and never leaves one output written and another missing).
+    """
+    target = Path(path)
+    if folder and target.exists() and not target.is_dir():
+        raise EnvbenchError(f"{option} {path}: a file has that name; choose a folder path")
+    if not folder and target.is_dir():
+        raise EnvbenchError(f"{option} {path}: a folder has that name; choose a file path")
+    base = target if folder else target.parent
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise EnvbenchError(f"{option} {path}: {base} is a file, not a folder; choose another path")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".envbench-probe-", dir=base)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise EnvbenchError(f"{option} {path}: cannot write in {base} ({exc.strerror or exc}); "
+                            "choose a location you can write to") from None
+
+
 def _same_as_before(out: Path, manifest: dict[str, Any]) -> bool:
     old_path = out / "manifest.json"
     if not old_path.is_file():
@@ -497,8 +606,13 @@ def generate(
     if twins and seeds != 1:
         raise EnvbenchError(f"--twins writes one renamed twin per document, so it needs --seeds 1 (got {seeds})")
     docs_path, index_path, out = Path(docs_path), Path(index_path), Path(out)
+    if links is not None and not Path(links).is_file():
+        raise EnvbenchError(f"--links {links}: no such file; check the path, or leave --links out to link "
+                            "the entities with `envbench link`'s linker")
+    check_writable(out, "--out", folder=True)
     docset = read_docs(docs_path, skip_invalid=skip_invalid)
     docs = docset.docs
+    require_documents(docset)
 
     # Millions of small objects and no cycles: the cyclic GC would rescan them over and over.
     gc_was_enabled = gc.isenabled()
@@ -593,4 +707,4 @@ def _generate(docs_path: Path, index_path: Path, out: Path, docs: list[Doc], doc
     return GenerateResult(out, paths, len(docs), seeds, stats, seconds=time.perf_counter() - t0, timings=timings)
 
 
-__all__ = ["GenerateResult", "REASONS", "generate", "index_fingerprint", "stem_of"]
+__all__ = ["GenerateResult", "REASONS", "check_writable", "require_documents", "generate", "index_fingerprint", "stem_of"]

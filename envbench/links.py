@@ -83,6 +83,18 @@ def align_linked_docred(docs: Sequence[Doc], linked: Sequence[dict[str, Any]], p
     return out
 
 
+def _check_titles(path: str | os.PathLike[str], docs: Sequence[Doc], titles: list[str]) -> None:
+    """A link file that names none of the documents is the wrong file, not a file of unlinked ones."""
+    if not docs or not set(titles).isdisjoint(d["title"] for d in docs):
+        return
+    seen = f"e.g. {titles[0]!r}" if titles else "none"
+    raise DataError(
+        f"{path}: none of the {len(docs)} document titles (e.g. {docs[0]['title']!r}) is in this link file "
+        f"({len(titles)} titles, {seen}); pass the link file made for these documents, or make one with "
+        "`envbench link DOCS --index DIR --out LINKS.json`"
+    )
+
+
 def read_links(path: str | os.PathLike[str], docs: Sequence[Doc]) -> Links:
     """Read a link file of any accepted format, aligned to ``docs`` (see the module docstring)."""
     try:
@@ -90,11 +102,24 @@ def read_links(path: str | os.PathLike[str], docs: Sequence[Doc]) -> Links:
     except InputError as exc:
         raise DataError(str(exc)) from None
     if isinstance(data, dict):
+        _check_titles(path, docs, list(data))
         return align_links(docs, data, str(path))
     if isinstance(data, list):
         from envbench.linked_docred import read_linked_docred
 
-        return align_linked_docred(docs, read_linked_docred(path), str(path))
+        first = data[0] if data else None
+        if not (isinstance(first, dict) and "entities" in first):
+            held = ("DocRED documents (vertexSet) without links" if isinstance(first, dict) and "vertexSet" in first
+                    else f"a list of {type(first).__name__}" if data else "an empty list")
+            raise DataError(
+                f"{path}: not a link file: it holds {held}; pass {{title: [QID or null per entity index]}} "
+                "as `envbench link DOCS --index DIR --out LINKS.json` writes, or a Linked-DocRED / "
+                "Linked-Re-DocRED file"
+            )
+
+        records = read_linked_docred(path)
+        _check_titles(path, docs, [r["title"] for r in records])
+        return align_linked_docred(docs, records, str(path))
     raise DataError(f"{path}: a link file is a JSON object {{title: [QID or null, ...]}} or a Linked-DocRED "
                     f"list of documents, not a {type(data).__name__}")
 

@@ -4,31 +4,41 @@ The rules work token by token on the document's own tokens of a mention, so a na
 shape and its tokenisation ("13 March 1963" -> "21 June 1971", "the 1990s" -> "the 1970s",
 "1,200,800" -> "7,415,093", "63.93 %" -> "18.27 %", "Ten" -> "Six", "57-year" -> "34-year").
 
-One entity gets one mapping, drawn from ``(seed, title, entity index, attempt)``:
+All TIME entities of one renamed document share one :class:`TimeShift` (a year shift, a month shift
+and a day shift), drawn by :func:`document_shift` from ``(seed, title, attempt)``, so every
+year-level order and equality between the document's dates survives ("a 1975 film ... opened on
+25 March 1975" keeps one year; "from July 1931 to July 1937" keeps its order):
 
-* years: every year (a 4-digit number 1000-2999) moves by the same shift ``delta`` in
-  [-40, 40] without 0; a year that was not in the future (after ``MAX_YEAR``) is not moved
-  into it;
-* decades ("1990s"): the decade of the shifted year, at least one decade away;
+* years: every year (a 4-digit number 1000-2999) of every TIME entity moves by the same shift
+  ``delta`` in [-40, 40] without 0, chosen so that no year of the document moves past
+  ``MAX_YEAR`` (a year already after it only has to stay below 3000) or below 1000; when the
+  document writes a decade, ``delta`` is a multiple of 10 so decades and years move together; when
+  no shift fits, years stay (months and days still move);
+* decades ("1990s"): by the same ``delta``;
 * centuries ("20th century", "the eighteenth century"): one century in the direction of ``delta``;
-* months (full or abbreviated names): a cyclic shift by 1..11 months, abbreviation and case kept;
+* months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
+* days (1-31, with or without an ordinal suffix, only in names that contain a month): one cyclic
+  shift inside 1..28, so every new date exists.
+
+Per entity, drawn from ``(seed, title, entity index, attempt)``:
+
 * clock times ("11:59"): a new hour in the same 12- or 24-hour range and new minutes;
-* days (1-31, with or without an ordinal suffix, only in names that contain a month): a cyclic
-  shift inside 1..28, so every new date exists;
 * other numbers: a new value with the same number of integer digits, the same decimals and the
   same thousands separators; number words keep their class (one..nine, ten..nineteen, twenty..
   ninety), ordinal words too (first..ninth, tenth..twentieth; in TIME names only before
   "century"), and their capitalisation. Equal values get equal new values, so every mention of the
   entity gets the same new value.
 
-Temporal order (``TEMPORAL_PAIRS``) is checked by the caller with :func:`date_value` and
-:func:`order_kept`, redrawing with the next attempt when a renaming would reverse it.
+Month and day shifts are cyclic, so month- and day-level order can still flip (December -> January).
+Temporal order (``TEMPORAL_PAIRS``) is therefore checked by the caller with :func:`date_value` and
+:func:`order_kept`; a violation redraws the document's shift with the next attempt
+(:func:`rename_times` renames all TIME entities of a document for one attempt).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from envbench.seeding import derive_seed
@@ -216,30 +226,57 @@ class _NumberMap:
         return _NUMBER.sub(lambda m: self.digits(m.group(0)), token)
 
 
-def _year_shift(draw: _Draw, years: list[int]) -> int:
-    hi = MAX_SHIFT
-    if years and max(years) <= MAX_YEAR:
-        hi = min(hi, MAX_YEAR - max(years))
-    lo = -MAX_SHIFT
-    if years:
-        lo = max(lo, 1000 - min(years))  # stay a 4-digit year
-    options = [d for d in range(lo, hi + 1) if d != 0]
-    if not options:
-        return 0
-    return options[draw.int(0, len(options) - 1, "delta")]
+@dataclass(frozen=True)
+class TimeShift:
+    """The shifts every TIME entity of one renamed document shares."""
+
+    years: int  # 0 when no shift keeps every year in range
+    months: int  # 1..11, cyclic
+    days: int  # 1..27, cyclic inside 1..28
 
 
-def rename_time(names: dict[str, list[str]], *keys: object) -> dict[str, list[str]] | None:
-    """New tokens for each distinct name of a TIME entity, or None when no rule applies."""
+def time_years(names: dict[str, list[str]]) -> tuple[list[int], bool]:
+    """The years written in a TIME entity's names, and whether one of them is a decade ("1990s")."""
+    years: list[int] = []
+    decade = False
+    for toks in names.values():
+        for i, t in enumerate(toks):
+            years.extend(int(m.group(1)) for m in _YEAR.finditer(t))
+            decade = decade or bool(_DECADE.match(t)) or (
+                len(t) == 4 and t.isdigit() and t.endswith("0") and toks[i + 1:i + 2] in (["s"], ["'s"], ["’s"]))
+    return years, decade
+
+
+def document_shift(years: Iterable[int], decades: bool, *keys: object) -> TimeShift:
+    """One shift for all TIME entities of a document; ``keys`` are (seed, title, attempt)."""
+    draw = _Draw("time-shift", *keys)
+    years = list(years)
+    past = [y for y in years if y <= MAX_YEAR]
+    hi = min([MAX_SHIFT, *(MAX_YEAR - y for y in past), *(2999 - y for y in years)])
+    lo = max([-MAX_SHIFT, *(1000 - y for y in years)])  # stay a 4-digit year
+    options = [d for d in range(lo, hi + 1) if d != 0 and (not decades or d % 10 == 0)]
+    delta = options[draw.int(0, len(options) - 1, "delta")] if options else 0
+    return TimeShift(delta, draw.int(1, 11, "month"), draw.int(1, 27, "day"))
+
+
+def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | None = None
+                ) -> dict[str, list[str]] | None:
+    """New tokens for each distinct name of a TIME entity, or None when no rule applies.
+
+    ``keys`` are (seed, title, entity index, attempt); ``shift`` is the document's shift (see
+    :func:`rename_times`). Without it the entity is treated as a document of its own.
+    """
     draw = _Draw("time", *keys)
-    years = [int(m.group(1)) for toks in names.values() for t in toks for m in _YEAR.finditer(t)]
-    delta = _year_shift(draw, years)
-    month_shift = draw.int(1, 11, "month")
-    day_shift = draw.int(1, 27, "day")
+    if shift is None:
+        shift = document_shift(*time_years(names), *keys)
+    delta, month_shift, day_shift = shift.years, shift.months, shift.days
     numbers = _NumberMap(draw)
 
     def new_year(y: int) -> int:
         return y + delta
+
+    def new_decade(y: int) -> int:
+        return (new_year(y) // 10) * 10  # delta is a multiple of 10 when the document has decades
 
     out: dict[str, list[str]] = {}
     for name, toks in names.items():
@@ -257,16 +294,10 @@ def rename_time(names: dict[str, list[str]], *keys: object) -> dict[str, list[st
                     text = full[:4] if m2 == 9 else full[:3]
                 new.append(_same_case(text, stem) + t[len(stem):])
             elif m := _DECADE.match(t):
-                y = int(m.group(1))
-                d = (new_year(y) // 10) * 10
-                if d == y:
-                    d = y + (10 if delta >= 0 else -10)
-                new.append(f"{d}{m.group(2)}")
+                new.append(f"{new_decade(int(m.group(1)))}{m.group(2)}")
             elif t.isdigit() and len(t) == 4 and t.endswith("0") and i + 1 < len(toks) \
                     and toks[i + 1] in ("s", "'s", "’s"):
-                y = int(t)
-                d = (new_year(y) // 10) * 10
-                new.append(str(d if d != y else y + (10 if delta >= 0 else -10)))
+                new.append(str(new_decade(int(t))))
             elif c := _CLOCK.match(t):
                 hour, minute = int(c.group(1)), int(c.group(2))
                 h2 = draw.int(1, 12, "hour", hour) if 1 <= hour <= 12 else draw.int(0, 23, "hour", hour)
@@ -288,7 +319,7 @@ def rename_time(names: dict[str, list[str]], *keys: object) -> dict[str, list[st
                 suffix = _same_case(_ordinal_suffix(day), d.group(2)) if d.group(2) else ""
                 width = len(d.group(1)) if d.group(1).startswith("0") else 1  # "05" stays zero-padded
                 new.append(f"{day:0{width}d}{suffix}")
-            elif delta and _YEAR.search(t):
+            elif _YEAR.search(t):  # with delta 0 (no shift fits the document) a year stays a year
                 new.append(_YEAR.sub(lambda m: str(new_year(int(m.group(1)))), t))
             else:
                 new.append(numbers.token(t))
@@ -296,6 +327,23 @@ def rename_time(names: dict[str, list[str]], *keys: object) -> dict[str, list[st
     if all(out[n] == names[n] for n in names):
         return None
     return out
+
+
+def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: str, attempt: int
+                 ) -> dict[int, dict[str, list[str]] | None]:
+    """Rename all TIME entities of one document with one shared :class:`TimeShift`.
+
+    ``entities`` maps entity index -> {distinct name: tokens}; the result maps each index to its new
+    tokens per name, or None when no rule applies to it.
+    """
+    years: list[int] = []
+    decades = False
+    for names in entities.values():
+        ys, dec = time_years(names)
+        years.extend(ys)
+        decades = decades or dec
+    shift = document_shift(years, decades, seed, title, attempt)
+    return {ei: rename_time(names, seed, title, ei, attempt, shift=shift) for ei, names in entities.items()}
 
 
 def rename_num(names: dict[str, list[str]], *keys: object) -> dict[str, list[str]] | None:

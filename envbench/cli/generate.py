@@ -30,17 +30,24 @@ def link(docs: str, index: str, out: str, gold: str | None, threshold: float, re
     `envbench generate --links`.
 
     \b
-    Example:
+    Example (the first two lines build the sample world and its index):
+      envbench make-sample --out data/sample
+      envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
       envbench link data/sample/docs/test.json --index data/index --out data/test.links.json \\
           --gold data/sample/links.json
     """
     from envbench.docred import read_docs
+    from envbench.generate import check_writable, require_documents
     from envbench.linking import link_documents
     from envbench.links import read_links
     from etl.io import write_json_atomic
     from wikidata_index.index import WikidataIndex
 
+    check_writable(out, "--out")
+    if report:
+        check_writable(report, "--report")
     docset = read_docs(docs, skip_invalid=skip_invalid)
+    require_documents(docset)
     gold_links = read_links(gold, docset.docs) if gold else None
     with WikidataIndex(index) as ix:
         ix.require("entities", "names", "types", "subclasses", "edges")
@@ -84,11 +91,13 @@ def generate(docs: str, index: str, links: str | None, seeds: int, out: str, poo
     OUT/stats.json and OUT/manifest.json.
 
     \b
-    Examples:
+    Examples (the first two lines build the sample world and its index):
+      envbench make-sample --out data/sample
+      envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
       envbench generate data/sample/docs/test.json --index data/index \\
           --links data/sample/links.json --seeds 5 --out data/env
-      envbench generate train.json --index data/index --links train.links.json \\
-          --pool train --seeds 1 --twins --out data/twins
+      envbench generate data/sample/docs/train.json --index data/index \\
+          --links data/sample/links.json --pool train --seeds 1 --twins --out data/twins
     """
     from envbench.generate import generate as run
 

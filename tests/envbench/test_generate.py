@@ -219,3 +219,41 @@ def test_chunking_does_not_change_the_output(env: Path, tmp_path: Path, monkeypa
     generate(w.test, w.index, tmp_path, links=w.links, seeds=5, progress=False)
     assert _sha(tmp_path / "test_env.json") == _sha(env / "test_env.json")
     assert _sha(tmp_path / "substitutions.parquet") == _sha(env / "substitutions.parquet")
+
+
+def test_time_entities_of_a_document_share_one_shift(tmp_path: Path) -> None:
+    # "a 1975 drama film ... opened on 25 March 1975 ... from July 1931 to July 1937": with one shift
+    # per entity the film's year and its release year parted and the range could reverse
+    sent = ["Film", "1", "is", "a", "1975", "drama", "film", "that", "opened", "on", "25", "March", "1975", ",",
+            "made", "from", "July", "1931", "to", "July", "1937", "and", "shown", "on", "25", "March", "1975", "."]
+    doc = {
+        "title": "Film 1",
+        "sents": [sent],
+        "vertexSet": [[mention("Film 1", 0, [0, 2], "MISC")], [mention("1975", 0, [4, 5], "TIME")],
+                      [mention("25 March 1975", 0, [10, 13], "TIME")], [mention("July 1931", 0, [16, 18], "TIME")],
+                      [mention("July 1937", 0, [19, 21], "TIME")],
+                      [mention("25 March 1975", 0, [24, 27], "TIME")]],  # the same date as a second entity
+        "labels": [],
+    }
+    docs = tmp_path / "docs.json"
+    docs.write_text(json.dumps([doc]))
+    links = tmp_path / "links.json"
+    links.write_text(json.dumps({"Film 1": [None] * 6}))
+    index = tiny_world().write(tmp_path / "index")
+    res = generate(docs, index, tmp_path / "out", links=links, seeds=20, progress=False)
+    assert res.stats["renamed"]["TIME"] == {"renamed": 100, "entities": 100}
+    for d in json.loads((tmp_path / "out" / "docs_env.json").read_text()):
+        s = d["sents"][0]
+        year, (day, month, year2), (m1, y1), (m2, y2), again = (
+            [s[p] for p in range(*e[0]["pos"])] for e in d["vertexSet"][1:])
+        assert year == [year2] and again == [day, month, year2] and year2 != "1975"
+        assert m1 == m2 and int(y2) - int(y1) == 6 and int(year2) - int(y1) == 44, s
+
+
+def test_num_and_time_names_keep_their_spacing() -> None:
+    from envbench.generate import respell
+
+    assert respell("7%", ["7", "%"], ["1", "%"]) == "1%"
+    assert respell("February 10, 2004", ["February", "10", ",", "2004"], ["January", "9", ",", "1983"]) == \
+        "January 9, 1983"
+    assert respell("Oliver &amp; Co", ["Oliver", "&", "Co"], ["A", "&", "B"]) == "A & B"  # not spelled: joined

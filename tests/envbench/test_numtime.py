@@ -10,9 +10,11 @@ from envbench.numtime import (
     MONTHS,
     DateValue,
     date_value,
+    document_shift,
     order_kept,
     rename_num,
     rename_time,
+    rename_times,
 )
 
 
@@ -121,3 +123,74 @@ def test_ordinal_digits_get_a_matching_suffix() -> None:
         assert out is not None
         m = re.fullmatch(r"(\d)(st|nd|rd|th)", out["1st quarter of 2009"][0])
         assert m and m.group(2) == {"1": "st", "2": "nd", "3": "rd"}.get(m.group(1), "th")
+
+
+def _entities(*names: str) -> dict[int, dict[str, list[str]]]:
+    return {i: {n: n.split()} for i, n in enumerate(names)}
+
+
+def test_one_shift_for_all_time_entities_of_a_document() -> None:
+    # "a 1975 drama film ... opened on 25 March 1975": both mentions must keep one year
+    for seed in range(1, 11):
+        out = rename_times(_entities("1975", "25 March 1975", "July 1931", "July 1937"), seed, "Doc", 0)
+        assert all(v is not None for v in out.values())
+        year = out[0]["1975"][0]
+        day, month, year2 = out[1]["25 March 1975"]
+        assert year == year2 != "1975" and int(year) <= MAX_YEAR
+        (m1, y1), (m2, y2) = out[2]["July 1931"], out[3]["July 1937"]
+        assert m1 == m2 and int(y2) - int(y1) == 6  # same month, same gap: the range keeps its order
+        assert int(year) - int(y1) == 1975 - 1931
+
+
+def test_the_document_shift_is_redrawn_per_attempt_and_shared_within_one() -> None:
+    ents = _entities("13 March 1963", "2 April 1963")
+    shifts = set()
+    for attempt in range(5):
+        out = rename_times(ents, 1, "Doc", attempt)
+        (d1, m1, y1), (d2, m2, y2) = out[0]["13 March 1963"], out[1]["2 April 1963"]
+        assert y1 == y2 and MONTHS.index(m2) - MONTHS.index(m1) in (1, -11)
+        assert (int(d1) - int(d2)) % 28 == 11  # one day shift too (cyclic inside 1..28)
+        shifts.add((y1, m1, d1))
+    assert len(shifts) > 1
+    assert rename_times(ents, 1, "Doc", 0) == rename_times(ents, 1, "Doc", 0)
+
+
+def test_decades_move_with_the_years() -> None:
+    for seed in range(1, 21):
+        out = rename_times(_entities("the 1990s", "1995", "2020"), seed, "Doc", 0)
+        decade, year, late = out[0]["the 1990s"][1], out[1]["1995"][0], out[2]["2020"][0]
+        assert int(decade[:4]) <= int(year) < int(decade[:4]) + 10  # 1995 stays inside the decade
+        assert int(late) <= MAX_YEAR and int(late) - int(year) == 25
+
+
+def test_document_shift_bounds() -> None:
+    for attempt in range(30):
+        s = document_shift([1010, 2020], False, 1, "Doc", attempt)
+        assert -10 <= s.years <= 5 and s.years != 0 and 1 <= s.months <= 11 and 1 <= s.days <= 27
+        assert document_shift([1005, 2020], True, 1, "Doc", attempt).years == 0  # no multiple of 10 fits
+        assert document_shift([2030, 2020], False, 1, "Doc", attempt).years <= 5  # 2020 must not pass 2025
+    out = rename_times(_entities("March 1005", "the 2020s"), 1, "Doc", 0)
+    assert out[0]["March 1005"][1] == "1005" and out[0]["March 1005"][0] != "March"
+    assert out[1] is None  # a decade that cannot move has no rule here
+
+
+_DATE_FORMS = st.sampled_from(["{d} {m} {y}", "{m} {y}", "{y}", "{m} {d} , {y}", "the {dec}s", "{y} - {y2}"])
+
+
+@given(st.lists(st.tuples(_DATE_FORMS, st.integers(1000, 2100), st.integers(0, 11), st.integers(1, 31),
+                          st.integers(0, 9)), min_size=2, max_size=8),
+       st.integers(0, 10**6), st.integers(0, 3))
+def test_year_order_and_equality_survive(forms: list, seed: int, attempt: int) -> None:
+    names = [f.format(d=d, m=MONTHS[m], y=y, y2=y + gap, dec=y // 10 * 10) for f, y, m, d, gap in forms]
+    ents = _entities(*names)
+    out = rename_times(ents, seed, "Doc", attempt)
+    old = {i: date_value(ents[i][names[i]]) for i in ents}
+    new = {i: date_value(out[i][names[i]]) if out[i] is not None else old[i] for i in ents}
+    for i in ents:
+        for j in ents:
+            a, b = old[i], old[j]
+            assert a is not None and b is not None
+            na, nb = new[i], new[j]
+            assert na is not None and nb is not None
+            assert (a.year > b.year) - (a.year < b.year) == (na.year > nb.year) - (na.year < nb.year), (names, out)
+            assert (a.year <= MAX_YEAR) <= (na.year <= MAX_YEAR) and 1000 <= na.year <= 2999

@@ -60,6 +60,22 @@ def test_new_names_are_tokenised_like_docred() -> None:
     assert new_name("AC/DC  Live") == NewName("AC/DC Live", ("AC", "/", "DC", "Live"))
 
 
+def test_numbers_keep_their_suffix_like_docred() -> None:
+    # Re-DocRED writes "21st" and "1990s" as one token; tokenize alone gave "21", "st"
+    assert new_name("Borrowed Money in the 21st Century").tokens == ("Borrowed", "Money", "in", "the", "21st",
+                                                                     "Century")
+    assert new_name("the 1990s, 2nd edition").tokens == ("the", "1990s", ",", "2nd", "edition")
+    assert new_name("Route 21 st").tokens == ("Route", "21", "st")  # written apart, kept apart
+
+
+def test_re_docred_numbers_with_suffixes_are_single_tokens() -> None:
+    docs = read_docs(shared_path("re-docred", "test_revised.json")).docs
+    tokens = [t for d in docs for s in d["sents"] for t in s]
+    joined = [t for t in tokens if t[:1].isdigit() and t.rstrip("stndrh").isdigit() and not t.isdigit()]
+    split = [b for a, b in zip(tokens, tokens[1:]) if a.isdigit() and b in ("st", "nd", "rd", "th")]
+    assert joined and not split
+
+
 def test_apply_plan_moves_every_position() -> None:
     doc = _doc()
     before = copy.deepcopy(doc)

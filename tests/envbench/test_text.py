@@ -15,6 +15,9 @@ def test_tokenize_splits_punctuation_like_docred() -> None:
     ]
     assert tokenize("the U.S. Army's 1,250.5 men") == ["the", "U.S.", "Army", "'s", "1,250.5", "men"]
     assert tokenize("Jay-Z") == ["Jay-Z"]
+    # a suffix written onto a number stays on it, as in DocRED; units do not
+    assert tokenize("the 21st century, 1990s, 3rd, 7%, 10km") == [
+        "the", "21st", "century", ",", "1990s", ",", "3rd", ",", "7", "%", ",", "10", "km"]
 
 
 @given(st.text(max_size=60))
