@@ -327,6 +327,12 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
             )
         if read_state["dec"] == 0:
             raise InputError(f"{dump}: the input is empty (0 bytes after decompression); check the file")
+        if stats.get("malformed", 0) and not stats.get("kept_item", 0) + stats.get("kept_property", 0):
+            first = errors[0]
+            raise InputError(
+                f"{dump}: none of its {stats.get('records', 0)} records is a Wikidata entity (line {first['line']}: "
+                f"{first['message']}); give a Wikidata JSON dump such as latest-all.json.gz"
+            )
         sha = stream.finish() if dump != "-" else stream.raw.sha256.hexdigest()
         raw_bytes = stream.raw_pos
     finally:

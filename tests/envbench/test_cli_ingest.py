@@ -96,3 +96,16 @@ def test_ingest_from_stdin(tmp_path: Path) -> None:
     assert "rows: entities 3, names 0," in res.output and "skipped_lexeme 1" in res.output
     manifest = orjson.loads((tmp_path / "o" / "manifest.json").read_bytes())
     assert manifest["inputs"][0]["name"] == "-" and manifest["inputs"][0]["bytes"] == len(data)
+
+
+def test_a_file_that_is_not_a_dump_is_refused(tmp_path: Path) -> None:
+    docs = tmp_path / "dev.json"
+    docs.write_bytes(orjson.dumps([{"title": "T", "sents": [["a"]], "vertexSet": []}]))
+    out = tmp_path / "index"
+    res = CliRunner().invoke(cli, ["ingest-dump", str(docs), "--out", str(out), "--workers", "1", "-q"])
+    assert res.exit_code == 1
+    assert res.output.splitlines()[-1] == (
+        f"Error: {docs}: none of its 1 records is a Wikidata entity (line 1: record is not a JSON object); "
+        "give a Wikidata JSON dump such as latest-all.json.gz"
+    )
+    assert not (out / "manifest.json").exists()  # the staging folder stays for a resume; nothing is published
