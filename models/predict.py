@@ -1,0 +1,168 @@
+"""Inference: a trained run + DocRED documents -> official-format predictions.
+
+The output is a JSON list of ``{"title", "h_idx", "t_idx", "r"}`` (r a property id such as
+"P17"), which ``envbench evaluate`` and the official DocRED / Re-DocRED scorers read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envbench.docred import read_docs
+from envbench.errors import EnvbenchError
+from etl.io import write_json_atomic
+from models.config import TrainConfig
+from models.data import RELATION_IDS, Feature, build_features, collate
+
+CHECKPOINT_FILE = "model.pt"
+
+
+def autocast_context(device: Any, enabled: bool) -> Any:
+    import torch
+
+    if not enabled:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+
+
+def bf16_supported(device: Any) -> bool:
+    """bf16 autocast pays off on CUDA GPUs with bf16 and on CPUs with AVX512-BF16 or AMX."""
+    import torch
+
+    if device.type == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    if device.type == "cpu":
+        try:
+            flags = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+        return "avx512_bf16" in flags or "amx_bf16" in flags
+    return False
+
+
+def resolve_device(name: str) -> Any:
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def use_bf16(dtype: str, device: Any) -> bool:
+    return dtype == "bf16" or (dtype == "auto" and bf16_supported(device))
+
+
+def infer(
+    model: Any, feats: Sequence[Feature], *, batch_size: int = 8, max_labels: int = 4, device: Any = None,
+    bf16: bool = False, progress: bool = False, desc: str = "predict",
+) -> list[dict[str, Any]]:
+    """Official-format predictions for the features, in document and pair order."""
+    import torch
+    from tqdm import tqdm
+
+    from models.losses import decode
+
+    was_training = model.training
+    model.eval()
+    preds: list[dict[str, Any]] = []
+    with torch.no_grad():
+        for start in tqdm(range(0, len(feats), batch_size), desc=desc, disable=None if progress else True, leave=False):
+            chunk = feats[start : start + batch_size]
+            batch = collate(chunk)
+            with autocast_context(device, bf16):
+                out = model(
+                    batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["entity_pos"], batch["hts"]
+                )
+            labels = decode(out["logits"].float(), max_labels).cpu()
+            row = 0
+            for f in chunk:
+                for h, t in f.hts:
+                    for c in torch.nonzero(labels[row, 1:]).flatten().tolist():
+                        preds.append({"title": f.title, "h_idx": h, "t_idx": t, "r": RELATION_IDS[c]})
+                    row += 1
+    model.train(was_training)
+    return preds
+
+
+def build_model(cfg: TrainConfig, encoder_dir: str, *, weights: bool) -> Any:
+    from models.atlop import ATLOP
+    from models.encoder import load_encoder
+
+    encoder = load_encoder(encoder_dir, weights=weights)
+    return ATLOP(encoder, emb_size=cfg.emb_size, block_size=cfg.block_size, num_class=cfg.num_class, window=cfg.window)
+
+
+@dataclass
+class PredictResult:
+    out: str
+    documents: int
+    predictions: int
+    checkpoint: str
+    seconds: float
+    long_documents: dict[str, Any] = field(default_factory=dict)
+
+
+def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
+    run_p = Path(run)
+    if not run_p.is_dir():
+        raise EnvbenchError(f"no run at {run}; train one with `envbench train ... --out {run}`")
+    cand = run_p / checkpoint if checkpoint in ("best", "last") else run_p / "checkpoints" / checkpoint
+    if not (cand / CHECKPOINT_FILE).is_file() and not (cand / "state.pt").is_file():
+        have = sorted(p.parent.relative_to(run_p).as_posix() for p in run_p.rglob(CHECKPOINT_FILE))
+        raise EnvbenchError(
+            f"run {run} has no checkpoint {checkpoint!r} (looked in {cand}); available: {', '.join(have) or 'none'}; "
+            "pass --checkpoint best, last or epoch-N"
+        )
+    return cand
+
+
+def load_run(run: str | os.PathLike[str], checkpoint: str = "best", device: Any = None) -> tuple[Any, TrainConfig, Any]:
+    """Model (weights loaded, eval mode), its config and tokenizer from a run directory."""
+    import torch
+
+    from models.encoder import load_tokenizer
+
+    ckpt = checkpoint_dir(run, checkpoint)
+    cfg = TrainConfig.from_dict(json.loads((ckpt / "config.json").read_text()))
+    encoder_dir = str(Path(run) / "encoder")
+    model = build_model(cfg, encoder_dir, weights=False)
+    weights_file = ckpt / CHECKPOINT_FILE
+    if weights_file.is_file():
+        state = torch.load(weights_file, map_location="cpu", weights_only=True)
+    else:
+        state = torch.load(ckpt / "state.pt", map_location="cpu", weights_only=False)["model"]
+    model.load_state_dict(state)
+    model.to(device or "cpu").eval()
+    return model, cfg, load_tokenizer(encoder_dir)
+
+
+def predict(
+    run: str | os.PathLike[str], docs_path: str | os.PathLike[str], out: str | os.PathLike[str], *,
+    checkpoint: str = "best", device: str = "auto", dtype: str = "auto", batch_size: int = 0,
+    max_docs: int = 0, skip_invalid: bool = False, progress: bool = True, threads: int = 0,
+) -> PredictResult:
+    """Predict relations for every document of ``docs_path`` and write them to ``out``."""
+    import torch
+
+    t0 = time.time()
+    if threads:
+        torch.set_num_threads(threads)
+    dev = resolve_device(device)
+    model, cfg, tokenizer = load_run(run, checkpoint, dev)
+    docs = read_docs(docs_path, skip_invalid=skip_invalid).docs
+    if max_docs:
+        docs = docs[:max_docs]
+    feats, stats = build_features(docs, tokenizer, marker=cfg.marker, max_length=cfg.max_length, window=cfg.window)
+    preds = infer(
+        model, feats, batch_size=batch_size or cfg.eval_batch_size, max_labels=cfg.max_labels, device=dev,
+        bf16=use_bf16(dtype, dev), progress=progress,
+    )
+    write_json_atomic(out, preds)
+    return PredictResult(str(out), len(docs), len(preds), checkpoint, round(time.time() - t0, 1), stats.as_dict())

@@ -1,0 +1,290 @@
+"""Training, nanoGPT style: one function that reads top to bottom.
+
+setup (DDP when WORLD_SIZE > 1, seed, device, bf16) -> data -> model and optimizer -> resume
+-> loop over micro-batches (EVRT adds the twins to the same forward pass) -> at each epoch end
+score dev, write the epoch checkpoint, `best/` (dev F1 + Ign F1) and the resumable `last/`.
+
+Run directory::
+
+    OUT/encoder/                tokenizer + encoder config (predict rebuilds the model from here)
+    OUT/checkpoints/epoch-N/    model.pt, config.json, metrics.json
+    OUT/best/                   the same, for the best epoch on dev F1 + Ign F1
+    OUT/last/                   state.pt (model, optimizer, scheduler, step, RNG), config.json
+    OUT/train.log               one line per step;  OUT/metrics.jsonl: one line per evaluation
+    OUT/result.json             summary of the finished run
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envbench.docred import read_docs
+from envbench.errors import EnvbenchError
+from envbench.seeding import derive_seed
+from etl.io import atomic_path, write_json_atomic
+from models.config import TrainConfig
+from models.data import build_features, collate, pair_twins
+from models.predict import CHECKPOINT_FILE, autocast_context, build_model, infer, resolve_device, use_bf16
+
+
+@dataclass
+class TrainResult:
+    out: str
+    steps: int
+    epochs_done: float
+    best: dict[str, Any]
+    last_eval: dict[str, Any]
+    seconds: float
+    resumed_from_step: int
+    features: dict[str, Any] = field(default_factory=dict)
+
+
+def _save_torch(obj: Any, path: Path) -> None:
+    import torch
+
+    with atomic_path(path) as tmp:
+        torch.save(obj, tmp)
+
+
+def _save_weights(model: Any, cfg: TrainConfig, metrics: dict[str, Any], folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    _save_torch(model.state_dict(), folder / CHECKPOINT_FILE)
+    write_json_atomic(folder / "config.json", cfg.to_dict(), indent=True)
+    write_json_atomic(folder / "metrics.json", metrics, indent=True)
+
+
+def evaluate(model: Any, feats: list, docs: list[dict], ign_docs: list[dict], cfg: TrainConfig, device: Any,
+             bf16: bool) -> dict[str, Any]:
+    """Dev scores (official DocRED semantics) of the current model."""
+    from envbench.metrics import score
+
+    preds = infer(model, feats, batch_size=cfg.eval_batch_size, max_labels=cfg.max_labels, device=device, bf16=bf16,
+                  progress=cfg.progress, desc="dev")
+    s = score(docs, preds, ign_docs)
+    keys = ("f1", "ign_f1", "precision", "recall", "intra_f1", "inter_f1")
+    return {k: round(float(s[k]), 6) for k in keys if k in s} | {"predictions": len(preds)}
+
+
+def train(cfg: TrainConfig) -> TrainResult:
+    import torch
+    import torch.distributed as dist
+    from tqdm import tqdm
+
+    from models.encoder import check_encoder_path, default_encoder_path, load_tokenizer
+    from models.losses import classification_loss, pcr_loss, rcr_loss
+
+    t_start = time.time()
+    cfg.validate()
+    if not cfg.train or not cfg.dev:
+        raise EnvbenchError("pass --train FILE and --dev FILE (DocRED-format JSON)")
+    cfg.encoder = check_encoder_path(cfg.encoder or default_encoder_path())
+    out = Path(cfg.out)
+
+    # --- setup: processes, device, precision, seed ---
+    ddp = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    if ddp:
+        backend = "nccl" if torch.cuda.is_available() and cfg.device != "cpu" else "gloo"
+        dist.init_process_group(backend=backend)
+        rank, world = dist.get_rank(), dist.get_world_size()
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        device = torch.device(f"cuda:{local_rank}") if backend == "nccl" else torch.device("cpu")
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+    else:
+        rank, world, device = 0, 1, resolve_device(cfg.device)
+    master = rank == 0
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    bf16 = use_bf16(cfg.dtype, device)
+    random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed + rank)
+
+    # --- data ---
+    tokenizer = load_tokenizer(cfg.encoder)
+    train_docs = read_docs(cfg.train, skip_invalid=cfg.skip_invalid).docs
+    if cfg.max_train_docs:
+        train_docs = train_docs[: cfg.max_train_docs]
+    dev_docs = read_docs(cfg.dev, skip_invalid=cfg.skip_invalid).docs
+    if cfg.max_dev_docs:
+        dev_docs = dev_docs[: cfg.max_dev_docs]
+    ign_docs = read_docs(cfg.ign_train, skip_invalid=cfg.skip_invalid).docs if cfg.ign_train else train_docs
+    fkw = {"marker": cfg.marker, "max_length": cfg.max_length, "window": cfg.window, "progress": cfg.progress and master}
+    train_feats, train_stats = build_features(train_docs, tokenizer, desc="train features", **fkw)
+    dev_feats, dev_stats = build_features(dev_docs, tokenizer, desc="dev features", **fkw)
+    twin_feats = None
+    if cfg.evrt:
+        twin_docs = read_docs(cfg.twins, skip_invalid=cfg.skip_invalid).docs
+        twin_all, _ = build_features(twin_docs, tokenizer, desc="twin features", **fkw)
+        twin_feats = pair_twins(train_feats, twin_all, cfg.twins)
+    if not train_feats:
+        raise EnvbenchError(f"{cfg.train}: no training documents")
+
+    # --- model, optimizer, schedule ---
+    model = build_model(cfg, cfg.encoder, weights=True)
+    if cfg.init_from:
+        if not Path(cfg.init_from).is_file():
+            raise EnvbenchError(f"init_from {cfg.init_from}: no such file; point it at a checkpoint's model.pt")
+        model.load_state_dict(torch.load(cfg.init_from, map_location="cpu", weights_only=True))
+    model = model.to(device)
+    raw_model = model
+    if ddp:
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None, find_unused_parameters=True
+        )
+    enc_params = [p for n, p in raw_model.named_parameters() if n.startswith("encoder.")]
+    cls_params = [p for n, p in raw_model.named_parameters() if not n.startswith("encoder.")]
+    optimizer = torch.optim.AdamW(
+        [{"params": enc_params, "lr": cfg.lr_encoder}, {"params": cls_params, "lr": cfg.lr_classifier}],
+        eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
+    )
+    n_local = len(train_feats) // world if ddp else len(train_feats)
+    batches_per_epoch = math.ceil(n_local / cfg.batch_size)
+    total_mb = math.ceil(cfg.epochs * batches_per_epoch)
+    total_steps = math.ceil(total_mb / cfg.grad_accum)
+    if cfg.max_steps:
+        total_steps = min(total_steps, cfg.max_steps)
+    warmup = int(cfg.warmup_ratio * total_steps)
+
+    def lr_lambda(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / max(1, warmup)
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda)
+
+    # --- resume ---
+    mb, step, best, last_eval, resumed_from = 0, 0, {}, {}, 0
+    state_file = out / "last" / "state.pt"
+    if cfg.resume and state_file.is_file():
+        state = torch.load(state_file, map_location="cpu", weights_only=False)
+        raw_model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        mb, step, best, last_eval = state["micro_batch"], state["step"], state["best"], state["last_eval"]
+        random.setstate(state["python_rng"])
+        torch.set_rng_state(state["torch_rng"])
+        if device.type == "cuda" and state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(state["cuda_rng"], device)
+        resumed_from = step
+        if master:
+            print(f"resuming {out} at step {step} (micro-batch {mb})", file=sys.stderr)
+    if master:
+        out.mkdir(parents=True, exist_ok=True)
+        tokenizer.save_pretrained(out / "encoder")
+        raw_model.encoder.config.save_pretrained(out / "encoder")
+        write_json_atomic(out / "config.json", cfg.to_dict(), indent=True)
+        write_json_atomic(out / "features.json", {"train": train_stats.as_dict(), "dev": dev_stats.as_dict()}, indent=True)
+        print(f"train: {len(train_feats)} docs ({train_stats.over_window} longer than {cfg.window} wordpieces, "
+              f"encoded as overlapping windows; {train_stats.cut} cut at {cfg.max_length}); dev: {len(dev_feats)} docs; "
+              f"{total_steps} steps; device {device}{' bf16' if bf16 else ''}; evrt={cfg.evrt}", file=sys.stderr)
+
+    def save_last() -> None:
+        _save_torch({
+            "model": raw_model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+            "micro_batch": mb, "step": step, "best": best, "last_eval": last_eval,
+            "python_rng": random.getstate(), "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+        }, state_file)
+        write_json_atomic(out / "last" / "config.json", cfg.to_dict(), indent=True)
+
+    def epoch_order(epoch: int) -> list[int]:
+        g = torch.Generator().manual_seed(derive_seed(cfg.seed, "epoch", epoch) % 2**63)
+        order = torch.randperm(len(train_feats), generator=g).tolist()
+        return order[rank : n_local * world : world] if ddp else order
+
+    def end_of_run() -> bool:
+        return mb >= total_mb or (cfg.max_steps > 0 and step >= cfg.max_steps)
+
+    # --- the loop ---
+    model.train()
+    log = open(out / "train.log", "a", encoding="utf-8") if master else None
+    bar = tqdm(total=total_mb, initial=mb, desc="train", disable=None if (cfg.progress and master) else True)
+    order, order_epoch = None, -1
+    accum: dict[str, float] = {}
+    t_step = time.time()
+    while not end_of_run():
+        epoch, b = divmod(mb, batches_per_epoch)
+        if order_epoch != epoch:
+            order, order_epoch = epoch_order(epoch), epoch
+        idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+        feats = [train_feats[i] for i in idx]
+        if twin_feats is not None:
+            feats = feats + [twin_feats[i] for i in idx]
+        batch = collate(feats)
+        labels = batch["labels"].to(device)
+        n_orig = sum(len(train_feats[i].hts) for i in idx)
+        with autocast_context(device, bf16):
+            res = model(batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["entity_pos"],
+                        batch["hts"])
+        logits, reprs = res["logits"].float(), res["pair_repr"].float()
+        parts = {"clo": classification_loss(cfg.loss, logits[:n_orig], labels[:n_orig], cfg.shift)}
+        if twin_feats is not None:
+            if cfg.use_clp:
+                parts["clp"] = classification_loss(cfg.loss, logits[n_orig:], labels[n_orig:], cfg.shift)
+            if cfg.use_rcr:
+                parts["rcr"] = rcr_loss(reprs[:n_orig], reprs[n_orig:])
+            if cfg.use_pcr:
+                parts["pcr"] = pcr_loss(logits[:n_orig], logits[n_orig:])
+        weights = {"clo": 1.0, "clp": 1.0, "rcr": cfg.alpha, "pcr": cfg.beta}
+        loss = sum(weights[k] * v for k, v in parts.items())
+        (loss / cfg.grad_accum).backward()
+        for k, v in parts.items():
+            accum[k] = accum.get(k, 0.0) + float(v.detach()) / cfg.grad_accum
+        accum["loss"] = accum.get("loss", 0.0) + float(loss.detach()) / cfg.grad_accum
+        mb += 1
+        bar.update(1)
+        epoch_end = mb % batches_per_epoch == 0
+        if mb % cfg.grad_accum == 0 or epoch_end or mb >= total_mb:
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm or float("inf"))
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+            if master and step % cfg.log_every == 0:
+                dt = time.time() - t_step
+                line = (f"step {step}/{total_steps} epoch {mb / batches_per_epoch:.3f} "
+                        + " ".join(f"{k} {v:.4f}" for k, v in accum.items())
+                        + f" grad_norm {float(grad_norm):.3f} lr {scheduler.get_last_lr()[0]:.3g} {dt:.2f}s")
+                log.write(line + "\n")
+                log.flush()
+                tqdm.write(line, file=sys.stderr)
+            accum, t_step = {}, time.time()
+            if master and cfg.save_every and step % cfg.save_every == 0 and not (epoch_end or end_of_run()):
+                save_last()
+        if epoch_end or end_of_run():
+            done_epochs = mb / batches_per_epoch
+            if master:
+                if cfg.eval_every_epoch or end_of_run():
+                    last_eval = evaluate(raw_model, dev_feats, dev_docs, ign_docs, cfg, device, bf16)
+                    last_eval |= {"epoch": round(done_epochs, 3), "step": step}
+                    with open(out / "metrics.jsonl", "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps(last_eval, sort_keys=True) + "\n")
+                    print(f"dev after epoch {done_epochs:.2f}: F1 {last_eval['f1']:.4f} "
+                          f"Ign F1 {last_eval['ign_f1']:.4f}", file=sys.stderr)
+                    if cfg.keep_epoch_checkpoints and epoch_end:
+                        _save_weights(raw_model, cfg, last_eval, out / "checkpoints" / f"epoch-{int(done_epochs)}")
+                    if not best or last_eval["f1"] + last_eval["ign_f1"] > best["f1"] + best["ign_f1"]:
+                        best = dict(last_eval)
+                        _save_weights(raw_model, cfg, best, out / "best")
+                save_last()
+            if ddp:
+                dist.barrier()
+    bar.close()
+
+    result = TrainResult(str(out), step, round(mb / batches_per_epoch, 3), best, last_eval,
+                         round(time.time() - t_start, 1), resumed_from,
+                         {"train": train_stats.as_dict(), "dev": dev_stats.as_dict()})
+    if master:
+        log.close()
+        write_json_atomic(out / "result.json", result.__dict__, indent=True)
+    if ddp:
+        dist.destroy_process_group()
+    return result

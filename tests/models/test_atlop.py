@@ -1,0 +1,157 @@
+"""The ATLOP model on a tiny random BERT: features, windows, pooling, learning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envbench.errors import DataError
+from tests.models.conftest import make_tiny_encoder, tiny_docs
+
+pytestmark = pytest.mark.train
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from models.atlop import ATLOP  # noqa: E402
+from models.data import REL2CLASS, build_feature, build_features, collate, pair_twins  # noqa: E402
+from models.encoder import encode, load_encoder, load_tokenizer, window_spans  # noqa: E402
+from models.losses import ncrl_loss  # noqa: E402
+
+
+def _model(encoder_dir: Path, window: int = 512) -> ATLOP:
+    torch.manual_seed(0)
+    return ATLOP(load_encoder(str(encoder_dir)), emb_size=32, block_size=8, window=window)
+
+
+def test_window_spans_cover_the_body() -> None:
+    assert window_spans(10, 512) == [(0, 10)]
+    for n in (511, 600, 1020, 1500, 3000):
+        spans = window_spans(n, 512)
+        assert spans[0][0] == 0 and spans[-1][1] == n
+        assert all(e - s == 510 for s, e in spans)
+        assert all(b[0] <= a[1] for a, b in zip(spans, spans[1:]))  # overlapping or touching: nothing skipped
+        assert len(spans) == (2 if n <= 1020 else -(-n // 510))
+
+
+def test_features_mark_mentions_and_label_pairs(tiny_encoder: Path) -> None:
+    tok = load_tokenizer(str(tiny_encoder))
+    doc = tiny_docs(1)[0]
+    f = build_feature(doc, tok)
+    star = tok.convert_tokens_to_ids("*")
+    assert f.input_ids[0] == tok.cls_token_id and f.input_ids[-1] == tok.sep_token_id
+    for positions in f.entity_pos:
+        assert all(f.input_ids[p] == star for p in positions)
+    # "Anna Berg" (2 words) gets markers: [CLS] * anna berg * was born in * umea * .
+    assert f.entity_pos[0][0] == 1 and f.entity_pos[1][0] == 8
+    assert len(f.hts) == 6
+    assert f.labels[f.hts.index((0, 1))] == [REL2CLASS["P19"]]
+    assert f.labels[f.hts.index((1, 0))] == []
+    batch = collate([f])
+    assert batch["labels"].shape == (6, 97)
+    assert batch["labels"][f.hts.index((1, 0)), 0] == 1.0
+
+
+def test_long_documents_are_cut_only_past_max_length(tiny_encoder: Path) -> None:
+    tok = load_tokenizer(str(tiny_encoder))
+    doc = tiny_docs(1)[0]
+    f = build_feature(doc, tok, max_length=12)
+    assert f.cut and len(f.input_ids) == 12 and f.mentions_cut > 0
+    assert all(p < 12 for ps in f.entity_pos for p in ps)
+    _, stats = build_features([doc], tok, max_length=0, window=16)
+    assert stats.over_window == 1 and stats.cut == 0
+
+
+def test_twins_must_cover_every_title(tiny_encoder: Path) -> None:
+    tok = load_tokenizer(str(tiny_encoder))
+    orig, _ = build_features(tiny_docs(3), tok)
+    twins, _ = build_features(tiny_docs(2, rename=True), tok)
+    with pytest.raises(DataError, match=r"tw.json: 1 of 3 training titles have no twin \(first: 'Doc 2'\)"):
+        pair_twins(orig, twins, "tw.json")
+    twins3, _ = build_features(tiny_docs(3, rename=True), tok)
+    assert [t.title for t in pair_twins(orig, twins3)] == ["Doc 0", "Doc 1", "Doc 2"]
+
+
+def test_two_window_path_equals_one_window_on_a_short_doc(tiny_encoder: Path) -> None:
+    tok = load_tokenizer(str(tiny_encoder))
+    model = _model(tiny_encoder).eval()
+    feats = [build_feature(d, tok) for d in tiny_docs(2)]
+    b = collate(feats)
+    with torch.no_grad():
+        one = encode(model.encoder, b["input_ids"], b["attention_mask"])
+        n = [len(f.input_ids) - 2 for f in feats]
+        two = encode(model.encoder, b["input_ids"], b["attention_mask"], spans=[[(0, k), (0, k)] for k in n])
+        for i, f in enumerate(feats):
+            k = len(f.input_ids)
+            assert torch.allclose(one[0][i, :k], two[0][i, :k], atol=1e-5)
+            assert torch.allclose(one[1][i, :, :k, :k], two[1][i, :, :k, :k], atol=1e-5)
+        pooled_one = model.pooled(one[0].float(), one[1].float(), b["entity_pos"], b["hts"])
+        pooled_two = model.pooled(two[0], two[1], b["entity_pos"], b["hts"])
+    for x, y in zip(pooled_one, pooled_two):
+        assert torch.allclose(x, y, atol=1e-5)
+
+
+def test_mentions_past_the_first_window_are_encoded(tmp_path: Path) -> None:
+    docs = tiny_docs(1)
+    enc_dir = make_tiny_encoder(tmp_path / "enc", docs)
+    tok = load_tokenizer(str(enc_dir))
+    model = _model(enc_dir, window=12).eval()
+    f = build_feature(docs[0], tok)
+    assert len(f.input_ids) > 12 and max(p for ps in f.entity_pos for p in ps) > 12
+    b = collate([f])
+    with torch.no_grad():
+        seq, att = encode(model.encoder, b["input_ids"], b["attention_mask"], window=12)
+        out = model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])
+    assert seq.shape[1] == len(f.input_ids)
+    assert (seq.abs().sum(-1) > 0).all()  # every position, incl. those past the first window
+    assert torch.allclose(att.sum(-1), torch.ones(att.shape[:-1]), atol=1e-4)
+    assert torch.isfinite(out["logits"]).all() and out["logits"].shape == (len(f.hts), 97)
+
+
+def test_tiny_model_loss_falls_on_the_sample_world(tmp_path: Path) -> None:
+    from envbench.sample_world import make_sample
+
+    make_sample(tmp_path / "sample", seed=0)
+    from envbench.docred import read_docs
+
+    docs = read_docs(tmp_path / "sample" / "docs" / "train.json").docs[:4]
+    assert all(len(d["labels"]) > 0 for d in docs)
+    enc_dir = make_tiny_encoder(tmp_path / "enc", docs)
+    tok = load_tokenizer(str(enc_dir))
+    feats, _ = build_features(docs, tok)
+    model = _model(enc_dir).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for step in range(8):
+        b = collate(feats[(step % 2) * 2 : (step % 2) * 2 + 2])
+        out = model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])
+        loss = ncrl_loss(out["logits"], b["labels"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0] and losses[-2] < 0.5 * losses[1]
+
+
+def test_tiny_model_learns_the_relations_of_tiny_docs(tiny_encoder: Path) -> None:
+    """Not just a falling loss: after 60 steps the model predicts exactly the gold relations (ATLOP loss)."""
+    from models.losses import atlop_loss, decode
+
+    tok = load_tokenizer(str(tiny_encoder))
+    feats, _ = build_features(tiny_docs(8), tok)
+    torch.manual_seed(0)
+    model = ATLOP(load_encoder(str(tiny_encoder)), emb_size=64, block_size=8)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for step in range(60):
+        b = collate(feats[(step % 4) * 2 : (step % 4) * 2 + 2])
+        out = model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])
+        loss = atlop_loss(out["logits"], b["labels"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    b = collate(feats)
+    with torch.no_grad():
+        pred = decode(model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])["logits"])
+    assert torch.equal(pred, b["labels"])
