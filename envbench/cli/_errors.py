@@ -1,14 +1,13 @@
 """Operating-system errors of a command (unwritable folder, full disk, a file where a folder is
-needed) as one ``Error:`` line naming the path, like the library's own errors, never a traceback."""
+needed) as one ``Error:`` line naming the path, like the library's own errors, never a traceback.
+
+``envbench.cli.LazyGroup.invoke`` applies this to every command."""
 
 from __future__ import annotations
 
 import errno
-import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
-
-import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,18 +29,3 @@ def describe_os_error(exc: OSError) -> str:
     reason = exc.strerror or str(exc)
     fix = _FIX.get(exc.errno or 0, "check the path and its permissions")
     return f"{where}: {reason}; {fix}" if where is not None else f"{reason}; {fix}"
-
-
-def os_errors(fn: F) -> F:
-    """Decorate a click callback so an OSError ends the command with one ``Error:`` line (exit 1)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except OSError as exc:
-            if exc.errno == errno.EPIPE:  # output piped into `head`: click ends quietly on its own
-                raise
-            raise click.ClickException(describe_os_error(exc)) from None
-
-    return wrapper  # type: ignore[return-value]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from envbench.cli._errors import os_errors
 from envbench.metrics import SCORERS
 
 _FILE = click.Path(exists=True, dir_okay=False)
@@ -30,7 +29,6 @@ _FILE = click.Path(exists=True, dir_okay=False)
               help="Treat gold as an Env benchmark (titles with seed suffix -k). Default: detect from the titles.")
 @click.option("--skip-invalid-train", is_flag=True,
               help="Skip invalid documents in --train files instead of stopping at the first.")
-@os_errors
 def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, substitutions: str | None,
              scorer: str, env: bool | None, skip_invalid_train: bool) -> None:
     """Score predictions like the official DocRED / Re-DocRED scorers, per seed on Env benchmarks.
@@ -77,7 +75,6 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
               help="Which official scorer's smoothing to copy (see `envbench evaluate --help`).")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Directory for report.md, report.json and the PNG plots.")
-@os_errors
 def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str, index: str | None,
            train: tuple[str, ...], substitutions: str | None, stats: str | None, scorer: str, out: str) -> None:
     """Compare a model on the original and the renamed (Env) benchmark, as in the paper's analyses.

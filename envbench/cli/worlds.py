@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from envbench.cli._errors import os_errors
 from etl.io import dumps_json
 
 
@@ -22,7 +21,6 @@ from etl.io import dumps_json
 @click.option("--lean", is_flag=True,
               help="Beyond the default world, write the remaining --entities as lean items (names and P31 "
                    "only), streamed, for scale benchmarks.")
-@os_errors
 def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lean: bool) -> None:
     """Write a deterministic sample world: a Wikidata dump, DocRED documents and their gold links.
 
@@ -53,7 +51,6 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
               help="An index built from a real Wikidata dump; its property constraints take precedence over "
                    "the bundled type table when inferring fine types.")
 @click.option("--skip-invalid", is_flag=True, help="Skip (and count) invalid documents instead of stopping.")
-@os_errors
 def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | None, skip_invalid: bool) -> None:
     """Build a knowledge base and gold links from DocRED-format documents themselves.
 
@@ -82,7 +79,6 @@ def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | Non
 @click.option("--show", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many skipped documents and warnings to print per file.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file instead of text.")
-@os_errors
 def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: bool) -> None:
     """Check DocRED, Re-DocRED or Linked-DocRED files.
 

@@ -8,7 +8,6 @@ import urllib.parse
 
 import click
 
-from envbench.cli._errors import os_errors
 from etl.io import InputError
 
 
@@ -60,7 +59,6 @@ def icl() -> None:
 @click.option("--skip-invalid", is_flag=True, help="Skip invalid documents instead of stopping.")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Folder for <nnnn>.json / <nnnn>.txt prompt files and index.json.")
-@os_errors
 def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: int, da: bool, cg: bool,
                 seed: int, same_demos_for_renamed: bool, max_demo_tokens: int | None, limit: int | None,
                 skip_invalid: bool, out: str) -> None:
@@ -110,7 +108,6 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Answer cache folder (default OUT/cache); share it between runs to never pay twice.")
 @click.option("--cache-only", is_flag=True, help="Send no request; documents not in the cache count as failed.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-@os_errors
 def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: str, max_tokens: int,
             temperature: float, concurrency: int, timeout: float, retries: int, backoff: float, extra_body: str | None,
             cache_dir: str | None, cache_only: bool, no_progress: bool) -> None:
@@ -166,7 +163,6 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
               help="Predictions file: JSON list of {title, h_idx, t_idx, r}, ready for `envbench evaluate`.")
 @click.option("--stats", "stats_path", type=click.Path(dir_okay=False), default=None,
               help="Where to write parse counts (default: OUT with .stats.json).")
-@os_errors
 def parse_cmd(prompts_dir: str, run_dir: str, out: str, stats_path: str | None) -> None:
     """Turn answers into official-format predictions; count dropped triples by reason.
 

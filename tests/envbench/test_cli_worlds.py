@@ -111,21 +111,32 @@ def test_unwritable_output_is_one_line(sample: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
-def test_os_errors_become_one_line_but_a_closed_pipe_stays_quiet() -> None:
+def test_os_errors_become_one_line_but_a_closed_pipe_stays_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
     import click
+    from click.testing import CliRunner
 
-    from envbench.cli._errors import os_errors
+    import envbench.cli as cli_module
 
-    @os_errors
-    def fails(exc: OSError) -> None:
-        raise exc
+    @click.command("fails")
+    @click.argument("kind")
+    def fails(kind: str) -> None:
+        if kind == "pipe":
+            raise BrokenPipeError(32, "Broken pipe")
+        raise PermissionError(13, "Permission denied", "out/scores.json")
 
-    with pytest.raises(click.ClickException) as info:
-        fails(PermissionError(13, "Permission denied", "out/scores.json"))
-    assert info.value.message == ("out/scores.json: Permission denied; choose a location you can write to "
-                                  "(or fix its permissions)")
-    with pytest.raises(BrokenPipeError):  # click itself ends quietly when stdout is piped into `head`
-        fails(BrokenPipeError(32, "Broken pipe"))
+    module = types.ModuleType("envbench_test_fails")
+    module.fails = fails  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "envbench_test_fails", module)
+    monkeypatch.setitem(cli_module.COMMANDS, "fails", "envbench_test_fails:fails")
+    res = CliRunner().invoke(cli_module.cli, ["fails", "perm"])
+    assert res.exit_code == 1
+    assert res.output == ("Error: out/scores.json: Permission denied; choose a location you can write to "
+                          "(or fix its permissions)\n")
+    res = CliRunner().invoke(cli_module.cli, ["fails", "pipe"])  # click ends quietly when piped into `head`
+    assert (res.exit_code, res.output) == (1, "")
 
 
 def test_truncated_compressed_input_is_one_line(sample: Path, tmp_path: Path) -> None:
