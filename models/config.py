@@ -39,9 +39,10 @@ class TrainConfig:
     # --- EVRT (needs `twins`) ---
     evrt: bool = False  # also run each document's renamed twin and add the EVRT terms
     use_clp: bool = True  # L_clp: classification loss on the twin
-    use_rcr: bool = True  # L_rcr: squared L2 between pair representations of original and twin
+    use_rcr: bool = True  # L_rcr: squared difference between pair representations of original and twin (see rcr_reduction)
     use_pcr: bool = True  # L_pcr: symmetric KL between per-relation probabilities of original and twin
     alpha: float = 0.1  # weight of L_rcr (paper: 0.1 on Re-DocRED)
+    rcr_reduction: str = "mean"  # L_rcr scale: "mean" over pairs and dims (EVRT reference code, fits alpha 0.1) or "sum" (squared L2 per pair, dim x larger)
     beta: float = 0.1  # weight of L_pcr (paper: 0.1 on Re-DocRED)
     # --- optimisation ---
     epochs: float = 8.0  # training epochs; a fraction stops part-way through the last one
@@ -101,6 +102,8 @@ class TrainConfig:
     def validate(self) -> None:
         if self.loss not in ("ncrl", "atlop"):
             raise EnvbenchError(f"loss={self.loss!r}; use 'ncrl' or 'atlop'")
+        if self.rcr_reduction not in ("mean", "sum"):
+            raise EnvbenchError(f"rcr_reduction={self.rcr_reduction!r}; use 'mean' or 'sum'")
         if self.dtype not in ("auto", "bf16", "fp32"):
             raise EnvbenchError(f"dtype={self.dtype!r}; use 'auto', 'bf16' or 'fp32'")
         if self.emb_size % self.block_size:

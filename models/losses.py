@@ -78,9 +78,21 @@ def relation_probs(logits: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(logits[:, 1:] - logits[:, :1])
 
 
-def rcr_loss(repr_a: torch.Tensor, repr_b: torch.Tensor) -> torch.Tensor:
-    """L_rcr: squared L2 distance between the pair representations of original and twin, averaged over pairs."""
-    return ((repr_a.float() - repr_b.float()) ** 2).sum(-1).mean()
+def rcr_loss(repr_a: torch.Tensor, repr_b: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
+    """L_rcr between the pair representations of original and twin.
+
+    ``"mean"``: mean squared difference over pairs AND dimensions, the scale of the EVRT reference
+    code (``nn.MSELoss``), for which its alpha = 0.1 was chosen. ``"sum"``: the squared L2 distance
+    per pair, averaged over pairs; it is ``dim`` times larger (1,536 for MiniLM's [z_h; z_t]), and with
+    alpha = 0.1 it squeezed the pair representations together and kept a CPU run on the all-"Na"
+    plateau (docs/readme/50-models.md).
+    """
+    sq = (repr_a.float() - repr_b.float()) ** 2
+    if reduction == "mean":
+        return sq.mean()
+    if reduction == "sum":
+        return sq.sum(-1).mean()
+    raise ValueError(f"rcr reduction {reduction!r}; use 'mean' or 'sum'")
 
 
 def pcr_loss(logits_a: torch.Tensor, logits_b: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:

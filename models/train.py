@@ -230,7 +230,7 @@ def train(cfg: TrainConfig) -> TrainResult:
             if cfg.use_clp:
                 parts["clp"] = classification_loss(cfg.loss, logits[n_orig:], labels[n_orig:], cfg.shift)
             if cfg.use_rcr:
-                parts["rcr"] = rcr_loss(reprs[:n_orig], reprs[n_orig:])
+                parts["rcr"] = rcr_loss(reprs[:n_orig], reprs[n_orig:], cfg.rcr_reduction)
             if cfg.use_pcr:
                 parts["pcr"] = pcr_loss(logits[:n_orig], logits[n_orig:])
         weights = {"clo": 1.0, "clp": 1.0, "rcr": cfg.alpha, "pcr": cfg.beta}

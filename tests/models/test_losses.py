@@ -28,8 +28,22 @@ def test_rcr_is_mean_squared_l2_over_pairs() -> None:
     a = torch.tensor([[1.0, 2.0, 0.0], [0.0, 0.0, 1.0]])
     b = torch.tensor([[0.0, 2.0, 2.0], [0.0, -1.0, 1.0]])
     # pair 0: 1 + 0 + 4 = 5; pair 1: 0 + 1 + 0 = 1; mean 3
-    assert rcr_loss(a, b).item() == pytest.approx(3.0)
-    assert rcr_loss(a, a).item() == 0.0
+    assert rcr_loss(a, b, "sum").item() == pytest.approx(3.0)
+    assert rcr_loss(a, a, "sum").item() == 0.0
+
+
+def test_rcr_default_is_mse_over_pairs_and_dims() -> None:
+    # Regression: the per-pair sum made L_rcr dim x larger than the reference code's MSE, so
+    # alpha = 0.1 dominated training (rcr ~24 vs clo ~4.7 at step 1) and the CPU EVRT run collapsed.
+    a = torch.tensor([[1.0, 2.0, 0.0], [0.0, 0.0, 1.0]])
+    b = torch.tensor([[0.0, 2.0, 2.0], [0.0, -1.0, 1.0]])
+    assert rcr_loss(a, b).item() == pytest.approx(6.0 / 6)
+    assert rcr_loss(a, b).item() == pytest.approx(torch.nn.functional.mse_loss(a, b).item())
+    wide_a, wide_b = torch.zeros(4, 1536), torch.full((4, 1536), 0.5)
+    assert rcr_loss(wide_a, wide_b).item() == pytest.approx(0.25)
+    assert rcr_loss(wide_a, wide_b, "sum").item() == pytest.approx(0.25 * 1536)
+    with pytest.raises(ValueError, match="rcr reduction"):
+        rcr_loss(a, b, "max")
 
 
 def test_pcr_is_symmetric_bernoulli_kl_summed_over_relations_averaged_over_pairs() -> None:

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from envbench.cli import cli
+from envbench.errors import EnvbenchError
 from models.config import TrainConfig
 from tests.models.conftest import tiny_docs
 
@@ -34,6 +35,9 @@ def _invoke(args: list[str]):
 def test_config_overrides_parse_by_type() -> None:
     cfg = TrainConfig().with_overrides(["alpha=0.5", "evrt=true", "batch_size=2", "loss=atlop"])
     assert (cfg.alpha, cfg.evrt, cfg.batch_size, cfg.loss) == (0.5, True, 2, "atlop")
+    assert TrainConfig().rcr_reduction == "mean"  # the reference code's MSE scale, which alpha = 0.1 fits
+    with pytest.raises(EnvbenchError, match="rcr_reduction='max'; use 'mean' or 'sum'"):
+        TrainConfig(rcr_reduction="max").validate()
 
 
 def test_show_config_and_bad_set() -> None:
