@@ -85,7 +85,7 @@ def rcr_loss(repr_a: torch.Tensor, repr_b: torch.Tensor, reduction: str = "mean"
     code (``nn.MSELoss``), for which its alpha = 0.1 was chosen. ``"sum"``: the squared L2 distance
     per pair, averaged over pairs; it is ``dim`` times larger (1,536 for MiniLM's [z_h; z_t]), and with
     alpha = 0.1 it squeezed the pair representations together and kept a CPU run on the all-"Na"
-    plateau (docs/readme/50-models.md).
+    plateau (README, "Why the EVRT runs predicted nothing").
     """
     sq = (repr_a.float() - repr_b.float()) ** 2
     if reduction == "mean":

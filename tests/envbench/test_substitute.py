@@ -183,7 +183,7 @@ def test_overlap_policy_on_re_docred() -> None:
             fired += len(hit)
             docs_hit += bool(hit)
             entities += len(doc["vertexSet"])
-    # measured: 115 of 19,463 entities (0.59%) in 54 of 1,000 documents; see docs/readme/30-generate.md
+    # measured: 115 of 19,463 entities (0.59%) in 54 of 1,000 documents; see the README (overlap policy)
     assert (fired, entities, docs_hit) == (115, 19463, 54)
 
 
