@@ -109,7 +109,3 @@ RELATIONS: dict[str, str] = {
 FREQUENT_10: tuple[str, ...] = ("P17", "P131", "P27", "P150", "P175", "P577", "P463", "P527", "P495", "P361")
 
 NAME_TO_ID: dict[str, str] = {name.casefold(): pid for pid, name in RELATIONS.items()}
-
-
-def relation_name(pid: str) -> str:
-    return RELATIONS[pid]

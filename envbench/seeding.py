@@ -30,13 +30,6 @@ def stable_hash_hex(*keys: object) -> str:
     return hashlib.md5(key_bytes(*keys)).hexdigest()
 
 
-def stable_choice(options: Sequence[T], *keys: object) -> T:
-    """Pick one option deterministically from the keys."""
-    if not options:
-        raise ValueError("stable_choice needs at least one option")
-    return options[derive_seed(*keys) % len(options)]
-
-
 def stable_shuffle(options: Sequence[T], *keys: object) -> list[T]:
     """A deterministic permutation: sort by the hash of (keys, position, item)."""
     return [o for _, o in sorted(((derive_seed(*keys, i, o), o) for i, o in enumerate(options)), key=lambda x: x[0])]

@@ -24,8 +24,3 @@ def tokenize(text: str) -> list[str]:
     ['Willi', '"', 'Bill', '"', "O'Brien", ',', 'Jr', '.', '(', 'born', '1963', ')']
     """
     return _TOKEN.findall(text)
-
-
-def detokenize(tokens: list[str]) -> str:
-    """The mention-name convention of DocRED: tokens joined by single spaces."""
-    return " ".join(tokens)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import sys
 import tempfile
@@ -61,11 +60,6 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
         fh = open(p, "rb")  # noqa: SIM115 - closed with the reader
         return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)  # type: ignore[return-value]
     return open(p, "rb")
-
-
-def open_text(path: str | os.PathLike[str]) -> IO[str]:
-    """Open a possibly compressed file as UTF-8 text."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8")
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
