@@ -68,10 +68,6 @@ def slot_start(seed: int, title: str, entity: int) -> int:
     return int(stable_hash_hex(seed, title, entity)[:16], 16)
 
 
-def draw_order(seed: int, title: str, entity: int, qid: str) -> str:
-    return stable_hash_hex(seed, title, entity, qid)
-
-
 @dataclass(frozen=True)
 class Slot:
     fine_type: str
@@ -134,6 +130,7 @@ class CandidateSource:
         self.con = con
         self.slots = list(slots)
         self.cache_used: str = "memory"
+        self._slots_registered = False
         groups = sorted({(s.fine_type, s.pool, min(s.min_names, M_MAX)) for s in self.slots})
         register_rows(con, "_cand_groups", groups, {"fine_type": "VARCHAR", "pool": "VARCHAR", "min_names": "INTEGER"})
         if not (cache_dir is not None and fingerprint and self._use_cache(Path(cache_dir), fingerprint)):
@@ -201,7 +198,7 @@ class CandidateSource:
         out: dict[tuple[int, int], list[str]] = {r: [] for r in requests}
         if not requests:
             return out
-        if not getattr(self, "_slots_registered", False):
+        if not self._slots_registered:
             self._register_slots()
         register_rows(self.con, "_cand_q", [(si, w, *window_bounds(w)) for si, w in requests],
                   {"slot": "BIGINT", "w": "BIGINT", "lo": "BIGINT", "hi": "BIGINT"})
@@ -222,10 +219,6 @@ class CandidateSource:
                               hits.column("id").to_pylist()):
             out[(si, w)].append(qid)
         return out
-
-    def names(self, qids: Iterable[str]) -> dict[str, ItemNames]:
-        """English label and aliases of items (items without a label are absent)."""
-        return item_names(self.con, qids)
 
 
 def item_names(con: Any, qids: Iterable[str]) -> dict[str, ItemNames]:

@@ -40,7 +40,7 @@ from envbench.candidates import (
     names_in_pool,
     window_bounds,
 )
-from envbench.docred import Doc, distinct_names, entity_type, read_docs
+from envbench.docred import Doc, DocSet, distinct_names, entity_type, read_docs
 from envbench.errors import EnvbenchError
 from envbench.fine_types import fine_types
 from envbench.links import read_links
@@ -54,7 +54,7 @@ from envbench.substitute import (
     pair_names,
     self_overlapping_entities,
 )
-from etl.io import dumps_json, sha256_bytes, sha256_file
+from etl.io import COMPRESSED_SUFFIXES, dumps_json, read_json, sha256_bytes, sha256_file
 from etl.manifest import build_manifest, describe_file
 from wikidata_index.names import fold
 from wikidata_index.schema import TABLES
@@ -113,7 +113,7 @@ class GenerateResult:
 
 def stem_of(path: str | os.PathLike[str]) -> str:
     name = Path(path).name
-    for suffix in (".gz", ".bz2", ".zst"):
+    for suffix in COMPRESSED_SUFFIXES:
         name = name.removesuffix(suffix)
     return name.removesuffix(".json")
 
@@ -518,10 +518,8 @@ def index_fingerprint(index_path: Path) -> str:
     The index manifest also carries timings, so hashing the manifest file itself would make two
     ingests of one dump look different.
     """
-    import orjson
-
     man = index_path / "manifest.json"
-    listed = orjson.loads(man.read_bytes()).get("outputs") if man.is_file() else None
+    listed = read_json(man, what="index manifest").get("outputs") if man.is_file() else None
     if not listed:
         listed = [describe_file(p, relative_to=index_path)
                   for t in sorted(TABLES) for p in sorted((index_path / t).glob("*.parquet"))]
@@ -529,7 +527,7 @@ def index_fingerprint(index_path: Path) -> str:
     return sha256_bytes(dumps_json(files))
 
 
-def require_documents(docset: Any) -> None:
+def require_documents(docset: DocSet) -> None:
     """An empty input is a mistake (a wrong file, or every document invalid), not an empty benchmark."""
     if docset.docs:
         return
@@ -611,25 +609,25 @@ def generate(
                             "the entities with `envbench link`'s linker")
     check_writable(out, "--out", folder=True)
     docset = read_docs(docs_path, skip_invalid=skip_invalid)
-    docs = docset.docs
     require_documents(docset)
 
     # Millions of small objects and no cycles: the cyclic GC would rescan them over and over.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _generate(docs_path, index_path, out, docs, docset, links, seeds, pool, twins, force, progress,
+        return _generate(docs_path, index_path, out, docset, links, seeds, pool, twins, force, progress,
                          skip_invalid, t0)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _generate(docs_path: Path, index_path: Path, out: Path, docs: list[Doc], docset: Any,
+def _generate(docs_path: Path, index_path: Path, out: Path, docset: DocSet,
               links: str | os.PathLike[str] | None, seeds: int, pool: str, twins: bool, force: bool,
               progress: bool, skip_invalid: bool, t0: float) -> GenerateResult:
     from wikidata_index.index import WikidataIndex
 
+    docs = docset.docs
     timings: dict[str, float] = {}
 
     def lap(name: str, since: list[float] = [t0]) -> None:  # noqa: B006 - a running clock
@@ -692,8 +690,8 @@ def _generate(docs_path: Path, index_path: Path, out: Path, docs: list[Doc], doc
         (staging / main_name).write_bytes(dumps_json(outputs))
         pq.write_table(table, staging / "substitutions.parquet", compression="zstd")
         (staging / "stats.json").write_bytes(dumps_json(stats, indent=True))
-        manifest = build_manifest(step="generate", inputs=inputs, parameters=parameters,
-                                  outputs=[staging / f for f in files], output_root=staging, extra=extra)
+        # the inputs were hashed for the up-to-date probe; only the outputs are new
+        manifest = {**probe, "outputs": [describe_file(staging / f, relative_to=staging) for f in sorted(files)]}
         (staging / "manifest.json").write_bytes(dumps_json(manifest, indent=True))
         # the old manifest goes first and the new one last, so a crash in between is never "up to date"
         if (out / "manifest.json").exists():

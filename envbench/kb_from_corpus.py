@@ -204,6 +204,7 @@ def kb_from_corpus(
                                 "titles must be unique across the files given (LINKS is keyed by title)")
             title_file[title] = str(path)
             n_docs += 1
+            labels = doc.get("labels") or []
             row: list[Cluster | None] = []
             used_keys: set[tuple[str, ...]] = set()
             for ei, ent in enumerate(doc["vertexSet"]):
@@ -229,15 +230,15 @@ def kb_from_corpus(
                         order += 1
                 cl.members.append((title, ei))
                 row.append(cl)
-            for lab in doc.get("labels", []) or []:
+            for lab in labels:
                 for end, role in (("h", "subject"), ("t", "value")):
                     cl = row[lab[end]]
                     if cl is not None:
                         cl.roles.append((lab["r"], role))
-            in_rel = {lab[e] for lab in doc.get("labels", []) or [] for e in ("h", "t")}
+            in_rel = {lab[e] for lab in labels for e in ("h", "t")}
             related.extend((title, i) for i in sorted(in_rel) if row[i] is not None)
             slots[title] = row
-            doc_labels.append((title, doc.get("labels", []) or []))
+            doc_labels.append((title, labels))
     if not n_docs:
         raise DataError(f"no documents in {', '.join(str(p) for p in docs_paths)}"
                         f"{' (all were invalid and skipped)' if skip_invalid else ''}; "

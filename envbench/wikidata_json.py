@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -20,6 +19,7 @@ from typing import IO, Any
 import orjson
 
 from envbench.seeding import stable_hash_hex
+from etl.io import atomic_path
 
 Entity = dict[str, Any]
 Statement = dict[str, Any]
@@ -179,13 +179,8 @@ class DumpWriter:
     def __init__(self, path: str | os.PathLike[str], *, compresslevel: int = 6) -> None:
         self.path = Path(path)
         self.count = 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        os.close(fd)
-        self._tmp = Path(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self._tmp, 0o666 & ~umask)  # mkstemp makes 0600; a dump is an ordinary shared file
+        self._atomic = atomic_path(self.path)  # renamed into place by close(ok=True), removed otherwise
+        self._tmp = self._atomic.__enter__()
         self._raw: IO[bytes] = open(self._tmp, "wb")  # noqa: SIM115 - closed in close()
         self._fh: IO[bytes]
         if self.path.name.endswith(".gz"):
@@ -224,9 +219,10 @@ class DumpWriter:
             self._gz.close()
         self._raw.close()
         if ok:
-            os.replace(self._tmp, self.path)
+            self._atomic.__exit__(None, None, None)
         else:
-            self._tmp.unlink(missing_ok=True)
+            failed = RuntimeError(f"{self.path}: dump not completed")
+            self._atomic.__exit__(RuntimeError, failed, None)
 
     def __enter__(self) -> DumpWriter:
         return self

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from envbench.errors import EnvbenchError
+from etl.io import read_json
 from models.config import TrainConfig
 
 
@@ -57,7 +58,9 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, c
     """
     cfg = TrainConfig()
     if config_file:
-        data = json.loads(Path(config_file).read_text(encoding="utf-8"))
+        data = read_json(config_file, what="config file")
+        if not isinstance(data, dict):
+            raise EnvbenchError(f"--config {config_file}: expected a JSON object of config fields, e.g. a saved config.json")
         cfg = TrainConfig.from_dict({**cfg.to_dict(), **data})
     given = {"train": train_path, "dev": dev_path, "twins": twins, "evrt": evrt, "encoder": encoder, "out": out,
              "epochs": epochs, "seed": seed, "loss": loss}

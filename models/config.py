@@ -62,7 +62,7 @@ class TrainConfig:
     dtype: str = "auto"  # "auto" (bf16 autocast where the hardware has it), "bf16" or "fp32"
     threads: int = 0  # torch CPU threads (0 = torch's default)
     # --- output ---
-    out: str = "runs/atlop"  # run directory: checkpoints/, last/, best/, log.jsonl, encoder/
+    out: str = "runs/atlop"  # run directory: checkpoints/, last/, best/, encoder/, train.log, metrics.jsonl
     save_every: int = 200  # also write the resumable `last/` checkpoint every N steps (0 = only at epoch ends)
     keep_epoch_checkpoints: bool = True  # keep checkpoints/epoch-N/ (weights + config) for every epoch
     eval_every_epoch: bool = True  # score dev after every epoch (else only after the last)

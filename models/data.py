@@ -8,7 +8,7 @@ threshold / "Na" class, class i (1..96) is the i-th property id.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from envbench.errors import DataError
@@ -41,10 +41,9 @@ class FeatureStats:
     mentions_cut: int = 0
     entities_without_mention: int = 0  # entities whose every mention was cut (they fall back to [CLS])
     labels_unknown_relation: int = 0
-    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "notes"}
+        return dict(self.__dict__)
 
 
 def _marked_words(doc: dict[str, Any], marker: str) -> tuple[list[str], dict[tuple[int, int], int]]:

@@ -7,7 +7,6 @@ The output is a JSON list of ``{"title", "h_idx", "t_idx", "r"}`` (r a property 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -17,7 +16,7 @@ from typing import Any
 
 from envbench.docred import read_docs
 from envbench.errors import EnvbenchError
-from etl.io import write_json_atomic
+from etl.io import read_json, write_json_atomic
 from models.config import TrainConfig
 from models.data import RELATION_IDS, Feature, build_features, collate
 
@@ -130,7 +129,7 @@ def load_run(run: str | os.PathLike[str], checkpoint: str = "best", device: Any 
     from models.encoder import load_tokenizer
 
     ckpt = checkpoint_dir(run, checkpoint)
-    cfg = TrainConfig.from_dict(json.loads((ckpt / "config.json").read_text()))
+    cfg = TrainConfig.from_dict(read_json(ckpt / "config.json", what="checkpoint config"))
     encoder_dir = str(Path(run) / "encoder")
     model = build_model(cfg, encoder_dir, weights=False)
     weights_file = ckpt / CHECKPOINT_FILE

@@ -28,6 +28,7 @@ from typing import Any
 
 from envbench.docred import read_docs
 from envbench.errors import EnvbenchError
+from envbench.metrics import score, train_facts
 from envbench.seeding import derive_seed
 from etl.io import atomic_path, write_json_atomic
 from models.config import TrainConfig
@@ -61,14 +62,12 @@ def _save_weights(model: Any, cfg: TrainConfig, metrics: dict[str, Any], folder:
     write_json_atomic(folder / "metrics.json", metrics, indent=True)
 
 
-def evaluate(model: Any, feats: list, docs: list[dict], ign_docs: list[dict], cfg: TrainConfig, device: Any,
+def evaluate(model: Any, feats: list, docs: list[dict], ign_facts: frozenset, cfg: TrainConfig, device: Any,
              bf16: bool) -> dict[str, Any]:
-    """Dev scores (official DocRED semantics) of the current model."""
-    from envbench.metrics import score
-
+    """Dev scores (official DocRED semantics) of the current model; ``ign_facts`` from ``train_facts``."""
     preds = infer(model, feats, batch_size=cfg.eval_batch_size, max_labels=cfg.max_labels, device=device, bf16=bf16,
                   progress=cfg.progress, desc="dev")
-    s = score(docs, preds, ign_docs)
+    s = score(docs, preds, facts=ign_facts)
     keys = ("f1", "ign_f1", "precision", "recall", "intra_f1", "inter_f1")
     return {k: round(float(s[k]), 6) for k in keys if k in s} | {"predictions": len(preds)}
 
@@ -116,6 +115,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     if cfg.max_dev_docs:
         dev_docs = dev_docs[: cfg.max_dev_docs]
     ign_docs = read_docs(cfg.ign_train, skip_invalid=cfg.skip_invalid).docs if cfg.ign_train else train_docs
+    ign_facts = train_facts(ign_docs)  # once, not at every evaluation
     fkw = {"marker": cfg.marker, "max_length": cfg.max_length, "window": cfg.window, "progress": cfg.progress and master}
     train_feats, train_stats = build_features(train_docs, tokenizer, desc="train features", **fkw)
     dev_feats, dev_stats = build_features(dev_docs, tokenizer, desc="dev features", **fkw)
@@ -263,7 +263,7 @@ def train(cfg: TrainConfig) -> TrainResult:
             done_epochs = mb / batches_per_epoch
             if master:
                 if cfg.eval_every_epoch or end_of_run():
-                    last_eval = evaluate(raw_model, dev_feats, dev_docs, ign_docs, cfg, device, bf16)
+                    last_eval = evaluate(raw_model, dev_feats, dev_docs, ign_facts, cfg, device, bf16)
                     last_eval |= {"epoch": round(done_epochs, 3), "step": step}
                     with open(out / "metrics.jsonl", "a", encoding="utf-8") as fh:
                         fh.write(json.dumps(last_eval, sort_keys=True) + "\n")

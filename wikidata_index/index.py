@@ -6,9 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from etl.io import InputError
+from etl.io import InputError, read_json
 from wikidata_index.names import fold
 from wikidata_index.schema import TABLES
 
@@ -33,12 +31,14 @@ class WikidataIndex:
         self.con = duckdb.connect(":memory:", config=config)
         self._tables = present
         self._materialized: set[str] = set()
-        root = self.path.resolve()
         for table in present:
-            glob = str(root / table / "*.parquet").replace("'", "''")
-            self.con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}')")
+            self.con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{self._glob(table)}')")
 
     # ------------------------------------------------------------------ plumbing
+    def _glob(self, table: str) -> str:
+        """The table's Parquet files as a quoted-for-SQL glob."""
+        return str(self.path.resolve() / table / "*.parquet").replace("'", "''")
+
     def tables(self) -> list[str]:
         return list(self._tables)
 
@@ -53,19 +53,17 @@ class WikidataIndex:
     def materialize(self, *tables: str) -> None:
         """Load tables (default: all) into memory, replacing their views: for many small lookups
         on an index that fits in RAM (each view query otherwise rescans Parquet footers)."""
-        root = self.path.resolve()
         for table in tables or tuple(self._tables):
             self.require(table)
             if table in self._materialized:
                 continue
-            glob = str(root / table / "*.parquet").replace("'", "''")
             self.con.execute(f"DROP VIEW IF EXISTS {table}")
-            self.con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet('{glob}')")
+            self.con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet('{self._glob(table)}')")
             self._materialized.add(table)
 
     def manifest(self) -> dict[str, Any]:
         p = self.path / "manifest.json"
-        return orjson.loads(p.read_bytes()) if p.is_file() else {}
+        return read_json(p, what="index manifest") if p.is_file() else {}
 
     def close(self) -> None:
         self.con.close()

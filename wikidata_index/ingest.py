@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from etl.io import InputError, atomic_path, write_json_atomic
-from etl.manifest import build_manifest, describe_file, write_manifest
+from etl.manifest import build_manifest, write_manifest
 from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records
 from etl.runner import ShardRunner, stage_lock
@@ -466,8 +466,3 @@ def _publish(stage: Path, out_dir: Path, manifest: dict[str, Any]) -> None:
     write_index_db(out_dir)
     write_manifest(out_dir / "manifest.json", manifest)
     shutil.rmtree(stage, ignore_errors=True)
-
-
-def describe_index(out_dir: Path) -> list[dict[str, Any]]:
-    """Name, size and sha256 of each table file (used by `envbench index info --files`)."""
-    return [describe_file(p, relative_to=out_dir) for t in TABLES for p in sorted((out_dir / t).glob("*.parquet"))]

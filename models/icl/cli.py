@@ -8,20 +8,8 @@ import urllib.parse
 
 import click
 
-from etl.io import InputError
 
-
-class _IclGroup(click.Group):
-    """Turns library errors into one ``Error: ...`` line even when the group is run on its own."""
-
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
-        try:
-            return super().invoke(ctx)
-        except InputError as exc:
-            raise click.ClickException(str(exc)) from None
-
-
-@click.group(cls=_IclGroup)
+@click.group()
 def icl() -> None:
     """In-context learning: build few-shot prompts, query an LLM server, parse its answers.
 
@@ -125,7 +113,8 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
     """
     from models.icl.client import ChatClient, run_prompts
 
-    if urllib.parse.urlsplit(base_url).scheme not in ("http", "https") or not urllib.parse.urlsplit(base_url).netloc:
+    url = urllib.parse.urlsplit(base_url)
+    if url.scheme not in ("http", "https") or not url.netloc:
         raise click.ClickException(
             f"--base-url {base_url!r} is not an http(s) URL; give the server's address, e.g. http://localhost:8000/v1"
         )

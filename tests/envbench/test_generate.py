@@ -257,3 +257,12 @@ def test_num_and_time_names_keep_their_spacing() -> None:
     assert respell("February 10, 2004", ["February", "10", ",", "2004"], ["January", "9", ",", "1983"]) == \
         "January 9, 1983"
     assert respell("Oliver &amp; Co", ["Oliver", "&", "Co"], ["A", "&", "B"]) == "A & B"  # not spelled: joined
+
+
+def test_corrupt_index_manifest_names_the_file(tmp_path: Path) -> None:
+    from envbench.generate import index_fingerprint
+    from etl.io import InputError
+
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(InputError, match="manifest.json: not a valid index manifest"):
+        index_fingerprint(tmp_path)

@@ -294,3 +294,14 @@ def test_kb_invariants_on_random_corpora(docs: list[dict]) -> None:
     assert set(names) == set(items) and res.items == len(items)
     for q, ns in names.items():
         assert {items[q]["labels"]["en"]["value"], *(a["value"] for a in items[q]["aliases"].get("en", []))} == ns
+
+
+def test_dump_writer_leaves_nothing_when_the_block_fails(tmp_path):
+    with pytest.raises(ValueError), wj.DumpWriter(tmp_path / "kb.json.gz") as w:
+        w.write({"id": "Q1"})
+        raise ValueError("stop")
+    assert list(tmp_path.iterdir()) == []
+    with wj.DumpWriter(tmp_path / "kb.json") as w:
+        w.write({"id": "Q1"})
+    assert [p.name for p in tmp_path.iterdir()] == ["kb.json"]
+    assert list(wj.iter_dump(tmp_path / "kb.json")) == [{"id": "Q1"}]

@@ -52,6 +52,17 @@ def test_show_config_and_bad_set() -> None:
     assert r.output == "Error: --set batch_size=two: expected a int value\n"
 
 
+def test_bad_config_file_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "cfg.json"
+    bad.write_text("{oops")
+    r = _invoke(["train", "--show-config", "--config", str(bad)])
+    assert r.exit_code == 1
+    assert r.output.startswith(f"Error: {bad}: not a valid config file (")
+    bad.write_text("[1]")
+    r = _invoke(["train", "--show-config", "--config", str(bad)])
+    assert r.output == f"Error: --config {bad}: expected a JSON object of config fields, e.g. a saved config.json\n"
+
+
 def test_clear_errors(files: dict[str, Path], tmp_path: Path) -> None:
     r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tmp_path / "none")])
     assert r.exit_code == 1
