@@ -177,10 +177,12 @@ def _best_cpu(fn, repeat: int = 3) -> float:
 
 def per_core_rates(path: Path, chunk_bytes: int) -> dict[str, float]:
     """CPU-time MB/s of each stage on one chunk, in this process (best of 3: least disturbed by
-    other load on the machine): decompression, orjson.loads, and the ingest worker (pysimdjson
-    extraction + staging Parquet), plus the extraction alone with pysimdjson and with orjson."""
+    other load on the machine): decompression, orjson.loads, and the ingest worker (extraction +
+    staging Parquet) with the C and the Python extractor, plus the extraction alone: C,
+    pysimdjson and orjson."""
     from wikidata_index.extract import EntityParser, Rows, extract_entity
-    from wikidata_index.ingest import process_chunk
+    from wikidata_index.ingest import fast_extractor, process_chunk
+    from wikidata_index.names import fold
 
     stream = DumpStream(path)
     chunk = next(iter_chunks(stream, chunk_bytes=chunk_bytes))
@@ -203,10 +205,15 @@ def per_core_rates(path: Path, chunk_bytes: int) -> dict[str, float]:
     rates = {
         "decompress (isal)": mb / _best_cpu(decompress),
         "orjson.loads": mb / _best_cpu(lambda: _loads_chunk(chunk)),
-        "ingest worker": mb / _best_cpu(lambda: process_chunk(chunk, out, languages=("en",))),
+        "ingest worker, python": mb / _best_cpu(lambda: process_chunk(chunk, out, languages=("en",),
+                                                                        extractor="python")),
         "extract, pysimdjson": mb / _best_cpu(lambda: extract(True)),
         "extract, orjson": mb / _best_cpu(lambda: extract(False)),
     }
+    fx = fast_extractor()
+    if fx is not None:
+        rates["ingest worker, c"] = mb / _best_cpu(lambda: process_chunk(chunk, out, languages=("en",), extractor="c"))
+        rates["extract, c"] = mb / _best_cpu(lambda: fx.extract_chunk(chunk.data, ("en",), fold))
     shutil.rmtree(out, ignore_errors=True)
     return rates
 
@@ -225,7 +232,7 @@ if sys.argv[2] == "FLOOR":
     r = {"records": n, "timings": {}}
 else:
     res = ingest_dump(sys.argv[1], sys.argv[2], workers=int(sys.argv[3]), progress=False, force=True,
-                      chunk_bytes=int(sys.argv[4]))
+                      chunk_bytes=int(sys.argv[4]), extractor=sys.argv[5])
     r = {"records": res.stats["records"], "timings": res.manifest["timings"]}
 dt = time.perf_counter() - t
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -234,12 +241,12 @@ print(json.dumps(r | {"seconds": dt, "cpu_s": me.ru_utime + me.ru_stime + kids.r
 """
 
 
-def ingest(path: Path, out: Path | str, workers: int, chunk_bytes: int) -> dict:
+def ingest(path: Path, out: Path | str, workers: int, chunk_bytes: int, extractor: str = "auto") -> dict:
     """Run the ingest (or, with out="FLOOR", the floor) in a child; wall, CPU and peak RSS."""
     repo = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=str(repo))
-    res = subprocess.run(cwd=repo, args=[sys.executable, "-c", _CHILD, str(path), str(out), str(workers), str(chunk_bytes)], env=env,
-                         capture_output=True, text=True, check=False)
+    argv = [sys.executable, "-c", _CHILD, str(path), str(out), str(workers), str(chunk_bytes), extractor]
+    res = subprocess.run(cwd=repo, args=argv, env=env, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise SystemExit(f"ingest failed:\n{res.stderr}")
     return orjson.loads(res.stdout.strip().splitlines()[-1])
@@ -274,6 +281,10 @@ def main() -> None:
     ap.add_argument("--chunk-mb", type=int, default=16, help="chunk size for floor and ingest (MB)")
     ap.add_argument("--keep", type=Path, default=None, help="folder to keep the generated dumps in")
     args = ap.parse_args()
+    from wikidata_index.ingest import fast_extractor
+    from wikidata_index.schema import TABLES
+
+    extractors = ["c", "python"] if fast_extractor() is not None else ["python"]
     big = 20000 if args.quick else args.entities
     sizes = [big // 2, big]
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
@@ -291,17 +302,25 @@ def main() -> None:
             print(f"\n== {n:,} entities: {mb:,.0f} MB JSON ({dec / n / 1e3:.1f} KB/line), "
                   f"{path.stat().st_size / 1e6:,.0f} MB .gz (generated in {gen_s:.0f}s)")
             f = ingest(path, "FLOOR", args.workers, args.chunk_mb << 20)
-            r = ingest(path, tmp / f"ix-{n}", args.workers, args.chunk_mb << 20)
-            f_s, i_s = f["seconds"], r["seconds"]
+            f_s = f["seconds"]
             print(f"floor  (decompress + orjson.loads, {args.workers} proc): {f_s:6.2f}s {mb / f_s:7.1f} MB/s "
                   f"{f['records'] / f_s:9,.0f} entities/s  cpu {f['cpu_s']:.2f}s")
-            print(f"ingest (all tables, {args.workers} proc)              : {i_s:6.2f}s {mb / i_s:7.1f} MB/s "
-                  f"{r['records'] / i_s:9,.0f} entities/s  cpu {r['cpu_s']:.2f}s "
-                  f"(parse {r['timings']['parse_s']:.2f}s, finalize {r['timings']['finalize_s']:.2f}s)")
-            print(f"ratio floor/ingest: wall {f_s / i_s:.2f}x, cpu {f['cpu_s'] / r['cpu_s']:.2f}x   "
-                  f"peak RSS main {r['main_rss_mb']:.0f} MB, largest worker {r['worker_rss_mb']:.0f} MB")
-            rss.append(r["main_rss_mb"] + r["worker_rss_mb"] * args.workers)
-            per_core = mb / i_s / args.workers
+            for extractor in extractors:
+                r = ingest(path, tmp / f"ix-{n}-{extractor}", args.workers, args.chunk_mb << 20, extractor)
+                i_s = r["seconds"]
+                print(f"ingest (all tables, {args.workers} proc, {extractor:6s})      : {i_s:6.2f}s {mb / i_s:7.1f} MB/s "
+                      f"{r['records'] / i_s:9,.0f} entities/s  cpu {r['cpu_s']:.2f}s "
+                      f"(parse {r['timings']['parse_s']:.2f}s, finalize {r['timings']['finalize_s']:.2f}s)")
+                print(f"  ratio floor/ingest ({extractor}): wall {f_s / i_s:.2f}x, cpu {f['cpu_s'] / r['cpu_s']:.2f}x   "
+                      f"peak RSS main {r['main_rss_mb']:.0f} MB, largest worker {r['worker_rss_mb']:.0f} MB")
+                if extractor == extractors[0]:
+                    rss.append(r["main_rss_mb"] + r["worker_rss_mb"] * args.workers)
+                    per_core = mb / i_s / args.workers
+            if len(extractors) == 2:
+                same = all((tmp / f"ix-{n}-c" / t / "part-00000.parquet").read_bytes()
+                           == (tmp / f"ix-{n}-python" / t / "part-00000.parquet").read_bytes()
+                           for t in TABLES if (tmp / f"ix-{n}-c" / t / "part-00000.parquet").exists())
+                print(f"  tables byte-identical between the c and python extractors: {same}")
         print(f"\npeak RSS (main + workers, upper bound): {' -> '.join(f'{x:.0f} MB' for x in rss)} "
               f"for {' -> '.join(f'{n:,}' for n in sizes)} entities")
         path = dumps_dir / f"dump-{sizes[-1]}.json.gz"
@@ -309,8 +328,10 @@ def main() -> None:
         print("\nper-core CPU rates, one process (MB of JSON per CPU-second):")
         for name, rate in rates.items():
             print(f"  {name:22s} {rate:7.0f} MB/s")
-        dec, work, floor_rate = rates["decompress (isal)"], rates["ingest worker"], rates["orjson.loads"]
-        print(f"  worker vs orjson.loads: {work / floor_rate:.2f}x; "
+        dec, floor_rate = rates["decompress (isal)"], rates["orjson.loads"]
+        work = rates.get("ingest worker, c", rates["ingest worker, python"])
+        print(f"  worker ({extractors[0]}) vs orjson.loads: {work / floor_rate:.2f}x; python worker vs orjson.loads: "
+              f"{rates['ingest worker, python'] / floor_rate:.2f}x; "
               f"pysimdjson vs orjson extraction: {rates['extract, pysimdjson'] / rates['extract, orjson']:.2f}x")
         full_tb, full_n = 1.7e12, 110e6
         print(f"\nprojected parse phase for the full dump (~{full_n / 1e6:.0f}M entities, {full_tb / 1e12:.1f} TB "

@@ -457,13 +457,20 @@ def iter_records(chunk: Chunk, lines: list[int] | None = None) -> Iterator[tuple
         nl = data.find(b"\n", start)
         if nl < 0:
             nl = end
-        if data.endswith(b"},", start, nl):  # the usual dump line: cut the comma, copy once
-            rec = data[start : nl - 1]
-        else:
-            rec = _strip_record(data[start:nl])
-        if rec and rec != b"[" and rec != b"]":
+        rec = record_of_line(data, start, nl)
+        if rec is not None:
             yield line_no, offset + start, rec
         line_no += 1
         start = nl + 1
     if lines is not None:
         lines[0] = line_no - 1
+
+
+def record_of_line(data: bytes, start: int, stop: int) -> bytes | None:
+    """The record on the line data[start:stop] (no newline), or None for framing and blank lines."""
+    if data.endswith(b"},", start, stop):  # the usual dump line: cut the comma, copy once
+        return data[start : stop - 1]
+    rec = _strip_record(data[start:stop])
+    if rec and rec != b"[" and rec != b"]":
+        return rec
+    return None

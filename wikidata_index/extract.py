@@ -26,6 +26,11 @@ except ImportError:  # pragma: no cover
     HAVE_SIMDJSON = False
     _LazyObject = _LazyArray = type(None)
 
+try:  # the compiled fast path (wikidata_index/_fastextract.c); optional at install time
+    from wikidata_index import _fastextract
+except ImportError:  # pragma: no cover - depends on whether a C compiler was there
+    _fastextract = None
+
 P_INSTANCE_OF = "P31"
 P_SUBCLASS_OF = "P279"
 P_CONSTRAINT = "P2302"
@@ -83,6 +88,22 @@ class Rows:
         return out
 
 
+def _kind(value: Any) -> str:
+    """A JSON kind for messages (never str() of a pysimdjson proxy: it embeds a memory address)."""
+    if hasattr(value, "get"):
+        return "an object"
+    if isinstance(value, (list, _LazyArray)):
+        return "an array"
+    return f"a {type(value).__name__}"
+
+
+def _string(value: Any, eid: str, what: str) -> str | None:
+    """``value`` if it is a string or null; anything else would reach a string column."""
+    if value is None or isinstance(value, str):
+        return value
+    raise Malformed("bad_structure", f"{eid}: {what} is {_kind(value)}, not a string")
+
+
 def fold_name(name: str) -> str:
     """wikidata_index.names.fold, with a fast path for ASCII names (the large majority).
 
@@ -116,7 +137,8 @@ def _snak_item(snak: Any, stats: dict[str, int]) -> str | None:
         if snaktype in ("novalue", "somevalue"):
             stats[f"snaks_{snaktype}"] = stats.get(f"snaks_{snaktype}", 0) + 1
             return None
-        raise Malformed("bad_snak", f"snak has snaktype {snaktype!r}")
+        shown = repr(snaktype) if snaktype is None or isinstance(snaktype, str) else f"that is {_kind(snaktype)}"
+        raise Malformed("bad_snak", f"snak has snaktype {shown}")
     dv = snak.get("datavalue")
     if dv is None or dv.get("type") != "wikibase-entityid":
         return None
@@ -192,7 +214,9 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
     if etype is None:
         raise Malformed("no_type", f"{eid}: entity has no 'type'")
     if etype not in KEPT_TYPES:
-        raise Skipped(str(etype))
+        if not isinstance(etype, str):  # str() of a pysimdjson proxy would embed a memory address
+            raise Malformed("no_type", f"{eid}: 'type' is {_kind(etype)}, not a string")
+        raise Skipped(etype)
     expected = "Q" if etype == "item" else "P"
     if not eid.startswith(expected) or not eid[1:].isdigit():
         raise Malformed("bad_id", f"{eid}: id does not fit type {etype!r}")
@@ -209,7 +233,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
     if n_sitelinks:
         link = _get(sitelinks, "enwiki")
         if link is not None:
-            enwiki = link.get("title")
+            enwiki = _string(link.get("title"), eid, "the enwiki title")
     names: list[tuple] = []
     for lang in languages:
         seen: set[str] = set()
@@ -221,7 +245,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
             entries = _get(aliases, lang)
             if entries is not None:
                 for entry in entries:
-                    name = entry.get("value")
+                    name = _string(entry.get("value"), eid, f"a {lang} alias")
                     if not name or name in seen:
                         continue
                     seen.add(name)
@@ -257,12 +281,12 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
                     if pid != P_CONSTRAINT:
                         continue
             _statements(eid, etype, pid, statements, lazy, types, subclasses, edges, constraints, stats)
+    datatype = _string(record.get("datatype"), eid, "'datatype'") if etype == "property" else None
     # Appended only now, so a record that fails half-way adds nothing.
     t = out.tables
     t["entities"].append((eid, etype, label, description, n_sitelinks, enwiki))
     if etype == "property":
-        datatype = record.get("datatype")
-        t["properties"].append((eid, None if datatype is None else str(datatype), label))
+        t["properties"].append((eid, datatype, label))
     t["names"] += names
     t["types"] += types
     t["subclasses"] += subclasses
@@ -280,7 +304,7 @@ def _item_statements(eid: str, pid: str, statements: Any, constraint_owner: bool
     if len(statements) == 1 and not is_constraint:
         # The common single statement: two pointer lookups from the group, no statement proxy.
         try:
-            rank = statements.at_pointer("/0/rank") or "normal"
+            rank = _string(statements.at_pointer("/0/rank"), eid, "a rank") or "normal"
             obj = statements.at_pointer("/0/mainsnak/datavalue/value/id")
         except KeyError:
             pass  # no rank, novalue/somevalue, an old value without "id": the loop below
@@ -292,7 +316,7 @@ def _item_statements(eid: str, pid: str, statements: Any, constraint_owner: bool
                     edges.append((eid, pid, obj))
                 return
     for st in statements:
-        rank = st.get("rank") or "normal"
+        rank = _string(st.get("rank"), eid, "a rank") or "normal"
         try:  # one call reaches the value id
             obj = st.at_pointer("/mainsnak/datavalue/value/id")
         except KeyError:  # novalue/somevalue, or an old value without "id"
@@ -323,7 +347,7 @@ def _statements(eid: str, etype: str, pid: str, statements: Any, lazy: bool, typ
             if pid != P_CONSTRAINT and datatype is not None and datatype != "wikibase-item":
                 break
             fast = lazy and datatype == "wikibase-item"
-        rank = st.get("rank") or "normal"
+        rank = _string(st.get("rank"), eid, "a rank") or "normal"
         if fast:
             try:
                 obj = st.at_pointer("/mainsnak/datavalue/value/id")
@@ -380,6 +404,7 @@ class EntityParser:
         self._parser = simdjson.Parser() if self.use_simdjson else None
 
     def parse(self, data: bytes) -> Any:
+        """The parsed record; ValueError when it is not valid JSON."""
         if self._parser is None:
             return orjson.loads(data)
         try:
@@ -387,7 +412,12 @@ class EntityParser:
         except RuntimeError:
             # A proxy from the previous document is still alive (e.g. held by a traceback).
             self._parser = simdjson.Parser()
+        try:
             return self._parser.parse(data)
+        except RuntimeError as exc:
+            # simdjson raises RuntimeError for some invalid input too (BIGINT_ERROR: an integer
+            # past 64 bits); it is a malformed record, not a reason to stop the chunk.
+            raise ValueError(str(exc)) from None
 
 
 def iter_envelope(record: Any) -> Iterable[Any] | None:

@@ -18,6 +18,7 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,10 @@ import pyarrow.parquet as pq
 from etl.io import InputError, atomic_path, write_json_atomic
 from etl.manifest import build_manifest, write_manifest
 from etl.parquet import PartWriter
-from etl.readers import Chunk, DumpStream, iter_chunks, iter_records
+from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
 from etl.runner import ShardRunner, stage_lock
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
+from wikidata_index.names import fold
 from wikidata_index.schema import TABLES
 
 log = logging.getLogger("wikidata_index.ingest")
@@ -40,6 +42,8 @@ log = logging.getLogger("wikidata_index.ingest")
 # without the files of empty tables, since version 1 too, read the same.)
 EXTRACT_VERSION = 1
 DEFAULT_CHUNK_BYTES = 32 << 20
+# Final tables written concurrently (one DuckDB cursor and one Parquet writer each).
+FINAL_TABLES_AT_ONCE = 2
 ERROR_SAMPLES_PER_CHUNK = 20
 MANIFEST_ERROR_SAMPLES = 100
 STAGE_SCHEMAS: dict[str, pa.Schema] = {
@@ -84,10 +88,51 @@ class IngestResult:
 # ----------------------------------------------------------------------------- chunk worker
 
 
-def process_chunk(chunk: Chunk, out_dir: Path, *, languages: Sequence[str]) -> dict[str, Any]:
-    """Parse one chunk into per-table Parquet files in out_dir; return its stats and error samples."""
-    data = chunk.load()
-    chunk = Chunk(chunk.index, chunk.offset, data, size=len(data))
+EXTRACTORS = ("auto", "c", "python")
+
+
+@functools.lru_cache(maxsize=1)
+def fast_extractor() -> Any:
+    """The compiled extractor module, or None when it is not built (or built for other tables)."""
+    from wikidata_index import extract
+
+    mod = extract._fastextract
+    if mod is None:
+        return None
+    kinds = {pa.string(): "string", pa.int32(): "int32", pa.bool_(): "bool"}
+    want = {t: [(f.name, kinds.get(f.type)) for f in s] for t, s in STAGE_SCHEMAS.items()}
+    got = {t: [tuple(c) for c in cols] for t, cols in mod.layout().items()}
+    if got != want:  # a stale build from an older schema: rebuild with `make setup`
+        log.warning("wikidata_index._fastextract was built for other tables; using the Python extraction")
+        return None
+    return mod
+
+
+def resolve_extractor(extractor: str) -> str:
+    """'c' or 'python' for a requested extractor ('auto' takes C when it is built)."""
+    if extractor not in EXTRACTORS:
+        raise InputError(f"--extractor must be one of {', '.join(EXTRACTORS)}, got {extractor!r}")
+    if extractor == "python":
+        return "python"
+    if fast_extractor() is None:
+        if extractor == "c":
+            raise InputError(
+                "the compiled extractor (wikidata_index._fastextract) is not built; reinstall with a C compiler "
+                "present (`make setup`), or use --extractor python"
+            )
+        return "python"
+    return "c"
+
+
+def parse_chunk(data: bytes, offset: int, languages: Sequence[str], extractor: str = "auto"
+                ) -> tuple[dict[str, pa.Table], dict[str, int], list[dict[str, Any]], int]:
+    """Staged tables, stats, error samples (line numbers relative to the chunk) and the line count
+    of one chunk of dump lines. ``offset`` is the chunk's byte offset in the decompressed stream.
+
+    The C extractor takes the usual records and hands every other line back to the Python path,
+    which decides what it is (malformed, skipped, an envelope, or unusual but valid); both give
+    the same rows for the same record.
+    """
     parser = EntityParser()
     rows = Rows()
     stats: dict[str, int] = {"records": 0, "malformed": 0}
@@ -100,20 +145,53 @@ def process_chunk(chunk: Chunk, out_dir: Path, *, languages: Sequence[str]) -> d
             sample = raw[:80].decode("utf-8", errors="replace")
             errors.append({"line": line, "offset": offset, "reason": reason, "message": message, "sample": sample})
 
-    n_lines = [0]
-    for line, offset, raw in iter_records(chunk, n_lines):
-        _handle_record(parser, line, offset, raw, languages, rows, stats, bad)
+    fast_tables: dict[str, pa.Table] = {}
+    if resolve_extractor(extractor) == "c":
+        columns, fast_stats, spans, n_lines = fast_extractor().extract_chunk(data, tuple(languages), fold)
+        _merge_stats(stats, fast_stats)
+        for line, start, stop in spans:
+            rec = record_of_line(data, start, stop)
+            if rec is not None:
+                _handle_record(parser, line, offset + start, rec, languages, rows, stats, bad)
+        fast_tables = {t: _table_from_buffers(columns[t], schema) for t, schema in STAGE_SCHEMAS.items()}
+    else:
+        lines = [0]
+        for line, rec_offset, raw in iter_records(Chunk(0, offset, data, size=len(data)), lines):
+            _handle_record(parser, line, rec_offset, raw, languages, rows, stats, bad)
+        n_lines = lines[0]
     columns = rows.columns
+    tables = {}
     for table, schema in STAGE_SCHEMAS.items():
         cols = columns[table]
-        if table != "entities" and not cols[schema.names[0]]:
+        t = pa.Table.from_arrays([pa.array(cols[f.name], type=f.type) for f in schema], schema=schema)
+        if table in fast_tables:
+            t = pa.concat_tables([fast_tables[table], t]) if t.num_rows else fast_tables[table]
+        tables[table] = t
+    return tables, stats, errors, n_lines
+
+
+def _table_from_buffers(columns: Sequence[tuple], schema: pa.Schema) -> pa.Table:
+    """A table over the Arrow buffers that the C extractor filled (no per-value Python objects)."""
+    arrays = []
+    for (kind, n, nulls, valid, offsets, data), f in zip(columns, schema):
+        validity = pa.py_buffer(valid) if valid is not None else None
+        bufs = [validity, pa.py_buffer(offsets), pa.py_buffer(data)] if kind == "string" else [validity, pa.py_buffer(data)]
+        arrays.append(pa.Array.from_buffers(f.type, n, bufs, null_count=nulls))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def process_chunk(chunk: Chunk, out_dir: Path, *, languages: Sequence[str], extractor: str = "auto") -> dict[str, Any]:
+    """Parse one chunk into per-table Parquet files in out_dir; return its stats and error samples."""
+    data = chunk.load()
+    tables, stats, errors, n_lines = parse_chunk(data, chunk.offset, languages, extractor)
+    for table, t in tables.items():
+        if table != "entities" and not t.num_rows:
             continue  # no rows, no file: fewer files to write, read and delete (entities is always written)
-        arrays = [pa.array(cols[f.name], type=f.type) for f in schema]
         # Staged files are read once, locally: no compression, dictionary or statistics to build.
-        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), out_dir / f"{table}.parquet",
-                       compression="none", use_dictionary=False, write_statistics=False)
+        pq.write_table(t, out_dir / f"{table}.parquet", compression="none", use_dictionary=False,
+                       write_statistics=False)
     # Error line numbers are relative to the chunk; the driver makes them absolute.
-    return {"stats": stats, "errors": errors, "bytes": len(data), "lines": n_lines[0]}
+    return {"stats": stats, "errors": errors, "bytes": len(data), "lines": n_lines}
 
 
 def _handle_record(parser: EntityParser, line: int, offset: int, raw: bytes, languages: Sequence[str], rows: Rows,
@@ -195,8 +273,12 @@ def ingest_dump(
     progress: bool = True,
     chunk_lines: int | None = None,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    extractor: str = "auto",
 ) -> IngestResult:
-    """Ingest a Wikidata JSON dump (.json/.gz/.bz2/.zst or '-') into an index at ``out``."""
+    """Ingest a Wikidata JSON dump (.json/.gz/.bz2/.zst or '-') into an index at ``out``.
+
+    ``extractor``: "c" (the compiled fast path), "python" (pysimdjson), or "auto" (C when built).
+    Both give byte-identical tables."""
     t0 = time.perf_counter()
     dump = str(dump)
     out_dir = Path(out)
@@ -206,6 +288,7 @@ def ingest_dump(
     workers = max(1, workers or os.cpu_count() or 1)
     if max_errors < 0:
         raise InputError(f"--max-errors must be 0 or more, got {max_errors}")
+    extractor = resolve_extractor(extractor)
     if dump != "-" and not Path(dump).is_file():
         raise InputError(f"no such dump file: {dump}; check the path")
     if out_dir.exists() and not out_dir.is_dir():
@@ -220,7 +303,8 @@ def ingest_dump(
         if (stage / "final.done").exists():  # killed while publishing: only the renames are left
             manifest = orjson.loads((stage / "final.done").read_bytes())
         else:
-            manifest = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress, t0)
+            manifest = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress, t0,
+                              extractor)
         _publish(stage, out_dir, manifest)
         for other in out_dir.glob(".staging-*"):  # stale stages from other parameters
             shutil.rmtree(other, ignore_errors=True)
@@ -237,13 +321,13 @@ def ingest_dump(
 
 
 def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
-           chunking: tuple[int | None, int], progress: bool, t0: float) -> dict[str, Any]:
+           chunking: tuple[int | None, int], progress: bool, t0: float, extractor: str) -> dict[str, Any]:
     parsed_marker = stage / "parsed.json"
     if parsed_marker.exists():  # killed during finalisation: no need to read the dump again
         parsed = orjson.loads(parsed_marker.read_bytes())
         parsed["resumed"] = parsed["chunks"]
     else:
-        parsed = _parse_all(dump, stage, languages, workers, max_errors, chunking, progress)
+        parsed = _parse_all(dump, stage, languages, workers, max_errors, chunking, progress, extractor)
         write_json_atomic(parsed_marker, parsed)
     chunk_dirs = ShardRunner(stage / "chunks", process_chunk).output_dirs()
     t_final = time.perf_counter()
@@ -263,7 +347,7 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
             "errors": parsed["errors"],
             "timings": {"parse_s": parsed["parse_s"], "finalize_s": round(t_end - t_final, 3),
                         "total_s": round(t_end - t0, 3), "chunks": parsed["chunks"],
-                        "resumed_chunks": parsed["resumed"]},
+                        "resumed_chunks": parsed["resumed"], "extractor": parsed.get("extractor", extractor)},
         },
     )
     manifest["inputs"] = [parsed["input"]]
@@ -272,7 +356,7 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
 
 
 def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
-               chunking: tuple[int | None, int], progress: bool) -> dict[str, Any]:
+               chunking: tuple[int | None, int], progress: bool, extractor: str) -> dict[str, Any]:
     """Stream the dump through the chunk workers; return stats, error samples and the input's facts."""
     from tqdm import tqdm
 
@@ -290,7 +374,8 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
 
     stats: dict[str, int] = {}
     errors: list[dict[str, Any]] = []
-    runner = ShardRunner(stage / "chunks", functools.partial(process_chunk, languages=languages), workers=workers)
+    runner = ShardRunner(stage / "chunks", functools.partial(process_chunk, languages=languages, extractor=extractor),
+                         workers=workers)
     resumed = 0
     n_chunks = 0
     lines_before = 0
@@ -348,6 +433,7 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
         "resumed": resumed,
         "lines": lines_before,
         "parse_s": round(time.perf_counter() - t_parse, 3),
+        "extractor": extractor,
         "input": {"name": Path(dump).name if dump != "-" else "-", "bytes": raw_bytes,
                   "decompressed_bytes": read_state["dec"], "sha256": sha},
     }
@@ -384,7 +470,7 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[s
                 cols = ", ".join(f'NULL::{_duck_type(f.type)} AS "{f.name}"' for f in schema)
                 con.execute(f"CREATE VIEW staged_{table} AS SELECT {cols} WHERE false")
         con.execute(
-            """CREATE TEMP TABLE pop AS
+            """CREATE TABLE pop AS
                SELECT id, count(*)::BIGINT AS n FROM (
                    SELECT subject AS id FROM staged_edges
                    UNION ALL SELECT object FROM staged_edges WHERE object <> subject)
@@ -402,13 +488,20 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[s
             "properties": """SELECT id, datatype, label FROM staged_properties
                              QUALIFY row_number() OVER (PARTITION BY id ORDER BY datatype, label) = 1""",
         }
-        for table, schema in TABLES.items():
+        def write(table: str) -> tuple[list[Path], int]:
+            schema = TABLES[table]
             sql = queries.get(table, f"SELECT DISTINCT * FROM staged_{table}")
             sql = f"SELECT {', '.join(schema.names)} FROM ({sql}) ORDER BY {ORDER_BY[table]}"
             writer = PartWriter(publish / table, schema)
-            writer.write_batches(con.sql(sql).to_arrow_reader(1 << 16))
-            outputs += writer.close()
-            rows[table] = writer.rows
+            # A cursor per table: DuckDB sorts one table while pyarrow encodes another (both
+            # release the GIL), so the final step keeps the cores busy.
+            writer.write_batches(con.cursor().sql(sql).to_arrow_reader(1 << 16))
+            return writer.close(), writer.rows
+
+        with ThreadPoolExecutor(max_workers=FINAL_TABLES_AT_ONCE) as pool:
+            for table, (paths, n) in zip(TABLES, pool.map(write, TABLES)):
+                outputs += paths
+                rows[table] = n
     finally:
         con.close()
         shutil.rmtree(tmpdir, ignore_errors=True)

@@ -109,3 +109,20 @@ def test_a_file_that_is_not_a_dump_is_refused(tmp_path: Path) -> None:
         "give a Wikidata JSON dump such as latest-all.json.gz"
     )
     assert not (out / "manifest.json").exists()  # the staging folder stays for a resume; nothing is published
+
+
+def test_extractor_c_without_the_build_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wikidata_index import ingest
+
+    monkeypatch.setattr(ingest, "fast_extractor", lambda: None)
+    dump = shared_path("wikidata-samples", "syvb-wikidata", "Q42.json")
+    args = ["ingest-dump", str(dump), "--out", str(tmp_path / "ix"), "--workers", "1", "-q"]
+    res = CliRunner().invoke(cli, [*args, "--extractor", "c"])
+    assert res.exit_code == 1
+    assert res.output == (
+        "Error: the compiled extractor (wikidata_index._fastextract) is not built; reinstall with a C compiler "
+        "present (`make setup`), or use --extractor python\n"
+    )
+    res = CliRunner().invoke(cli, args)  # auto falls back to the Python extractor
+    assert res.exit_code == 0 and "rows: entities 1, names 4, types 1," in res.output
+    assert orjson.loads((tmp_path / "ix" / "manifest.json").read_bytes())["timings"]["extractor"] == "python"

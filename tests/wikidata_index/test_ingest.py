@@ -286,3 +286,34 @@ def test_empty_inputs(tmp_path: Path) -> None:
     for name, data in (("z.json", b""), ("z.json.gz", b"")):
         with pytest.raises(InputError, match=f"{name}: the input is empty"):
             ingest_dump(_write(tmp_path / name, data), tmp_path / "iz", workers=1, progress=False)
+
+
+EXTRACTORS = ["python", pytest.param("c", marks=pytest.mark.skipif(
+    not os.environ.get("ENVBENCH_REQUIRE_FAST") and __import__("wikidata_index.ingest").ingest.fast_extractor() is None,
+    reason="the compiled extractor is not built; run `make setup` with a C compiler"))]
+
+
+@pytest.mark.parametrize("extractor", EXTRACTORS)
+def test_integer_past_64_bits_is_a_malformed_line_not_a_crash(tmp_path: Path, extractor: str) -> None:
+    # pysimdjson raises RuntimeError (BIGINT_ERROR), not ValueError, for this line.
+    recs: list = _synthetic(3)
+    recs.insert(1, b'{"type": "item", "id": "Q9", "labels": {}, "x": 123456789012345678901}')
+    dump = _write(tmp_path / "b.json", _dump_bytes(recs))
+    res = ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, extractor=extractor)
+    assert res.stats["malformed_invalid_json"] == 1 and res.rows["entities"] == 3
+    assert res.errors[0]["line"] == 3 and res.errors[0]["reason"] == "invalid_json"
+
+
+def test_c_and_python_extractors_give_byte_identical_indexes(tmp_path: Path) -> None:
+    from wikidata_index.ingest import fast_extractor
+
+    if fast_extractor() is None and not os.environ.get("ENVBENCH_REQUIRE_FAST"):
+        pytest.skip("the compiled extractor is not built; run `make setup` with a C compiler")
+    recs: list = _synthetic(60) + _sample_entities() + [b"{bad", b'{"entity": "Q1", "redirect": "Q2"}']
+    dump = _write(tmp_path / "d.json.gz", _dump_bytes(recs))
+    a = ingest_dump(dump, tmp_path / "c", workers=2, progress=False, chunk_lines=17, extractor="c")
+    b = ingest_dump(dump, tmp_path / "py", workers=1, progress=False, extractor="python")
+    assert _table_bytes(tmp_path / "c") == _table_bytes(tmp_path / "py")
+    assert a.stats == b.stats and a.errors == b.errors and a.stats["kept_item"] > 60
+    assert a.manifest["timings"]["extractor"] == "c" and b.manifest["timings"]["extractor"] == "python"
+
