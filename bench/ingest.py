@@ -4,7 +4,8 @@ The floor is what any ingest must pay at least: decompress the dump and ``orjson
 line, with as many processes as the ingest uses (the main process decompresses and cuts chunks
 exactly as the ingest does). The dump comes from a deterministic generator of entities in the
 real JSON format with a realistic, heavy-tailed size distribution (mean about 11 KB per line):
-many languages, statements with qualifiers and references, sitelinks.
+many languages (a third of them in non-Latin scripts), statements with qualifiers and references,
+coordinates, quantities, sitelinks.
 
     python bench/ingest.py --quick          # < 60 s
     python bench/ingest.py --entities 200000 --workers 2
@@ -43,8 +44,37 @@ ITEM_PROPS = ["P31", "P279", "P17", "P131", "P27", "P106", "P21", "P19", "P20", 
 STRING_PROPS = ["P214", "P227", "P244", "P268", "P269", "P213", "P349", "P646", "P2671", "P1417", "P7859"]
 
 
-def _words(rng: random.Random, k: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(k)).title()
+# Labels in these languages are written in their script (real dumps are full of multi-byte UTF-8):
+# each ASCII letter of a word maps into the script's block.
+SCRIPTS = {**dict.fromkeys(["ru", "uk", "bg", "be", "kk", "sr", "mk", "ky", "tg", "tt", "ba", "cv", "ce", "os",
+                            "mn"], (0x430, 32)),
+           **dict.fromkeys(["ja", "zh"], (0x4E00, 2000)), **dict.fromkeys(["ar", "fa", "ur"], (0x627, 26)),
+           "el": (0x3B1, 25), "he": (0x5D0, 27), **dict.fromkeys(["hi", "mr", "ne"], (0x915, 37)),
+           "th": (0xE01, 46), "ka": (0x10D0, 33), "hy": (0x561, 38), "ko": (0xAC00, 2000),
+           "ta": (0xB95, 20), "bn": (0x995, 37)}
+
+
+def _words(rng: random.Random, k: int, lang: str = "en") -> str:
+    text = " ".join(rng.choice(WORDS) for _ in range(k)).title()
+    if lang not in SCRIPTS:
+        return text
+    base, span = SCRIPTS[lang]
+    return "".join(chr(base + (ord(ch.lower()) * 7 + i) % span) if ch.isalpha() else ch for i, ch in enumerate(text))
+
+
+def _coordinate_snak(rng: random.Random) -> dict:
+    # Wikidata's usual arc-second precision, 0.0002777777777777778, has 19 significant digits.
+    return {"snaktype": "value", "property": "P625", "hash": f"{rng.getrandbits(160):040x}",
+            "datavalue": {"value": {"latitude": rng.uniform(-90, 90), "longitude": rng.uniform(-180, 180),
+                                    "altitude": None, "precision": 1 / 3600,
+                                    "globe": "http://www.wikidata.org/entity/Q2"}, "type": "globecoordinate"},
+            "datatype": "globe-coordinate"}
+
+
+def _quantity_snak(rng: random.Random) -> dict:
+    return {"snaktype": "value", "property": "P1082", "hash": f"{rng.getrandbits(160):040x}",
+            "datavalue": {"value": {"amount": f"+{rng.randint(10, 10**8)}", "unit": "1"}, "type": "quantity"},
+            "datatype": "quantity"}
 
 
 def _item_snak(prop: str, q: int) -> dict:
@@ -89,9 +119,10 @@ def make_entity(n: int, rng: random.Random) -> dict:
     n_lang = max(1, min(len(LANGS), int(6 * size + rng.random() * 4)))
     langs = LANGS[:1] + rng.sample(LANGS[1:], n_lang - 1)
     name = _words(rng, 2)
-    labels = {lang: {"language": lang, "value": name if rng.random() < 0.6 else _words(rng, 2)} for lang in langs}
-    descriptions = {lang: {"language": lang, "value": _words(rng, 5)} for lang in langs if rng.random() < 0.7}
-    aliases = {lang: [{"language": lang, "value": _words(rng, 2)} for _ in range(rng.randint(1, 3))]
+    labels = {lang: {"language": lang, "value": name if lang not in SCRIPTS and rng.random() < 0.6
+                     else _words(rng, 2, lang)} for lang in langs}
+    descriptions = {lang: {"language": lang, "value": _words(rng, 5, lang)} for lang in langs if rng.random() < 0.7}
+    aliases = {lang: [{"language": lang, "value": _words(rng, 2, lang)} for _ in range(rng.randint(1, 3))]
                for lang in langs if rng.random() < 0.3}
     claims: dict[str, list] = {}
     n_claims = max(2, int(3 * size))
@@ -103,7 +134,11 @@ def make_entity(n: int, rng: random.Random) -> dict:
                 "datavalue": {"value": f"{rng.getrandbits(40):d}", "type": "string"}, "datatype": "external-id"}
         claims[prop] = [_statement(eid, prop, snak, rng, size)]
     claims["P569"] = [_statement(eid, "P569", _time_snak("P569", rng), rng, size)]
-    if rng.random() < 0.05:
+    if rng.random() < 0.25:
+        claims["P625"] = [_statement(eid, "P625", _coordinate_snak(rng), rng, size)]
+    if rng.random() < 0.1:
+        claims["P1082"] = [_statement(eid, "P1082", _quantity_snak(rng), rng, size)]
+    elif rng.random() < 0.05:
         claims["P1082"] = [_statement(eid, "P1082", {"snaktype": "novalue", "property": "P1082", "hash": "0" * 40,
                                                      "datatype": "quantity"}, rng, size)]
     sitelinks = {f"{lang}wiki": {"site": f"{lang}wiki", "title": labels[lang]["value"], "badges": []}

@@ -157,30 +157,54 @@ def test_line_and_byte_limits_together(tmp_path: Path) -> None:
 
 
 def test_external_decompressor_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pigz/lbzip2 subprocess path, with a stand-in tool on PATH (the real ones may be absent)."""
+    """The lbzip2 subprocess path, with a stand-in tool on PATH (the real one may be absent)."""
     import hashlib
+
+    import bz2
+
+    _stand_in_lbzip2(tmp_path / "bin", monkeypatch)
+    data = bz2.compress(_dump(ENTS))
+    p = tmp_path / "d.json.bz2"
+    p.write_bytes(data)
+    stream = DumpStream(p)
+    assert stream.tool == "lbzip2"
+    recs = [r for c in iter_chunks(stream, 3) for r in iter_records(c)]
+    assert len(recs) == len(ENTS)
+    assert stream.finish() == hashlib.sha256(data).hexdigest()
+    assert stream.raw_pos == len(data)
+    stream.close()
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"truncated or damaged at compressed byte \d+ .*lbzip2"):
+        _records(p)
+
+
+def _stand_in_lbzip2(bindir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An `lbzip2 -dc FILE` on PATH (the real one may be absent): reads only its file argument."""
     import os
     import stat
     import sys
 
-    tool = tmp_path / "bin" / "pigz"
-    tool.parent.mkdir()
-    tool.write_text(f"#!{sys.executable}\nimport gzip, sys\n"
-                    "sys.stdout.buffer.write(gzip.decompress(sys.stdin.buffer.read()))\n")
+    tool = bindir / "lbzip2"
+    bindir.mkdir()
+    tool.write_text(f"#!{sys.executable}\nimport bz2, sys\n"
+                    "sys.stdout.buffer.write(bz2.decompress(open(sys.argv[-1], 'rb').read()))\n")
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{tool.parent}{os.pathsep}{os.environ['PATH']}")
-    data = gzip.compress(_dump(ENTS))
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_gzip_stays_in_process_with_pigz_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """isal inflates faster than pigz; a pigz on PATH is not used while isal is there."""
+    import os
+
+    (tmp_path / "pigz").write_text("#!/bin/sh\nexit 1\n")
+    (tmp_path / "pigz").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     p = tmp_path / "d.json.gz"
-    p.write_bytes(data)
+    p.write_bytes(gzip.compress(_dump(ENTS)))
     stream = DumpStream(p)
-    assert stream.tool == "pigz"
-    recs = [r for c in iter_chunks(stream, 3) for r in iter_records(c)]
-    assert len(recs) == len(ENTS)
-    assert stream.finish() == hashlib.sha256(data).hexdigest()
+    assert stream.tool is None
+    assert len([r for c in iter_chunks(stream, 3) for r in iter_records(c)]) == len(ENTS)
     stream.close()
-    p.write_bytes(data[: len(data) // 2])
-    with pytest.raises(InputError, match=r"truncated or damaged at compressed byte \d+ .*pigz"):
-        _records(p)
 
 
 @pytest.mark.parametrize("data", [b"", b"[\n", b"a\nb", b"a\nb\n", b"\n\n\n", b'[\n{"id":1},\n]\n'])

@@ -317,3 +317,23 @@ def test_c_and_python_extractors_give_byte_identical_indexes(tmp_path: Path) -> 
     assert a.stats == b.stats and a.errors == b.errors and a.stats["kept_item"] > 60
     assert a.manifest["timings"]["extractor"] == "c" and b.manifest["timings"]["extractor"] == "python"
 
+
+
+@pytest.mark.timeout(120)
+def test_ingest_through_lbzip2_with_two_workers_finishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Regression: the tool used to read a pipe fed by the main process; workers forked afterwards
+    # inherited its write end, so the tool never saw end of input and the ingest hung for good.
+    import bz2
+
+    from tests.etl.test_readers import _stand_in_lbzip2
+
+    _stand_in_lbzip2(tmp_path / "bin", monkeypatch)
+    data = _dump_bytes(_synthetic(40))
+    dump = tmp_path / "d.json.bz2"
+    dump.write_bytes(bz2.compress(data))
+    res = ingest_dump(dump, tmp_path / "ix", workers=2, progress=False, chunk_lines=7)
+    assert res.rows["entities"] == 40
+    assert res.manifest["inputs"][0]["sha256"] == hashlib.sha256(dump.read_bytes()).hexdigest()
+    _write(tmp_path / "d.json", data)
+    ingest_dump(tmp_path / "d.json", tmp_path / "plain", workers=1, progress=False)
+    assert _table_bytes(tmp_path / "ix") == _table_bytes(tmp_path / "plain")
