@@ -158,9 +158,8 @@ def test_line_and_byte_limits_together(tmp_path: Path) -> None:
 
 def test_external_decompressor_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The lbzip2 subprocess path, with a stand-in tool on PATH (the real one may be absent)."""
-    import hashlib
-
     import bz2
+    import hashlib
 
     _stand_in_lbzip2(tmp_path / "bin", monkeypatch)
     data = bz2.compress(_dump(ENTS))
