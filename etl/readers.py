@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import io
+import mmap
 import os
 import shutil
 import subprocess
@@ -47,6 +48,14 @@ class Chunk:
     size: int = 0
     slot: bool = False  # the spool file is a reused ring slot: its first ``size`` bytes, kept
 
+    def view(self) -> bytes | mmap.mmap:
+        """The chunk's bytes without a copy where possible: a ring slot is mapped read-only (close
+        it when done; the slot is written over once the consumer asks for later chunks)."""
+        if self.data is None and self.slot and self.path is not None and self.size:
+            with open(self.path, "rb") as fh:
+                return mmap.mmap(fh.fileno(), self.size, access=mmap.ACCESS_READ)
+        return self.load()
+
     def load(self) -> bytes:
         """The chunk's bytes; a spool file is read and deleted (a ring slot is left for reuse)."""
         if self.data is not None:
@@ -72,17 +81,12 @@ class _JoinSink:
 
 
 class _SpoolSink:
-    """Writes a chunk straight into a file (in /dev/shm when possible): one copy, no pickling.
+    """Writes a chunk straight into a new spool file (in /dev/shm when possible): one copy, no
+    pickling. Ring slots (``spool_slots``) use _SlotSink instead."""
 
-    With ``slot`` the file is a ring slot written over from the start, not truncated: writing
-    into pages a file already has is about three times as fast as into new ones on tmpfs,
-    where each new page is allocated and zeroed, and freed again by the reader's unlink.
-    """
-
-    def __init__(self, path: str, slot: bool = False) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.slot = slot
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | (0 if slot else os.O_TRUNC), 0o600)
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
 
     def add(self, piece: memoryview) -> None:
         while piece:
@@ -91,7 +95,44 @@ class _SpoolSink:
 
     def finish(self, index: int, offset: int, size: int) -> Chunk:
         os.close(self.fd)
-        return Chunk(index, offset, None, path=self.path, size=size, slot=self.slot)
+        return Chunk(index, offset, None, path=self.path, size=size)
+
+
+class _SlotSink:
+    """Writes a chunk into a ring slot through a mapping of the slot file: a memcpy per block
+    instead of a write() into tmpfs, which costs about three times as much. ``maps`` holds each
+    slot's mapping for the whole run (iter_chunks closes them); slots only grow."""
+
+    def __init__(self, path: str, maps: dict[str, mmap.mmap]) -> None:
+        self.path = path
+        self.maps = maps
+        self.pos = 0
+
+    def add(self, piece: memoryview) -> None:
+        end = self.pos + len(piece)
+        mm = self.maps.get(self.path)
+        if mm is None or end > len(mm):
+            mm = self._grow(end)
+        mm[self.pos : end] = piece
+        self.pos = end
+
+    def _grow(self, need: int) -> mmap.mmap:
+        old = self.maps.pop(self.path, None)
+        size = max(need, 2 * len(old) if old is not None else 0, 1 << 20)
+        size = -(-size // (1 << 20)) << 20
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            os.ftruncate(fd, max(size, os.fstat(fd).st_size))
+            mm = mmap.mmap(fd, size)  # the same file: what was written is already there
+        finally:
+            os.close(fd)
+        if old is not None:
+            old.close()
+        self.maps[self.path] = mm
+        return mm
+
+    def finish(self, index: int, offset: int, size: int) -> Chunk:
+        return Chunk(index, offset, None, path=self.path, size=size, slot=True)
 
 
 class _NullSink:
@@ -351,11 +392,22 @@ def iter_chunks(stream: DumpStream, chunk_lines: int | None = None, *, chunk_byt
     if (chunk_lines is not None and chunk_lines < 1) or (chunk_bytes is not None and chunk_bytes < 1):
         raise InputError(f"chunk sizes must be at least 1, got {chunk_lines} lines, {chunk_bytes} bytes")
 
+    maps: dict[str, mmap.mmap] = {}
+    try:
+        yield from _cut_chunks(stream, chunk_lines, chunk_bytes, on_read, spool, skip, spool_slots, maps)
+    finally:
+        for mm in maps.values():
+            mm.close()
+
+
+def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | None, on_read,
+                spool: str | os.PathLike[str] | None, skip, spool_slots: int | None,
+                maps: dict[str, mmap.mmap]) -> Iterator[Chunk]:
     def new_sink(i: int):
         if skip is not None and skip(i):
             return _NullSink()
         if spool is not None and spool_slots:
-            return _SpoolSink(os.path.join(spool, f"slot-{i % spool_slots:04d}.chunk"), slot=True)
+            return _SlotSink(os.path.join(spool, f"slot-{i % spool_slots:04d}.chunk"), maps)
         if spool is not None:
             return _SpoolSink(os.path.join(spool, f"{i:08d}.chunk"))
         return _JoinSink()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import mmap
 import os
 import shutil
 import sys
@@ -42,6 +43,7 @@ log = logging.getLogger("wikidata_index.ingest")
 # without the files of empty tables, since version 1 too, read the same.)
 EXTRACT_VERSION = 1
 DEFAULT_CHUNK_BYTES = 32 << 20
+FAST_MAX_CHUNK = 1 << 30
 # Final tables written concurrently (one DuckDB cursor and one Parquet writer each).
 FINAL_TABLES_AT_ONCE = 2
 ERROR_SAMPLES_PER_CHUNK = 20
@@ -124,7 +126,7 @@ def resolve_extractor(extractor: str) -> str:
     return "c"
 
 
-def parse_chunk(data: bytes, offset: int, languages: Sequence[str], extractor: str = "auto"
+def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], extractor: str = "auto"
                 ) -> tuple[dict[str, pa.Table], dict[str, int], list[dict[str, Any]], int]:
     """Staged tables, stats, error samples (line numbers relative to the chunk) and the line count
     of one chunk of dump lines. ``offset`` is the chunk's byte offset in the decompressed stream.
@@ -146,15 +148,17 @@ def parse_chunk(data: bytes, offset: int, languages: Sequence[str], extractor: s
             errors.append({"line": line, "offset": offset, "reason": reason, "message": message, "sample": sample})
 
     fast_tables: dict[str, pa.Table] = {}
-    if resolve_extractor(extractor) == "c":
+    # The C columns have 32-bit Arrow offsets; no column comes near 2 GiB below a 1 GiB chunk.
+    if resolve_extractor(extractor) == "c" and len(data) < FAST_MAX_CHUNK:
         columns, fast_stats, spans, n_lines = fast_extractor().extract_chunk(data, tuple(languages), fold)
         _merge_stats(stats, fast_stats)
         for line, start, stop in spans:
-            rec = record_of_line(data, start, stop)
+            rec = record_of_line(data[start:stop], 0, stop - start)
             if rec is not None:
                 _handle_record(parser, line, offset + start, rec, languages, rows, stats, bad)
         fast_tables = {t: _table_from_buffers(columns[t], schema) for t, schema in STAGE_SCHEMAS.items()}
     else:
+        data = data if isinstance(data, bytes) else bytes(data)
         lines = [0]
         for line, rec_offset, raw in iter_records(Chunk(0, offset, data, size=len(data)), lines):
             _handle_record(parser, line, rec_offset, raw, languages, rows, stats, bad)
@@ -182,8 +186,13 @@ def _table_from_buffers(columns: Sequence[tuple], schema: pa.Schema) -> pa.Table
 
 def process_chunk(chunk: Chunk, out_dir: Path, *, languages: Sequence[str], extractor: str = "auto") -> dict[str, Any]:
     """Parse one chunk into per-table Parquet files in out_dir; return its stats and error samples."""
-    data = chunk.load()
-    tables, stats, errors, n_lines = parse_chunk(data, chunk.offset, languages, extractor)
+    data = chunk.view()  # a ring slot is mapped, not copied
+    try:
+        tables, stats, errors, n_lines = parse_chunk(data, chunk.offset, languages, extractor)
+        size = len(data)
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
     for table, t in tables.items():
         if table != "entities" and not t.num_rows:
             continue  # no rows, no file: fewer files to write, read and delete (entities is always written)
@@ -191,7 +200,7 @@ def process_chunk(chunk: Chunk, out_dir: Path, *, languages: Sequence[str], extr
         pq.write_table(t, out_dir / f"{table}.parquet", compression="none", use_dictionary=False,
                        write_statistics=False)
     # Error line numbers are relative to the chunk; the driver makes them absolute.
-    return {"stats": stats, "errors": errors, "bytes": len(data), "lines": n_lines}
+    return {"stats": stats, "errors": errors, "bytes": size, "lines": n_lines}
 
 
 def _handle_record(parser: EntityParser, line: int, offset: int, raw: bytes, languages: Sequence[str], rows: Rows,
