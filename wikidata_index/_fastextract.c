@@ -498,71 +498,80 @@ static int scan_number(Cur *c) {
 
 static int skip_value(Cur *c);
 
-static int skip_object(Cur *c) {
-    if (++c->depth > MAX_DEPTH)
+/* Walking a container: walk_open at its '{' or '[', then walk_next before each member, which sets
+ * *more = 0 (and passes the closing bracket) when there is none; an object member starts with
+ * walk_key. The grammar is checked here once: no trailing comma, no missing one. */
+static int walk_open(Cur *c, uint8_t open) {
+    if (c->p >= c->end || *c->p != open || ++c->depth > MAX_DEPTH)
+        return FALL;
+    c->p++;
+    return OK;
+}
+
+static int walk_next(Cur *c, uint8_t close, int *first, int *more) {
+    ws(c);
+    if (c->p >= c->end)
+        return FALL;
+    if (*c->p == close) {
+        c->p++;
+        c->depth--;
+        *more = 0;
+        return OK;
+    }
+    if (!*first) {
+        if (*c->p != ',')
+            return FALL;
+        c->p++;
+        ws(c);
+    }
+    *first = 0;
+    *more = 1;
+    return OK;
+}
+
+/* A member's key and its colon; the cursor is left at the value. */
+static int walk_key(Cur *c, Str *k, int *esc) {
+    if (c->p >= c->end || *c->p != '"')
+        return FALL;
+    TRY(scan_string(c, k, esc));
+    ws(c);
+    if (c->p >= c->end || *c->p != ':')
         return FALL;
     c->p++;
     ws(c);
-    if (c->p < c->end && *c->p == '}') {
-        c->p++;
-        c->depth--;
-        return OK;
-    }
+    return OK;
+}
+
+/* An array that must be empty ("[]", PHP's empty object), passed. */
+static int empty_array(Cur *c) {
+    int first = 1, more;
+    TRY(walk_open(c, '['));
+    TRY(walk_next(c, ']', &first, &more));
+    return more ? FALL : OK;
+}
+
+static int skip_object(Cur *c) {
+    int first = 1, more;
+    TRY(walk_open(c, '{'));
     for (;;) {
+        TRY(walk_next(c, '}', &first, &more));
+        if (!more)
+            return OK;
         Str k;
         int esc;
-        if (c->p >= c->end || *c->p != '"')
-            return FALL;
-        TRY(scan_string(c, &k, &esc));
-        ws(c);
-        if (c->p >= c->end || *c->p != ':')
-            return FALL;
-        c->p++;
-        ws(c);
+        TRY(walk_key(c, &k, &esc));
         TRY(skip_value(c));
-        ws(c);
-        if (c->p >= c->end)
-            return FALL;
-        if (*c->p == ',') {
-            c->p++;
-            ws(c);
-            continue;
-        }
-        if (*c->p == '}') {
-            c->p++;
-            c->depth--;
-            return OK;
-        }
-        return FALL;
     }
 }
 
 static int skip_array(Cur *c) {
-    if (++c->depth > MAX_DEPTH)
-        return FALL;
-    c->p++;
-    ws(c);
-    if (c->p < c->end && *c->p == ']') {
-        c->p++;
-        c->depth--;
-        return OK;
-    }
+    int first = 1, more;
+    TRY(walk_open(c, '['));
     for (;;) {
-        TRY(skip_value(c));
-        ws(c);
-        if (c->p >= c->end)
-            return FALL;
-        if (*c->p == ',') {
-            c->p++;
-            ws(c);
-            continue;
-        }
-        if (*c->p == ']') {
-            c->p++;
-            c->depth--;
+        TRY(walk_next(c, ']', &first, &more));
+        if (!more)
             return OK;
-        }
-        return FALL;
+        TRY(skip_value(c));
     }
 }
 
@@ -609,57 +618,26 @@ static int capture_object(Cur *c, Capture *cap) {
     for (int i = 0; i < cap->nkeys; i++)
         cap->pos[i] = NULL;
     cap->members = 0;
-    if (c->p >= c->end || *c->p != '{')
-        return FALL;
-    if (++c->depth > MAX_DEPTH)
-        return FALL;
-    c->p++;
-    ws(c);
-    if (c->p < c->end && *c->p == '}') {
-        c->p++;
-        c->depth--;
-        return OK;
-    }
+    int first = 1, more;
+    TRY(walk_open(c, '{'));
     for (;;) {
+        TRY(walk_next(c, '}', &first, &more));
+        if (!more)
+            return OK;
         Str k;
         int esc;
-        if (c->p >= c->end || *c->p != '"')
-            return FALL;
-        TRY(scan_string(c, &k, &esc));
+        TRY(walk_key(c, &k, &esc));
         if (esc)
             return FALL;
-        ws(c);
-        if (c->p >= c->end || *c->p != ':')
-            return FALL;
-        c->p++;
-        ws(c);
-        int hit = -1;
         for (int i = 0; i < cap->nkeys; i++)
             if (k.n == cap->lens[i] && memcmp(k.s, cap->keys[i], (size_t)k.n) == 0) {
-                hit = i;
+                if (cap->pos[i] != NULL)
+                    return FALL;
+                cap->pos[i] = c->p;
                 break;
             }
-        if (hit >= 0) {
-            if (cap->pos[hit] != NULL)
-                return FALL;
-            cap->pos[hit] = c->p;
-        }
         TRY(skip_value(c));
         cap->members++;
-        ws(c);
-        if (c->p >= c->end)
-            return FALL;
-        if (*c->p == ',') {
-            c->p++;
-            ws(c);
-            continue;
-        }
-        if (*c->p == '}') {
-            c->p++;
-            c->depth--;
-            return OK;
-        }
-        return FALL;
     }
 }
 
@@ -748,14 +726,8 @@ static int scan_terms(Cur *c, Terms *out, const char *const *keys, const Py_ssiz
         return lit(c, "null", 4);
     }
     if (*c->p == '[') { /* PHP writes an empty object as [] */
-        c->p++;
-        ws(c);
-        if (c->p < c->end && *c->p == ']') {
-            c->p++;
-            out->kind = V_EMPTY;
-            return OK;
-        }
-        return FALL;
+        out->kind = V_EMPTY;
+        return empty_array(c);
     }
     Capture cap = {out->pos, keys, lens, nkeys, 0};
     TRY(capture_object(c, &cap));
@@ -981,41 +953,33 @@ static int item_statement(Ctx *x, const Cur *c, Str eid, Str pid, const Stmt *st
         /* classes are written after the relation is known */
         Str class_ids[64];
         if (qp[0] && !is_null(qp[0])) {
-            if (*qp[0] != '[')
-                return FALL;
-            Cur a = at(c, qp[0] + 1);
-            ws(&a);
-            while (a.p < a.end && *a.p != ']') {
+            Cur a = at(c, qp[0]);
+            int first = 1, more;
+            TRY(walk_open(&a, '['));
+            for (;;) {
+                TRY(walk_next(&a, ']', &first, &more));
+                if (!more)
+                    break;
                 if (nclasses >= 64)
                     return FALL;
-                Str cls;
                 int hc;
-                TRY(qual_item(x, c, a.p, &cls, &hc));
+                TRY(qual_item(x, c, a.p, &class_ids[nclasses], &hc));
+                nclasses += hc;
                 TRY(skip_value(&a));
-                ws(&a);
-                if (a.p < a.end && *a.p == ',') {
-                    a.p++;
-                    ws(&a);
-                }
-                if (hc)
-                    class_ids[nclasses++] = cls;
             }
         }
         if (qp[1] && !is_null(qp[1])) {
-            if (*qp[1] != '[')
-                return FALL;
-            Cur a = at(c, qp[1] + 1);
-            ws(&a);
-            while (a.p < a.end && *a.p != ']') {
+            Cur a = at(c, qp[1]);
+            int first = 1, more;
+            TRY(walk_open(&a, '['));
+            for (;;) {
+                TRY(walk_next(&a, ']', &first, &more));
+                if (!more)
+                    break;
                 TRY(qual_item(x, c, a.p, &relation, &has_rel));
                 if (has_rel)
-                    break;
+                    break; /* as extract._constraint_rows: later P2309 snaks are not read */
                 TRY(skip_value(&a));
-                ws(&a);
-                if (a.p < a.end && *a.p == ',') {
-                    a.p++;
-                    ws(&a);
-                }
             }
         }
         Col *k = x->t->cols[T_CONSTRAINTS];
@@ -1040,6 +1004,37 @@ static int item_statement(Ctx *x, const Cur *c, Str eid, Str pid, const Stmt *st
     return OK;
 }
 
+/* One claim group (the array of statements at c->p), validated and passed. It gives rows when its
+ * first main snak has datatype wikibase-item, as extract.extract_entity decides. */
+static int claim_group(Ctx *x, Cur *c, Str eid, Str pid, int is_property) {
+    int first = 1, more, n = 0, is_item = 0, is_constraint = 0, target = -1;
+    TRY(walk_open(c, '['));
+    for (;;) {
+        TRY(walk_next(c, ']', &first, &more));
+        if (!more)
+            return OK;
+        if (n++ && !is_item) {
+            TRY(skip_value(c)); /* not item-valued: only validated */
+            continue;
+        }
+        Stmt st;
+        TRY(scan_statement(c, &st));
+        if (n == 1) {
+            Str datatype;
+            TRY(string_at(c, st.datatype, &datatype));
+            is_item = str_eq(datatype, "wikibase-item");
+            int is_p2302 = str_eq(pid, "P2302");
+            if (!is_item && is_p2302)
+                return FALL;
+            if (!is_item)
+                continue;
+            target = str_eq(pid, "P31") ? T_TYPES : str_eq(pid, "P279") ? T_SUBCLASSES : -1;
+            is_constraint = is_property && is_p2302;
+        }
+        TRY(item_statement(x, c, eid, pid, &st, is_constraint, target));
+    }
+}
+
 /* The claims object: every group validated; item-valued groups (by the datatype of their first
  * main snak, as extract.extract_entity decides) give rows. */
 static int do_claims(Ctx *x, Cur *cp, Str eid, int is_property) {
@@ -1048,102 +1043,30 @@ static int do_claims(Ctx *x, Cur *cp, Str eid, int is_property) {
         return FALL;
     if (*c.p == 'n') {
         TRY(lit(&c, "null", 4));
-        *cp = c;
-        return OK;
-    }
-    if (*c.p == '[') {
-        c.p++;
-        ws(&c);
-        if (c.p < c.end && *c.p == ']') {
-            cp->p = c.p + 1;
-            return OK;
-        }
-        return FALL;
-    }
-    if (*c.p != '{')
-        return FALL;
-    c.p++;
-    c.depth = 1;
-    ws(&c);
-    if (c.p < c.end && *c.p == '}') {
-        cp->p = c.p + 1;
-        return OK;
-    }
-    Str pids[512];
-    int npids = 0;
-    for (;;) {
-        Str pid;
-        int esc;
-        if (c.p >= c.end || *c.p != '"')
-            return FALL;
-        TRY(scan_string(&c, &pid, &esc));
-        if (esc || npids >= 512)
-            return FALL;
-        for (int i = 0; i < npids; i++)
-            if (pids[i].n == pid.n && memcmp(pids[i].s, pid.s, (size_t)pid.n) == 0)
+    } else if (*c.p == '[') {
+        TRY(empty_array(&c));
+    } else {
+        Str pids[512];
+        int npids = 0, first = 1, more;
+        TRY(walk_open(&c, '{'));
+        for (;;) {
+            TRY(walk_next(&c, '}', &first, &more));
+            if (!more)
+                break;
+            Str pid;
+            int esc;
+            TRY(walk_key(&c, &pid, &esc));
+            if (esc || npids >= 512)
                 return FALL;
-        pids[npids++] = pid;
-        ws(&c);
-        if (c.p >= c.end || *c.p != ':')
-            return FALL;
-        c.p++;
-        ws(&c);
-        if (c.p >= c.end || *c.p != '[')
-            return FALL;
-        c.p++;
-        c.depth++;
-        ws(&c);
-        if (c.p < c.end && *c.p == ']') {
-            c.p++;
-            c.depth--;
-        } else {
-            Stmt st;
-            TRY(scan_statement(&c, &st));
-            Str datatype;
-            TRY(string_at(&c, st.datatype, &datatype));
-            int is_item = str_eq(datatype, "wikibase-item");
-            int is_p2302 = str_eq(pid, "P2302");
-            if (!is_item && is_p2302)
-                return FALL;
-            int target = str_eq(pid, "P31") ? T_TYPES : str_eq(pid, "P279") ? T_SUBCLASSES : -1;
-            int is_constraint = is_property && is_p2302;
-            if (is_item)
-                TRY(item_statement(x, &c, eid, pid, &st, is_constraint, target));
-            for (;;) {
-                ws(&c);
-                if (c.p >= c.end)
+            for (int i = 0; i < npids; i++)
+                if (pids[i].n == pid.n && memcmp(pids[i].s, pid.s, (size_t)pid.n) == 0)
                     return FALL;
-                if (*c.p == ']') {
-                    c.p++;
-                    c.depth--;
-                    break;
-                }
-                if (*c.p != ',')
-                    return FALL;
-                c.p++;
-                ws(&c);
-                if (is_item) {
-                    TRY(scan_statement(&c, &st));
-                    TRY(item_statement(x, &c, eid, pid, &st, is_constraint, target));
-                } else {
-                    TRY(skip_value(&c));
-                }
-            }
+            pids[npids++] = pid;
+            TRY(claim_group(x, &c, eid, pid, is_property));
         }
-        ws(&c);
-        if (c.p >= c.end)
-            return FALL;
-        if (*c.p == ',') {
-            c.p++;
-            ws(&c);
-            continue;
-        }
-        if (*c.p == '}') {
-            cp->p = c.p + 1;
-            return OK;
-        }
-        return FALL;
     }
+    *cp = c;
+    return OK;
 }
 
 /* One record: REC_ITEM, REC_PROPERTY, FALL, or ERR. Rows are appended as found; the caller rolls
@@ -1159,13 +1082,6 @@ static int record(Ctx *x, Buf *arena, const uint8_t *rec, Py_ssize_t len) {
     x->novalue = x->somevalue = 0;
     Cur c = {rec, rec + len, 0, arena};
     ws(&c);
-    if (c.p >= c.end || *c.p != '{')
-        return FALL;
-    c.p++;
-    c.depth = 1;
-    ws(&c);
-    if (c.p < c.end && *c.p == '}')
-        return FALL; /* {} has no id */
 
     const uint8_t *tp[top_n];
     for (int i = 0; i < top_n; i++)
@@ -1179,21 +1095,18 @@ static int record(Ctx *x, Buf *arena, const uint8_t *rec, Py_ssize_t len) {
     terms_absent(&sites, 1);
     Str eid = {NULL, 0}, etype = {NULL, 0};
     int kind = 0; /* 1 item, 2 property, once id and type are read and checked */
-    int claims_done = 0;
+    int claims_done = 0, first = 1, more;
 
+    TRY(walk_open(&c, '{'));
     for (;;) {
+        TRY(walk_next(&c, '}', &first, &more));
+        if (!more)
+            break;
         Str k;
         int esc;
-        if (c.p >= c.end || *c.p != '"')
-            return FALL;
-        TRY(scan_string(&c, &k, &esc));
+        TRY(walk_key(&c, &k, &esc));
         if (esc)
             return FALL;
-        ws(&c);
-        if (c.p >= c.end || *c.p != ':')
-            return FALL;
-        c.p++;
-        ws(&c);
         int hit = -1;
         for (int i = 0; i < top_n; i++)
             if (k.n == top_lens[i] && memcmp(k.s, top_keys[i], (size_t)k.n) == 0) {
@@ -1235,19 +1148,6 @@ static int record(Ctx *x, Buf *arena, const uint8_t *rec, Py_ssize_t len) {
                 if (eid.s[i] < '0' || eid.s[i] > '9')
                     return FALL;
         }
-        ws(&c);
-        if (c.p >= c.end)
-            return FALL;
-        if (*c.p == ',') {
-            c.p++;
-            ws(&c);
-            continue;
-        }
-        if (*c.p == '}') {
-            c.p++;
-            break;
-        }
-        return FALL;
     }
     ws(&c);
     if (c.p != c.end || !kind || !tp[TOP_LABELS])
@@ -1316,19 +1216,16 @@ static int record(Ctx *x, Buf *arena, const uint8_t *rec, Py_ssize_t len) {
         const uint8_t *ep = alias_pos[slot];
         if (!ep || is_null(ep))
             continue;
-        if (*ep != '[')
-            return FALL;
-        Cur a = at(&c, ep + 1);
-        ws(&a);
-        while (a.p < a.end && *a.p != ']') {
+        Cur a = at(&c, ep);
+        int afirst = 1, amore;
+        TRY(walk_open(&a, '['));
+        for (;;) {
+            TRY(walk_next(&a, ']', &afirst, &amore));
+            if (!amore)
+                break;
             const uint8_t *vp[term_n];
             CAP(vcap, term, vp);
             TRY(capture_object(&a, &vcap));
-            ws(&a);
-            if (a.p < a.end && *a.p == ',') {
-                a.p++;
-                ws(&a);
-            }
             if (!vp[0] || is_null(vp[0]))
                 continue;
             Str name;
