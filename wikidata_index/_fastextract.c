@@ -364,10 +364,13 @@ static int scan_string(Cur *c, Str *raw, int *esc) {
             p++;
             continue;
         }
-        int n = utf8_len(p, end);
-        if (n == 0)
-            return FALL;
-        p += n;
+        /* A run of multi-byte characters (Cyrillic, CJK, ...) stays in this loop. */
+        do {
+            int n = utf8_len(p, end);
+            if (n == 0)
+                return FALL;
+            p += n;
+        } while (p < end && *p >= 0x80);
     }
     raw->s = start;
     raw->n = p - start;
