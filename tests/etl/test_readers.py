@@ -156,12 +156,11 @@ def test_line_and_byte_limits_together(tmp_path: Path) -> None:
         assert n == 5 or (n < 5 and len(body) < 250 <= len(c.data))
 
 
-def test_external_decompressor_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_external_decompressor_path(tmp_path: Path, stand_in_lbzip2: Path) -> None:
     """The lbzip2 subprocess path, with a stand-in tool on PATH (the real one may be absent)."""
     import bz2
     import hashlib
 
-    _stand_in_lbzip2(tmp_path / "bin", monkeypatch)
     data = bz2.compress(_dump(ENTS))
     p = tmp_path / "d.json.bz2"
     p.write_bytes(data)
@@ -175,20 +174,6 @@ def test_external_decompressor_path(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     p.write_bytes(data[: len(data) // 2])
     with pytest.raises(InputError, match=r"truncated or damaged at compressed byte \d+ .*lbzip2"):
         _records(p)
-
-
-def _stand_in_lbzip2(bindir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An `lbzip2 -dc FILE` on PATH (the real one may be absent): reads only its file argument."""
-    import os
-    import stat
-    import sys
-
-    tool = bindir / "lbzip2"
-    bindir.mkdir()
-    tool.write_text(f"#!{sys.executable}\nimport bz2, sys\n"
-                    "sys.stdout.buffer.write(bz2.decompress(open(sys.argv[-1], 'rb').read()))\n")
-    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
 
 
 def test_gzip_stays_in_process_with_pigz_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

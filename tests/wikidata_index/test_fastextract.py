@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,22 +22,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import shared_path
+from tests.conftest import fast_extractor_or_skip, shared_path
 from wikidata_index import extract
-from wikidata_index.ingest import STAGE_SCHEMAS, fast_extractor, parse_chunk
+from wikidata_index.ingest import STAGE_SCHEMAS, parse_chunk
 from wikidata_index.names import fold
 
-FAST = fast_extractor()
-if FAST is None:
-    _WHY = (
-        "the compiled extractor is not built; run `make setup` with a C compiler"
-        if extract._fastextract is None
-        else "the compiled extractor was built for other tables (a stale build); "
-        "run `make setup` with a C compiler"
-    )
-    if os.environ.get("ENVBENCH_REQUIRE_FAST") == "1":
-        pytest.fail(f"{_WHY} (ENVBENCH_REQUIRE_FAST=1 requires it)", pytrace=False)
-    pytest.skip(_WHY, allow_module_level=True)
+try:
+    FAST = fast_extractor_or_skip()
+except pytest.skip.Exception as exc:
+    raise pytest.skip.Exception(str(exc), allow_module_level=True) from None
 
 OFFSET = 1000  # a chunk's byte offset in the stream: error offsets must add it on both paths
 LANGS = [("en",), ("en", "de", "mul")]

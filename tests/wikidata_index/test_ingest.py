@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from etl.io import InputError
-from tests.conftest import REPO, shared_path
+from tests.conftest import REPO, fast_extractor_or_skip, shared_path
 from wikidata_index.index import WikidataIndex
 from wikidata_index.ingest import ingest_dump
 from wikidata_index.schema import TABLES
@@ -288,14 +288,11 @@ def test_empty_inputs(tmp_path: Path) -> None:
             ingest_dump(_write(tmp_path / name, data), tmp_path / "iz", workers=1, progress=False)
 
 
-EXTRACTORS = ["python", pytest.param("c", marks=pytest.mark.skipif(
-    not os.environ.get("ENVBENCH_REQUIRE_FAST") and __import__("wikidata_index.ingest").ingest.fast_extractor() is None,
-    reason="the compiled extractor is not built; run `make setup` with a C compiler"))]
-
-
-@pytest.mark.parametrize("extractor", EXTRACTORS)
+@pytest.mark.parametrize("extractor", ["python", "c"])
 def test_integer_past_64_bits_is_a_malformed_line_not_a_crash(tmp_path: Path, extractor: str) -> None:
     # pysimdjson raises RuntimeError (BIGINT_ERROR), not ValueError, for this line.
+    if extractor == "c":
+        fast_extractor_or_skip()
     recs: list = _synthetic(3)
     recs.insert(1, b'{"type": "item", "id": "Q9", "labels": {}, "x": 123456789012345678901}')
     dump = _write(tmp_path / "b.json", _dump_bytes(recs))
@@ -305,10 +302,7 @@ def test_integer_past_64_bits_is_a_malformed_line_not_a_crash(tmp_path: Path, ex
 
 
 def test_c_and_python_extractors_give_byte_identical_indexes(tmp_path: Path) -> None:
-    from wikidata_index.ingest import fast_extractor
-
-    if fast_extractor() is None and not os.environ.get("ENVBENCH_REQUIRE_FAST"):
-        pytest.skip("the compiled extractor is not built; run `make setup` with a C compiler")
+    fast_extractor_or_skip()
     recs: list = _synthetic(60) + _sample_entities() + [b"{bad", b'{"entity": "Q1", "redirect": "Q2"}']
     dump = _write(tmp_path / "d.json.gz", _dump_bytes(recs))
     a = ingest_dump(dump, tmp_path / "c", workers=2, progress=False, chunk_lines=17, extractor="c")
@@ -320,14 +314,11 @@ def test_c_and_python_extractors_give_byte_identical_indexes(tmp_path: Path) -> 
 
 
 @pytest.mark.timeout(120)
-def test_ingest_through_lbzip2_with_two_workers_finishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ingest_through_lbzip2_with_two_workers_finishes(tmp_path: Path, stand_in_lbzip2: Path) -> None:
     # Regression: the tool used to read a pipe fed by the main process; workers forked afterwards
     # inherited its write end, so the tool never saw end of input and the ingest hung for good.
     import bz2
 
-    from tests.etl.test_readers import _stand_in_lbzip2
-
-    _stand_in_lbzip2(tmp_path / "bin", monkeypatch)
     data = _dump_bytes(_synthetic(40))
     dump = tmp_path / "d.json.bz2"
     dump.write_bytes(bz2.compress(data))
