@@ -44,29 +44,25 @@ class Chunk:
     index: int  # 0-based chunk number
     offset: int  # decompressed byte offset of the first line
     data: bytes | None  # whole lines, newline separated; None when spooled to ``path`` or skipped
-    path: str | None = None  # spool file holding the data (read once by ``load``, then removed)
+    path: str | None = None  # the spool ring slot holding the data: its first ``size`` bytes
     size: int = 0
-    slot: bool = False  # the spool file is a reused ring slot: its first ``size`` bytes, kept
 
     def view(self) -> bytes | mmap.mmap:
         """The chunk's bytes without a copy where possible: a ring slot is mapped read-only (close
         it when done; the slot is written over once the consumer asks for later chunks)."""
-        if self.data is None and self.slot and self.path is not None and self.size:
+        if self.data is None and self.path is not None and self.size:
             with open(self.path, "rb") as fh:
                 return mmap.mmap(fh.fileno(), self.size, access=mmap.ACCESS_READ)
         return self.load()
 
     def load(self) -> bytes:
-        """The chunk's bytes; a spool file is read and deleted (a ring slot is left for reuse)."""
+        """The chunk's bytes (a copy of its ring slot when spooled)."""
         if self.data is not None:
             return self.data
         if self.path is None:
             raise ValueError(f"chunk {self.index} was skipped and has no data")
         with open(self.path, "rb") as fh:
-            data = fh.read(self.size) if self.slot else fh.read()
-        if not self.slot:
-            os.unlink(self.path)
-        return data
+            return fh.read(self.size)
 
 
 class _JoinSink:
@@ -78,24 +74,6 @@ class _JoinSink:
 
     def finish(self, index: int, offset: int, size: int) -> Chunk:
         return Chunk(index, offset, b"".join(self.parts), size=size)
-
-
-class _SpoolSink:
-    """Writes a chunk straight into a new spool file (in /dev/shm when possible): one copy, no
-    pickling. Ring slots (``spool_slots``) use _SlotSink instead."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-
-    def add(self, piece: memoryview) -> None:
-        while piece:
-            n = os.write(self.fd, piece)
-            piece = piece[n:]
-
-    def finish(self, index: int, offset: int, size: int) -> Chunk:
-        os.close(self.fd)
-        return Chunk(index, offset, None, path=self.path, size=size)
 
 
 class _SlotSink:
@@ -132,7 +110,7 @@ class _SlotSink:
         return mm
 
     def finish(self, index: int, offset: int, size: int) -> Chunk:
-        return Chunk(index, offset, None, path=self.path, size=size, slot=True)
+        return Chunk(index, offset, None, path=self.path, size=size)
 
 
 class _NullSink:
@@ -264,7 +242,7 @@ class DumpStream:
         """Compressed bytes consumed so far (by the tool, when one decompresses)."""
         if self._proc is not None:
             pos = self._tool_pos()
-            return pos if pos is not None else (self.size or 0) if self._proc.poll() is not None else 0
+            return pos if pos is not None else self.raw.pos  # else what the hash thread has read
         return self.raw.pos
 
     def read(self, n: int, decompressed_pos: int) -> bytes:
@@ -376,19 +354,21 @@ def iter_chunks(stream: DumpStream, chunk_lines: int | None = None, *, chunk_byt
     A chunk ends after ``chunk_lines`` lines or at the first line end at or past ``chunk_bytes``
     bytes, whichever comes first; both depend only on the input, so chunks are reproducible.
     This loop runs in the one process that feeds all workers, so each block is scanned once and
-    copied once: into a joined ``data`` or, with ``spool`` (a folder), into a spool file that a
-    worker reads (see Chunk.load). ``skip(index) -> bool`` marks chunks whose bytes are not needed
-    (finished in an earlier run). ``on_read(decompressed_bytes, raw_bytes)`` is called after
-    every block. For the array shape a missing closing ``]`` means the input was cut short.
+    copied once: into a joined ``data`` or, with ``spool`` (a folder), into one of
+    ``spool_slots`` ring files that a worker maps (see Chunk.view). ``skip(index) -> bool`` marks
+    chunks whose bytes are not needed (finished in an earlier run). ``on_read(decompressed_bytes,
+    raw_bytes)`` is called after every block. For the array shape a missing closing ``]`` means the
+    input was cut short.
 
-    ``spool_slots`` (with ``spool``) reuses that many spool files in turn instead of a new file
-    per chunk: chunk ``i`` overwrites the file of chunk ``i - spool_slots``, so the consumer must
-    have finished with that chunk (read its data) before it asks for chunk ``i``. A consumer that
-    keeps at most ``w`` chunks unfinished, as ``etl.runner.ShardRunner`` with ``window=w`` does,
-    needs ``spool_slots >= w + 1``.
+    Chunk ``i`` overwrites the slot of chunk ``i - spool_slots``, so the consumer must have
+    finished with that chunk before it asks for chunk ``i``. A consumer that keeps at most ``w``
+    chunks unfinished, as ``etl.runner.ShardRunner`` with ``window=w`` does, needs
+    ``spool_slots >= w + 1``.
     """
     if chunk_lines is None and chunk_bytes is None:
         raise InputError("give chunk_lines or chunk_bytes")
+    if spool is not None and not spool_slots:
+        raise ValueError("a spool needs spool_slots (the ring size)")
     if (chunk_lines is not None and chunk_lines < 1) or (chunk_bytes is not None and chunk_bytes < 1):
         raise InputError(f"chunk sizes must be at least 1, got {chunk_lines} lines, {chunk_bytes} bytes")
 
@@ -406,10 +386,8 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
     def new_sink(i: int):
         if skip is not None and skip(i):
             return _NullSink()
-        if spool is not None and spool_slots:
-            return _SlotSink(os.path.join(spool, f"slot-{i % spool_slots:04d}.chunk"), maps)
         if spool is not None:
-            return _SpoolSink(os.path.join(spool, f"{i:08d}.chunk"))
+            return _SlotSink(os.path.join(spool, f"slot-{i % spool_slots:04d}.chunk"), maps)
         return _JoinSink()
 
     pos = 0
