@@ -65,38 +65,51 @@ class Chunk:
             return fh.read(self.size)
 
 
-class _JoinSink:
+class _ArrayBuffer:
+    """A chunk's bytes in a bytearray (no spool): copied once into ``Chunk.data`` when cut."""
+
     def __init__(self) -> None:
-        self.parts: list[bytes | memoryview] = []
+        self.data = bytearray()
+        self.fill = 0
 
-    def add(self, piece: memoryview) -> None:
-        self.parts.append(piece)  # the view keeps its block alive; join copies once
+    def reserve(self, n: int) -> memoryview:
+        """A writable view of the next ``n`` bytes (release it before the next reserve)."""
+        need = self.fill + n
+        if need > len(self.data):
+            self.data.extend(bytes(max(need, 2 * len(self.data)) - len(self.data)))
+        return memoryview(self.data)[self.fill : need]
 
-    def finish(self, index: int, offset: int, size: int) -> Chunk:
-        return Chunk(index, offset, b"".join(self.parts), size=size)
+    def finish(self, index: int, offset: int, size: int, keep: bool) -> Chunk:
+        return Chunk(index, offset, bytes(self.data[:size]) if keep else None, size=size)
 
 
-class _SlotSink:
-    """Writes a chunk into a ring slot through a mapping of the slot file: a memcpy per block
-    instead of a write() into tmpfs, which costs about three times as much. ``maps`` holds each
-    slot's mapping for the whole run (iter_chunks closes them); slots only grow."""
+class _SlotBuffer:
+    """A chunk's bytes in a ring slot file, written through a mapping of the slot (decompressed
+    straight into it: no copy, and no write() into tmpfs, which costs about three times a
+    memcpy). ``maps`` holds each slot's mapping for the whole run (iter_chunks closes them);
+    slots only grow."""
 
-    def __init__(self, path: str, maps: dict[str, mmap.mmap]) -> None:
+    def __init__(self, path: str, maps: dict[str, mmap.mmap], size_hint: int) -> None:
         self.path = path
         self.maps = maps
-        self.pos = 0
+        self.size_hint = size_hint  # mapped at this size from the start: no remapping while filling
+        self.fill = 0
 
-    def add(self, piece: memoryview) -> None:
-        end = self.pos + len(piece)
+    @property
+    def data(self) -> mmap.mmap:
+        return self.maps[self.path]
+
+    def reserve(self, n: int) -> memoryview:
+        """A writable view of the next ``n`` bytes (release it before the next reserve)."""
+        need = self.fill + n
         mm = self.maps.get(self.path)
-        if mm is None or end > len(mm):
-            mm = self._grow(end)
-        mm[self.pos : end] = piece
-        self.pos = end
+        if mm is None or need > len(mm):
+            mm = self._grow(need)
+        return memoryview(mm)[self.fill : need]
 
     def _grow(self, need: int) -> mmap.mmap:
         old = self.maps.pop(self.path, None)
-        size = max(need, 2 * len(old) if old is not None else 0, 1 << 20)
+        size = max(need, 2 * len(old) if old is not None else 0, self.size_hint, 1 << 20)
         size = -(-size // (1 << 20)) << 20
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -109,16 +122,8 @@ class _SlotSink:
         self.maps[self.path] = mm
         return mm
 
-    def finish(self, index: int, offset: int, size: int) -> Chunk:
-        return Chunk(index, offset, None, path=self.path, size=size)
-
-
-class _NullSink:
-    def add(self, piece: memoryview) -> None:
-        pass
-
-    def finish(self, index: int, offset: int, size: int) -> Chunk:
-        return Chunk(index, offset, None, size=size)
+    def finish(self, index: int, offset: int, size: int, keep: bool) -> Chunk:
+        return Chunk(index, offset, None, path=self.path if keep else None, size=size)
 
 
 class HashingReader(io.RawIOBase):
@@ -200,9 +205,15 @@ class DumpStream:
             self.stream = self._proc.stdout  # type: ignore[assignment]
         elif self.kind == "gz":
             if _HAVE_ISAL:
-                from isal import igzip
+                from isal import igzip, isal_zlib
 
-                self.stream = igzip.IGzipFile(fileobj=self.raw, mode="rb")  # type: ignore[arg-type]
+                # isal's own reader decompresses straight into the caller's buffer (readinto);
+                # IGzipFile puts a BufferedReader in front of it, which costs a copy of every byte.
+                reader = getattr(isal_zlib, "_GzipReader", None)
+                if reader is not None:
+                    self.stream = reader(self.raw, 1 << 20)
+                else:  # pragma: no cover - an isal without it
+                    self.stream = igzip.IGzipFile(fileobj=self.raw, mode="rb")  # type: ignore[arg-type]
             else:  # pragma: no cover - isal is a core dependency
                 import gzip
 
@@ -247,21 +258,33 @@ class DumpStream:
 
     def read(self, n: int, decompressed_pos: int) -> bytes:
         """Read up to n decompressed bytes; a damaged or truncated archive raises InputError."""
+        return self._checked(self.stream.read, n, decompressed_pos)
+
+    def readinto(self, view: memoryview, decompressed_pos: int) -> int:
+        """Decompress into ``view``; the number of bytes written, 0 at the end of the input."""
+        into = getattr(self.stream, "readinto", None)
+        if into is None:  # e.g. the zstd frame reader
+            data = self.read(len(view), decompressed_pos)
+            view[: len(data)] = data
+            return len(data)
+        return self._checked(into, view, decompressed_pos) or 0
+
+    def _checked(self, fn, arg, decompressed_pos: int):
         try:
-            data = self.stream.read(n)
+            got = fn(arg)
         except (EOFError, OSError, zlib.error, ValueError) as exc:
             raise self._truncated(decompressed_pos, exc) from None
         except Exception as exc:  # zstandard.ZstdError and friends
             if type(exc).__module__.startswith("zstandard"):
                 raise self._truncated(decompressed_pos, exc) from None
             raise
-        if not data and self._proc is not None:
+        if not got and self._proc is not None:
             assert self._feeder is not None
             self._feeder.join()
             err = self._proc.stderr.read().decode(errors="replace").strip() if self._proc.stderr else ""
             if self._proc.wait() != 0:
                 raise self._truncated(decompressed_pos, RuntimeError(f"{self.tool}: {err or 'failed'}"))
-        return data
+        return got
 
     def _truncated(self, pos: int, exc: BaseException) -> InputError:
         return InputError(
@@ -353,12 +376,14 @@ def iter_chunks(stream: DumpStream, chunk_lines: int | None = None, *, chunk_byt
 
     A chunk ends after ``chunk_lines`` lines or at the first line end at or past ``chunk_bytes``
     bytes, whichever comes first; both depend only on the input, so chunks are reproducible.
-    This loop runs in the one process that feeds all workers, so each block is scanned once and
-    copied once: into a joined ``data`` or, with ``spool`` (a folder), into one of
-    ``spool_slots`` ring files that a worker maps (see Chunk.view). ``skip(index) -> bool`` marks
-    chunks whose bytes are not needed (finished in an earlier run). ``on_read(decompressed_bytes,
-    raw_bytes)`` is called after every block. For the array shape a missing closing ``]`` means the
-    input was cut short.
+    This loop runs in the one process that feeds all workers, so it decompresses straight into
+    the buffer that holds the chunk: a bytearray that becomes ``data``, or, with ``spool`` (a
+    folder), one of ``spool_slots`` ring files that a worker maps (see Chunk.view). Only the bytes
+    after a cut are copied, into the next chunk's buffer; the read that crosses ``chunk_bytes``
+    stops ``READ_PAST`` bytes beyond it, so that is usually the rest of one line.
+    ``skip(index) -> bool`` marks chunks whose bytes are not needed (finished in an earlier run).
+    ``on_read(decompressed_bytes, raw_bytes)`` is called after every read. For the array shape a
+    missing closing ``]`` means the input was cut short.
 
     Chunk ``i`` overwrites the slot of chunk ``i - spool_slots``, so the consumer must have
     finished with that chunk before it asks for chunk ``i``. A consumer that keeps at most ``w``
@@ -367,8 +392,8 @@ def iter_chunks(stream: DumpStream, chunk_lines: int | None = None, *, chunk_byt
     """
     if chunk_lines is None and chunk_bytes is None:
         raise InputError("give chunk_lines or chunk_bytes")
-    if spool is not None and not spool_slots:
-        raise ValueError("a spool needs spool_slots (the ring size)")
+    if spool is not None and (spool_slots or 0) < 2:
+        raise ValueError("a spool needs spool_slots (the ring size) of at least 2")
     if (chunk_lines is not None and chunk_lines < 1) or (chunk_bytes is not None and chunk_bytes < 1):
         raise InputError(f"chunk sizes must be at least 1, got {chunk_lines} lines, {chunk_bytes} bytes")
 
@@ -380,75 +405,70 @@ def iter_chunks(stream: DumpStream, chunk_lines: int | None = None, *, chunk_byt
             mm.close()
 
 
+# The read that crosses a chunk's byte target stops this far past it (see iter_chunks).
+READ_PAST = 256 << 10
+
+
 def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | None, on_read,
                 spool: str | os.PathLike[str] | None, skip, spool_slots: int | None,
                 maps: dict[str, mmap.mmap]) -> Iterator[Chunk]:
-    def new_sink(i: int):
-        if skip is not None and skip(i):
-            return _NullSink()
+    slot_size = (chunk_bytes or 0) + 2 * READ_PAST
+
+    def new_buffer(i: int) -> _ArrayBuffer | _SlotBuffer:
         if spool is not None:
-            return _SlotSink(os.path.join(spool, f"slot-{i % spool_slots:04d}.chunk"), maps)
-        return _JoinSink()
+            assert spool_slots is not None
+            return _SlotBuffer(os.path.join(spool, f"slot-{i % spool_slots:04d}.chunk"), maps, slot_size)
+        return _ArrayBuffer()
 
     pos = 0
-    head = b""
-    shape: str | None = None
-    size = 0  # bytes in the current chunk
-    lines = 0  # newlines in the current chunk (only counted when chunk_lines is set)
     index = 0
     chunk_start = 0
+    buf = new_buffer(0)
+    scanned = 0  # buf.data[:scanned] holds no cut
+    lines = 0  # newlines in buf.data[:scanned] (only counted when chunk_lines is set)
+    shape: str | None = None
     last_nonblank = b""
-    sink = None
     eof = False
     while not eof:
-        block = stream.read(BLOCK, pos)
-        pos += len(block)
+        want = BLOCK
+        if chunk_bytes is not None and buf.fill < chunk_bytes:
+            want = min(BLOCK, chunk_bytes - buf.fill + READ_PAST)
+        with buf.reserve(want) as view:
+            n = stream.readinto(view, pos)
+        eof = n == 0
+        pos += n
+        buf.fill += n
         if on_read is not None:
             on_read(pos, stream.raw_pos)
-        eof = not block
         if shape is None:
-            head += block
-            nl = head.find(b"\n")
-            if nl < 0 and not eof:
-                continue  # a first line longer than a block
-            if not head:
+            if not buf.fill:
                 return  # empty input: no chunks
-            shape = detect_shape(head if nl < 0 else head[:nl])
+            nl = buf.data.find(b"\n", 0, buf.fill)
+            if nl < 0 and not eof:
+                continue  # a first line longer than a read
+            shape = detect_shape(bytes(buf.data[: nl if nl >= 0 else buf.fill]))
             if shape == "document":
-                yield from _document_chunk(stream, head, pos, on_read, eof)
+                yield from _document_chunk(stream, bytes(buf.data[: buf.fill]), pos, on_read, eof)
                 return
-            block, head = head, b""
-        view = memoryview(block)
-        start = 0
-        while start < len(block):
-            if sink is None:
-                sink = new_sink(index)
-            cut = -1
-            if chunk_bytes is not None and size + len(block) - start >= chunk_bytes:
-                cut = block.find(b"\n", start + max(0, chunk_bytes - 1 - size))
-            if chunk_lines is not None:
-                end = cut + 1 if cut >= 0 else len(block)
-                n = block.count(b"\n", start, end)
-                if lines + n >= chunk_lines:
-                    cut = start - 1
-                    for _ in range(chunk_lines - lines):
-                        cut = block.find(b"\n", cut + 1)
-                elif cut < 0:
-                    lines += n
-            stop = len(block) if cut < 0 else cut + 1
-            sink.add(view[start:stop])
-            size += stop - start
-            last = _last_nonblank_in(block, start, stop)
-            if last:
-                last_nonblank = last
-            start = stop
-            if cut >= 0:
-                yield sink.finish(index, chunk_start, size)
-                index += 1
-                chunk_start += size
-                sink, size, lines = None, 0, 0
-    if sink is not None and size:
-        yield sink.finish(index, chunk_start, size)
+        if n:
+            last_nonblank = _last_nonblank_in(buf.data, buf.fill - n, buf.fill) or last_nonblank
+        while scanned < buf.fill:  # every chunk that the buffer now holds
+            cut, scanned, lines = _find_cut(buf.data, scanned, buf.fill, lines, chunk_lines, chunk_bytes)
+            if cut < 0:
+                break
+            yield buf.finish(index, chunk_start, cut + 1, keep=skip is None or not skip(index))
+            # The consumer asked for the next chunk, so its slot is free (see the ring rule above).
+            nxt = new_buffer(index + 1)
+            rest = buf.fill - cut - 1
+            if rest:
+                with nxt.reserve(rest) as view:
+                    view[:] = buf.data[cut + 1 : buf.fill]
+                nxt.fill = rest
+            index += 1
+            chunk_start += cut + 1
+            buf, scanned, lines = nxt, 0, 0
+    if buf.fill:
+        yield buf.finish(index, chunk_start, buf.fill, keep=skip is None or not skip(index))
     if shape == "array" and last_nonblank != b"]":
         raise InputError(
             f"{stream.path}: the dump ends at decompressed byte {pos} without the closing ']' "
@@ -456,14 +476,34 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
         )
 
 
-def _last_nonblank_in(block: bytes, start: int, stop: int) -> bytes:
-    """The last non-whitespace byte of block[start:stop], or b"" (walks back from the end)."""
+def _find_cut(data: bytearray | mmap.mmap, scanned: int, fill: int, lines: int, chunk_lines: int | None,
+              chunk_bytes: int | None) -> tuple[int, int, int]:
+    """(the index of the newline that ends the chunk in data[:fill] or -1, bytes scanned, newlines
+    in them): the ``chunk_lines``-th newline or the first at or past byte ``chunk_bytes - 1``."""
+    cut = -1
+    if chunk_bytes is not None and fill >= chunk_bytes:
+        cut = data.find(b"\n", max(scanned, chunk_bytes - 1), fill)
+    if chunk_lines is not None:
+        end = cut + 1 if cut >= 0 else fill
+        p = scanned - 1
+        while lines < chunk_lines:
+            p = data.find(b"\n", p + 1, end)
+            if p < 0:
+                break
+            lines += 1
+        if lines == chunk_lines:
+            return p, p + 1, lines
+    return cut, (cut + 1 if cut >= 0 else fill), lines
+
+
+def _last_nonblank_in(data: bytearray | mmap.mmap, start: int, stop: int) -> bytes:
+    """The last non-whitespace byte of data[start:stop], or b"" (walks back from the end)."""
     i = stop - 1
-    while i >= start and block[i] in b" \t\r\n":
+    while i >= start and data[i] in b" \t\r\n":
         i -= 1
         if stop - i > 256:  # long blank run: let C do it
-            return block[start:stop].rstrip()[-1:]
-    return block[i : i + 1] if i >= start else b""
+            return bytes(data[start:stop]).rstrip()[-1:]
+    return bytes(data[i : i + 1]) if i >= start else b""
 
 
 def _document_chunk(stream: DumpStream, buf: bytes, pos: int, on_read, eof: bool) -> Iterator[Chunk]:

@@ -10,15 +10,19 @@ moment leaves DIR as it was; rerunning the same command resumes from the finishe
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import hashlib
+import importlib
 import logging
 import mmap
 import os
 import shutil
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,21 +50,33 @@ DEFAULT_CHUNK_BYTES = 32 << 20
 FAST_MAX_CHUNK = 1 << 30
 # Final tables written concurrently (one DuckDB cursor and one Parquet writer each).
 FINAL_TABLES_AT_ONCE = 2
+# The order in which the final tables other than entities are started: largest first.
+FINAL_SCHEDULE = ("edges", "names", "types", "subclasses", "property_constraints", "properties")
 ERROR_SAMPLES_PER_CHUNK = 20
 MANIFEST_ERROR_SAMPLES = 100
 STAGE_SCHEMAS: dict[str, pa.Schema] = {
     t: (pa.schema([f for f in s if f.name != "popularity"]) if t == "entities" else s) for t, s in TABLES.items()
 }
 
-# Final sort orders: byte order on ids (this also makes row-group statistics prune point lookups).
-ORDER_BY = {
-    "entities": "id",
-    "names": "id, lang, name",
-    "types": "id, class, rank",
-    "subclasses": "id, superclass, rank",
-    "edges": "subject, property, object",
-    "properties": "id",
-    "property_constraints": "property, constraint_type, class NULLS FIRST, relation NULLS FIRST",
+# How each final table is made from its staged rows: (the query, its sort order, the key). Rows
+# come out sorted so that, among rows with the same key, the one to keep comes first, and
+# repeats of a key are dropped while writing (_drop_repeats): one sort, instead of a hash
+# aggregation or a window and then a sort. Sorting is byte order on ids, which also makes
+# row-group statistics prune point lookups. Keys of None mean whole rows.
+FINAL_QUERIES: dict[str, tuple[str, str, list[str] | None]] = {
+    # An entity that occurs twice keeps its least row, by type, label, ... (nulls last).
+    "entities": ("""SELECT e.*, coalesce(p.n, 0)::BIGINT AS popularity
+                    FROM staged_entities e LEFT JOIN pop p ON p.id = e.id""",
+                 "id, type, label, description, sitelinks, enwiki", ["id"]),
+    # A name that is both a label and an alias is a label (true sorts first with DESC); folded
+    # is a function of name.
+    "names": ("SELECT * FROM staged_names", "id, lang, name, is_label DESC", ["id", "lang", "name"]),
+    "types": ("SELECT * FROM staged_types", "id, class, rank", None),
+    "subclasses": ("SELECT * FROM staged_subclasses", "id, superclass, rank", None),
+    "edges": ("SELECT * FROM staged_edges", "subject, property, object", None),
+    "properties": ("SELECT * FROM staged_properties", "id, datatype, label", ["id"]),
+    "property_constraints": ("SELECT * FROM staged_property_constraints",
+                             "property, constraint_type, class NULLS FIRST, relation NULLS FIRST", None),
 }
 
 
@@ -312,8 +328,9 @@ def ingest_dump(
         if (stage / "final.done").exists():  # killed while publishing: only the renames are left
             manifest = orjson.loads((stage / "final.done").read_bytes())
         else:
-            manifest = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress, t0,
-                              extractor)
+            with _gc_frozen():
+                manifest = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress,
+                                  t0, extractor)
         _publish(stage, out_dir, manifest)
         for other in out_dir.glob(".staging-*"):  # stale stages from other parameters
             shutil.rmtree(other, ignore_errors=True)
@@ -392,8 +409,9 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
     chunk_lines, chunk_bytes = chunking
     spool = make_spool(stage, workers)
     # Ring slots: the runner keeps at most ``window`` chunks unfinished (see iter_chunks).
-    results = runner.run(iter_chunks(stream, chunk_lines, chunk_bytes=chunk_bytes, on_read=on_read,
-                                     spool=spool, skip=runner.is_done, spool_slots=runner.window + 1))
+    chunks = iter_chunks(stream, chunk_lines, chunk_bytes=chunk_bytes, on_read=on_read, spool=spool,
+                         skip=runner.is_done, spool_slots=runner.window + 1)
+    results = runner.run(_then(chunks, _preload_duckdb))
     try:
         for _index, result, was_done in results:
             n_chunks += 1
@@ -448,6 +466,35 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
     }
 
 
+@contextlib.contextmanager
+def _gc_frozen() -> Iterator[None]:
+    """The objects that exist now (the imported modules, mostly) are left out of garbage
+    collection for the run: the run makes few cycles, and full collections would otherwise walk
+    all of pyarrow's and DuckDB's objects over and over. It also keeps forked workers from
+    touching, and so copying, the parent's pages when they collect (see gc.freeze)."""
+    if gc.get_freeze_count():  # the caller froze already: leave it to them
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _then(items: Iterable[Any], fn: Any) -> Iterator[Any]:
+    """The items, then a call of fn once they are exhausted."""
+    yield from items
+    fn()
+
+
+def _preload_duckdb() -> None:
+    """Import DuckDB, which the final step needs, in a thread while the workers parse the last
+    chunks: the main process is idle then. Not earlier: the workers are forked (at the first
+    chunk), and forking while another thread imports is unsafe."""
+    threading.Thread(target=importlib.import_module, args=("duckdb",), daemon=True).start()
+
+
 def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[str, int], list[Path]]:
     """Popularity over staged edges, then every table sorted and written with fixed row groups."""
     import duckdb
@@ -478,43 +525,66 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[s
             else:
                 cols = ", ".join(f'NULL::{_duck_type(f.type)} AS "{f.name}"' for f in schema)
                 con.execute(f"CREATE VIEW staged_{table} AS SELECT {cols} WHERE false")
-        con.execute(
-            """CREATE TABLE pop AS
-               SELECT id, count(*)::BIGINT AS n FROM (
-                   SELECT subject AS id FROM staged_edges
-                   UNION ALL SELECT object FROM staged_edges WHERE object <> subject)
-               GROUP BY id"""
-        )
-        queries = {
-            "entities": """SELECT e.id, e.type, e.label, e.description, e.sitelinks, e.enwiki,
-                                  coalesce(p.n, 0)::BIGINT AS popularity
-                           FROM (SELECT * FROM staged_entities
-                                 QUALIFY row_number() OVER (PARTITION BY id ORDER BY type, label, description,
-                                         sitelinks, enwiki) = 1) e
-                           LEFT JOIN pop p ON p.id = e.id""",
-            "names": """SELECT id, lang, name, bool_or(is_label) AS is_label, any_value(folded) AS folded
-                        FROM staged_names GROUP BY id, lang, name""",
-            "properties": """SELECT id, datatype, label FROM staged_properties
-                             QUALIFY row_number() OVER (PARTITION BY id ORDER BY datatype, label) = 1""",
-        }
         def write(table: str) -> tuple[list[Path], int]:
             schema = TABLES[table]
-            sql = queries.get(table, f"SELECT DISTINCT * FROM staged_{table}")
-            sql = f"SELECT {', '.join(schema.names)} FROM ({sql}) ORDER BY {ORDER_BY[table]}"
+            query, order, key = FINAL_QUERIES[table]
+            sql = f"SELECT {', '.join(schema.names)} FROM ({query}) ORDER BY {order}"
             writer = PartWriter(publish / table, schema)
             # A cursor per table: DuckDB sorts one table while pyarrow encodes another (both
             # release the GIL), so the final step keeps the cores busy.
-            writer.write_batches(con.cursor().sql(sql).to_arrow_reader(1 << 16))
+            batches = con.cursor().sql(sql).to_arrow_reader(1 << 16)
+            writer.write_batches(_drop_repeats(batches, key or schema.names))
             return writer.close(), writer.rows
 
+        def popularity_then_entities() -> tuple[list[Path], int]:
+            con.cursor().execute(
+                """CREATE TABLE pop AS
+                   SELECT id, count(*)::BIGINT AS n FROM (
+                       SELECT subject AS id FROM staged_edges
+                       UNION ALL SELECT object FROM staged_edges WHERE object <> subject)
+                   GROUP BY id"""
+            )
+            return write("entities")
+
+        # Only entities wait for popularity; the other tables go meanwhile, the largest first, so
+        # that no large table is left to run alone at the end.
         with ThreadPoolExecutor(max_workers=FINAL_TABLES_AT_ONCE) as pool:
-            for table, (paths, n) in zip(TABLES, pool.map(write, TABLES)):
+            futures = {"entities": pool.submit(popularity_then_entities)}
+            futures |= {t: pool.submit(write, t) for t in FINAL_SCHEDULE}
+            for table in TABLES:
+                paths, rows[table] = futures[table].result()
                 outputs += paths
-                rows[table] = n
     finally:
         con.close()
         shutil.rmtree(tmpdir, ignore_errors=True)
     return rows, outputs
+
+
+def _drop_repeats(batches: Iterable[pa.RecordBatch], key: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    """The rows of ``batches`` (sorted so that equal keys are adjacent) whose key differs from the
+    previous row's; nulls equal nulls, as in SELECT DISTINCT."""
+    import pyarrow.compute as pc
+
+    prev: tuple | None = None
+    for batch in batches:
+        n = batch.num_rows
+        if not n:
+            continue
+        cols = [batch.column(k) for k in key]
+        head_repeats = prev is not None and prev == tuple(c[0].as_py() for c in cols)
+        prev = tuple(c[n - 1].as_py() for c in cols)
+        same = None  # row i + 1 repeats row i
+        for c in cols:
+            later, earlier = c.slice(1), c.slice(0, n - 1)
+            eq = pc.equal(later, earlier)
+            if c.null_count:
+                eq = pc.if_else(pc.is_valid(eq), eq, pc.and_(pc.is_null(later), pc.is_null(earlier)))
+            same = eq if same is None else pc.and_(same, eq)
+        assert same is not None  # a key has columns
+        if not head_repeats and not pc.any(same).as_py():
+            yield batch
+            continue
+        yield batch.filter(pa.concat_arrays([pa.array([not head_repeats]), pc.invert(same)]))
 
 
 def _duck_type(t: pa.DataType) -> str:

@@ -9,6 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from etl.io import InputError
 from etl.readers import DumpStream, count_lines, detect_shape, iter_chunks, iter_records
@@ -198,3 +200,78 @@ def test_line_count_from_iteration(data: bytes) -> None:
     lines = [None]
     list(iter_records(Chunk(0, 0, data), lines))
     assert lines[0] == count_lines(data)
+
+
+def _reference_cuts(data: bytes, chunk_lines: int | None, chunk_bytes: int | None) -> list[bytes]:
+    """The chunking rule written plainly over the whole input: a chunk ends at its
+    ``chunk_lines``-th newline or at its first newline at or past byte ``chunk_bytes - 1``."""
+    chunks, start = [], 0
+    while start < len(data):
+        ends = []
+        if chunk_bytes is not None:
+            nl = data.find(b"\n", start + chunk_bytes - 1)
+            if nl >= 0:
+                ends.append(nl)
+        if chunk_lines is not None:
+            nl = start - 1
+            for _ in range(chunk_lines):
+                nl = data.find(b"\n", nl + 1)
+                if nl < 0:
+                    break
+            if nl >= 0:
+                ends.append(nl)
+        stop = min(ends) + 1 if ends else len(data)
+        chunks.append(data[start:stop])
+        start = stop
+    return chunks
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    lines=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"x")), min_size=1, max_size=40),
+    chunk_lines=st.none() | st.integers(1, 6),
+    chunk_bytes=st.none() | st.integers(1, 120),
+    block=st.integers(1, 70),
+    read_past=st.integers(1, 50),
+    spool_slots=st.none() | st.integers(2, 4),
+    skipped=st.sets(st.integers(0, 30), max_size=5),
+    gz=st.booleans(),
+)
+def test_chunks_equal_the_plain_rule_whatever_the_reads_and_buffers(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], chunk_lines: int | None, chunk_bytes: int | None,
+    block: int, read_past: int, spool_slots: int | None, skipped: set[int], gz: bool,
+) -> None:
+    """Bytes are decompressed straight into the chunk buffers (bytearrays, or mmapped ring slots)
+    and only what follows a cut is copied on: cuts, offsets and bytes must not depend on how the
+    input arrives or where it is kept."""
+    import etl.readers
+
+    if chunk_lines is None and chunk_bytes is None:
+        chunk_bytes = 50
+    tmp = tmp_path_factory.mktemp("cuts")
+    data = b"[\n" + b"\n".join(b"{" + line + b"}," for line in lines) + b"\n]\n"
+    p = tmp / ("d.json.gz" if gz else "d.json")
+    p.write_bytes(gzip.compress(data) if gz else data)
+    expected = _reference_cuts(data, chunk_lines, chunk_bytes)
+    spool = None
+    if spool_slots is not None:
+        spool = tmp / "spool"
+        spool.mkdir()
+    old = etl.readers.BLOCK, etl.readers.READ_PAST
+    etl.readers.BLOCK, etl.readers.READ_PAST = block, read_past
+    try:
+        stream = DumpStream(p)
+        got = []
+        for c in iter_chunks(stream, chunk_lines, chunk_bytes=chunk_bytes, spool=spool, spool_slots=spool_slots,
+                             skip=lambda i: i in skipped):
+            assert c.offset == sum(map(len, expected[: c.index]))
+            assert c.size == len(expected[c.index])
+            if c.index in skipped:
+                assert c.data is None and c.path is None
+                got.append(expected[c.index])
+            else:
+                got.append(c.load())  # before the next chunk, as a consumer with a window of 1
+        stream.close()
+    finally:
+        etl.readers.BLOCK, etl.readers.READ_PAST = old
+    assert got == expected

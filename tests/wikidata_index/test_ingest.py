@@ -15,6 +15,8 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from etl.io import InputError
 from tests.conftest import REPO, fast_extractor_or_skip, shared_path
@@ -328,3 +330,56 @@ def test_ingest_through_lbzip2_with_two_workers_finishes(tmp_path: Path, stand_i
     _write(tmp_path / "d.json", data)
     ingest_dump(tmp_path / "d.json", tmp_path / "plain", workers=1, progress=False)
     assert _table_bytes(tmp_path / "ix") == _table_bytes(tmp_path / "plain")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_entity_twice_gives_one_row_per_key(tmp_path: Path, workers: int) -> None:
+    """Dumps can hold an entity twice. Its least row is kept (by type, label, description,
+    sitelinks, enwiki; nulls last), a name that is a label in either copy is a label, and
+    statements are not doubled. The copies sit in different chunks (chunk_lines=1)."""
+    q1a = _item(1, [5, 6], label="Beta", aliases=["Alpha"])
+    q1b = _item(1, [5], label="Alpha", aliases=["Gamma"])
+    q2a = _item(2, [5], aliases=["Ex"])
+    q2b = _item(2, [5], label="Ex")
+    q3a = _item(3, [6], aliases=["Why"])
+    q3b = dict(_item(3, [6], label="Zed", aliases=["Why"]), descriptions={"en": {"language": "en", "value": "d"}})
+    dump = _write(tmp_path / "d.json", _dump_bytes([q1a, q2a, q3a, _item(4, [5]), q1b, q2b, q3b]))
+    ingest_dump(dump, tmp_path / "ix", workers=workers, progress=False, chunk_lines=1)
+    ents = pq.read_table(tmp_path / "ix" / "entities").to_pylist()
+    assert [(e["id"], e["label"], e["description"]) for e in ents] == [
+        ("Q1", "Alpha", None), ("Q2", "Ex", None), ("Q3", "Zed", "d"), ("Q4", None, None)]
+    names = pq.read_table(tmp_path / "ix" / "names").to_pylist()
+    assert [(n["id"], n["name"], n["is_label"]) for n in names] == [
+        ("Q1", "Alpha", True), ("Q1", "Beta", True), ("Q1", "Gamma", False), ("Q2", "Ex", True),
+        ("Q3", "Why", False), ("Q3", "Zed", True)]
+    types = pq.read_table(tmp_path / "ix" / "types").to_pylist()
+    assert [(t["id"], t["class"]) for t in types] == [("Q1", "Q5"), ("Q1", "Q6"), ("Q2", "Q5"), ("Q3", "Q6"), ("Q4", "Q5")]
+    assert pq.read_table(tmp_path / "ix" / "edges").num_rows == 5
+
+
+def test_final_schedule_covers_every_table() -> None:
+    from wikidata_index.ingest import FINAL_QUERIES, FINAL_SCHEDULE
+
+    assert sorted([*FINAL_SCHEDULE, "entities"]) == sorted(TABLES) == sorted(FINAL_QUERIES)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from([None, "a", "b", "ab"]), st.sampled_from([None, True, False]),
+                               st.integers(0, 3)), max_size=40),
+       key=st.sampled_from([["s"], ["s", "f"], ["s", "f", "n"]]), cuts=st.lists(st.integers(0, 40), max_size=6))
+def test_drop_repeats_keeps_the_first_row_of_each_key(rows: list[tuple], key: list[str], cuts: list[int]) -> None:
+    """Sorted rows arrive in batches cut anywhere; a row is dropped when its key equals the
+    previous row's, across batch boundaries too, with null equal to null (as SELECT DISTINCT)."""
+    import pyarrow as pa
+
+    from wikidata_index.ingest import _drop_repeats
+
+    pos = {"s": 0, "f": 1, "n": 2}
+    rows = sorted(rows, key=lambda r: [(r[pos[k]] is None, r[pos[k]] or 0) for k in key])
+    expected = [r for i, r in enumerate(rows) if i == 0 or [r[pos[k]] for k in key] != [rows[i - 1][pos[k]] for k in key]]
+    schema = pa.schema([("s", pa.string()), ("f", pa.bool_()), ("n", pa.int32())])
+    table = pa.Table.from_pylist([dict(zip("sfn", r)) for r in rows], schema=schema)
+    bounds = sorted({0, len(rows), *(c for c in cuts if c <= len(rows))})
+    batches = [b for lo, hi in zip(bounds, bounds[1:]) for b in table.slice(lo, hi - lo).to_batches()]
+    got = [tuple(r.values()) for b in _drop_repeats(batches, key) for r in b.to_pylist()]
+    assert got == expected
