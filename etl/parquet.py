@@ -51,12 +51,13 @@ class PartWriter:
     """
 
     def __init__(self, out_dir: str | os.PathLike[str], schema: pa.Schema, *, row_group_size: int = ROW_GROUP_SIZE,
-                 rows_per_file: int = ROWS_PER_FILE) -> None:
+                 rows_per_file: int = ROWS_PER_FILE, use_dictionary: bool | list[str] = True) -> None:
         if rows_per_file % row_group_size:
             raise ValueError("rows_per_file must be a multiple of row_group_size")
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.schema = schema
+        self.use_dictionary = use_dictionary  # True, or the columns to dictionary-encode
         self.row_group_size = row_group_size
         self.rows_per_file = rows_per_file
         self._pending: list[pa.RecordBatch] = []
@@ -108,7 +109,7 @@ class PartWriter:
             self.schema,
             compression=COMPRESSION,
             compression_level=COMPRESSION_LEVEL,
-            use_dictionary=True,
+            use_dictionary=self.use_dictionary,
             write_statistics=True,
             store_schema=True,
         )

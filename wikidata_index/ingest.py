@@ -48,6 +48,11 @@ log = logging.getLogger("wikidata_index.ingest")
 EXTRACT_VERSION = 1
 DEFAULT_CHUNK_BYTES = 32 << 20
 FAST_MAX_CHUNK = 1 << 30
+# Final columns written without a dictionary: unique per row, or sorted so that repeats are
+# adjacent (compression takes care of those); building a dictionary that is dropped as too large,
+# or that saves nothing, costs a hash per value.
+PLAIN_COLUMNS = {"entities": ("id", "label", "description", "enwiki"), "names": ("id",), "types": ("id",),
+                 "subclasses": ("id",), "edges": ("subject",)}
 # Final tables written concurrently (one DuckDB cursor and one Parquet writer each).
 FINAL_TABLES_AT_ONCE = 2
 # The order in which the final tables other than entities are started: largest first.
@@ -529,7 +534,8 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[s
             schema = TABLES[table]
             query, order, key = FINAL_QUERIES[table]
             sql = f"SELECT {', '.join(schema.names)} FROM ({query}) ORDER BY {order}"
-            writer = PartWriter(publish / table, schema)
+            plain = PLAIN_COLUMNS.get(table, ())
+            writer = PartWriter(publish / table, schema, use_dictionary=[c for c in schema.names if c not in plain])
             # A cursor per table: DuckDB sorts one table while pyarrow encodes another (both
             # release the GIL), so the final step keeps the cores busy.
             batches = con.cursor().sql(sql).to_arrow_reader(1 << 16)
