@@ -127,26 +127,27 @@ class _SlotBuffer:
 
 
 class HashingReader(io.RawIOBase):
-    """Wraps a raw file: counts and hashes every byte a decompressor reads through it."""
+    """Wraps a raw file: counts and (unless ``digest`` is false) hashes every byte a decompressor
+    reads through it."""
 
-    def __init__(self, raw: IO[bytes]) -> None:
+    def __init__(self, raw: IO[bytes], digest: bool = True) -> None:
         super().__init__()
         self.raw = raw
-        self.sha256 = hashlib.sha256()
+        self.sha256 = hashlib.sha256() if digest else None
         self.pos = 0
 
     def read(self, n: int = -1) -> bytes:
         data = self.raw.read(n)
-        self.sha256.update(data)
+        if self.sha256 is not None:
+            self.sha256.update(data)
         self.pos += len(data)
         return data
 
     def readinto(self, buf) -> int:  # type: ignore[override]
         n = self.raw.readinto(buf)
-        if n:
-            view = memoryview(buf)[:n]
-            self.sha256.update(view)
-            self.pos += n
+        if n and self.sha256 is not None:
+            self.sha256.update(memoryview(buf)[:n])
+        self.pos += n or 0
         return n or 0
 
     def readable(self) -> bool:
@@ -166,10 +167,11 @@ class DumpStream:
 
     gzip uses isal in-process; bz2 and gzip go through lbzip2 / pigz in a subprocess when they
     are on PATH (so decompression runs on its own cores, overlapping parsing); zstd uses
-    zstandard. ``-`` reads stdin.
+    zstandard. ``-`` reads stdin. ``digest=False`` skips the sha256 (for measurements).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, use_tools: bool = True, tool_threads: int = 0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, use_tools: bool = True, tool_threads: int = 0,
+                 digest: bool = True) -> None:
         self.path = str(path)
         self.kind = compression_of(path) if self.path != "-" else None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -179,14 +181,14 @@ class DumpStream:
         self.tool: str | None = None
         if self.path == "-":
             self.size: int | None = None
-            self.raw = HashingReader(sys.stdin.buffer)
+            self.raw = HashingReader(sys.stdin.buffer, digest)
             self.stream: IO[bytes] = self.raw  # type: ignore[assignment]
             return
         p = Path(path)
         if not p.is_file():
             raise InputError(f"no such file: {p}; check the path")
         self.size = p.stat().st_size
-        self.raw = HashingReader(open(p, "rb"))  # noqa: SIM115 - closed by close()
+        self.raw = HashingReader(open(p, "rb"), digest)  # noqa: SIM115 - closed by close()
         # isal inflates gzip about twice as fast as pigz's single inflate thread: pigz only without it.
         tool = None
         if use_tools and self.kind == "bz2":
@@ -200,8 +202,9 @@ class DumpStream:
             cmd = [tool, "-dc"] + ([f"-n{tool_threads}"] if tool == "lbzip2" and tool_threads else []) + [str(p)]
             self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE)
-            self._feeder = threading.Thread(target=self._hash_input, daemon=True)
-            self._feeder.start()
+            if digest:
+                self._feeder = threading.Thread(target=self._hash_input, daemon=True)
+                self._feeder.start()
             self.stream = self._proc.stdout  # type: ignore[assignment]
         elif self.kind == "gz":
             if _HAVE_ISAL:
@@ -298,6 +301,8 @@ class DumpStream:
             self._feeder.join()
             if self._feed_error is not None:
                 raise self._feed_error
+        if self.raw.sha256 is None:
+            raise ValueError(f"{self.path} was opened with digest=False: there is no sha256")
         self.raw.drain()
         return self.raw.sha256.hexdigest()
 

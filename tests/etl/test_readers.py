@@ -125,6 +125,16 @@ def test_sha256_of_the_raw_file(tmp_path: Path) -> None:
     stream.close()
 
 
+def test_without_digest_the_stream_reads_the_same_and_has_no_sha256(tmp_path: Path) -> None:
+    p = tmp_path / "d.json.gz"
+    p.write_bytes(gzip.compress(_dump(ENTS)))
+    stream = DumpStream(p, digest=False)
+    assert b"".join(c.data for c in iter_chunks(stream, 3)) == _dump(ENTS)
+    with pytest.raises(ValueError, match=r"d\.json\.gz was opened with digest=False: there is no sha256"):
+        stream.finish()
+    stream.close()
+
+
 def test_missing_file() -> None:
     with pytest.raises(InputError, match="no such file: /nonexistent.json; check the path"):
         DumpStream("/nonexistent.json")
