@@ -80,7 +80,10 @@ class _ArrayBuffer:
         return memoryview(self.data)[self.fill : need]
 
     def finish(self, index: int, offset: int, size: int, keep: bool) -> Chunk:
-        return Chunk(index, offset, bytes(self.data[:size]) if keep else None, size=size)
+        if not keep:
+            return Chunk(index, offset, None, size=size)
+        with memoryview(self.data) as view:  # one copy (a slice of the bytearray would be a second)
+            return Chunk(index, offset, bytes(view[:size]), size=size)
 
 
 class _SlotBuffer:
