@@ -383,3 +383,22 @@ def test_drop_repeats_keeps_the_first_row_of_each_key(rows: list[tuple], key: li
     batches = [b for lo, hi in zip(bounds, bounds[1:]) for b in table.slice(lo, hi - lo).to_batches()]
     got = [tuple(r.values()) for b in _drop_repeats(batches, key) for r in b.to_pylist()]
     assert got == expected
+
+
+def test_the_ram_spool_is_removed_after_a_run_and_after_a_failure(tmp_path: Path) -> None:
+    """Chunk bytes travel through files in /dev/shm, which is RAM: nothing may stay behind."""
+    from wikidata_index.ingest import SPOOL_PREFIX
+
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        pytest.skip("no writable /dev/shm here: the spool lives in the staging folder, removed with it")
+    mine = f"{SPOOL_PREFIX}{os.getpid()}-*"
+    ingest_dump(_write(tmp_path / "d.json", _dump_bytes(_synthetic(200))), tmp_path / "ix", workers=2,
+                progress=False, chunk_lines=30)
+    assert not list(shm.glob(mine))
+    data = gzip.compress(_dump_bytes(_synthetic(3000)), mtime=0)
+    bad = tmp_path / "bad.json.gz"
+    bad.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match="truncated"):
+        ingest_dump(bad, tmp_path / "ix2", workers=2, progress=False, chunk_lines=100)
+    assert not list(shm.glob(mine))
