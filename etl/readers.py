@@ -66,7 +66,8 @@ class Chunk:
 
 
 class _ArrayBuffer:
-    """A chunk's bytes in a bytearray (no spool): copied once into ``Chunk.data`` when cut."""
+    """A chunk's bytes in a bytearray (no spool): copied once into ``Chunk.data`` when cut. One
+    bytearray serves every chunk of a run, so it is allocated and grown once."""
 
     def __init__(self) -> None:
         self.data = bytearray()
@@ -422,11 +423,14 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
                 maps: dict[str, mmap.mmap]) -> Iterator[Chunk]:
     slot_size = (chunk_bytes or 0) + 2 * READ_PAST
 
+    array = _ArrayBuffer() if spool is None else None
+
     def new_buffer(i: int) -> _ArrayBuffer | _SlotBuffer:
-        if spool is not None:
-            assert spool_slots is not None
-            return _SlotBuffer(os.path.join(spool, f"slot-{i % spool_slots:04d}.chunk"), maps, slot_size)
-        return _ArrayBuffer()
+        if array is not None:
+            array.fill = 0
+            return array
+        assert spool_slots is not None
+        return _SlotBuffer(os.path.join(spool, f"slot-{i % spool_slots:04d}.chunk"), maps, slot_size)
 
     pos = 0
     index = 0
@@ -466,12 +470,12 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
                 break
             yield buf.finish(index, chunk_start, cut + 1, keep=skip is None or not skip(index))
             # The consumer asked for the next chunk, so its slot is free (see the ring rule above).
+            rest = buf.data[cut + 1 : buf.fill]  # a copy: the next buffer may be this one
             nxt = new_buffer(index + 1)
-            rest = buf.fill - cut - 1
             if rest:
-                with nxt.reserve(rest) as view:
-                    view[:] = buf.data[cut + 1 : buf.fill]
-                nxt.fill = rest
+                with nxt.reserve(len(rest)) as view:
+                    view[:] = rest
+                nxt.fill = len(rest)
             index += 1
             chunk_start += cut + 1
             buf, scanned, lines = nxt, 0, 0
