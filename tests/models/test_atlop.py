@@ -25,6 +25,21 @@ def _model(encoder_dir: Path, window: int = 512) -> ATLOP:
     return ATLOP(load_encoder(str(encoder_dir)), emb_size=32, block_size=8, window=window)
 
 
+def _train(model: ATLOP, feats: list, loss_fn, steps: int, batches: int) -> list[float]:
+    """AdamW at lr 1e-3 over ``batches`` batches of two features in turn; the loss of each step."""
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for step in range(steps):
+        b = collate(feats[(step % batches) * 2 : (step % batches) * 2 + 2])
+        out = model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])
+        loss = loss_fn(out["logits"], b["labels"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
 def test_window_spans_cover_the_body() -> None:
     assert window_spans(10, 512) == [(0, 10)]
     for n in (511, 600, 1020, 1500, 3000):
@@ -121,16 +136,7 @@ def test_tiny_model_loss_falls_on_the_sample_world(tmp_path: Path) -> None:
     tok = load_tokenizer(str(enc_dir))
     feats, _ = build_features(docs, tok)
     model = _model(enc_dir).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    losses = []
-    for step in range(8):
-        b = collate(feats[(step % 2) * 2 : (step % 2) * 2 + 2])
-        out = model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])
-        loss = ncrl_loss(out["logits"], b["labels"])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = _train(model, feats, ncrl_loss, steps=8, batches=2)
     assert losses[-1] < 0.5 * losses[0] and losses[-2] < 0.5 * losses[1]
 
 
@@ -142,14 +148,7 @@ def test_tiny_model_learns_the_relations_of_tiny_docs(tiny_encoder: Path) -> Non
     feats, _ = build_features(tiny_docs(8), tok)
     torch.manual_seed(0)
     model = ATLOP(load_encoder(str(tiny_encoder)), emb_size=64, block_size=8)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    for step in range(60):
-        b = collate(feats[(step % 4) * 2 : (step % 4) * 2 + 2])
-        out = model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])
-        loss = atlop_loss(out["logits"], b["labels"])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    _train(model, feats, atlop_loss, steps=60, batches=4)
     model.eval()
     b = collate(feats)
     with torch.no_grad():

@@ -335,6 +335,11 @@ def item(qid: str = "Q1", **over: Any) -> dict:
                       "dewiki": {"site": "dewiki", "title": "Alpha", "badges": []}},
         "lastrevid": 123,
     }
+    return _override(ent, over)
+
+
+def _override(ent: dict, over: dict[str, Any]) -> dict:
+    """ent with the keys of ``over`` set, or removed where the value is DROP."""
     for k, v in over.items():
         if v is DROP:
             ent.pop(k, None)
@@ -358,12 +363,7 @@ def prop(pid: str = "P1", **over: Any) -> dict:
                claims={"P31": [stmt("P31", "Q18616576")], "P2302": [constraint()],
                        "P1628": [stmt("P1628", "http://x", datatype="url")]})
     ent.pop("sitelinks")
-    for k, v in over.items():
-        if v is DROP:
-            ent.pop(k, None)
-        else:
-            ent[k] = v
-    return ent
+    return _override(ent, over)
 
 
 def IC(claims: Any, **over: Any) -> bytes:  # noqa: N802
