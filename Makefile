@@ -19,7 +19,7 @@ test: lint
 	$(BIN)/python -m pytest
 
 demo:
-	$(BIN)/python -m envbench.demo --out $(DEMO_DIR)
+	$(BIN)/envbench demo --out $(DEMO_DIR)
 
 bench:
 	$(BIN)/python bench/ingest.py --quick

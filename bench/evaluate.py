@@ -7,7 +7,7 @@ documents as training facts. Measured side by side in one run:
 
 - ``envbench evaluate`` end to end (read and validate files, pooled scores, 5 per-seed scores,
   name-independent Ign F1, write scores.json): the figure the target is about;
-- ``envbench.metrics.score`` alone on the same documents;
+- ``envbench.scoring.metrics.score`` alone on the same documents;
 - a plain transcription of the Re-DocRED benchmark scorer's loops (the same scores, without
   validation) as the reference point; the scores are checked to agree.
 
@@ -29,10 +29,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from envbench.docred import read_docs  # noqa: E402
-from envbench.evaluate import evaluate, load_predictions, load_train_facts  # noqa: E402
-from envbench.metrics import score, train_facts  # noqa: E402
-from envbench.relations import FREQUENT_10, RELATIONS  # noqa: E402
+from envbench.core.relations import FREQUENT_10, RELATIONS  # noqa: E402
+from envbench.formats.docred import read_docs  # noqa: E402
+from envbench.scoring.evaluate import evaluate, load_predictions, load_train_facts  # noqa: E402
+from envbench.scoring.metrics import score, train_facts  # noqa: E402
 
 SHARED = Path(os.environ.get("ENVBENCH_SHARED", REPO.parent / "shared" / "data"))
 

@@ -31,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from envbench.docred import read_docs  # noqa: E402
+from envbench.formats.docred import read_docs  # noqa: E402
 from etl.io import write_json_atomic  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" / "re-docred"
@@ -140,7 +140,7 @@ def evaluate(args: argparse.Namespace) -> None:
 
 
 def _score(gold: list[dict], preds: list[dict], train_docs: list[dict]) -> dict:
-    from envbench.metrics import score
+    from envbench.scoring.metrics import score
 
     s = score(gold, preds, train_docs)
     return {k: round(100 * float(s[k]), 2) for k in ("f1", "ign_f1", "precision", "recall")}

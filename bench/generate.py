@@ -29,8 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from envbench.docred import entity_type  # noqa: E402
-from envbench.seeding import derive_seed  # noqa: E402
+from envbench.core.seeding import derive_seed  # noqa: E402
+from envbench.formats.docred import entity_type  # noqa: E402
 from etl.io import sha256_file, write_json_atomic  # noqa: E402
 
 SYLLABLES = ["ka", "lo", "mi", "ren", "dor", "sa", "vel", "tin", "mar", "bel", "or", "an", "ish", "tu", "gar",
@@ -114,7 +114,7 @@ def bench_docs(work: Path) -> tuple[Path, Path, str]:
         docs = json.loads((shared / "dev_revised.json").read_text()) + json.loads((shared / "test_revised.json").read_text())
         source = "Re-DocRED dev + test"
     else:
-        from envbench.sample_world import make_sample
+        from envbench.worlds.sample.world import make_sample
 
         make_sample(work / "sample")
         base = json.loads((work / "sample" / "docs" / "train.json").read_text())
@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--work", default=str(REPO / "runs" / "bench"), help="cache for indexes and outputs")
     args = parser.parse_args()
-    from envbench.generate import generate
+    from envbench.rename.generate import generate
 
     work = Path(args.work)
     sizes = [100_000, 1_000_000] if args.quick else [1_000_000, 10_000_000]

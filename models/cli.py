@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from envbench.errors import EnvbenchError
+from envbench.core.errors import EnvbenchError
 from etl.io import read_json
 from models.config import TrainConfig
 

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from envbench.errors import EnvbenchError
+from envbench.core.errors import EnvbenchError
 
 
 @dataclass

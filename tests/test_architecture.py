@@ -1,4 +1,10 @@
-"""Imports go one way only: etl <- wikidata_index <- envbench <- models."""
+"""Imports go one way only.
+
+Between packages: etl <- wikidata_index <- envbench <- {icl, models}; icl and models never import
+each other, and only models may import torch. Inside envbench, one folder per job:
+core <- formats <- {worlds, rename, scoring} <- cli, and the three jobs in the middle do not import
+each other.
+"""
 
 from __future__ import annotations
 
@@ -8,35 +14,74 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-LAYERS = ["etl", "wikidata_index", "envbench", "models"]
+LAYERS = ["etl", "wikidata_index", "envbench", "icl", "models"]
+# package -> top-level packages it must not import
+FORBIDDEN: dict[str, set[str]] = {
+    "etl": {"wikidata_index", "envbench", "icl", "models"},
+    "wikidata_index": {"envbench", "icl", "models"},
+    "envbench": {"icl", "models"},
+    "icl": {"models", "torch", "transformers"},
+    "models": {"icl"},
+}
+# envbench sub-package -> envbench sub-packages it may import (besides itself)
+ENVBENCH_ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "formats": {"core"},
+    "worlds": {"core", "formats"},
+    "rename": {"core", "formats"},
+    "scoring": {"core", "formats"},
+    "cli": {"core", "formats", "worlds", "rename", "scoring"},
+}
 
 
-def _imported_top_levels(path: Path) -> set[str]:
+def _imports(path: Path) -> set[str]:
+    """Every absolute module name imported by the file, at any depth (lazy imports count)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out.update(a.name.split(".")[0] for a in node.names)
+            out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module.split(".")[0])
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
     return out
+
+
+def _top_levels(path: Path) -> set[str]:
+    return {m.split(".")[0] for m in _imports(path)}
 
 
 def test_imports_point_one_way() -> None:
     bad = []
-    for rank, layer in enumerate(LAYERS):
-        forbidden = set(LAYERS[rank + 1 :])
+    for layer, forbidden in FORBIDDEN.items():
         for path in sorted((REPO / layer).rglob("*.py")):
-            hits = _imported_top_levels(path) & forbidden
+            hits = _top_levels(path) & forbidden
             if hits:
                 bad.append(f"{path.relative_to(REPO)} imports {sorted(hits)}")
     assert not bad, "layering broken:\n" + "\n".join(bad)
 
 
+def test_envbench_folders_are_jobs() -> None:
+    """Each envbench folder imports only the folders below it (formats imports nothing of rename...)."""
+    root = REPO / "envbench"
+    subs = {p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert subs <= set(ENVBENCH_ALLOWED) | {"data"}, f"new envbench folder without a rule: {subs - set(ENVBENCH_ALLOWED)}"
+    loose = sorted(p.name for p in root.glob("*.py") if p.name not in {"__init__.py", "__main__.py"})
+    assert not loose, f"modules outside the job folders: {loose}"
+    bad = []
+    for sub, allowed in ENVBENCH_ALLOWED.items():
+        for path in sorted((root / sub).rglob("*.py")):
+            used = {m.split(".")[1] for m in _imports(path) if m.startswith("envbench.") and m.count(".") >= 1}
+            hits = used - allowed - {sub}
+            if hits:
+                bad.append(f"{path.relative_to(REPO)} imports envbench.{sorted(hits)}")
+    assert not bad, "envbench layering broken:\n" + "\n".join(bad)
+
+
 def test_core_packages_do_not_import_torch() -> None:
-    for layer in LAYERS[:3]:
+    for layer in ("etl", "wikidata_index", "envbench", "icl"):
         for path in sorted((REPO / layer).rglob("*.py")):
-            assert not _imported_top_levels(path) & {"torch", "transformers"}, path
+            assert not _top_levels(path) & {"torch", "transformers"}, path
 
 
 def test_help_works_without_importing_torch() -> None:
@@ -53,3 +98,10 @@ def test_help_works_without_importing_torch() -> None:
     assert out.returncode == 0, out.stderr
     for name in ("ingest-dump", "make-sample", "generate", "evaluate", "train", "icl"):
         assert name in out.stdout
+
+
+def test_the_architecture_rule_can_fail(tmp_path: Path) -> None:
+    """The checker sees a lazy import inside a function (a rule that cannot fail protects nothing)."""
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from envbench.rename.generate import generate\n")
+    assert "envbench.rename.generate" in _imports(f)

@@ -13,6 +13,7 @@ from etl.io import InputError
 # name -> "module:attribute"; models.* commands live in the [train]/models package, which
 # imports envbench (never the other way round), so they are referenced by name only.
 COMMANDS: dict[str, str] = {
+    "demo": "envbench.cli.demo:demo",
     "make-sample": "envbench.cli.worlds:make_sample",
     "kb-from-corpus": "envbench.cli.worlds:kb_from_corpus",
     "validate": "envbench.cli.worlds:validate",
@@ -24,7 +25,7 @@ COMMANDS: dict[str, str] = {
     "report": "envbench.cli.evaluate:report",
     "train": "models.cli:train",
     "predict": "models.cli:predict",
-    "icl": "models.icl.cli:icl",
+    "icl": "icl.cli:icl",
 }
 
 

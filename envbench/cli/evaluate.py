@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from envbench.metrics import SCORERS
+from envbench.scoring.metrics import SCORERS
 
 _FILE = click.Path(exists=True, dir_okay=False)
 
@@ -44,7 +44,7 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
       envbench evaluate --gold data/env/test_env.json --pred runs/atlop/env_pred.json \\
           --train data/sample/docs/train.json --out runs/atlop/env_scores.json
     """
-    from envbench.evaluate import evaluate as run
+    from envbench.scoring.evaluate import evaluate as run
 
     result = run(gold, pred, train=train, out=out, substitutions=substitutions, scorer=scorer, env=env,
                  skip_invalid_train=skip_invalid_train)
@@ -92,7 +92,7 @@ def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str,
           --env-gold data/env/test_env.json --env-pred runs/atlop/env_pred.json \\
           --index data/index --train data/sample/docs/train.json --out runs/atlop/report
     """
-    from envbench.report import make_report
+    from envbench.scoring.report import make_report
 
     result = make_report(
         original_gold, original_pred, env_gold, env_pred, index=index, train=train,

@@ -36,10 +36,10 @@ def link(docs: str, index: str, out: str, gold: str | None, threshold: float, re
       envbench link data/sample/docs/test.json --index data/index --out data/test.links.json \\
           --gold data/sample/links.json
     """
-    from envbench.docred import read_docs
-    from envbench.generate import check_writable, require_documents
-    from envbench.linking import link_documents
-    from envbench.links import read_links
+    from envbench.formats.docred import read_docs
+    from envbench.formats.links import read_links
+    from envbench.rename.generate import check_writable, require_documents
+    from envbench.rename.link import link_documents
     from etl.io import write_json_atomic
     from wikidata_index.index import WikidataIndex
 
@@ -99,7 +99,7 @@ def generate(docs: str, index: str, links: str | None, seeds: int, out: str, poo
       envbench generate data/sample/docs/train.json --index data/index \\
           --links data/sample/links.json --pool train --seeds 1 --twins --out data/twins
     """
-    from envbench.generate import generate as run
+    from envbench.rename.generate import generate as run
 
     result = run(docs, index, out, links=links, seeds=seeds, pool=pool, twins=twins, force=force,
                  progress=progress, skip_invalid=skip_invalid)

@@ -35,7 +35,7 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
       envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/sample-index
       envbench make-sample --out data/big --entities 1000000 --lean
     """
-    from envbench.sample_world import make_sample as run
+    from envbench.worlds.sample.world import make_sample as run
 
     result = run(out, seed=seed, entities=entities, docs=docs, lean=lean)
     click.echo(result.summary())
@@ -66,7 +66,7 @@ def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | Non
           --links data/redocred-links.json
       envbench ingest-dump data/redocred-kb.json.gz --out data/redocred-index
     """
-    from envbench.kb_from_corpus import kb_from_corpus as run
+    from envbench.worlds.kb_from_corpus import kb_from_corpus as run
 
     result = run(list(docs), out, links, index=index, skip_invalid=skip_invalid)
     click.echo(result.summary())
@@ -92,7 +92,7 @@ def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: boo
       envbench validate ../shared/data/re-docred/dev_revised.json
       envbench validate data/sample/docs/*.json --skip-invalid --show 3
     """
-    from envbench.linked_docred import validate_file
+    from envbench.formats.linked_docred import validate_file
 
     for path in files:
         report = validate_file(path, skip_invalid=skip_invalid)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from envbench.errors import DataError
+from envbench.core.errors import DataError
 from tests.models.conftest import make_tiny_encoder, tiny_docs
 
 pytestmark = pytest.mark.train
@@ -125,10 +125,10 @@ def test_mentions_past_the_first_window_are_encoded(tmp_path: Path) -> None:
 
 
 def test_tiny_model_loss_falls_on_the_sample_world(tmp_path: Path) -> None:
-    from envbench.sample_world import make_sample
+    from envbench.worlds.sample.world import make_sample
 
     make_sample(tmp_path / "sample", seed=0)
-    from envbench.docred import read_docs
+    from envbench.formats.docred import read_docs
 
     docs = read_docs(tmp_path / "sample" / "docs" / "train.json").docs[:4]
     assert all(len(d["labels"]) > 0 for d in docs)

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from envbench.cli import cli
-from envbench.errors import EnvbenchError
+from envbench.core.errors import EnvbenchError
 from models.config import TrainConfig
 from tests.models.conftest import tiny_docs
 
@@ -108,7 +108,7 @@ def test_train_evrt_resume_and_predict(files: dict[str, Path], tiny_encoder: Pat
     assert (run / "best" / "model.pt").is_file() and (run / "best" / "config.json").is_file()
     evals = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     assert [e["epoch"] for e in evals] == [1.0, 1.5, 2.0]
-    # predictions in the official format, scored by envbench.metrics
+    # predictions in the official format, scored by envbench.scoring.metrics
     pred = tmp_path / "pred.json"
     r = _invoke(["predict", "--run", str(run), "--docs", str(files["dev"]), "--out", str(pred)])
     assert r.exit_code == 0, r.output
@@ -118,7 +118,7 @@ def test_train_evrt_resume_and_predict(files: dict[str, Path], tiny_encoder: Pat
     for p in preds:
         assert set(p) == {"title", "h_idx", "t_idx", "r"}
         assert p["title"] in {"Doc 0", "Doc 1"} and p["h_idx"] != p["t_idx"] and p["r"].startswith("P")
-    from envbench.metrics import score
+    from envbench.scoring.metrics import score
 
     s = score(tiny_docs(2), preds, tiny_docs(4))
     assert 0.0 <= s["f1"] <= 1.0

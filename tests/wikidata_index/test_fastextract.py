@@ -251,7 +251,7 @@ def test_current_format_samples_are_taken_by_c() -> None:
 
 @pytest.fixture(scope="module")
 def sample_dump(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    from envbench.sample_world import make_sample
+    from envbench.worlds.sample.world import make_sample
 
     res = make_sample(tmp_path_factory.mktemp("sample"))
     return gzip.decompress(res.dump.read_bytes())
@@ -259,7 +259,7 @@ def sample_dump(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 @pytest.fixture(scope="module")
 def lean_dump(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    from envbench.sample_world import make_sample
+    from envbench.worlds.sample.world import make_sample
 
     res = make_sample(tmp_path_factory.mktemp("lean"), entities=2000, lean=True)
     return gzip.decompress(res.dump.read_bytes())

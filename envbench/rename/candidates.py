@@ -1,0 +1,256 @@
+"""Batch retrieval of replacement candidates over the index: one join for every slot at once.
+
+A slot is one (document, seed, entity) to rename. Its eligible items are those that
+
+* have the entity's fine type among their non-deprecated P31 values (see ``fine_types``),
+* have an English label and at least as many distinct English names (label + aliases) as the
+  entity has distinct mention names (items are numbered for thresholds 1..4; an entity with more
+  names draws from the ">= 4" numbering and skips items with too few names),
+* fall in the requested pool: ``eval`` when the last hex digit of ``md5(qid)`` is 0-7, ``train``
+  otherwise; the two pools share no item, so EVRT training twins never reuse a benchmark item
+  (and ``generate`` also keeps twins off any name an eval-pool item carries, see
+  :func:`names_in_pool`),
+* are not the entity's own item.
+
+The draw: the eligible items of a (fine type, pool, name count) group are numbered in the order of
+``md5(qid)``; a slot starts at ``int(md5(seed US title US entity)[:16], 16) mod N`` (US = chr(31))
+and reads windows of consecutive items (wrapping; 4 items, then 16, 64 and 256), each ordered by
+``md5(seed US title US entity US qid)``.
+The caller takes the first item of the window that passes the checks that depend on the document
+(names occurring in the source document, names given to other entities of the same renamed
+document, the label-preservation audit) and reads the next window when none does; after
+``MAX_WINDOWS`` windows (340 items) the entity is kept with reason ``no_candidate``.
+
+Cost: the numbering of every class is built once per index and cached (``CandidateSource``); a
+window is an equi-join on (group, rank), so a run's work grows with the number of slots times the
+window, not with slots times class size, and is one scan of the cached numbering.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from envbench.core.seeding import stable_hash_hex
+from envbench.rename.fine_types import register_rows
+from etl.io import atomic_path, write_json_atomic
+from wikidata_index.names import fold
+
+WINDOW = 4  # size of the first window; window w has WINDOW * 4**w items
+MAX_WINDOWS = 4  # at most 4 + 16 + 64 + 256 = 340 candidates are tried per slot
+
+
+def window_bounds(w: int) -> tuple[int, int]:
+    """[start, end) offsets of window ``w`` from the slot's start: 0-4, 4-20, 20-84, ..."""
+    start = WINDOW * (4**w - 1) // 3
+    return start, start + WINDOW * 4**w
+
+
+POOLS = ("eval", "train")
+
+# the last hex digit of md5(qid); the draw order uses the leading digits of the same hash
+POOL_OF_HASH_SQL = "CASE WHEN substr({h}, 32, 1) < '8' THEN 'eval' ELSE 'train' END"
+POOL_SQL = POOL_OF_HASH_SQL.format(h="md5({col})")
+
+
+def pool_of(qid: str) -> str:
+    """The name pool of an item (the same split as ``POOL_SQL``)."""
+    return "eval" if stable_hash_hex(qid)[-1] < "8" else "train"
+
+
+def slot_start(seed: int, title: str, entity: int) -> int:
+    """Where a slot's draw starts (before ``mod N``)."""
+    return int(stable_hash_hex(seed, title, entity)[:16], 16)
+
+
+@dataclass(frozen=True)
+class Slot:
+    fine_type: str
+    min_names: int
+    pool: str
+    qid: str  # the entity's own item, never drawn
+    seed: int
+    title: str  # the source title
+    entity: int
+
+
+@dataclass(frozen=True)
+class ItemNames:
+    label: str
+    aliases: tuple[str, ...]  # sorted
+
+
+M_MAX = 4  # name-count thresholds numbered separately; higher counts draw from the ">= 4" numbering
+CACHE_VERSION = 3  # bump whenever the numbering or the pool split changes
+
+
+def _pool_table_sql(restrict: bool) -> str:
+    """(fine_type, pool, min_names, rnk, id): eligible items numbered per group in md5(id) order.
+
+    One sort per (class, pool): the rank among items with at least m names is the running count
+    of such items, so the M_MAX numberings come out of a single window pass.
+    """
+    where = "AND class IN (SELECT fine_type FROM _cand_groups)" if restrict else ""
+    sums = ", ".join(f"sum((n_names >= {m})::BIGINT) OVER w - 1 AS r{m}" for m in range(1, M_MAX + 1))
+    ranks = ", ".join(f"r{m}" for m in range(1, M_MAX + 1))
+    return f"""
+        WITH items AS (
+            SELECT t.class AS fine_type, t.pool, t.h, t.id, c.n_names
+            FROM (SELECT id, class, h, {POOL_OF_HASH_SQL.format(h="h")} AS pool
+                  FROM (SELECT id, class, md5(id) AS h
+                        FROM (SELECT DISTINCT id, class FROM types WHERE rank <> 'deprecated' {where}))) t
+            JOIN (SELECT id, count(*) AS n_names FROM names WHERE lang = 'en'  -- rows are unique per name
+                  GROUP BY id HAVING bool_or(is_label)) c ON c.id = t.id),
+        ranked AS (
+            SELECT fine_type, pool, id, n_names, {sums}
+            FROM items WINDOW w AS (PARTITION BY fine_type, pool ORDER BY h, id ROWS UNBOUNDED PRECEDING))
+        SELECT fine_type, pool, min_names, rnk, id, n_names FROM (
+            SELECT fine_type, pool, id, n_names, unnest(range(1, {M_MAX + 1})) AS min_names,
+                   unnest([{ranks}]) AS rnk
+            FROM ranked)
+        WHERE n_names >= min_names"""
+
+
+class CandidateSource:
+    """Eligible-item numbering for a set of slots, built once; windows fetched in batches.
+
+    With ``cache_dir`` the numbering of every class is kept there as Parquet, keyed by the index
+    fingerprint, so later runs on the same index only read it (the cost no longer grows with the
+    index beyond one scan). Without it, or when the directory cannot be written, only the requested
+    classes are numbered, in memory. Both give the same numbers.
+    """
+
+    def __init__(self, con: Any, slots: Sequence[Slot], *, cache_dir: str | os.PathLike[str] | None = None,
+                 fingerprint: str | None = None) -> None:
+        self.con = con
+        self.slots = list(slots)
+        self.cache_used: str = "memory"
+        self._slots_registered = False
+        groups = sorted({(s.fine_type, s.pool, min(s.min_names, M_MAX)) for s in self.slots})
+        register_rows(con, "_cand_groups", groups, {"fine_type": "VARCHAR", "pool": "VARCHAR", "min_names": "INTEGER"})
+        if not (cache_dir is not None and fingerprint and self._use_cache(Path(cache_dir), fingerprint)):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _cand_elig AS {_pool_table_sql(restrict=True)}")
+        self.totals: dict[tuple[str, str, int], int] = {}
+        self.most_names: dict[tuple[str, str, int], int] = {}
+        for f, p, n, c, most in con.execute(
+            """SELECT e.fine_type, e.pool, e.min_names, count(*), max(e.n_names) FROM _cand_elig e
+               SEMI JOIN _cand_groups g ON g.fine_type = e.fine_type AND g.pool = e.pool
+                                       AND g.min_names = e.min_names
+               GROUP BY ALL"""
+        ).fetchall():
+            self.totals[(f, p, n)] = int(c)
+            self.most_names[(f, p, n)] = int(most)
+
+    def _use_cache(self, cache_dir: Path, fingerprint: str) -> bool:
+        import duckdb
+
+        data, meta = cache_dir / "candidates.parquet", cache_dir / "candidates.json"
+        want = {"version": CACHE_VERSION, "index": fingerprint, "m_max": M_MAX}
+        try:
+            fresh = meta.is_file() and data.is_file() and orjson.loads(meta.read_bytes()) == want
+            if not fresh:
+                with atomic_path(data) as tmp:
+                    # row order in the file does not matter (every use is a join), so no sort
+                    self.con.execute(f"COPY ({_pool_table_sql(restrict=False)}) TO "
+                                     f"'{str(tmp).replace(chr(39), chr(39) * 2)}' (FORMAT parquet, COMPRESSION zstd)")
+                write_json_atomic(meta, want)
+                self.cache_used = "built"
+            else:
+                self.cache_used = "read"
+        except (OSError, duckdb.IOException):  # a read-only index or a full disk: number in memory instead
+            return False
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW _cand_elig AS SELECT * FROM "
+                         f"read_parquet('{str(data).replace(chr(39), chr(39) * 2)}')")
+        return True
+
+    def total(self, slot: Slot) -> int:
+        """Number of eligible items of the slot's group (its own item included when eligible)."""
+        key = (slot.fine_type, slot.pool, min(slot.min_names, M_MAX))
+        if self.most_names.get(key, 0) < slot.min_names:
+            return 0  # no item of the group has that many names
+        return self.totals.get(key, 0)
+
+    def _register_slots(self) -> None:
+        rows = []
+        for si, s in enumerate(self.slots):
+            n = self.total(s)
+            start = slot_start(s.seed, s.title, s.entity) % n if n else 0
+            rows.append((si, s.fine_type, s.pool, min(s.min_names, M_MAX), s.min_names, s.qid, str(s.seed),
+                         s.title, str(s.entity), start, n))
+        register_rows(self.con, "_cand_slots", rows, {
+            "slot": "BIGINT", "fine_type": "VARCHAR", "pool": "VARCHAR", "min_names": "INTEGER", "need": "INTEGER",
+            "qid": "VARCHAR",
+            "seed": "VARCHAR", "title": "VARCHAR", "entity": "VARCHAR", "start": "BIGINT", "total": "BIGINT"})
+        self._slots_registered = True
+
+    def windows(self, requests: Iterable[tuple[int, int]]) -> dict[tuple[int, int], list[str]]:
+        """{(slot index, window number): candidate QIDs in draw order} for the requested windows.
+
+        One query for all requests: the window positions are generated and joined in SQL, and
+        the order inside a window is ``md5(seed US title US entity US qid)`` computed there too.
+        """
+        requests = sorted(set(requests))
+        out: dict[tuple[int, int], list[str]] = {r: [] for r in requests}
+        if not requests:
+            return out
+        if not self._slots_registered:
+            self._register_slots()
+        register_rows(self.con, "_cand_q", [(si, w, *window_bounds(w)) for si, w in requests],
+                  {"slot": "BIGINT", "w": "BIGINT", "lo": "BIGINT", "hi": "BIGINT"})
+        hits = self.con.sql(
+            """WITH pos AS (
+                    SELECT s.slot, q.w, s.fine_type, s.pool, s.min_names, s.need, s.qid, s.seed, s.title, s.entity,
+                           (s.start + unnest(range(q.lo, least(q.hi, s.total)))) % s.total
+                               AS rnk
+                    FROM _cand_q q JOIN _cand_slots s ON s.slot = q.slot
+                    WHERE s.total > 0)
+                SELECT p.slot, p.w, e.id FROM pos p
+                JOIN _cand_elig e ON e.fine_type = p.fine_type AND e.pool = p.pool
+                                 AND e.min_names = p.min_names AND e.rnk = p.rnk
+                WHERE e.id <> p.qid AND e.n_names >= p.need
+                ORDER BY p.slot, p.w, md5(concat_ws(chr(31), p.seed, p.title, p.entity, e.id)), e.id"""
+        ).to_arrow_table()
+        for si, w, qid in zip(hits.column("slot").to_pylist(), hits.column("w").to_pylist(),
+                              hits.column("id").to_pylist()):
+            out[(si, w)].append(qid)
+        return out
+
+
+def item_names(con: Any, qids: Iterable[str]) -> dict[str, ItemNames]:
+    """English label and sorted aliases of each item that has a label."""
+    register_rows(con, "_cand_ids", ((q,) for q in sorted(set(qids))), {"id": "VARCHAR"})
+    labels: dict[str, str] = {}
+    aliases: dict[str, list[str]] = {}
+    for qid, name, is_label in con.execute(
+        """SELECT n.id, n.name, n.is_label FROM names n SEMI JOIN _cand_ids i ON n.id = i.id
+           WHERE n.lang = 'en' ORDER BY n.id, n.is_label DESC, n.name"""
+    ).fetchall():
+        if is_label and qid not in labels:
+            labels[qid] = name
+        elif name != labels.get(qid):
+            aliases.setdefault(qid, []).append(name)
+    return {q: ItemNames(lab, tuple(sorted(set(aliases.get(q, []))))) for q, lab in labels.items()}
+
+
+def names_in_pool(con: Any, names: Iterable[str], pool: str) -> set[str]:
+    """The folded forms among ``names`` that some item of ``pool`` carries as an English name.
+
+    Used for the train pool: a training twin never takes a name that an eval-pool item has, so
+    the names of training perturbations and of benchmarks stay disjoint even where two items
+    share a name.
+    """
+    folded = sorted({fold(n) for n in names})
+    if not folded:
+        return set()
+    register_rows(con, "_cand_folded", ((f,) for f in folded), {"folded": "VARCHAR"})
+    rows = con.execute(
+        f"""SELECT DISTINCT n.folded FROM names n SEMI JOIN _cand_folded f ON n.folded = f.folded
+            WHERE n.lang = 'en' AND {POOL_SQL.format(col="n.id")} = ?""",
+        [pool],
+    ).fetchall()
+    return {r[0] for r in rows}

@@ -1,0 +1,358 @@
+"""Rule-based renaming of NUM and TIME entities that keeps the written format.
+
+The rules work token by token on the document's own tokens of a mention, so a name keeps its
+shape and its tokenisation ("13 March 1963" -> "21 June 1971", "the 1990s" -> "the 1970s",
+"1,200,800" -> "7,415,093", "63.93 %" -> "18.27 %", "Ten" -> "Six", "57-year" -> "34-year").
+
+All TIME entities of one renamed document share one :class:`TimeShift` (a year shift, a month shift
+and a day shift), drawn by :func:`document_shift` from ``(seed, title, attempt)``, so every
+year-level order and equality between the document's dates survives ("a 1975 film ... opened on
+25 March 1975" keeps one year; "from July 1931 to July 1937" keeps its order):
+
+* years: every year (a 4-digit number 1000-2999) of every TIME entity moves by the same shift
+  ``delta`` in [-40, 40] without 0, chosen so that no year of the document moves past
+  ``MAX_YEAR`` (a year already after it only has to stay below 3000) or below 1000; when the
+  document writes a decade, ``delta`` is a multiple of 10 so decades and years move together; when
+  no shift fits, years stay (months and days still move);
+* decades ("1990s"): by the same ``delta``;
+* centuries ("20th century", "the eighteenth century"): one century in the direction of ``delta``;
+* months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
+* days (1-31, with or without an ordinal suffix, only in names that contain a month): one cyclic
+  shift inside 1..28, so every new date exists.
+
+Per entity, drawn from ``(seed, title, entity index, attempt)``:
+
+* clock times ("11:59"): a new hour in the same 12- or 24-hour range and new minutes;
+* other numbers: a new value with the same number of integer digits, the same decimals and the
+  same thousands separators; number words keep their class (one..nine, ten..nineteen, twenty..
+  ninety), ordinal words too (first..ninth, tenth..twentieth; in TIME names only before
+  "century"), and their capitalisation. Equal values get equal new values, so every mention of the
+  entity gets the same new value.
+
+Month and day shifts are cyclic, so month- and day-level order can still flip (December -> January).
+Temporal order (``TEMPORAL_PAIRS``) is therefore checked by the caller with :func:`date_value` and
+:func:`order_kept`; a violation redraws the document's shift with the next attempt
+(:func:`rename_times` renames all TIME entities of a document for one attempt).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from envbench.core.seeding import derive_seed
+
+MAX_YEAR = 2025  # a fixed "now", so outputs never depend on the clock
+MAX_SHIFT = 40
+
+# (start, end) properties: if a document relates the same head to both ends, start <= end must hold
+# after renaming whenever it held before.
+TEMPORAL_PAIRS: tuple[tuple[str, str], ...] = (
+    ("P569", "P570"),  # date of birth, date of death
+    ("P580", "P582"),  # start time, end time
+    ("P571", "P576"),  # inception, dissolved/abolished/demolished
+)
+
+MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)
+_MONTH_OF: dict[str, int] = {}
+for _i, _m in enumerate(MONTHS, start=1):
+    _MONTH_OF[_m.casefold()] = _i
+    _MONTH_OF[_m[:3].casefold()] = _i
+_MONTH_OF["sept"] = 9
+
+UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+         "eighteen", "nineteen")
+TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+ORDINALS = ("zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+            "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+            "eighteenth", "nineteenth", "twentieth")
+_ORDINAL_VALUE: dict[str, int] = {w: i for i, w in enumerate(ORDINALS) if i}
+_CENTURY_WORDS = ("century", "centuries", "millennium")
+_WORD_VALUE: dict[str, int] = {w: i for i, w in enumerate(UNITS)}
+_WORD_VALUE.update({w: 10 + i for i, w in enumerate(TEENS)})
+_WORD_VALUE.update({w: 10 * i for i, w in enumerate(TENS) if w})
+
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+_YEAR = re.compile(r"(?<!\d)([12]\d{3})(?!\d)")
+_DECADE = re.compile(r"^([12]\d{2}0)(s|'s|’s)$")
+_DAY = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$", re.IGNORECASE)
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
+_ORDINAL = re.compile(r"^(\d{1,2})(st|nd|rd|th)$", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+@dataclass(frozen=True)
+class DateValue:
+    """A date as far as a name gives it: year, then month, then day (None = not given)."""
+
+    year: int
+    month: int | None = None
+    day: int | None = None
+
+    def parts(self) -> tuple[int, ...]:
+        out = [self.year]
+        if self.month is not None:
+            out.append(self.month)
+            if self.day is not None:
+                out.append(self.day)
+        return tuple(out)
+
+
+def _month_of(token: str) -> int | None:
+    return _MONTH_OF.get(token.rstrip(".").casefold())
+
+
+def _ordinal_suffix(n: int) -> str:
+    if 10 <= n % 100 <= 20:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def _same_case(word: str, like: str) -> str:
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def date_value(tokens: Sequence[str]) -> DateValue | None:
+    """The date a TIME name gives, or None when it names no year."""
+    year = month = day = None
+    has_month = any(_month_of(t) is not None for t in tokens)
+    for t in tokens:
+        if year is None and (m := _YEAR.search(t)) and not _DECADE.match(t):
+            year = int(m.group(1))
+        elif year is None and (m := _DECADE.match(t)):
+            year = int(m.group(1))
+        elif month is None and (mo := _month_of(t)) is not None:
+            month = mo
+        elif has_month and day is None and (d := _DAY.match(t)) and 1 <= int(d.group(1)) <= 31:
+            day = int(d.group(1))
+    if year is None:
+        return None
+    return DateValue(year, month, day if month is not None else None)
+
+
+def order_kept(old_start: DateValue | None, old_end: DateValue | None,
+               new_start: DateValue | None, new_end: DateValue | None) -> bool:
+    """True unless start <= end held before (at the shared precision) and fails after."""
+    if None in (old_start, old_end, new_start, new_end):
+        return True
+    assert old_start and old_end and new_start and new_end
+    n = min(len(old_start.parts()), len(old_end.parts()))
+    if old_start.parts()[:n] > old_end.parts()[:n]:
+        return True  # the order did not hold before; nothing to keep
+    m = min(len(new_start.parts()), len(new_end.parts()))
+    return new_start.parts()[:m] <= new_end.parts()[:m]
+
+
+class _Draw:
+    """Deterministic integers for one entity and attempt."""
+
+    def __init__(self, *keys: object) -> None:
+        self.keys = keys
+
+    def int(self, lo: int, hi: int, *more: object) -> int:
+        """Uniform in [lo, hi]."""
+        return lo + derive_seed(*self.keys, *more) % (hi - lo + 1)
+
+
+class _NumberMap:
+    """value -> new value, the same for every mention of one entity."""
+
+    def __init__(self, draw: _Draw) -> None:
+        self.draw = draw
+        self.memo: dict[str, str] = {}
+
+    def digits(self, text: str) -> str:
+        plain = text.replace(",", "")
+        if plain not in self.memo:
+            ints, _, decs = plain.partition(".")
+            for k in range(100):
+                if len(ints) == 1:
+                    new_int = str(self.draw.int(1, 9, "num", plain, k))
+                else:
+                    lo, hi = 10 ** (len(ints) - 1), 10 ** len(ints) - 1
+                    new_int = str(self.draw.int(lo, hi, "num", plain, k))
+                new_dec = "".join(str(self.draw.int(0, 9, "dec", plain, k, i)) for i in range(len(decs)))
+                new = new_int + ("." + new_dec if "." in plain else "")
+                if new != plain:
+                    break
+            self.memo[plain] = new
+        new = self.memo[plain]
+        if "," in text:  # keep thousands separators
+            ints, dot, decs = new.partition(".")
+            ints = f"{int(ints):,}"
+            new = ints + dot + decs
+        return new
+
+    def word(self, word: str) -> str:
+        value = _WORD_VALUE[word.casefold()]
+        key = f"w{value}"
+        if key not in self.memo:
+            if value < 10:
+                choices = [v for v in range(1, 10) if v != value]
+            elif value < 20:
+                choices = [v for v in range(10, 20) if v != value]
+            else:
+                choices = [v for v in range(20, 100, 10) if v != value]
+            self.memo[key] = str(choices[self.draw.int(0, len(choices) - 1, "word", value)])
+        new = int(self.memo[key])
+        text = UNITS[new] if new < 10 else TEENS[new - 10] if new < 20 else TENS[new // 10]
+        return _same_case(text, word)
+
+    def ordinal(self, word: str) -> str:
+        value = _ORDINAL_VALUE[word.casefold()]
+        key = f"o{value}"
+        if key not in self.memo:
+            choices = [v for v in (range(1, 10) if value < 10 else range(10, 21)) if v != value]
+            self.memo[key] = str(choices[self.draw.int(0, len(choices) - 1, "ordinal", value)])
+        return _same_case(ORDINALS[int(self.memo[key])], word)
+
+    def token(self, token: str) -> str:
+        if token.casefold() in _ORDINAL_VALUE:
+            return self.ordinal(token)
+        if o := _ORDINAL.match(token):  # "1st" -> "7th", not "7st"
+            n = self.digits(o.group(1))
+            return n + _same_case(_ordinal_suffix(int(n)), o.group(2))
+        if token.casefold() in _WORD_VALUE:
+            return self.word(token)
+        return _NUMBER.sub(lambda m: self.digits(m.group(0)), token)
+
+
+@dataclass(frozen=True)
+class TimeShift:
+    """The shifts every TIME entity of one renamed document shares."""
+
+    years: int  # 0 when no shift keeps every year in range
+    months: int  # 1..11, cyclic
+    days: int  # 1..27, cyclic inside 1..28
+
+
+def time_years(names: dict[str, list[str]]) -> tuple[list[int], bool]:
+    """The years written in a TIME entity's names, and whether one of them is a decade ("1990s")."""
+    years: list[int] = []
+    decade = False
+    for toks in names.values():
+        for i, t in enumerate(toks):
+            years.extend(int(m.group(1)) for m in _YEAR.finditer(t))
+            decade = decade or bool(_DECADE.match(t)) or (
+                len(t) == 4 and t.isdigit() and t.endswith("0") and toks[i + 1:i + 2] in (["s"], ["'s"], ["’s"]))
+    return years, decade
+
+
+def document_shift(years: Iterable[int], decades: bool, *keys: object) -> TimeShift:
+    """One shift for all TIME entities of a document; ``keys`` are (seed, title, attempt)."""
+    draw = _Draw("time-shift", *keys)
+    years = list(years)
+    past = [y for y in years if y <= MAX_YEAR]
+    hi = min([MAX_SHIFT, *(MAX_YEAR - y for y in past), *(2999 - y for y in years)])
+    lo = max([-MAX_SHIFT, *(1000 - y for y in years)])  # stay a 4-digit year
+    options = [d for d in range(lo, hi + 1) if d != 0 and (not decades or d % 10 == 0)]
+    delta = options[draw.int(0, len(options) - 1, "delta")] if options else 0
+    return TimeShift(delta, draw.int(1, 11, "month"), draw.int(1, 27, "day"))
+
+
+def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | None = None
+                ) -> dict[str, list[str]] | None:
+    """New tokens for each distinct name of a TIME entity, or None when no rule applies.
+
+    ``keys`` are (seed, title, entity index, attempt); ``shift`` is the document's shift (see
+    :func:`rename_times`). Without it the entity is treated as a document of its own.
+    """
+    draw = _Draw("time", *keys)
+    if shift is None:
+        shift = document_shift(*time_years(names), *keys)
+    delta, month_shift, day_shift = shift.years, shift.months, shift.days
+    numbers = _NumberMap(draw)
+
+    def new_year(y: int) -> int:
+        return y + delta
+
+    def new_decade(y: int) -> int:
+        return (new_year(y) // 10) * 10  # delta is a multiple of 10 when the document has decades
+
+    out: dict[str, list[str]] = {}
+    for name, toks in names.items():
+        has_month = any(_month_of(t) is not None for t in toks)
+        new: list[str] = []
+        for i, t in enumerate(toks):
+            nxt = next((u for u in toks[i + 1:] if u not in ("-", "–")), "")
+            mo = _month_of(t)
+            if mo is not None:
+                m2 = (mo - 1 + month_shift) % 12 + 1
+                full = MONTHS[m2 - 1]
+                stem = t.rstrip(".")
+                text = full if len(stem) > 3 or stem.casefold() == "may" else full[:3]
+                if stem.casefold() == "sept":
+                    text = full[:4] if m2 == 9 else full[:3]
+                new.append(_same_case(text, stem) + t[len(stem):])
+            elif m := _DECADE.match(t):
+                new.append(f"{new_decade(int(m.group(1)))}{m.group(2)}")
+            elif t.isdigit() and len(t) == 4 and t.endswith("0") and i + 1 < len(toks) \
+                    and toks[i + 1] in ("s", "'s", "’s"):
+                new.append(str(new_decade(int(t))))
+            elif c := _CLOCK.match(t):
+                hour, minute = int(c.group(1)), int(c.group(2))
+                h2 = draw.int(1, 12, "hour", hour) if 1 <= hour <= 12 else draw.int(0, 23, "hour", hour)
+                m2 = draw.int(0, 59, "minute", minute)
+                if (h2, m2) == (hour, minute):
+                    m2 = (m2 + 1) % 60
+                new.append(f"{h2:0{len(c.group(1))}d}:{m2:02d}")
+            elif (o := _ORDINAL.match(t)) and nxt.casefold() in _CENTURY_WORDS:
+                c = max(1, int(o.group(1)) + (1 if delta >= 0 else -1))
+                new.append(f"{c}{_same_case(_ordinal_suffix(c), o.group(2))}")
+            elif t.casefold() in _ORDINAL_VALUE and nxt.casefold() in _CENTURY_WORDS:
+                c = _ORDINAL_VALUE[t.casefold()] + (1 if delta >= 0 else -1)
+                c = c if 1 <= c < len(ORDINALS) else _ORDINAL_VALUE[t.casefold()] - (1 if delta >= 0 else -1)
+                new.append(_same_case(ORDINALS[c], t))
+            elif t.casefold() in _ORDINAL_VALUE:
+                new.append(t)  # "second" in a date or duration is rarely an ordinal number
+            elif has_month and (d := _DAY.match(t)) and 1 <= int(d.group(1)) <= 31:
+                day = (int(d.group(1)) - 1 + day_shift) % 28 + 1
+                suffix = _same_case(_ordinal_suffix(day), d.group(2)) if d.group(2) else ""
+                width = len(d.group(1)) if d.group(1).startswith("0") else 1  # "05" stays zero-padded
+                new.append(f"{day:0{width}d}{suffix}")
+            elif _YEAR.search(t):  # with delta 0 (no shift fits the document) a year stays a year
+                new.append(_YEAR.sub(lambda m: str(new_year(int(m.group(1)))), t))
+            else:
+                new.append(numbers.token(t))
+        out[name] = new
+    if all(out[n] == names[n] for n in names):
+        return None
+    return out
+
+
+def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: str, attempt: int
+                 ) -> dict[int, dict[str, list[str]] | None]:
+    """Rename all TIME entities of one document with one shared :class:`TimeShift`.
+
+    ``entities`` maps entity index -> {distinct name: tokens}; the result maps each index to its new
+    tokens per name, or None when no rule applies to it.
+    """
+    years: list[int] = []
+    decades = False
+    for names in entities.values():
+        ys, dec = time_years(names)
+        years.extend(ys)
+        decades = decades or dec
+    shift = document_shift(years, decades, seed, title, attempt)
+    return {ei: rename_time(names, seed, title, ei, attempt, shift=shift) for ei, names in entities.items()}
+
+
+def rename_num(names: dict[str, list[str]], *keys: object) -> dict[str, list[str]] | None:
+    """New tokens for each distinct name of a NUM entity, or None when no number is found."""
+    numbers = _NumberMap(_Draw("num", *keys))
+    out = {name: [numbers.token(t) for t in toks] for name, toks in names.items()}
+    if all(out[n] == names[n] for n in names):
+        return None
+    return out
+
+
+RENAMERS: dict[str, Callable[..., dict[str, list[str]] | None]] = {"TIME": rename_time, "NUM": rename_num}

@@ -1,0 +1,277 @@
+"""Alias-wise substitution: rewrite a document's mentions and recompute every position.
+
+Pairing rule (:func:`pair_names`): the entity's distinct mention names and the new item's English
+names (label + aliases) are both ordered longest first (tokens, then characters). The original
+names are paired, in that order, with an order-keeping selection of the new names that always
+includes the label and, among those, has the smallest total length difference (tokens first, then
+characters; ties go to the earlier names). So one name always becomes the label, a full name and a
+surname ("Ramey Idriss", "Idriss") become a full name and a short alias ("Barack Obama", "Obama"),
+and a longer variant stays the longer one ("Distant Wolf (Deluxe Edition)" -> "Island of Orka
+(Deluxe Edition)"). Every mention of one original name takes the same new name.
+
+Overlap policy (:func:`overlapping_entities`): when a mention of one entity overlaps a mention of
+another entity (nested, crossing or identical spans in one sentence), neither entity is renamed;
+both are kept with reason ``"overlap"``. Renaming one of them would cut the other's tokens, so
+keeping both is the only rule that leaves every mention's tokens equal to its name.
+
+Positions: in each changed sentence the tokens are rebuilt and every mention's ``pos`` (of every
+entity, renamed or not), Re-DocRED's ``global_pos`` and any ``keywords`` spans in labels (as in
+DocRED-HWE) are moved by the length change of the replaced spans before them. The number of
+sentences, the entities and their order, the labels and the evidence stay as they were.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from envbench.core.text import tokenize
+from envbench.formats.docred import Doc, distinct_names
+from wikidata_index.names import fold
+
+
+@dataclass(frozen=True)
+class NewName:
+    """What one original mention name becomes."""
+
+    name: str  # the new mention name (written form)
+    tokens: tuple[str, ...]  # its tokens in the document
+
+
+# entity index -> {original mention name -> new name}; names left out keep their mentions as they are
+Plan = Mapping[int, Mapping[str, NewName]]
+
+
+_fold = functools.lru_cache(maxsize=1 << 18)(fold)
+
+
+def name_key(tokens: Sequence[str]) -> tuple[str, ...]:
+    """Comparison key of a tokenised name: folded tokens (so "Paris" and "PARIS" collide)."""
+    return tuple(map(_fold, tokens))
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def new_name(text: str) -> NewName | None:
+    """A new name from an index name: whitespace collapsed, tokenised as DocRED does."""
+    clean = " ".join(text.split())
+    toks = tuple(tokenize(clean))
+    if not toks:
+        return None
+    return NewName(clean, toks)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _length(name: str) -> tuple[int, int]:
+    return (len(tokenize(name)), len(name))
+
+
+def pair_names(originals: Sequence[str], label: str, aliases: Sequence[str]) -> dict[str, NewName] | None:
+    """Map each original name to a distinct name of the new item (see the module docstring).
+
+    Aliases that tokenise to the same key as an earlier name (label first) are dropped first.
+    Returns None when the item has too few usable names.
+    """
+    first = new_name(label)
+    if first is None:
+        return None
+    if len(originals) == 1:  # most entities: the one name becomes the label
+        return {originals[0]: first}
+    seen = {name_key(first.tokens)}
+    pool: list[tuple[NewName, bool]] = [(first, True)]
+    for a in sorted(set(aliases)):
+        nn = new_name(a)
+        if nn is None or name_key(nn.tokens) in seen:
+            continue
+        seen.add(name_key(nn.tokens))
+        pool.append((nn, False))
+    n = len(originals)
+    if n > len(pool):
+        return None
+    # longest first; the label before an alias of the same length, then by text
+    pool.sort(key=lambda x: (-len(x[0].tokens), -len(x[0].name), not x[1], x[0].name))
+    origs = sorted(range(n), key=lambda i: (-_length(originals[i])[0], -_length(originals[i])[1], i))
+    olen = [_length(originals[i]) for i in origs]
+    plen = [(len(nn.tokens), len(nn.name)) for nn, _ in pool]
+    label_at = next(j for j, (_, is_label) in enumerate(pool) if is_label)
+    k = len(pool)
+
+    # best[(i, j, u)]: the cheapest (cost, picks) for originals i.. using pool names j.., where u
+    # says whether the label is already used; filled from the end so long alias lists cannot
+    # exhaust the recursion limit
+    Best = tuple[int, tuple[int, ...]] | None
+    best: dict[tuple[int, int, bool], Best] = {}
+    for i in range(n, -1, -1):
+        for j in range(k, -1, -1):
+            for used in (False, True):
+                if i == n:
+                    best[(i, j, used)] = (0, ()) if used else None
+                    continue
+                if k - j < n - i:
+                    best[(i, j, used)] = None
+                    continue
+                options = []
+                rest = best[(i + 1, j + 1, used or j == label_at)]
+                if rest is not None:
+                    cost = abs(olen[i][0] - plen[j][0]) * 1000 + abs(olen[i][1] - plen[j][1])
+                    options.append((cost + rest[0], (j, *rest[1])))
+                if j != label_at or used:  # the label may not be skipped
+                    skip = best[(i, j + 1, used)]
+                    if skip is not None:
+                        options.append(skip)
+                best[(i, j, used)] = min(options) if options else None
+    found = best[(0, 0, False)]
+    if found is None:
+        return None
+    return {originals[origs[i]]: pool[j][0] for i, j in enumerate(found[1])}
+
+
+def _spans_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def overlapping_entities(doc: Doc) -> set[int]:
+    """Entities with a mention that overlaps a mention of a different entity."""
+    by_sent: dict[int, list[tuple[int, int, int]]] = {}
+    for ei, entity in enumerate(doc["vertexSet"]):
+        for m in entity:
+            by_sent.setdefault(m["sent_id"], []).append((m["pos"][0], m["pos"][1], ei))
+    out: set[int] = set()
+    for spans in by_sent.values():
+        spans.sort()
+        for i, (_s, e, ei) in enumerate(spans):
+            for s2, _e2, ej in spans[i + 1:]:
+                if s2 >= e:
+                    break
+                if ei != ej:
+                    out.update((ei, ej))
+    return out
+
+
+def self_overlapping_entities(doc: Doc) -> set[int]:
+    """Entities two of whose own mentions overlap, unless they are the same span with the same
+    name (annotation noise; such an entity is kept with reason "overlap" too)."""
+    out: set[int] = set()
+    for ei, entity in enumerate(doc["vertexSet"]):
+        spans = sorted({(m["sent_id"], m["pos"][0], m["pos"][1], m["name"]) for m in entity})
+        for (sa, _a0, a1, _an), (sb, b0, _b1, _bn) in zip(spans, spans[1:]):
+            if sa == sb and b0 < a1:
+                out.add(ei)
+    return out
+
+
+class _SentenceMap:
+    """Old token boundaries -> new ones for one sentence with non-overlapping replacements.
+
+    A boundary inside a replaced span maps to the start of its replacement when used as a
+    start and to its end when used as an end, so a span covering a replacement keeps covering it.
+    """
+
+    def __init__(self, old_len: int, repl: list[tuple[int, int, int]]) -> None:
+        # repl: sorted, non-overlapping (start, end, new_length)
+        starts = [0] * (old_len + 1)
+        ends = [0] * (old_len + 1)
+        pos = i = r = 0
+        while i <= old_len:
+            if r < len(repl) and repl[r][0] == i:
+                s, e, n = repl[r]
+                starts[s] = ends[s] = pos
+                for j in range(s + 1, e):
+                    starts[j], ends[j] = pos, pos + n
+                pos, i, r = pos + n, e, r + 1
+                continue
+            starts[i] = ends[i] = pos
+            pos, i = pos + 1, i + 1
+        self.starts, self.ends = starts, ends
+
+    def start(self, i: int) -> int:
+        return self.starts[i]
+
+    def end(self, i: int) -> int:
+        return self.ends[i]
+
+
+def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
+    """A renamed copy of ``doc`` titled ``title``; ``doc`` itself is not changed.
+
+    Raises ValueError if a renamed entity overlaps another mention (callers keep such entities,
+    see :func:`overlapping_entities`).
+    """
+    out = orjson.loads(orjson.dumps(doc))  # a deep copy, much faster than copy.deepcopy
+    out["title"] = title
+    sents: list[list[str]] = out["sents"]
+    vertex_set = out["vertexSet"]
+    # sentence -> {(start, end): new tokens}
+    repl: dict[int, dict[tuple[int, int], tuple[str, ...]]] = {}
+    for ei, mapping in plan.items():
+        for m in vertex_set[ei]:
+            nn = mapping.get(m["name"])
+            if nn is None:  # a name the plan leaves as it is
+                continue
+            span = (m["pos"][0], m["pos"][1])
+            prev = repl.setdefault(m["sent_id"], {}).get(span)
+            if prev is not None and prev != nn.tokens:
+                raise ValueError(f"{doc['title']!r}: two names for the span {span} in sentence {m['sent_id']}")
+            repl[m["sent_id"]][span] = nn.tokens
+    maps: dict[int, _SentenceMap] = {}
+    for sid, spans in repl.items():
+        ordered = sorted(spans.items())
+        for (a, _), (b, _) in zip(ordered, ordered[1:]):
+            if _spans_overlap(a, b):
+                raise ValueError(f"{doc['title']!r}: replaced spans {a} and {b} overlap in sentence {sid}")
+        old = sents[sid]
+        new: list[str] = []
+        cursor = 0
+        for (s, e), toks in ordered:
+            new.extend(old[cursor:s])
+            new.extend(toks)
+            cursor = e
+        new.extend(old[cursor:])
+        maps[sid] = _SentenceMap(len(old), [(s, e, len(t)) for (s, e), t in ordered])
+        sents[sid] = new
+    if not maps:
+        return out
+    old_offsets, new_offsets = [0], [0]
+    for sid, toks in enumerate(doc["sents"]):
+        old_offsets.append(old_offsets[-1] + len(toks))
+        new_offsets.append(new_offsets[-1] + len(sents[sid]))
+
+    def move(sid: int, pos: list[int]) -> list[int]:
+        sm = maps.get(sid)
+        return [sm.start(pos[0]), sm.end(pos[1])] if sm else list(pos)
+
+    for ei, entity in enumerate(vertex_set):
+        mapping = plan.get(ei)
+        for m in entity:
+            sid = m["sent_id"]
+            old_pos = m["pos"]
+            if mapping is not None and m["name"] in mapping:
+                m["name"] = mapping[m["name"]].name
+            m["pos"] = move(sid, old_pos)
+            if "global_pos" in m and isinstance(m["global_pos"], list):
+                shift = new_offsets[sid] + m["pos"][0] - (old_offsets[sid] + old_pos[0])
+                m["global_pos"] = [g + shift if isinstance(g, int) else g for g in m["global_pos"]]
+    for lab in out.get("labels", []) or []:
+        for kw in lab.get("keywords", []) or [] if isinstance(lab, dict) else []:
+            if isinstance(kw, dict) and kw.get("sent_id") in maps and isinstance(kw.get("pos"), list) \
+                    and len(kw["pos"]) == 2:
+                kw["pos"] = move(kw["sent_id"], kw["pos"])
+    return out
+
+
+def mention_tokens(doc: Doc, entity: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each distinct mention name of an entity with the document tokens of its first mention."""
+    out: dict[str, list[str]] = {}
+    for m in entity:
+        if m["name"] not in out:
+            out[m["name"]] = list(doc["sents"][m["sent_id"]][m["pos"][0]: m["pos"][1]])
+    return out
+
+
+__all__ = [
+    "NewName", "Plan", "apply_plan", "distinct_names", "mention_tokens", "name_key", "new_name",
+    "overlapping_entities", "pair_names", "self_overlapping_entities",
+]

@@ -1,0 +1,316 @@
+"""A knowledge base built from DocRED-format documents themselves.
+
+This is how the method applies to corpora that are not linked to Wikidata (Re-DocRED here):
+
+* one item per real-world entity; entities of different documents are the same item when their
+  canonical names (most frequent mention name, folded) and coarse types agree. Two entities of one
+  document are never merged: the second becomes its own item;
+* label = the most frequent mention name over the cluster, aliases = its other distinct names;
+* P31 = a fine class inferred from the roles the cluster plays in gold relations through the type
+  table (envbench/data/relation_types.json), or taken from a real index's property constraints
+  (``index=``); the coarse type's class is the fallback;
+* item-valued gold triples become claims, so popularity and relation-consistent linking work;
+* QIDs are hashed and lie in ``KB_QID_RANGE`` (Q1000000000000-Q1999999999999), far above the ids
+  Wikidata has handed out (about Q135 million in 2025) and the sample world's Q900000001...
+
+NUM and TIME entities get no item (their links are null): they are renamed by rules.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from envbench.core.errors import DataError
+from envbench.core.relations import RELATIONS
+from envbench.core.seeding import stable_hash_hex
+from envbench.core.types import LINKED_TYPES
+from envbench.formats.docred import distinct_names, entity_type
+from envbench.formats.linked_docred import read_documents
+from envbench.worlds import wikidata_json as wj
+from envbench.worlds.type_table import TypeTable, load_type_table
+from etl.io import compression_of, write_json_atomic
+from wikidata_index.names import fold
+
+KB_QID_BASE = 10**12
+KB_QID_RANGE = (KB_QID_BASE, 2 * KB_QID_BASE - 1)
+
+
+@dataclass
+class Cluster:
+    key: tuple[str, ...]
+    coarse: str
+    mention_names: Counter[str] = field(default_factory=Counter)
+    first_seen: dict[str, int] = field(default_factory=dict)  # name -> order of first sight
+    roles: list[tuple[str, str]] = field(default_factory=list)  # (relation, "subject"|"value")
+    members: list[tuple[str, int]] = field(default_factory=list)  # (title, entity index)
+    qid: str = ""
+    fine: str = ""
+
+    def label(self) -> str:
+        return min(self.mention_names, key=lambda n: (-self.mention_names[n], self.first_seen[n]))
+
+    def names(self) -> list[str]:
+        """Label first, then the other distinct names in order of first sight."""
+        lab = self.label()
+        return [lab, *sorted((n for n in self.mention_names if n != lab), key=lambda n: self.first_seen[n])]
+
+
+@dataclass
+class KbResult:
+    out_kb: Path
+    links: Path
+    documents: int
+    entities: int  # document entities of PER/ORG/LOC/MISC type
+    items: int
+    classes: int
+    per_type: dict[str, int]  # class label -> items
+    finer_items: float  # share of items typed finer than their coarse type
+    related_entities: int  # document entities in at least one gold relation
+    finer_related: float  # share of those whose item is typed finer than coarse
+    alias_histogram: dict[str, int]  # "0", "1", "2", "3", "4+" aliases -> items
+    constraint_source: str  # "type table" or "index at DIR"
+    seconds: float
+
+    def summary(self) -> str:
+        lines = [
+            f"wrote {self.out_kb} ({self.items} items, {self.classes} classes) and {self.links} "
+            f"from {self.documents} documents ({self.entities} PER/ORG/LOC/MISC entities) in {self.seconds:.1f} s",
+            f"types from the {self.constraint_source}; items per inferred type:",
+        ]
+        for label, n in sorted(self.per_type.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  {label:<40} {n:>7}")
+        lines.append(f"typed finer than coarse: {self.finer_items:.1%} of items; "
+                     f"{self.finer_related:.1%} of the {self.related_entities} entities that take part in a relation")
+        hist = ", ".join(f"{k}: {v}" for k, v in self.alias_histogram.items())
+        lines.append(f"aliases per item: {hist}")
+        return "\n".join(lines)
+
+
+def _constraints_from_index(index: str | os.PathLike[str], table: TypeTable) -> tuple[
+        dict[tuple[str, str], tuple[str, ...]], dict[str, str], dict[str, tuple[str, str | None]]]:
+    """(relation, role) -> classes from a real index, coarse types of the new classes, and their labels/parents."""
+    from wikidata_index.index import WikidataIndex
+    from wikidata_index.schema import SUBJECT_TYPE_CONSTRAINT, VALUE_TYPE_CONSTRAINT
+
+    overrides: dict[tuple[str, str], tuple[str, ...]] = {}
+    coarse: dict[str, str] = {}
+    info: dict[str, tuple[str, str | None]] = {}
+    with WikidataIndex(index) as ix:
+        ix.require("property_constraints")
+        for pid in RELATIONS:
+            rows = ix.constraints(pid)
+            for role, ctype in (("subject", SUBJECT_TYPE_CONSTRAINT), ("value", VALUE_TYPE_CONSTRAINT)):
+                classes = sorted({r["class"] for r in rows if r["constraint_type"] == ctype and r["class"]},
+                                 key=lambda c: (_table_rank(table, pid, role, c), int(c[1:])))
+                if classes:
+                    overrides[(pid, role)] = tuple(classes)
+        for classes in overrides.values():
+            for c in classes:
+                if c in coarse or table.coarse_of(c):
+                    continue
+                supers = ix.superclasses(c)
+                known = [s for s in supers if table.coarse_of(s)]
+                if known:
+                    best = max(known, key=lambda s: (len(table.ancestors(s)), -int(s[1:])))
+                    coarse[c] = table.coarse_of(best) or "MISC"
+                ent = ix.entity(c) or {}
+                direct = [s for s in supers if s in table.classes]
+                info[c] = (ent.get("label") or c, max(direct, key=lambda s: len(table.ancestors(s))) if direct else None)
+    return overrides, coarse, info
+
+
+def _table_rank(table: TypeTable, pid: str, role: str, c: str) -> int:
+    lst = table.role_classes(pid, role)
+    return lst.index(c) if c in lst else len(lst)
+
+
+def _check_paths(docs_paths: Sequence[str | os.PathLike[str]], out_kb: str | os.PathLike[str],
+                 links_out: str | os.PathLike[str]) -> None:
+    """Refuse inputs given twice and outputs that would overwrite an input or each other."""
+    seen: dict[Path, str] = {}
+    for p in docs_paths:
+        key = Path(p).resolve()
+        if key in seen:
+            also = "" if seen[key] == str(p) else f" (also as {seen[key]})"
+            raise DataError(f"{p} is given twice{also}; pass each DocRED file once")
+        seen[key] = str(p)
+    if Path(out_kb).resolve() == Path(links_out).resolve():
+        raise DataError(f"--out and --links are the same file ({out_kb}); give the dump and the links "
+                        "different names, e.g. --out kb.json.gz --links links.json")
+    for opt, o in (("--out", out_kb), ("--links", links_out)):
+        if Path(o).resolve() in seen:
+            raise DataError(f"{opt} {o} is also an input document file; choose another output path, or the "
+                            "documents would be overwritten")
+    if compression_of(out_kb) not in (None, "gz"):
+        raise DataError(f"--out {out_kb}: the dump is written as .json or .json.gz; give one of those names, "
+                        "e.g. --out kb.json.gz")
+    if compression_of(links_out):
+        raise DataError(f"--links {links_out}: the links are written as plain JSON; give a .json name, "
+                        "e.g. --links links.json")
+
+
+def _assign_qids(clusters: list[Cluster]) -> None:
+    taken: set[int] = set()
+    for cl in sorted(clusters, key=lambda c: c.key):
+        n = KB_QID_BASE + int(stable_hash_hex("kb-from-corpus", *cl.key)[:15], 16) % KB_QID_BASE
+        while n in taken:  # linear probing, in sorted key order: deterministic
+            n = KB_QID_BASE + (n - KB_QID_BASE + 1) % KB_QID_BASE
+        taken.add(n)
+        cl.qid = f"Q{n}"
+
+
+def kb_from_corpus(
+    docs_paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+    out_kb: str | os.PathLike[str],
+    links_out: str | os.PathLike[str],
+    *,
+    index: str | os.PathLike[str] | None = None,
+    skip_invalid: bool = False,
+) -> KbResult:
+    """Build a Wikidata-format dump and a linking ``{title: [QID or null]}`` from DocRED-format files."""
+    t0 = time.perf_counter()
+    if isinstance(docs_paths, (str, os.PathLike)):
+        docs_paths = [docs_paths]
+    if not docs_paths:
+        raise DataError("no documents given; pass one or more DocRED-format files, e.g. dev_revised.json")
+    _check_paths(docs_paths, out_kb, links_out)
+    table = load_type_table()
+    overrides: dict[tuple[str, str], tuple[str, ...]] = {}
+    extra_coarse: dict[str, str] = {}
+    extra_info: dict[str, tuple[str, str | None]] = {}
+    source = "type table (envbench/data/relation_types.json)"
+    if index is not None:
+        overrides, extra_coarse, extra_info = _constraints_from_index(index, table)
+        source = f"index at {index} (type table where it has no constraint)"
+
+    clusters: dict[tuple[str, ...], Cluster] = {}
+    links: dict[str, list[str | None]] = {}
+    slots: dict[str, list[Cluster | None]] = {}
+    title_file: dict[str, str] = {}
+    order = 0
+    n_docs = n_entities = 0
+    related: list[tuple[str, int]] = []
+    doc_labels: list[tuple[str, list[dict]]] = []
+    for path in docs_paths:
+        docset = read_documents(path, skip_invalid=skip_invalid)
+        for doc in docset.docs:
+            title = doc["title"]
+            if title in title_file:
+                raise DataError(f"{path}: document {title!r} is also in {title_file[title]}; "
+                                "titles must be unique across the files given (LINKS is keyed by title)")
+            title_file[title] = str(path)
+            n_docs += 1
+            labels = doc.get("labels") or []
+            row: list[Cluster | None] = []
+            used_keys: set[tuple[str, ...]] = set()
+            for ei, ent in enumerate(doc["vertexSet"]):
+                coarse = entity_type(ent)
+                if coarse not in LINKED_TYPES:
+                    row.append(None)
+                    continue
+                n_entities += 1
+                counts = Counter(m["name"] for m in ent)
+                names = distinct_names(ent)
+                canon = min(names, key=lambda n: (-counts[n], names.index(n)))
+                key: tuple[str, ...] = (coarse, fold(canon))
+                if key in used_keys:  # a second entity with the same name in one document
+                    key = (coarse, fold(canon), title, str(ei))
+                used_keys.add(key)
+                cl = clusters.get(key)
+                if cl is None:
+                    cl = clusters[key] = Cluster(key, coarse)
+                for m in ent:
+                    cl.mention_names[m["name"]] += 1
+                    if m["name"] not in cl.first_seen:
+                        cl.first_seen[m["name"]] = order
+                        order += 1
+                cl.members.append((title, ei))
+                row.append(cl)
+            for lab in labels:
+                for end, role in (("h", "subject"), ("t", "value")):
+                    cl = row[lab[end]]
+                    if cl is not None:
+                        cl.roles.append((lab["r"], role))
+            in_rel = {lab[e] for lab in labels for e in ("h", "t")}
+            related.extend((title, i) for i in sorted(in_rel) if row[i] is not None)
+            slots[title] = row
+            doc_labels.append((title, labels))
+    if not n_docs:
+        raise DataError(f"no documents in {', '.join(str(p) for p in docs_paths)}"
+                        f"{' (all were invalid and skipped)' if skip_invalid else ''}; "
+                        "pass DocRED-format files with documents, e.g. dev_revised.json")
+    all_clusters = list(clusters.values())
+    parents = {c: parent for c, (_, parent) in extra_info.items()}
+    _assign_qids(all_clusters)
+    for cl in all_clusters:
+        cl.fine = table.infer(cl.roles, cl.coarse, overrides, extra_coarse, parents)
+    for title, row in slots.items():
+        links[title] = [cl.qid if cl else None for cl in row]
+
+    # Item-valued claims from the gold triples.
+    claims: dict[str, dict[str, set[str]]] = {}
+    for title, labels in doc_labels:
+        row = slots[title]
+        for lab in labels:
+            h, t = row[lab["h"]], row[lab["t"]]
+            if h and t and h is not t and lab["r"] not in table.value_kinds and lab["r"] not in ("P31", "P279"):
+                claims.setdefault(h.qid, {}).setdefault(lab["r"], set()).add(t.qid)
+
+    fine_used = sorted({cl.fine for cl in all_clusters}, key=lambda q: int(q[1:]))
+    class_set: set[str] = set(table.classes)
+    new_classes = [c for c in fine_used if c not in class_set]
+    out_kb = Path(out_kb)
+    with wj.DumpWriter(out_kb) as w:
+        for ent in wj.schema_entities(constraints=overrides or None):
+            w.write(ent)
+        for c in new_classes:
+            label, parent = extra_info.get(c, (c, None))
+            parent = parent or table.coarse_fallback.get(extra_coarse.get(c, "MISC"), "Q35120")
+            w.write(wj.item(c, labels={"en": label}, claims={"P279": [wj.item_statement(c, "P279", parent)]}))
+        for cl in sorted(all_clusters, key=lambda c: int(c.qid[1:])):
+            names = cl.names()
+            item_claims: dict[str, list[wj.Statement]] = {"P31": [wj.item_statement(cl.qid, "P31", cl.fine)]}
+            for pid, objs in sorted(claims.get(cl.qid, {}).items(), key=lambda kv: int(kv[0][1:])):
+                item_claims[pid] = [wj.item_statement(cl.qid, pid, o) for o in sorted(objs, key=lambda q: int(q[1:]))]
+            w.write(wj.item(
+                cl.qid,
+                labels={"en": names[0]},
+                descriptions={"en": f"entity of {len(cl.members)} document(s) ({cl.coarse})"},
+                aliases={"en": names[1:]},
+                claims=item_claims,
+            ))
+    write_json_atomic(links_out, links)
+
+    label_of = {q: info.label for q, info in table.classes.items()}
+    label_of.update({c: extra_info.get(c, (c, None))[0] for c in new_classes})
+    per_type = Counter(f"{label_of.get(cl.fine, cl.fine)} ({cl.fine})" for cl in all_clusters)
+    finer = [not table.is_fallback(cl.fine) for cl in all_clusters]
+    by_member = {m: cl for cl in all_clusters for m in cl.members}
+    finer_rel = [not table.is_fallback(by_member[m].fine) for m in related]
+    hist: Counter[str] = Counter()
+    for cl in all_clusters:
+        k = len(cl.mention_names) - 1
+        hist[str(k) if k < 4 else "4+"] += 1
+    return KbResult(
+        out_kb=out_kb,
+        links=Path(links_out),
+        documents=n_docs,
+        entities=n_entities,
+        items=len(all_clusters),
+        classes=len(table.classes) + len(new_classes),
+        per_type=dict(per_type),
+        finer_items=sum(finer) / len(finer) if finer else 0.0,
+        related_entities=len(related),
+        finer_related=sum(finer_rel) / len(finer_rel) if finer_rel else 0.0,
+        alias_histogram={k: hist.get(k, 0) for k in ("0", "1", "2", "3", "4+")},
+        constraint_source=source,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+__all__ = ["KB_QID_RANGE", "KbResult", "kb_from_corpus"]

@@ -1,0 +1,168 @@
+"""``envbench icl prompts|run|parse``: in-context learning with demonstration augmentation and consistency guidance."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.parse
+
+import click
+
+
+@click.group()
+def icl() -> None:
+    """In-context learning: build few-shot prompts, query an LLM server, parse its answers.
+
+    \b
+    Example: the three steps, then scoring
+      envbench icl prompts --docs data/env/test_env.json --train data/sample/docs/train.json \\
+          --twins data/twins/train_twins.json --shots 3 --da --cg --out runs/icl/prompts
+      envbench icl run --prompts runs/icl/prompts --base-url http://localhost:8000/v1 \\
+          --model Qwen2.5-7B-Instruct --out runs/icl/qwen
+      envbench icl parse --prompts runs/icl/prompts --run runs/icl/qwen --out runs/icl/qwen/pred.json
+      envbench evaluate --gold data/env/test_env.json --pred runs/icl/qwen/pred.json
+    """
+
+
+@icl.command("prompts", short_help="Write one few-shot prompt per test document.")
+@click.option("--docs", "docs_path", required=True, type=click.Path(dir_okay=False),
+              help="Test documents (DocRED JSON); one prompt is written per document.")
+@click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False),
+              help="Training documents (DocRED JSON) the demonstrations are drawn from (those with labels).")
+@click.option("--twins", "twins_path", type=click.Path(dir_okay=False), default=None,
+              help="Renamed twins of --train (OUT/<stem>_twins.json of `envbench generate --pool train --twins`); "
+                   "needed by --da.")
+@click.option("--shots", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Demonstrations per prompt (the paper uses 1 and 3).")
+@click.option("--da", is_flag=True, help="Demonstration augmentation: follow each demonstration by its renamed twin.")
+@click.option("--cg", is_flag=True,
+              help="Consistency guidance: say that each demonstration pair differs only in entity names (needs --da).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the demonstration draw.")
+@click.option("--same-demos-for-renamed/--demos-per-title", default=True, show_default=True,
+              help="Draw demonstrations by the title less an Env '-k' suffix, so a document and its renamed "
+                   "versions get the same demonstrations.")
+@click.option("--max-demo-tokens", type=click.IntRange(min=1), default=None,
+              help="Use only training documents of at most this many tokens as demonstrations (shorter prompts).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N test documents (a quick look).")
+@click.option("--skip-invalid", is_flag=True, help="Skip invalid documents instead of stopping.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Folder for <nnnn>.json / <nnnn>.txt prompt files and index.json.")
+def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: int, da: bool, cg: bool,
+                seed: int, same_demos_for_renamed: bool, max_demo_tokens: int | None, limit: int | None,
+                skip_invalid: bool, out: str) -> None:
+    """Write one few-shot prompt per test document (JSON for `icl run`, .txt to read).
+
+    Entities are numbered in order of first mention and every mention is marked <eN>...</eN>;
+    each prompt file keeps entity_map (number N -> vertexSet index entity_map[N-1]).
+
+    \b
+    Example:
+      envbench icl prompts --docs data/sample/docs/test.json --train data/sample/docs/train.json \\
+          --shots 3 --out runs/icl/p3
+      envbench icl prompts --docs data/sample/docs/test.json --train data/sample/docs/train.json \\
+          --twins data/twins/train_twins.json --shots 1 --da --cg --out runs/icl/p1-da-cg
+    """
+    from icl.prompts import build_prompts
+
+    result = build_prompts(docs_path, train_path, out, twins_path=twins_path, shots=shots, da=da, cg=cg,
+                           seed=seed, same_demos_for_renamed=same_demos_for_renamed,
+                           max_demo_tokens=max_demo_tokens, limit=limit, skip_invalid=skip_invalid)
+    click.echo(result.summary())
+
+
+@icl.command("run", short_help="Query a chat-completions server (cached, resumable).")
+@click.option("--prompts", "prompts_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder written by `envbench icl prompts`.")
+@click.option("--base-url", required=True,
+              help="OpenAI-compatible server, e.g. http://localhost:8000/v1 (vLLM), http://localhost:11434/v1 "
+                   "(Ollama), http://localhost:8080/v1 (llama.cpp) or https://api.openai.com/v1.")
+@click.option("--model", required=True, help="Model name as the server knows it.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Folder for answers.json, failures.json, run.json (and cache/ unless --cache is given).")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="Environment variable holding the API key; local servers need none (unset is fine).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="Most tokens per answer.")
+@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True, help="Sampling temperature.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Requests in flight at once.")
+@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True), default=120.0, show_default=True, help="Seconds per request.")
+@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True,
+              help="Further tries on 429, 5xx, timeouts and dropped connections (backoff doubles each time).")
+@click.option("--backoff", type=click.FloatRange(min=0.0), default=1.0, show_default=True, help="First retry delay in seconds.")
+@click.option("--extra-body", default=None,
+              help='JSON object merged into each request (part of the cache key); null removes a field, e.g. '
+                   '\'{"max_tokens": null, "max_completion_tokens": 4096}\' or '
+                   '\'{"chat_template_kwargs": {"enable_thinking": false}}\'.')
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+              help="Answer cache folder (default OUT/cache); share it between runs to never pay twice.")
+@click.option("--cache-only", is_flag=True, help="Send no request; documents not in the cache count as failed.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: str, max_tokens: int,
+            temperature: float, concurrency: int, timeout: float, retries: int, backoff: float, extra_body: str | None,
+            cache_dir: str | None, cache_only: bool, no_progress: bool) -> None:
+    """Send every prompt to a chat-completions server; cached, resumable, failures listed.
+
+    Answers are cached by sha256 of (model, prompt, temperature, max tokens): rerunning costs
+    nothing, an interrupted run resumes, and a rerun retries only the failed documents.
+
+    \b
+    Example:
+      envbench icl run --prompts runs/icl/p3 --base-url http://localhost:8000/v1 \\
+          --model meta-llama/Llama-3.1-8B-Instruct --concurrency 16 --out runs/icl/llama-p3
+      OPENAI_API_KEY=sk-... envbench icl run --prompts runs/icl/p3 \\
+          --base-url https://api.openai.com/v1 --model gpt-4o-mini --out runs/icl/gpt-p3
+    """
+    from icl.client import ChatClient, run_prompts
+
+    url = urllib.parse.urlsplit(base_url)
+    if url.scheme not in ("http", "https") or not url.netloc:
+        raise click.ClickException(
+            f"--base-url {base_url!r} is not an http(s) URL; give the server's address, e.g. http://localhost:8000/v1"
+        )
+    if api_key_env != "OPENAI_API_KEY" and not os.environ.get(api_key_env):
+        raise click.ClickException(
+            f"environment variable {api_key_env} is not set; export {api_key_env}=YOUR_KEY, "
+            "or leave out --api-key-env for a local server"
+        )
+    extra = {}
+    if extra_body is not None:
+        try:
+            extra = json.loads(extra_body)
+        except ValueError as exc:
+            raise click.ClickException(f"--extra-body is not valid JSON ({exc}); pass an object such as '{{\"seed\": 0}}'") from None
+        if not isinstance(extra, dict):
+            raise click.ClickException("--extra-body must be a JSON object such as '{\"seed\": 0}'")
+    client = ChatClient(base_url, model, api_key=os.environ.get(api_key_env) or None, temperature=temperature,
+                        max_tokens=max_tokens, timeout=timeout, retries=retries, backoff=backoff, extra=extra)
+    result = run_prompts(prompts_dir, out, client, concurrency=concurrency, cache_dir=cache_dir,
+                         cache_only=cache_only, progress=not no_progress)
+    click.echo(result.summary())
+    if result.documents and len(result.failed) == result.documents and not cache_only:
+        raise click.ClickException(
+            f"all {result.documents} documents failed (first error: {result.failed[0]['error']}); "
+            f"check that {base_url} serves --model {model}"
+        )
+
+
+@icl.command("parse", short_help="Turn answers into predictions for `envbench evaluate`.")
+@click.option("--prompts", "prompts_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder written by `envbench icl prompts` (its entity maps are used).")
+@click.option("--run", "run_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder written by `envbench icl run` (its answers.json is read).")
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Predictions file: JSON list of {title, h_idx, t_idx, r}, ready for `envbench evaluate`.")
+@click.option("--stats", "stats_path", type=click.Path(dir_okay=False), default=None,
+              help="Where to write parse counts (default: OUT with .stats.json).")
+def parse_cmd(prompts_dir: str, run_dir: str, out: str, stats_path: str | None) -> None:
+    """Turn answers into official-format predictions; count dropped triples by reason.
+
+    Failed documents get no predictions, so their gold triples still count as missed.
+
+    \b
+    Example:
+      envbench icl parse --prompts runs/icl/p3 --run runs/icl/llama-p3 --out runs/icl/llama-p3/pred.json
+      envbench evaluate --gold data/sample/docs/test.json --pred runs/icl/llama-p3/pred.json
+    """
+    from icl.parse import parse_run
+
+    result = parse_run(prompts_dir, run_dir, out, stats_path=stats_path)
+    click.echo(result.summary())

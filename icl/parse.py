@@ -1,0 +1,233 @@
+"""Turn LLM answers into official DocRED predictions ``[{title, h_idx, t_idx, r}]``.
+
+Tolerant by design: triples may sit inside ``<...>``, ``(...)``, ``[...]`` or no brackets at all,
+behind bullets or numbering, among other text, with any spacing; entities may be written ``3``,
+``e3``, ``#3``, ``Entity 3``, ``<e3>name</e3>``, ``3 (name)`` or by an unambiguous mention name;
+relation names match case-insensitively (underscores read as spaces; property ids like P17 work
+too). ``<think>...</think>`` blocks of reasoning models are ignored. Triples that cannot be used
+are dropped and counted by reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envbench.core.errors import EnvbenchError
+from envbench.core.relations import NAME_TO_ID, RELATIONS
+from etl.io import compression_of, read_json, write_json_atomic
+from icl.client import RUN_FORMAT
+from icl.prompts import read_index, read_prompt
+
+DROP_REASONS = ("malformed", "bad_entity", "entity_out_of_range", "unknown_relation", "self_pair", "duplicate")
+
+# A triple inside one kind of bracket; the fields hold no bracket of that kind and no newline.
+_BRACKETED = [
+    re.compile(r"<([^<>\n]*;[^<>\n]*;[^<>\n]*)>"),
+    re.compile(r"\(([^()\n]*;[^()\n]*;[^()\n]*)\)"),
+    re.compile(r"\[([^\[\]\n]*;[^\[\]\n]*;[^\[\]\n]*)\]"),
+    re.compile(r"\{([^{}\n]*;[^{}\n]*;[^{}\n]*)\}"),
+]
+_BULLET = re.compile(r"^\s*(?:[-*+•·>]+|\(?\d+[.)]|\d+:)\s+")
+_STRIP = " \t\"'`*_.,:"
+_TAG_NUMBER = re.compile(r"^<e(\d+)>", re.IGNORECASE)
+_PLAIN_NUMBER = re.compile(r"^(?:entity|ent|e)?\s*#?\s*(\d+)$", re.IGNORECASE)
+_LEADING_NUMBER = re.compile(r"^(?:entity|ent|e)?\s*#?\s*(\d+)\s*[:=(\-\s]", re.IGNORECASE)
+_TAGS = re.compile(r"</?e\d+>", re.IGNORECASE)
+_CLOSING_TAG = re.compile(r"</e\d+>$", re.IGNORECASE)
+_BRACKETS = "<>()[]{}"
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
+_NONE_ANSWERS = {"none", "none.", "no relations", "no relations.", "n/a"}
+
+
+@dataclass
+class ParsedAnswer:
+    """Triples as (head number, tail number, relation id), 1-based, de-duplicated, in answer order."""
+
+    triples: list[tuple[int, int, str]] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+def relation_id(text: str) -> str | None:
+    """The property id of a relation name (any case and spacing) or of an id such as ``p17``."""
+    name = " ".join(text.replace("_", " ").strip(_STRIP + _BRACKETS).split()).casefold()
+    if name in NAME_TO_ID:
+        return NAME_TO_ID[name]
+    if re.fullmatch(r"p\d+", name) and name.upper() in RELATIONS:
+        return name.upper()
+    return None
+
+
+def entity_number(text: str, names: list[list[str]]) -> int | None:
+    """The 1-based entity number a field denotes, or None when it names no entity (unresolved)."""
+    return _entity(text, names)[0]
+
+
+def _entity(text: str, names: list[list[str]]) -> tuple[int | None, bool]:
+    """(number, found by name)."""
+    field_ = text.strip(_STRIP)
+    m = _TAG_NUMBER.match(field_)
+    if m:
+        return int(m.group(1)), False
+    bare = field_.strip(_STRIP + _BRACKETS)
+    m = _PLAIN_NUMBER.match(bare)
+    if m:
+        return int(m.group(1)), False
+    # a name may itself end in a bracket ("Beta (band)"), so try it before and after stripping them
+    wanted = {" ".join(_TAGS.sub("", f).split()).casefold() for f in (field_, bare)} - {""}
+    hits = [n for n, ns in enumerate(names, start=1) if any(" ".join(x.split()).casefold() in wanted for x in ns)]
+    if len(hits) == 1:  # a name such as "3 Doors Down" beats reading "3 (...)" as a number
+        return hits[0], True
+    m = _LEADING_NUMBER.match(bare)
+    if m:
+        return int(m.group(1)), False
+    return None, False
+
+
+def _candidates(line: str) -> list[str]:
+    """The triple bodies of one line: bracketed ones in order of position, else the bare line."""
+    spans = sorted(
+        ((m.start(), -m.end(), m.group(1)) for pattern in _BRACKETED for m in pattern.finditer(line)),
+    )
+    found: list[str] = []
+    end = -1
+    for start, neg_end, body in spans:
+        if start >= end:  # a match inside an earlier, longer one is part of it
+            found.append(body)
+            end = -neg_end
+    if found:
+        return found
+    body = _BULLET.sub("", line).strip()
+    if body.count(";") < 2:
+        return []
+    # strip enclosing brackets, but not the tags of "<e1>name</e1>; ...; <e2>name</e2>" (the prompt's marking)
+    while body and body[0] in _BRACKETS and not _TAG_NUMBER.match(body):
+        body = body[1:]
+    while body and body[-1] in _BRACKETS and not _CLOSING_TAG.search(body):
+        body = body[:-1]
+    return [body]
+
+
+def parse_answer(text: str, names: list[list[str]]) -> ParsedAnswer:
+    """Parse one answer; ``names[N-1]`` are the mention names of entity N (for name-written entities)."""
+    out = ParsedAnswer()
+    n_entities = len(names)
+    seen: set[tuple[int, int, str]] = set()
+    text, n_think = _THINK.subn("", text)  # reasoning models think aloud first; only the answer counts
+    if n_think:
+        out.counts["thinking_removed"] += n_think
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        cands = _candidates(stripped)
+        if not cands:
+            if stripped.strip(_STRIP).casefold() not in _NONE_ANSWERS:
+                out.counts["ignored_lines"] += 1
+            continue
+        for cand in cands:
+            out.counts["triples_found"] += 1
+            parts = cand.split(";")
+            if len(parts) != 3:
+                out.counts["dropped_malformed"] += 1
+                continue
+            (h, h_by_name), (t, t_by_name) = _entity(parts[0], names), _entity(parts[2], names)
+            out.counts["resolved_by_name"] += int(h_by_name) + int(t_by_name)
+            r = relation_id(parts[1])
+            if h is None or t is None:
+                out.counts["dropped_bad_entity"] += 1
+            elif not (1 <= h <= n_entities and 1 <= t <= n_entities):
+                out.counts["dropped_entity_out_of_range"] += 1
+            elif r is None:
+                out.counts["dropped_unknown_relation"] += 1
+            elif h == t:
+                out.counts["dropped_self_pair"] += 1
+            elif (h, t, r) in seen:
+                out.counts["dropped_duplicate"] += 1
+            else:
+                seen.add((h, t, r))
+                out.triples.append((h, t, r))
+                out.counts["kept"] += 1
+    return out
+
+
+@dataclass
+class ParseResult:
+    """What ``parse_run`` wrote."""
+
+    out: Path
+    stats_path: Path
+    stats: dict[str, int]
+
+    def summary(self) -> str:
+        s = self.stats
+        drops = ", ".join(f"{k[len('dropped_'):]} {v}" for k, v in sorted(s.items()) if k.startswith("dropped_") and v)
+        return (
+            f"{s['predictions']} predictions for {s['documents']} documents ({s['failed_documents']} failed, "
+            f"scored as empty) written to {self.out}; triples found {s['triples_found']}, kept {s['kept']}"
+            + (f", dropped: {drops}" if drops else "")
+            + f"; stats in {self.stats_path}"
+        )
+
+
+def parse_run(
+    prompts_dir: str | os.PathLike[str],
+    run_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    stats_path: str | os.PathLike[str] | None = None,
+) -> ParseResult:
+    """Parse RUN/answers.json against the prompts' entity maps; write predictions and their stats."""
+    out_path = Path(out)
+    stats_file = Path(stats_path) if stats_path is not None else out_path.with_name(out_path.stem + ".stats.json")
+    if stats_file.resolve() == out_path.resolve():
+        raise EnvbenchError(f"--stats and --out are the same file ({out}); give the counts another name")
+    for path in (out_path, stats_file):
+        if compression_of(path):
+            raise EnvbenchError(f"{path}: predictions and counts are written uncompressed; give a .json name")
+    index = read_index(prompts_dir)
+    answers_path = Path(run_dir) / "answers.json"
+    if not answers_path.exists():
+        raise EnvbenchError(
+            f"no answers at {answers_path}; run `envbench icl run --prompts {prompts_dir} --base-url URL "
+            f"--model NAME --out {run_dir}` first (an interrupted run resumes from its cache)"
+        )
+    run = read_json(answers_path, what="ICL answers file")
+    if not isinstance(run, dict) or run.get("format") != RUN_FORMAT:
+        raise EnvbenchError(f"{answers_path} is not an envbench ICL answers file; rerun `envbench icl run`")
+    by_file = {a["file"]: a for a in run["answers"]}
+    stats: Counter[str] = Counter({k: 0 for k in ("kept", "triples_found", "ignored_lines", "resolved_by_name")})
+    for reason in DROP_REASONS:
+        stats[f"dropped_{reason}"] += 0
+    preds: list[dict[str, Any]] = []
+    failed = 0
+    for entry in index["documents"]:
+        ans = by_file.get(entry["file"])
+        if ans is None:
+            raise EnvbenchError(
+                f"{answers_path} has no answer for {entry['file']} ({entry['title']!r}); it was made from other "
+                f"prompts; rerun `envbench icl run --prompts {prompts_dir} ... --out {run_dir}`"
+            )
+        if ans.get("prompt_sha256") != entry["prompt_sha256"]:
+            raise EnvbenchError(
+                f"{answers_path}: the answer for {entry['file']} was made from a different prompt; "
+                f"rerun `envbench icl run --prompts {prompts_dir} ... --out {run_dir}` (cached answers are reused)"
+            )
+        if ans["answer"] is None:
+            failed += 1  # no triples: the document's gold still counts against recall
+            continue
+        rec = read_prompt(prompts_dir, entry["file"])
+        parsed = parse_answer(ans["answer"], rec["entity_names"])
+        stats.update(parsed.counts)
+        emap = rec["entity_map"]
+        doc_preds = {(emap[h - 1], emap[t - 1], r) for h, t, r in parsed.triples}
+        preds.extend({"title": rec["title"], "h_idx": h, "t_idx": t, "r": r} for h, t, r in sorted(doc_preds))
+    result_stats = dict(sorted(stats.items()))
+    result_stats.update(documents=len(index["documents"]), failed_documents=failed, predictions=len(preds))
+    write_json_atomic(out_path, preds)
+    write_json_atomic(stats_file, result_stats, indent=True)
+    return ParseResult(out_path, stats_file, result_stats)

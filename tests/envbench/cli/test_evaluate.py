@@ -1,0 +1,227 @@
+"""`envbench evaluate` and `envbench report` through click's CliRunner: exit codes and exact messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from envbench.cli import cli
+from tests.envbench.scoring.test_evaluate import tiny_env, write  # noqa: F401 - tiny_env is a fixture
+from tests.envbench.scoring.test_metrics import tiny_doc
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_evaluate_prints_table_and_writes_scores(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"},
+                                       {"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    out = tmp_path / "scores.json"
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(out))
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["all"]
+    assert lines[1].split() == ["F1", "50.00"]  # P 1, R 1/3
+    assert lines[3].split() == ["Precision", "100.00"]
+    assert "Note: Ign F1 equals F1: no training documents were given (--train), so no correct fact can be " \
+           "discounted as seen in training" in lines
+    assert "Note: 1 duplicated predictions counted once" in lines
+    assert lines[-1] == f"Wrote {out}"
+    scores = json.loads(out.read_bytes())
+    assert scores["f1"] == 0.5 and scores["recall"] == 1 / 3
+
+
+def test_evaluate_out_of_range_prediction_is_one_line_error(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 7, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == (
+        f"Error: {pred}: prediction 0 (title 'Tiny', h_idx 7, t_idx 1, r 'P19'): h_idx 7 is out of range; "
+        "document 'Tiny' has 3 entities (indices 0-2); check that the predictions were made for this gold file\n"
+    )
+    assert "Traceback" not in res.output
+
+
+def test_evaluate_unknown_relation_is_one_line_error(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P0"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {pred}: prediction 0 (title 'Tiny', h_idx 0, t_idx 1, r 'P0'): relation 'P0' "
+                          "is not one of the 96 DocRED relations; use a Wikidata property id such as 'P17'\n")
+
+
+def test_evaluate_unknown_titles_warn_on_stderr(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Nope", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 0
+    assert res.stderr == (f"Warning: 1 predictions name 1 titles that are not in {gold} (e.g. 'Nope'); they "
+                          "count against precision, as in the official scorer; check that --pred was made for "
+                          "this --gold\n")
+
+
+def test_evaluate_bad_gold_names_document(tmp_path: Path) -> None:
+    doc = tiny_doc()
+    doc["labels"][0]["h"] = 9
+    gold = write(tmp_path / "g.json", [doc])
+    pred = write(tmp_path / "p.json", [])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    # evaluate has no --skip-invalid (every gold document counts), so the error does not suggest one
+    assert res.stderr == f"Error: {gold}: document 0 'Tiny': label 0: h=9 is out of range (3 entities); fix the entity index\n"
+
+
+def test_evaluate_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    res = run("evaluate", "--gold", str(tmp_path / "none.json"), "--pred", str(tmp_path / "p.json"))
+    assert res.exit_code == 2
+    assert f"Invalid value for '--gold': File '{tmp_path / 'none.json'}' does not exist." in res.stderr
+
+
+def test_evaluate_env_table(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    res = run("evaluate", "--gold", str(tiny_env["gold"]), "--pred", str(tiny_env["pred"]),
+              "--train", str(tiny_env["train"]), "--scorer", "re-docred")
+    assert res.exit_code == 0, res.output
+    header = res.stdout.splitlines()[0].split()
+    assert header == ["all", "mean", "±", "std", "seed", "1", "seed", "2"]
+    assert "worst seed: 1 (F1 40.00)" in res.stdout
+
+
+def test_help_texts_teach() -> None:
+    for cmd in ("evaluate", "report"):
+        res = run(cmd, "--help")
+        assert res.exit_code == 0
+        assert "Example:" in res.stdout
+        assert "envbench " + cmd in res.stdout
+
+
+def test_report_cli_writes_files(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    orig = write(tmp_path / "orig.json", [tiny_doc()])
+    opred = write(tmp_path / "op.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"},
+                                         {"title": "Tiny", "h_idx": 1, "t_idx": 2, "r": "P17"}])
+    out = tmp_path / "rep"
+    res = run("report", "--original-gold", str(orig), "--original-pred", str(opred),
+              "--env-gold", str(tiny_env["gold"]), "--env-pred", str(tiny_env["pred"]),
+              "--train", str(tiny_env["train"]), "--out", str(out))
+    assert res.exit_code == 0, res.output
+    assert "consistency rate: 75.00% of 4 facts correct on the original stay correct on the renamed twins" \
+        in res.stdout
+    for name in ("report.json", "report.md", "f1_by_entities.png", "type_drop.png"):
+        assert (out / name).is_file()
+
+
+def test_report_cli_rejects_plain_env_gold(tmp_path: Path) -> None:
+    orig = write(tmp_path / "orig.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [])
+    res = run("report", "--original-gold", str(orig), "--original-pred", str(pred),
+              "--env-gold", str(orig), "--env-pred", str(pred), "--out", str(tmp_path / "rep"))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {orig}: titles lack the seed suffix -k (e.g. 'Loud Tour-1'); pass the Env file "
+                          "written by `envbench generate` as --env-gold\n")
+
+
+def test_swapped_gold_and_predictions_are_named_as_such(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(gold))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {gold}: holds DocRED documents (title, sents, vertexSet), not predictions; give it "
+                          "as the gold file, and as predictions the model's JSON list of {title, h_idx, t_idx, r}\n")
+    for args in (["--gold", str(pred), "--pred", str(pred)], ["--gold", str(gold), "--pred", str(pred), "--train", str(pred)]):
+        res = run("evaluate", *args)
+        assert res.exit_code == 1
+        assert res.stderr == (
+            f"Error: {pred}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED documents; give a "
+            "DocRED-format file (title, sents, vertexSet) here, and predictions to `envbench evaluate --pred`\n"
+        )
+
+
+def test_empty_gold_is_an_error_not_a_zero_score(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == f"Error: {gold}: has no documents; pass the gold DocRED file the predictions were made for\n"
+
+
+def test_invalid_train_document_names_the_train_skip_option(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [])
+    bad = tiny_doc()
+    bad["labels"][0]["h"] = 9
+    train = write(tmp_path / "t.json", [bad])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--train", str(train))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {train}: document 0 'Tiny': label 0: h=9 is out of range (3 entities); fix the "
+                          "entity index; or pass --skip-invalid-train to skip invalid documents\n")
+    assert run("evaluate", "--gold", str(gold), "--pred", str(pred), "--train", str(train),
+               "--skip-invalid-train").exit_code == 0
+
+
+def test_outputs_never_overwrite_inputs_or_leave_tracebacks(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    before = pred.read_bytes()
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: output {pred} is also an input ({pred}); choose another output path, or the "
+                          "input would be overwritten\n")
+    assert pred.read_bytes() == before
+    blocker = write(tmp_path / "file", [])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(blocker / "scores.json"))
+    assert res.exit_code == 1
+    assert res.stderr == f"Error: {blocker}: File exists; a file stands where a folder is needed; choose another path\n"
+    res = run("report", "--original-gold", str(gold), "--original-pred", str(pred), "--env-gold", str(tiny_env["gold"]),
+              "--env-pred", str(tiny_env["pred"]), "--out", str(blocker / "rep"))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {blocker / 'rep'}: Not a directory; a file stands where a folder is needed; "
+                          "choose another path\n")
+
+
+def test_substitutions_on_a_plain_benchmark_warn(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [])
+    subs = tiny_env["gold"].parent / "substitutions.parquet"
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--substitutions", str(subs))
+    assert res.exit_code == 0
+    assert res.stderr == (f"Warning: --substitutions {subs} is not used: {gold} is not an Env benchmark (its titles "
+                          "lack the seed suffix -k); pass an Env gold file from `envbench generate`\n")
+
+
+def test_truncated_gzip_predictions_are_one_line(tmp_path: Path) -> None:
+    import gzip
+
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    data = gzip.compress(json.dumps([{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}] * 50).encode())
+    pred = tmp_path / "p.json.gz"
+    pred.write_bytes(data[:-20])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {pred}: cannot decompress it (Compressed file ended before the end-of-stream marker "
+                          "was reached); the file is corrupt or ends early; download it again or compress it again\n")
+
+
+def test_unlabelled_gold_warns(tmp_path: Path) -> None:
+    doc = tiny_doc()
+    del doc["labels"]  # as in DocRED's test split
+    gold = write(tmp_path / "g.json", [doc])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 0
+    assert res.stderr == (f"Warning: {gold} has no gold facts (no labels), so every score is 0; is it an unlabelled "
+                          "split such as DocRED's test set? Score on a labelled file (e.g. dev) instead\n")
+
+
+def test_compressed_out_name_is_refused(tmp_path: Path) -> None:
+    # a plain JSON file under a .gz name would fail when read back
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(tmp_path / "s.json.gz"))
+    assert res.exit_code == 1
+    assert res.stderr == f"Error: output {tmp_path / 's.json.gz'}: JSON outputs are written uncompressed; give a .json name\n"
+    assert not (tmp_path / "s.json.gz").exists()

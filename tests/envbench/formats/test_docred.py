@@ -1,0 +1,129 @@
+"""The shared DocRED / Re-DocRED / Linked-DocRED validation."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envbench.core.errors import DataError
+from envbench.formats.docred import read_docs, validate_document, validate_documents
+from envbench.formats.linked_docred import to_linked_docred, validate_file
+from tests.conftest import shared_path
+
+
+def _doc(title: str = "Lake Vord") -> dict:
+    return {
+        "title": title,
+        "sents": [["Lake", "Vord", "lies", "in", "Vordia", "."], ["It", "was", "named", "in", "1901", "."]],
+        "vertexSet": [
+            [{"name": "Lake Vord", "pos": [0, 2], "sent_id": 0, "type": "LOC"}],
+            [{"name": "Vordia", "pos": [4, 5], "sent_id": 0, "type": "LOC"}],
+            [{"name": "1901", "pos": [4, 5], "sent_id": 1, "type": "TIME"}],
+        ],
+        "labels": [{"r": "P17", "h": 0, "t": 1, "evidence": [0]}],
+    }
+
+
+def _errors(doc: dict) -> list[str]:
+    return [f"{p.where}: {p.message}" for p in validate_document(doc, 0, "f.json") if p.severity == "error"]
+
+
+def test_a_valid_document_has_no_problems() -> None:
+    assert validate_document(_doc(), 0) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d["vertexSet"][1][0].update(pos=[4, 9]), "entity 1 mention 0: pos [4, 9] is out of range for sentence 0 (6 tokens)"),
+        (lambda d: d["vertexSet"][1][0].update(sent_id=5), "entity 1 mention 0: sent_id 5 is out of range (document has 2 sentences)"),
+        (lambda d: d["labels"][0].update(r="P9999"), "label 0: relation 'P9999' is not one of the 96 DocRED relations"),
+        (lambda d: d["labels"][0].update(evidence=[0, 2]), "label 0: evidence sentence 2 is out of range (2 sentences)"),
+        (lambda d: d["labels"][0].update(t=3), "label 0: t=3 is out of range (3 entities)"),
+        (lambda d: d["vertexSet"].append([]), "entity 3: has no mentions"),
+        # regressions: these used to end in a TypeError traceback in every command
+        (lambda d: d["sents"][1].__setitem__(4, 1901), "sents: holds a token that is not a string"),
+        (lambda d: d.update(title=None), "title: is a NoneType, not a string"),
+        (lambda d: d.update(title=["Lake Vord"]), "title: is a list, not a string"),
+    ],
+)
+def test_each_check_names_the_place_and_the_problem(change, expected: str) -> None:
+    doc = _doc()
+    change(doc)
+    assert _errors(doc) == [expected]
+
+
+def test_name_mismatch_is_a_warning_and_error_text_says_what_to_do() -> None:
+    doc = _doc()
+    doc["vertexSet"][1][0]["name"] = "Vordland"
+    (p,) = validate_document(doc, 3, "f.json")
+    assert p.severity == "warning"
+    assert str(p) == ("f.json: document 3 'Lake Vord': entity 1 mention 0: name 'Vordland' differs from its tokens "
+                      "'Vordia'; the tokens at pos are used; correct the name if that is wrong")
+
+
+def test_skip_invalid_counts_and_skips_bad_documents() -> None:
+    bad = _doc("Bad")
+    bad["labels"][0]["r"] = "P0"
+    docs = [_doc("A"), bad, _doc("A"), _doc("C")]
+    with pytest.raises(DataError, match="document 1 'Bad': label 0: relation 'P0'.*or pass --skip-invalid"):
+        validate_documents(docs, "f.json")
+    ds = validate_documents(docs, "f.json", skip_invalid=True)
+    assert [d["title"] for d in ds.docs] == ["A", "C"]
+    assert [(p.doc_index, p.where) for p in ds.skipped] == [(1, "label 0"), (2, "title")]
+
+
+def test_linked_docred_files_get_the_same_checks(tmp_path: Path) -> None:
+    (ld,) = to_linked_docred([_doc()], {"Lake Vord": ["Q900000001", "Q900000002", None]})
+    ld["relations"][0]["evidence"] = [7]
+    p = tmp_path / "ld.json"
+    p.write_text(json.dumps([ld]))
+    with pytest.raises(DataError, match="label 0: evidence sentence 7 is out of range"):
+        validate_file(p)
+    assert validate_file(p, skip_invalid=True).summary().endswith("1 documents, 0 valid, 1 skipped, 0 warnings")
+    ld["relations"][0]["evidence"] = [0]
+    p.write_text(json.dumps([ld]))
+    (doc,) = read_docs(p).docs  # the shared reader takes Linked-DocRED files through their DocRED view
+    assert doc["vertexSet"][1] == [{"name": "Vordia", "pos": [4, 5], "sent_id": 0, "type": "LOC"}]
+    assert doc["labels"] == [{"r": "P17", "h": 0, "t": 1, "evidence": [0]}]
+
+
+def test_real_re_docred_reads_with_only_name_warnings() -> None:
+    for name in ("dev_revised.json", "test_revised.json"):
+        ds = read_docs(shared_path("re-docred", name))
+        assert len(ds.docs) == 500 and ds.skipped == []
+        assert ds.warnings and all("differs from its tokens" in p.message for p in ds.warnings)
+        assert "global_pos" in ds.docs[0]["vertexSet"][0][0]  # Re-DocRED's extra fields survive
+
+
+@st.composite
+def corrupted(draw: st.DrawFn) -> tuple[dict, int, int, list[int], bool]:
+    doc = _doc()
+    ei = draw(st.integers(0, 2))
+    sid = draw(st.integers(-2, 3))
+    s = draw(st.integers(-3, 9))
+    e = draw(st.integers(-3, 9))
+    m = doc["vertexSet"][ei][0]
+    m["sent_id"], m["pos"] = sid, [s, e]
+    in_range = 0 <= sid < 2 and 0 <= s < e <= len(doc["sents"][sid])
+    return doc, ei, sid, [s, e], in_range
+
+
+@settings(max_examples=200, deadline=None)
+@given(corrupted())
+def test_random_position_corruption_is_always_caught(case: tuple[dict, int, int, list[int], bool]) -> None:
+    doc, ei, sid, pos, in_range = case
+    problems = validate_document(copy.deepcopy(doc), 0)
+    errors = [p for p in problems if p.severity == "error"]
+    if in_range:
+        # A span inside the sentence is structurally fine; a wrong span shows as a name warning.
+        assert not errors
+        span = " ".join(doc["sents"][sid][pos[0]:pos[1]])
+        assert bool(problems) == (span != doc["vertexSet"][ei][0]["name"])
+    else:
+        assert [p.where for p in errors] == [f"entity {ei} mention 0"]

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from envbench.rename.candidates import (
+    POOL_SQL,
+    CandidateSource,
+    Slot,
+    item_names,
+    names_in_pool,
+    pool_of,
+    window_bounds,
+)
+from tests.envbench.index_fixture import connect, tiny_world
+
+
+def test_pool_split_agrees_between_sql_and_python(tmp_path: Path) -> None:
+    con = connect(tiny_world().write(tmp_path))
+    rows = con.execute(f"SELECT id, {POOL_SQL.format(col='id')} FROM entities ORDER BY id").fetchall()
+    assert rows and all(pool_of(q) == p for q, p in rows)
+    assert {p for _, p in rows} == {"eval", "train"}
+
+
+def _all(src: CandidateSource, si: int) -> list[str]:
+    out: list[str] = []
+    w = 0
+    while window_bounds(w)[0] < src.total(src.slots[si]):
+        out += src.windows([(si, w)])[(si, w)]
+        w += 1
+    assert len(out) == len(set(out))
+    return out
+
+
+def test_eligibility_type_names_pool_and_own_item(tmp_path: Path) -> None:
+    con = connect(tiny_world().write(tmp_path))
+    slots = [
+        Slot("Q5", 1, "eval", "Q100", 1, "Doc", 0),
+        Slot("Q5", 3, "eval", "Q100", 1, "Doc", 0),
+        Slot("Q5", 1, "train", "Q101", 1, "Doc", 1),
+        Slot("Q515", 2, "eval", "Q200", 2, "Doc", 2),
+    ]
+    src = CandidateSource(con, slots)
+    humans = [f"Q{100 + k}" for k in range(40)] + ["Q402"]  # Q402: P31 human (normal rank) still counts
+    one = _all(src, 0)
+    assert sorted(one) == sorted(q for q in humans if pool_of(q) == "eval" and q != "Q100")
+    three = _all(src, 1)  # 3 names: label + 2 aliases, i.e. persons 0, 3, 6, ...
+    assert sorted(three) == sorted(q for q in humans[:40] if pool_of(q) == "eval" and q != "Q100"
+                                   and (int(q[1:]) - 100) % 3 == 0)
+    train = _all(src, 2)
+    assert train and all(pool_of(q) == "train" for q in train) and not set(train) & set(one)
+    cities = _all(src, 3)
+    assert "Q400" not in cities and "Q200" not in cities  # no label; own item
+    assert all(pool_of(q) == "eval" for q in cities)
+
+
+def test_draw_is_deterministic_and_seeded(tmp_path: Path) -> None:
+    root = tiny_world().write(tmp_path)
+    slots = [Slot("Q5", 1, "eval", "Q100", s, "Doc", 0) for s in range(1, 6)]
+    first = CandidateSource(connect(root), slots).windows([(i, 0) for i in range(5)] + [(0, 1)])
+    again = CandidateSource(connect(root), slots).windows([(i, 0) for i in range(5)] + [(0, 1)])
+    assert first == again
+    assert len({w[0] for w in first.values()}) > 1  # different seeds start elsewhere
+
+
+def test_item_names_label_first(tmp_path: Path) -> None:
+    con = connect(tiny_world().write(tmp_path))
+    got = item_names(con, ["Q100", "Q400"])
+    assert got["Q100"].label == "Person 0" and got["Q100"].aliases == ("P. 0", "Per 0")
+    assert "Q400" not in got
+
+
+def test_names_in_pool(tmp_path: Path) -> None:
+    con = connect(tiny_world().write(tmp_path))
+    evals = [f"Person {k}" for k in range(40) if pool_of(f"Q{100 + k}") == "eval"]
+    trains = [f"Person {k}" for k in range(40) if pool_of(f"Q{100 + k}") == "train"]
+    assert names_in_pool(con, ["PERSON " + evals[0][7:], trains[0], "nobody"], "eval") == {evals[0].lower()}
+
+
+def test_cached_numbering_equals_the_in_memory_one(tmp_path: Path) -> None:
+    root = tiny_world().write(tmp_path / "index")
+    slots = [Slot("Q5", n, p, "Q100", s, "Doc", 0) for n in (1, 2, 5) for p in ("eval", "train") for s in (1, 2)]
+    slots.append(Slot("Q515", 1, "eval", "Q200", 1, "Doc", 1))
+    req = [(i, w) for i in range(len(slots)) for w in range(3)]
+    mem = CandidateSource(connect(root), slots)
+    built = CandidateSource(connect(root), slots, cache_dir=tmp_path / "cache", fingerprint="f1")
+    read = CandidateSource(connect(root), slots, cache_dir=tmp_path / "cache", fingerprint="f1")
+    stale = CandidateSource(connect(root), slots, cache_dir=tmp_path / "cache", fingerprint="f2")
+    assert (mem.cache_used, built.cache_used, read.cache_used, stale.cache_used) == ("memory", "built", "read", "built")
+    assert mem.totals == built.totals == read.totals
+    assert mem.windows(req) == built.windows(req) == read.windows(req) == stale.windows(req)
+
+
+def test_unwritable_cache_falls_back_to_memory(tmp_path: Path) -> None:
+    root = tiny_world().write(tmp_path / "index")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    slots = [Slot("Q5", 1, "eval", "Q100", 1, "Doc", 0)]
+    src = CandidateSource(connect(root), slots, cache_dir=blocker / "derived", fingerprint="f")
+    assert src.cache_used == "memory"
+    assert src.windows([(0, 0)]) == CandidateSource(connect(root), slots).windows([(0, 0)])

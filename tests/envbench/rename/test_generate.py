@@ -1,0 +1,268 @@
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from envbench.formats.docred import read_docs, validate_document
+from envbench.formats.links import read_links
+from envbench.rename.candidates import POOL_SQL, pool_of
+from envbench.rename.generate import _DocInfo, generate
+from envbench.rename.numtime import date_value
+from envbench.rename.substitute import name_key
+from tests.conftest import shared_path
+from tests.envbench.index_fixture import mention, sample_world, tiny_world
+from wikidata_index.index import WikidataIndex
+from wikidata_index.names import fold
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    w = sample_world()
+    out = tmp_path_factory.mktemp("env")
+    generate(w.test, w.index, out, links=w.links, seeds=5, progress=False)
+    return out
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_titles_order_and_unchanged_structure(env: Path) -> None:
+    src = read_docs(sample_world().test).docs
+    out = json.loads((env / "test_env.json").read_text())
+    assert [d["title"] for d in out] == [f"{d['title']}-{k}" for d in src for k in range(1, 6)]
+    for i, doc in enumerate(out):
+        s = src[i // 5]
+        assert not [p for p in validate_document(doc, i) if p.severity == "error"]
+        assert len(doc["sents"]) == len(s["sents"])
+        assert doc["labels"] == s["labels"]
+        assert [[m["type"] for m in e] for e in doc["vertexSet"]] == [[m["type"] for m in e] for e in s["vertexSet"]]
+        for e in doc["vertexSet"]:
+            for m in e:
+                assert " ".join(doc["sents"][m["sent_id"]][m["pos"][0]:m["pos"][1]]).replace(" ", "") == \
+                    m["name"].replace(" ", "")
+
+
+def test_substitutions_table(env: Path) -> None:
+    src = read_docs(sample_world().test).docs
+    subs = pl.read_parquet(env / "substitutions.parquet")
+    assert subs.columns == ["title", "source_title", "seed", "entity", "coarse_type", "kind", "reason", "qid",
+                            "fine_type", "new_qid", "old_names", "new_names"]
+    assert subs.height == 5 * sum(len(d["vertexSet"]) for d in src)
+    assert subs["seed"].dtype == pl.Int32 and subs["entity"].dtype == pl.Int32
+    order = {d["title"]: i for i, d in enumerate(src)}
+    keys = [(order[t], s, e) for t, s, e in subs.select("source_title", "seed", "entity").iter_rows()]
+    assert keys == sorted(keys)
+    assert set(subs["kind"].unique()) <= {"linked", "num", "time", "kept"}
+    kept = subs.filter(pl.col("kind") == "kept")
+    assert kept["reason"].null_count() == 0
+    assert subs.filter(pl.col("kind") != "kept")["reason"].null_count() == subs.height - kept.height
+    linked = subs.filter(pl.col("kind") == "linked")
+    assert all(pool_of(q) == "eval" for q in linked["new_qid"].to_list())
+    assert (linked["qid"] != linked["new_qid"]).all()
+
+
+def test_new_names_are_fresh_and_distinct(env: Path) -> None:
+    src = {d["title"]: d for d in read_docs(sample_world().test).docs}
+    subs = pl.read_parquet(env / "substitutions.parquet").filter(pl.col("kind") != "kept")
+    for (title,), rows in subs.group_by("title", maintain_order=True):
+        info = _DocInfo(0, src[rows["source_title"][0]], [], {})
+        seen: set[tuple[str, ...]] = set()
+        for old, new in zip(rows["old_names"].to_list(), rows["new_names"].to_list()):
+            for o, n in zip(old, new):
+                if o == n:
+                    continue
+                key = name_key(n.split())
+                assert not info.occurs(key), (title, n)
+                assert key not in seen, (title, n)
+                seen.add(key)
+
+
+def test_temporal_order_kept(tmp_path: Path) -> None:
+    # born and died in the same year, weeks apart: a careless month/day mapping would reverse them
+    doc = {
+        "title": "Person 3",
+        "sents": [["Person", "3", "(", "13", "March", "1963", "-", "2", "April", "1963", ")", "was", "a",
+                   "singer", ".", "Person", "3", "died", "in", "April", "1963", "."]],
+        "vertexSet": [[mention("Person 3", 0, [0, 2], "PER"), mention("Person 3", 0, [15, 17], "PER")],
+                      [mention("13 March 1963", 0, [3, 6], "TIME")],
+                      [mention("2 April 1963", 0, [7, 10], "TIME"), mention("April 1963", 0, [19, 21], "TIME")]],
+        "labels": [{"h": 0, "t": 1, "r": "P569", "evidence": [0]}, {"h": 0, "t": 2, "r": "P570", "evidence": [0]}],
+    }
+    docs = tmp_path / "docs.json"
+    docs.write_text(json.dumps([doc]))
+    links = tmp_path / "links.json"
+    links.write_text(json.dumps({"Person 3": ["Q103", None, None]}))
+    index = tiny_world().write(tmp_path / "index")
+    generate(docs, index, tmp_path / "out", links=links, seeds=40, progress=False)
+    out = json.loads((tmp_path / "out" / "docs_env.json").read_text())
+    assert len(out) == 40
+    info = _DocInfo(0, doc, [], {})
+    assert info.order_pairs == [(1, 2)]
+    for d in out:
+        born = d["vertexSet"][1][0]
+        died = d["vertexSet"][2]
+        b_val = date_value(d["sents"][0][born["pos"][0]:born["pos"][1]])
+        d_val = date_value(d["sents"][0][died[0]["pos"][0]:died[0]["pos"][1]])
+        assert b_val is not None and d_val is not None and b_val.parts() <= d_val.parts(), d["sents"][0]
+        assert b_val.parts() != (1963, 3, 13)
+        # every mention of the death date got the same new month and year
+        short = d["sents"][0][died[1]["pos"][0]:died[1]["pos"][1]]
+        assert short == d["sents"][0][died[0]["pos"][0] + 1:died[0]["pos"][1]]
+
+
+def test_stats(env: Path) -> None:
+    stats = json.loads((env / "stats.json").read_text())
+    assert stats["documents"] == 20 and stats["seeds"] == 5 and stats["output_documents"] == 100
+    assert set(stats["substitution_rate"]) == {"PER", "ORG", "LOC", "MISC", "NUM", "TIME", "total"}
+    assert all(0.0 <= v <= 1.0 for v in stats["substitution_rate"].values())
+    assert stats["substitution_rate"]["total"] > 0.8
+    assert stats["audit"]["preserved"]
+    assert set(stats["token_length"]) == {"source_mean", "output_mean", "mean_change", "relative_change"}
+
+
+def test_byte_identical_rerun_and_up_to_date(env: Path, tmp_path: Path) -> None:
+    w = sample_world()
+    res = generate(w.test, w.index, tmp_path, links=w.links, seeds=5, progress=False)
+    names = ["test_env.json", "substitutions.parquet", "stats.json", "manifest.json"]
+    assert {n: _sha(tmp_path / n) for n in names} == {n: _sha(env / n) for n in names}
+    assert [p.name for p in res.files] == names
+    mtimes = {n: (tmp_path / n).stat().st_mtime_ns for n in names}
+    again = generate(w.test, w.index, tmp_path, links=w.links, seeds=5, progress=False)
+    assert again.up_to_date and "nothing to do" in again.summary()
+    assert {n: (tmp_path / n).stat().st_mtime_ns for n in names} == mtimes
+    forced = generate(w.test, w.index, tmp_path, links=w.links, seeds=5, force=True, progress=False)
+    assert not forced.up_to_date and _sha(tmp_path / "test_env.json") == _sha(env / "test_env.json")
+    changed = generate(w.test, w.index, tmp_path, links=w.links, seeds=2, progress=False)
+    assert not changed.up_to_date and changed.stats["output_documents"] == 40
+    assert not list(tmp_path.glob(".generate-*"))
+
+
+def test_twins_use_the_train_pool(env: Path, tmp_path: Path) -> None:
+    w = sample_world()
+    res = generate(w.train, w.index, tmp_path, links=w.links, seeds=1, pool="train", twins=True, progress=False)
+    src = read_docs(w.train).docs
+    twins = json.loads((tmp_path / "train_twins.json").read_text())
+    assert [d["title"] for d in twins] == [d["title"] for d in src]
+    assert all(t["labels"] == s["labels"] and len(t["vertexSet"]) == len(s["vertexSet"]) for t, s in zip(twins, src))
+    subs = pl.read_parquet(tmp_path / "substitutions.parquet")
+    train_items = set(subs["new_qid"].drop_nulls().to_list())
+    eval_items = set(pl.read_parquet(env / "substitutions.parquet")["new_qid"].drop_nulls().to_list())
+    assert train_items and all(pool_of(q) == "train" for q in train_items) and not train_items & eval_items
+    with WikidataIndex(w.index) as ix:
+        eval_names = {r[0] for r in ix.con.execute(
+            f"SELECT folded FROM names WHERE {POOL_SQL.format(col='id')} = 'eval'").fetchall()}
+    linked = subs.filter(pl.col("kind") == "linked")["new_names"].to_list()
+    assert linked and not {fold(n) for names in linked for n in names} & eval_names
+    assert res.stats["substitution_rate"]["total"] > 0.7
+
+
+def test_without_links_the_offline_linker_is_used(tmp_path: Path) -> None:
+    w = sample_world()
+    res = generate(w.test, w.index, tmp_path, seeds=1, progress=False)
+    gold = read_links(w.links, read_docs(w.test).docs)
+    linked_gold = sum(q is not None for v in gold.values() for q in v)
+    assert res.stats["links"]["linked"] >= 0.9 * linked_gold
+    assert json.loads((tmp_path / "manifest.json").read_text())["parameters"]["links"] == "envbench link"
+
+
+def test_committed_sha256_of_the_sample_benchmark(env: Path) -> None:
+    """CI regeneration check: the sample world's Env benchmark must not change by accident.
+
+    If a deliberate change to the sample world or the generation rules changes it, update
+    tests/envbench/data/sample_env.sha256 with the printed value.
+    """
+    expected = (REPO / "tests" / "envbench" / "data" / "sample_env.sha256").read_text().split()[0]
+    assert _sha(env / "test_env.json") == expected
+
+
+@pytest.mark.slow
+def test_real_re_docred_through_kb_from_corpus(tmp_path: Path) -> None:
+    """The offline Re-DocRED flow: kb-from-corpus -> ingest-dump -> link + generate (one seed)."""
+    from envbench.rename.link import link_documents
+    from envbench.worlds.kb_from_corpus import kb_from_corpus
+    from wikidata_index.ingest import ingest_dump
+
+    test = shared_path("re-docred", "test_revised.json")
+    kb_from_corpus([test], tmp_path / "kb.json.gz", tmp_path / "links.json")
+    ingest_dump(tmp_path / "kb.json.gz", tmp_path / "index", progress=False)
+    res = generate(test, tmp_path / "index", tmp_path / "env", links=tmp_path / "links.json", seeds=1,
+                   progress=False)
+    assert res.stats["substitution_rate"]["total"] > 0.97
+    assert res.stats["audit"]["preserved"]
+    src = read_docs(test).docs
+    out = read_docs(tmp_path / "env" / "test_revised_env.json").docs  # validates every document
+    assert len(out) == len(src)
+    for s, o in zip(src, out):
+        assert o["labels"] == s["labels"] and len(o["sents"]) == len(s["sents"])
+        for es, eo in zip(s["vertexSet"], o["vertexSet"]):
+            for ms, mo in zip(es, eo):
+                assert mo["global_pos"][0] == sum(len(x) for x in o["sents"][:mo["sent_id"]]) + mo["pos"][0]
+                assert ms["index"] == mo["index"]
+    gold = read_links(tmp_path / "links.json", src)
+    with WikidataIndex(tmp_path / "index") as ix:
+        report = link_documents(src, ix.con, gold=gold).report
+    assert report["accuracy"]["accuracy"] > 0.95 and report["coverage"]["total"]["coverage"] > 0.95
+
+
+def test_chunking_does_not_change_the_output(env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import envbench.rename.generate as gen
+
+    monkeypatch.setattr(gen, "CHUNK_RUNS", 7)
+    w = sample_world()
+    generate(w.test, w.index, tmp_path, links=w.links, seeds=5, progress=False)
+    assert _sha(tmp_path / "test_env.json") == _sha(env / "test_env.json")
+    assert _sha(tmp_path / "substitutions.parquet") == _sha(env / "substitutions.parquet")
+
+
+def test_time_entities_of_a_document_share_one_shift(tmp_path: Path) -> None:
+    # "a 1975 drama film ... opened on 25 March 1975 ... from July 1931 to July 1937": with one shift
+    # per entity the film's year and its release year parted and the range could reverse
+    sent = ["Film", "1", "is", "a", "1975", "drama", "film", "that", "opened", "on", "25", "March", "1975", ",",
+            "made", "from", "July", "1931", "to", "July", "1937", "and", "shown", "on", "25", "March", "1975", "."]
+    doc = {
+        "title": "Film 1",
+        "sents": [sent],
+        "vertexSet": [[mention("Film 1", 0, [0, 2], "MISC")], [mention("1975", 0, [4, 5], "TIME")],
+                      [mention("25 March 1975", 0, [10, 13], "TIME")], [mention("July 1931", 0, [16, 18], "TIME")],
+                      [mention("July 1937", 0, [19, 21], "TIME")],
+                      [mention("25 March 1975", 0, [24, 27], "TIME")]],  # the same date as a second entity
+        "labels": [],
+    }
+    docs = tmp_path / "docs.json"
+    docs.write_text(json.dumps([doc]))
+    links = tmp_path / "links.json"
+    links.write_text(json.dumps({"Film 1": [None] * 6}))
+    index = tiny_world().write(tmp_path / "index")
+    res = generate(docs, index, tmp_path / "out", links=links, seeds=20, progress=False)
+    assert res.stats["renamed"]["TIME"] == {"renamed": 100, "entities": 100}
+    for d in json.loads((tmp_path / "out" / "docs_env.json").read_text()):
+        s = d["sents"][0]
+        year, (day, month, year2), (m1, y1), (m2, y2), again = (
+            [s[p] for p in range(*e[0]["pos"])] for e in d["vertexSet"][1:])
+        assert year == [year2] and again == [day, month, year2] and year2 != "1975"
+        assert m1 == m2 and int(y2) - int(y1) == 6 and int(year2) - int(y1) == 44, s
+
+
+def test_num_and_time_names_keep_their_spacing() -> None:
+    from envbench.rename.generate import respell
+
+    assert respell("7%", ["7", "%"], ["1", "%"]) == "1%"
+    assert respell("February 10, 2004", ["February", "10", ",", "2004"], ["January", "9", ",", "1983"]) == \
+        "January 9, 1983"
+    assert respell("Oliver &amp; Co", ["Oliver", "&", "Co"], ["A", "&", "B"]) == "A & B"  # not spelled: joined
+
+
+def test_corrupt_index_manifest_names_the_file(tmp_path: Path) -> None:
+    from envbench.rename.generate import index_fingerprint
+    from etl.io import InputError
+
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(InputError, match="manifest.json: not a valid index manifest"):
+        index_fingerprint(tmp_path)

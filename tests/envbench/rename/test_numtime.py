@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from envbench.rename.numtime import (
+    MAX_YEAR,
+    MONTHS,
+    DateValue,
+    date_value,
+    document_shift,
+    order_kept,
+    rename_num,
+    rename_time,
+    rename_times,
+)
+
+
+def _time(*names: str, key: tuple = (1, "T", 0, 0)) -> dict[str, list[str]]:
+    out = rename_time({n: n.split() for n in names}, *key)
+    assert out is not None
+    return out
+
+
+def test_dates_keep_their_written_form() -> None:
+    out = _time("13 March 1963", "March 1963", "1963", "the 1960s", "March 13 , 1963")
+    day, month, year = out["13 March 1963"]
+    assert re.fullmatch(r"\d{2}", day) and month in MONTHS and re.fullmatch(r"\d{4}", year)
+    assert out["March 1963"] == [month, year]  # one mapping for the whole entity
+    assert out["1963"] == [year]
+    assert out["March 13 , 1963"] == [month, day, ",", year]
+    the, decade = out["the 1960s"]
+    assert the == "the" and decade.endswith("0s") and decade != "1960s"
+    assert (month, year) != ("March", "1963")
+    assert int(year) != 1963 and 1000 <= int(year) <= MAX_YEAR
+
+
+def test_years_never_move_into_the_future_and_decades_change() -> None:
+    for k in range(30):
+        out = _time("2024", "the 1990s", key=(k, "T", 1, 0))
+        assert int(out["2024"][0]) <= MAX_YEAR
+        assert out["the 1990s"][1] != "1990s"
+
+
+def test_other_time_shapes() -> None:
+    out = _time("six months", "57-year", "the early 20th - century", "11:59", "Sept. 5th , 2001")
+    assert out["six months"][1] == "months" and out["six months"][0] in {
+        "one", "two", "three", "four", "five", "seven", "eight", "nine"}
+    assert re.fullmatch(r"\d{2}-year", out["57-year"][0]) and out["57-year"][0] != "57-year"
+    assert out["the early 20th - century"][2] in {"19th", "21st"}
+    h, m = out["11:59"][0].split(":")
+    assert 1 <= int(h) <= 12 and 0 <= int(m) <= 59
+    month, day = out["Sept. 5th , 2001"][:2]
+    assert month.endswith(".") and re.fullmatch(r"\d{1,2}(st|nd|rd|th)", day)
+
+
+def test_unparseable_time_and_num_give_none() -> None:
+    assert rename_time({"autumn": ["autumn"]}, 1, "T", 0, 0) is None
+    assert rename_num({"a dozen": ["a", "dozen"]}, 1, "T", 0, 0) is None
+
+
+def test_numbers_keep_separators_decimals_and_words() -> None:
+    names = {"1,200,800": ["1,200,800"], "63.93 %": ["63.93", "%"], "Ten": ["Ten"], "US$ 90 million":
+             ["US$", "90", "million"], "1200800": ["1200800"]}
+    out = rename_num(names, 3, "Doc", 2, 0)
+    assert out is not None
+    assert re.fullmatch(r"[1-9]\d?,\d{3},\d{3}", out["1,200,800"][0]) and out["1,200,800"][0] != "1,200,800"
+    assert out["1200800"] == [out["1,200,800"][0].replace(",", "")]  # same value, same new value
+    assert re.fullmatch(r"\d{2}\.\d{2}", out["63.93 %"][0]) and out["63.93 %"][1] == "%"
+    assert out["Ten"][0] in {"Eleven", "Twelve", "Thirteen", "Fourteen", "Fifteen", "Sixteen", "Seventeen",
+                             "Eighteen", "Nineteen"}
+    assert out["US$ 90 million"][0] == "US$" and out["US$ 90 million"][2] == "million"
+
+
+@given(st.integers(min_value=0, max_value=10**7), st.integers(min_value=0, max_value=50))
+def test_numbers_keep_their_digit_count(value: int, seed: int) -> None:
+    out = rename_num({str(value): [str(value)]}, seed, "T", 0, 0)
+    assert out is not None
+    new = out[str(value)][0]
+    assert len(new) == len(str(value)) and new != str(value) and (len(new) == 1 or new[0] != "0")
+
+
+def test_renaming_is_deterministic_and_seed_dependent() -> None:
+    a = rename_time({"13 March 1963": ["13", "March", "1963"]}, 1, "T", 0, 0)
+    assert a == rename_time({"13 March 1963": ["13", "March", "1963"]}, 1, "T", 0, 0)
+    others = {str(rename_time({"13 March 1963": ["13", "March", "1963"]}, s, "T", 0, 0)) for s in range(1, 6)}
+    assert len(others) > 1
+
+
+def test_date_values_and_order() -> None:
+    assert date_value(["13", "March", "1963"]) == DateValue(1963, 3, 13)
+    assert date_value(["the", "1990s"]) == DateValue(1990)
+    assert date_value(["six", "months"]) is None
+    born, died = DateValue(1963, 3, 13), DateValue(1963, 7, 1)
+    assert order_kept(born, died, DateValue(1970, 1, 1), DateValue(1970, 2, 1))
+    assert not order_kept(born, died, DateValue(1970, 5, 1), DateValue(1970, 2, 1))
+    assert order_kept(born, DateValue(1963), DateValue(1970, 5, 1), DateValue(1970))  # same year: not reversed
+    assert order_kept(died, born, DateValue(1999), DateValue(1900))  # order did not hold before
+
+
+def test_days_keep_their_padding() -> None:
+    for k in range(10):
+        out = rename_time({"28 July 1938": ["28", "July", "1938"], "05 July": ["05", "July"]}, k, "T", 0, 0)
+        assert out is not None
+        assert not out["28 July 1938"][0].startswith("0")
+        assert len(out["05 July"][0]) == 2
+
+
+def test_ordinal_words() -> None:
+    out = _time("the eighteenth century", "the second half of 1990")
+    assert out["the eighteenth century"][1] in {"seventeenth", "nineteenth"}
+    assert out["the second half of 1990"][:2] == ["the", "second"]  # not an ordinal number here
+    num = rename_num({"Third": ["Third"]}, 1, "T", 0, 0)
+    assert num is not None and num["Third"][0] in {"First", "Second", "Fourth", "Fifth", "Sixth", "Seventh",
+                                                   "Eighth", "Ninth"}
+
+
+def test_ordinal_digits_get_a_matching_suffix() -> None:
+    for k in range(20):
+        out = rename_time({"1st quarter of 2009": ["1st", "quarter", "of", "2009"]}, k, "T", 0, 0)
+        assert out is not None
+        m = re.fullmatch(r"(\d)(st|nd|rd|th)", out["1st quarter of 2009"][0])
+        assert m and m.group(2) == {"1": "st", "2": "nd", "3": "rd"}.get(m.group(1), "th")
+
+
+def _entities(*names: str) -> dict[int, dict[str, list[str]]]:
+    return {i: {n: n.split()} for i, n in enumerate(names)}
+
+
+def test_one_shift_for_all_time_entities_of_a_document() -> None:
+    # "a 1975 drama film ... opened on 25 March 1975": both mentions must keep one year
+    for seed in range(1, 11):
+        out = rename_times(_entities("1975", "25 March 1975", "July 1931", "July 1937"), seed, "Doc", 0)
+        assert all(v is not None for v in out.values())
+        year = out[0]["1975"][0]
+        day, month, year2 = out[1]["25 March 1975"]
+        assert year == year2 != "1975" and int(year) <= MAX_YEAR
+        (m1, y1), (m2, y2) = out[2]["July 1931"], out[3]["July 1937"]
+        assert m1 == m2 and int(y2) - int(y1) == 6  # same month, same gap: the range keeps its order
+        assert int(year) - int(y1) == 1975 - 1931
+
+
+def test_the_document_shift_is_redrawn_per_attempt_and_shared_within_one() -> None:
+    ents = _entities("13 March 1963", "2 April 1963")
+    shifts = set()
+    for attempt in range(5):
+        out = rename_times(ents, 1, "Doc", attempt)
+        (d1, m1, y1), (d2, m2, y2) = out[0]["13 March 1963"], out[1]["2 April 1963"]
+        assert y1 == y2 and MONTHS.index(m2) - MONTHS.index(m1) in (1, -11)
+        assert (int(d1) - int(d2)) % 28 == 11  # one day shift too (cyclic inside 1..28)
+        shifts.add((y1, m1, d1))
+    assert len(shifts) > 1
+    assert rename_times(ents, 1, "Doc", 0) == rename_times(ents, 1, "Doc", 0)
+
+
+def test_decades_move_with_the_years() -> None:
+    for seed in range(1, 21):
+        out = rename_times(_entities("the 1990s", "1995", "2020"), seed, "Doc", 0)
+        decade, year, late = out[0]["the 1990s"][1], out[1]["1995"][0], out[2]["2020"][0]
+        assert int(decade[:4]) <= int(year) < int(decade[:4]) + 10  # 1995 stays inside the decade
+        assert int(late) <= MAX_YEAR and int(late) - int(year) == 25
+
+
+def test_document_shift_bounds() -> None:
+    for attempt in range(30):
+        s = document_shift([1010, 2020], False, 1, "Doc", attempt)
+        assert -10 <= s.years <= 5 and s.years != 0 and 1 <= s.months <= 11 and 1 <= s.days <= 27
+        assert document_shift([1005, 2020], True, 1, "Doc", attempt).years == 0  # no multiple of 10 fits
+        assert document_shift([2030, 2020], False, 1, "Doc", attempt).years <= 5  # 2020 must not pass 2025
+    out = rename_times(_entities("March 1005", "the 2020s"), 1, "Doc", 0)
+    assert out[0]["March 1005"][1] == "1005" and out[0]["March 1005"][0] != "March"
+    assert out[1] is None  # a decade that cannot move has no rule here
+
+
+_DATE_FORMS = st.sampled_from(["{d} {m} {y}", "{m} {y}", "{y}", "{m} {d} , {y}", "the {dec}s", "{y} - {y2}"])
+
+
+@given(st.lists(st.tuples(_DATE_FORMS, st.integers(1000, 2100), st.integers(0, 11), st.integers(1, 31),
+                          st.integers(0, 9)), min_size=2, max_size=8),
+       st.integers(0, 10**6), st.integers(0, 3))
+def test_year_order_and_equality_survive(forms: list, seed: int, attempt: int) -> None:
+    names = [f.format(d=d, m=MONTHS[m], y=y, y2=y + gap, dec=y // 10 * 10) for f, y, m, d, gap in forms]
+    ents = _entities(*names)
+    out = rename_times(ents, seed, "Doc", attempt)
+    old = {i: date_value(ents[i][names[i]]) for i in ents}
+    new = {i: date_value(out[i][names[i]]) if out[i] is not None else old[i] for i in ents}
+    for i in ents:
+        for j in ents:
+            a, b = old[i], old[j]
+            assert a is not None and b is not None
+            na, nb = new[i], new[j]
+            assert na is not None and nb is not None
+            assert (a.year > b.year) - (a.year < b.year) == (na.year > nb.year) - (na.year < nb.year), (names, out)
+            assert (a.year <= MAX_YEAR) <= (na.year <= MAX_YEAR) and 1000 <= na.year <= 2999

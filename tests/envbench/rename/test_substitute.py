@@ -1,0 +1,218 @@
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envbench.formats.docred import read_docs, validate_document
+from envbench.rename.substitute import (
+    NewName,
+    apply_plan,
+    name_key,
+    new_name,
+    overlapping_entities,
+    pair_names,
+    self_overlapping_entities,
+)
+from tests.conftest import shared_path
+from tests.envbench.index_fixture import mention
+
+
+def _doc() -> dict[str, Any]:
+    return {
+        "title": "Ramey Idriss",
+        "sents": [
+            ["Ramey", "Idriss", "(", "born", "1915", ")", "was", "a", "songwriter", "from", "Cairo", "."],
+            ["Idriss", "wrote", "for", "Cairo", "Records", "in", "New", "York", "."],
+        ],
+        "vertexSet": [
+            [{**mention("Ramey Idriss", 0, [0, 2], "PER"), "global_pos": [0, 0], "index": "0_0"},
+             {**mention("Idriss", 1, [0, 1], "PER"), "global_pos": [12, 12], "index": "0_1"}],
+            [{**mention("1915", 0, [4, 5], "TIME"), "global_pos": [4, 4], "index": "1_0"}],
+            [{**mention("Cairo", 0, [10, 11], "LOC"), "global_pos": [10, 10], "index": "2_0"}],
+            [{**mention("Cairo Records", 1, [3, 5], "ORG"), "global_pos": [15, 15], "index": "3_0"}],
+            [{**mention("New York", 1, [6, 8], "LOC"), "global_pos": [18, 18], "index": "4_0"}],
+        ],
+        "labels": [{"h": 0, "t": 2, "r": "P19", "evidence": [0]}, {"h": 3, "t": 4, "r": "P159", "evidence": [1]}],
+    }
+
+
+def test_pairing_rule_long_to_label_short_to_short_alias() -> None:
+    got = pair_names(["Ramey Idriss", "Idriss"], "Barack Obama", ["Barack Hussein Obama II", "Obama"])
+    assert got == {"Ramey Idriss": new_name("Barack Obama"), "Idriss": new_name("Obama")}
+    # a single name always becomes the label
+    assert pair_names(["Idriss"], "Barack Obama", ["Obama"]) == {"Idriss": new_name("Barack Obama")}
+    # a longer variant stays the longer one, even when it is an alias
+    got = pair_names(["Distant Wolf", "Distant Wolf (Deluxe Edition)"], "Island of Orka",
+                     ["Island of Orka (Deluxe Edition)"])
+    assert got is not None and got["Distant Wolf"].name == "Island of Orka"
+    # too few distinct names (aliases that tokenise like the label do not count)
+    assert pair_names(["A", "B"], "U.S.", ["U.S. "]) is None
+    assert pair_names(["A"], "  ", []) is None
+
+
+def test_new_names_are_tokenised_like_docred() -> None:
+    assert new_name("Guns N' Roses (band)") == NewName("Guns N' Roses (band)", ("Guns", "N", "'", "Roses", "(",
+                                                                               "band", ")"))
+    assert new_name("AC/DC  Live") == NewName("AC/DC Live", ("AC", "/", "DC", "Live"))
+
+
+def test_numbers_keep_their_suffix_like_docred() -> None:
+    # Re-DocRED writes "21st" and "1990s" as one token; tokenize alone gave "21", "st"
+    assert new_name("Borrowed Money in the 21st Century").tokens == ("Borrowed", "Money", "in", "the", "21st",
+                                                                     "Century")
+    assert new_name("the 1990s, 2nd edition").tokens == ("the", "1990s", ",", "2nd", "edition")
+    assert new_name("Route 21 st").tokens == ("Route", "21", "st")  # written apart, kept apart
+
+
+def test_re_docred_numbers_with_suffixes_are_single_tokens() -> None:
+    docs = read_docs(shared_path("re-docred", "test_revised.json")).docs
+    tokens = [t for d in docs for s in d["sents"] for t in s]
+    joined = [t for t in tokens if t[:1].isdigit() and t.rstrip("stndrh").isdigit() and not t.isdigit()]
+    split = [b for a, b in zip(tokens, tokens[1:]) if a.isdigit() and b in ("st", "nd", "rd", "th")]
+    assert joined and not split
+
+
+def test_apply_plan_moves_every_position() -> None:
+    doc = _doc()
+    before = copy.deepcopy(doc)
+    plan = {0: {"Ramey Idriss": new_name("Jean-Paul de la Fontaine"), "Idriss": new_name("Fontaine")},
+            2: {"Cairo": new_name("Rio de Janeiro")}}
+    out = apply_plan(doc, plan, "Ramey Idriss-1")
+    assert doc == before  # the source is untouched
+    assert out["title"] == "Ramey Idriss-1"
+    assert out["sents"][0] == ["Jean-Paul", "de", "la", "Fontaine", "(", "born", "1915", ")", "was", "a",
+                               "songwriter", "from", "Rio", "de", "Janeiro", "."]
+    assert out["sents"][1] == ["Fontaine", "wrote", "for", "Cairo", "Records", "in", "New", "York", "."]
+    vs = out["vertexSet"]
+    assert vs[0][0]["pos"] == [0, 4] and vs[0][0]["name"] == "Jean-Paul de la Fontaine"
+    assert vs[1][0]["pos"] == [6, 7] and vs[1][0]["global_pos"] == [6, 6]
+    assert vs[2][0]["pos"] == [12, 15]
+    assert vs[3][0]["global_pos"] == [19, 19] and vs[4][0]["global_pos"] == [22, 22]
+    assert out["labels"] == before["labels"]
+    assert not [p for p in validate_document(out, 0) if p.severity == "error"]
+
+
+def test_overlap_policy_keeps_both_entities() -> None:
+    doc = _doc()
+    doc["vertexSet"][2] = [mention("Cairo", 1, [3, 4], "LOC")]  # nested in "Cairo Records"
+    assert overlapping_entities(doc) == {2, 3}
+    with pytest.raises(ValueError, match="overlap"):
+        apply_plan(doc, {2: {"Cairo": new_name("Lima")}, 3: {"Cairo Records": new_name("Lima Sound")}}, "x")
+    doc["vertexSet"][0].append(mention("Ramey", 0, [0, 1], "PER"))
+    assert self_overlapping_entities(doc) == {0}
+
+
+# ----------------------------------------------------------------------------- properties
+WORDS = st.sampled_from(["a", "b", "the", "of", ",", "(", ")", "x1", "Zed", "ÿ"])
+SEGMENT = st.one_of(
+    st.tuples(st.just(-1), st.lists(WORDS, min_size=1, max_size=3)),
+    st.tuples(st.integers(0, 3), st.lists(WORDS, min_size=1, max_size=3)),
+)
+
+
+@st.composite
+def docs_and_plans(draw: Any) -> tuple[dict[str, Any], dict[int, dict[str, NewName]]]:
+    sents, raw = [], {}
+    for sid in range(draw(st.integers(1, 3))):
+        toks: list[str] = []
+        for ent, words in draw(st.lists(SEGMENT, min_size=1, max_size=6)):
+            if ent >= 0:
+                raw.setdefault(ent, []).append((sid, [len(toks), len(toks) + len(words)], " ".join(words)))
+            toks.extend(words)
+        sents.append(toks)
+    ids = sorted(raw)
+    vertex_set = [[{"name": n, "sent_id": s, "pos": p, "type": "MISC", "global_pos": [0, 0]} for s, p, n in raw[e]]
+                  for e in ids]
+    offsets = [sum(len(s) for s in sents[:i]) for i in range(len(sents))]
+    for ent in vertex_set:
+        for m in ent:
+            m["global_pos"] = [offsets[m["sent_id"]] + m["pos"][0]] * 2
+    labels = [{"h": 0, "t": len(vertex_set) - 1, "r": "P17", "evidence": [0]}] if vertex_set else []
+    doc = {"title": "T", "sents": sents, "vertexSet": vertex_set, "labels": labels}
+    plan: dict[int, dict[str, NewName]] = {}
+    for ei, ent in enumerate(vertex_set):
+        if draw(st.booleans()):
+            names = sorted({m["name"] for m in ent})
+            new = draw(st.lists(st.lists(WORDS, min_size=1, max_size=4), min_size=len(names), max_size=len(names)))
+            plan[ei] = {n: NewName(" ".join(w), tuple(w)) for n, w in zip(names, new)}
+    return doc, plan
+
+
+def _outside(doc: dict[str, Any]) -> list[list[str]]:
+    """Tokens not covered by any mention, per sentence."""
+    out = []
+    for sid, toks in enumerate(doc["sents"]):
+        covered = {i for ent in doc["vertexSet"] for m in ent if m["sent_id"] == sid for i in range(*m["pos"])}
+        out.append([t for i, t in enumerate(toks) if i not in covered])
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs_and_plans())
+def test_renaming_keeps_positions_consistent(case: tuple[dict[str, Any], dict[int, dict[str, NewName]]]) -> None:
+    doc, plan = case
+    out = apply_plan(doc, plan, "T-1")
+    assert len(out["sents"]) == len(doc["sents"])
+    assert len(out["vertexSet"]) == len(doc["vertexSet"])
+    assert out["labels"] == doc["labels"]
+    offsets = [sum(len(s) for s in out["sents"][:i]) for i in range(len(out["sents"]))]
+    for ei, (old_ent, new_ent) in enumerate(zip(doc["vertexSet"], out["vertexSet"])):
+        assert len(old_ent) == len(new_ent)
+        for om, nm in zip(old_ent, new_ent):
+            toks = out["sents"][nm["sent_id"]][nm["pos"][0]:nm["pos"][1]]
+            if ei in plan:
+                assert toks == list(plan[ei][om["name"]].tokens)
+                assert nm["name"] == plan[ei][om["name"]].name
+            else:
+                assert toks == doc["sents"][om["sent_id"]][om["pos"][0]:om["pos"][1]]
+                assert nm["name"] == om["name"]
+            assert nm["sent_id"] == om["sent_id"] and nm["type"] == om["type"]
+            assert nm["global_pos"] == [offsets[nm["sent_id"]] + nm["pos"][0]] * 2
+    assert _outside(out) == _outside(doc)
+
+
+def test_overlap_policy_on_re_docred() -> None:
+    fired, entities, docs_hit = 0, 0, 0
+    for split in ("dev_revised.json", "test_revised.json"):
+        for doc in read_docs(shared_path("re-docred", split)).docs:
+            hit = overlapping_entities(doc) | self_overlapping_entities(doc)
+            fired += len(hit)
+            docs_hit += bool(hit)
+            entities += len(doc["vertexSet"])
+    # measured: 115 of 19,463 entities (0.59%) in 54 of 1,000 documents; see the README (overlap policy)
+    assert (fired, entities, docs_hit) == (115, 19463, 54)
+
+
+def test_keywords_spans_move_with_their_sentence() -> None:
+    doc = _doc()
+    doc["labels"][0]["keywords"] = [{"name": "from", "sent_id": 0, "pos": [9, 10]},
+                                    {"name": "Ramey Idriss", "sent_id": 0, "pos": [0, 2]}]
+    out = apply_plan(doc, {0: {"Ramey Idriss": new_name("Jean de la Fontaine"), "Idriss": new_name("Fontaine")}}, "x")
+    kw = out["labels"][0]["keywords"]
+    assert kw[0]["pos"] == [11, 12] and out["sents"][0][11] == "from"
+    assert kw[1]["pos"] == [0, 4]  # a span over a replaced name covers its replacement
+    assert doc["labels"][0]["keywords"][0]["pos"] == [9, 10]
+
+
+NAMES = st.text(alphabet="abc XY.-", min_size=1, max_size=12).filter(lambda s: s.strip())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(NAMES, min_size=1, max_size=4, unique=True), NAMES, st.lists(NAMES, max_size=6))
+def test_pairing_is_a_distinct_mapping_that_uses_the_label(originals: list[str], label: str,
+                                                          aliases: list[str]) -> None:
+    got = pair_names(originals, label, aliases)
+    label_nn = new_name(label)
+    usable = {name_key(nn.tokens) for n in [label, *aliases] if (nn := new_name(n)) is not None}
+    if got is None:
+        assert label_nn is None or len(originals) > len(usable)
+        return
+    assert set(got) == set(originals)
+    keys = [name_key(nn.tokens) for nn in got.values()]
+    assert len(set(keys)) == len(keys)  # two original names never share a new name
+    assert label_nn in got.values()
+    assert got == pair_names(list(originals), label, list(reversed(aliases)))  # alias order does not matter

@@ -1,0 +1,211 @@
+"""envbench.scoring.evaluate: file-level scoring, Env per-seed breakdown and the name-independent Ign F1."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from envbench.core.errors import DataError
+from envbench.scoring.evaluate import env_seeds, evaluate, original_names, read_substitutions, split_seed
+from envbench.scoring.metrics import SCORE_KEYS, score
+from tests.conftest import shared_path
+from tests.envbench.scoring.test_metrics import mention, tiny_doc
+
+SUB_SCHEMA = pa.schema([
+    ("title", pa.string()), ("source_title", pa.string()), ("seed", pa.int32()), ("entity", pa.int32()),
+    ("coarse_type", pa.string()), ("kind", pa.string()), ("reason", pa.string()), ("qid", pa.string()),
+    ("fine_type", pa.string()), ("new_qid", pa.string()), ("old_names", pa.list_(pa.string())),
+    ("new_names", pa.list_(pa.string())),
+])
+
+
+def sub_row(title: str, source: str, seed: int, entity: int, old: list[str], new: list[str], *,
+            coarse: str = "PER", kind: str = "linked", qid: str | None = None, new_qid: str | None = None) -> dict:
+    return {"title": title, "source_title": source, "seed": seed, "entity": entity, "coarse_type": coarse,
+            "kind": kind, "reason": None if kind != "kept" else "unlinked", "qid": qid, "fine_type": None,
+            "new_qid": new_qid, "old_names": old, "new_names": new}
+
+
+def write_subs(path: Path, rows: list[dict]) -> Path:
+    pq.write_table(pa.Table.from_pylist(rows, schema=SUB_SCHEMA), path)
+    return path
+
+
+def renamed(doc: dict, seed: int, names: dict[str, str]) -> dict:
+    out = copy.deepcopy(doc)
+    out["title"] = f"{doc['title']}-{seed}"
+    for ent in out["vertexSet"]:
+        for m in ent:
+            m["name"] = names.get(m["name"], m["name"])
+    return out
+
+
+def write(path: Path, obj: object) -> Path:
+    path.write_text(json.dumps(obj))
+    return path
+
+
+TRAIN = [{"title": "T", "sents": [["Ann", "Paris"]],
+          "vertexSet": [[mention("Ann", 0, (0, 1))], [mention("Paris", 0, (1, 2), "LOC")]],
+          "labels": [{"h": 0, "t": 1, "r": "P19", "evidence": [0]}]}]
+
+
+@pytest.fixture
+def tiny_env(tmp_path: Path) -> dict[str, Path]:
+    """One source document, two seeds; entity 0 (Ann/Annie) renamed differently in each."""
+    src = tiny_doc()
+    s1 = renamed(src, 1, {"Ann": "Bea", "Annie": "Beatrice"})
+    s2 = renamed(src, 2, {"Ann": "Cid", "Annie": "Cidney"})
+    env_dir = tmp_path / "env"
+    env_dir.mkdir()
+    write_subs(env_dir / "substitutions.parquet", [
+        sub_row("Tiny-1", "Tiny", 1, 0, ["Ann", "Annie"], ["Bea", "Beatrice"]),
+        sub_row("Tiny-1", "Tiny", 1, 1, ["Paris"], ["Paris"], coarse="LOC", kind="kept"),
+        sub_row("Tiny-2", "Tiny", 2, 0, ["Ann", "Annie"], ["Cid", "Cidney"]),
+    ])
+    preds = [
+        {"title": "Tiny-1", "h_idx": 0, "t_idx": 1, "r": "P19"},  # correct, (Ann, Paris, P19) in train
+        {"title": "Tiny-1", "h_idx": 2, "t_idx": 1, "r": "P17"},  # wrong
+        {"title": "Tiny-2", "h_idx": 0, "t_idx": 1, "r": "P19"},  # correct, in train by original names
+        {"title": "Tiny-2", "h_idx": 1, "t_idx": 2, "r": "P17"},  # correct
+    ]
+    return {
+        "gold": write(env_dir / "test_env.json", [s1, s2]),
+        "pred": write(tmp_path / "pred.json", preds),
+        "train": write(tmp_path / "train.json", TRAIN),
+        "subs": env_dir / "substitutions.parquet",
+    }
+
+
+def test_split_seed_and_env_detection() -> None:
+    assert split_seed("Loud Tour-3") == ("Loud Tour", 3)
+    assert split_seed("Apollo-11-2") == ("Apollo-11", 2)
+    assert split_seed("Loud Tour") is None and split_seed("X-0") is None and split_seed("X-01") is None
+    docs = lambda *ts: [{"title": t} for t in ts]  # noqa: E731
+    assert env_seeds(docs("A-1", "A-2", "B-1", "B-2")) == [1, 2]
+    assert env_seeds(docs("A-1", "B-2")) is None  # seeds differ per source: titles merely end in digits
+    assert env_seeds(docs("A-1", "B")) is None
+    assert env_seeds(docs()) is None
+
+
+def test_original_names_map_back_pairwise(tiny_env: dict[str, Path]) -> None:
+    gold = json.loads(tiny_env["gold"].read_text())
+    subs = read_substitutions(tiny_env["subs"])
+    assert subs["Tiny-1"][0] == {"Bea": "Ann", "Beatrice": "Annie"}
+    names, cover = original_names(gold, subs)
+    assert names["Tiny-1"] == [["Ann", "Annie"], ["Paris"], ["France"]]
+    assert names["Tiny-2"][0] == ["Ann", "Annie"]
+    assert cover == {"titles": 2, "unmapped": 0}
+
+
+def test_tiny_env_per_seed_mean_std_worst_and_name_independent_ign(tiny_env: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "scores.json"
+    r = evaluate(tiny_env["gold"], tiny_env["pred"], train=[tiny_env["train"]], out=out)
+    s = json.loads(out.read_bytes())
+    assert s == json.loads(json.dumps(r.scores))
+    # pooled: 4 submitted, 3 correct, 6 gold
+    assert s["precision"] == pytest.approx(0.75) and s["recall"] == pytest.approx(0.5) and s["f1"] == pytest.approx(0.6)
+    # the renamed names never occur in training, so the official Ign F1 equals F1 ...
+    assert s["ign_f1"] == pytest.approx(0.6) and s["n_correct_in_train"] == 0
+    # ... but on original names two correct facts are (Ann, Paris, P19): ign P = 1/2, R = 1/2
+    assert s["name_independent_ign_f1"] == pytest.approx(0.5)
+    env = s["env"]
+    seed1, seed2 = env["seeds"]["1"], env["seeds"]["2"]
+    assert seed1["f1"] == pytest.approx(0.4) and seed2["f1"] == pytest.approx(0.8)
+    assert seed1["name_independent_ign_f1"] == pytest.approx(0.0)  # (1 - 1) / (2 - 1)
+    assert seed2["name_independent_ign_f1"] == pytest.approx(0.8)  # (2 - 1) / (2 - 1) = 1, R 2/3
+    assert env["mean"]["f1"] == pytest.approx(0.6)
+    assert env["std"]["f1"] == pytest.approx(math.sqrt(0.08))  # sample std of 0.4 and 0.8
+    assert env["mean"]["name_independent_ign_f1"] == pytest.approx(0.4)
+    assert env["worst_seed"]["seed"] == 1 and env["worst_seed"]["f1"] == pytest.approx(0.4)
+    assert env["substitutions"] == str(tiny_env["subs"])
+    for k in SCORE_KEYS:
+        assert 0.0 <= s[k] <= 1.0
+    assert r.warnings == []
+    assert any("name-independent Ign F1 maps renamed mentions back" in n for n in r.notes)
+    table = r.table()
+    assert "mean ± std" in table and "seed 2" in table and "worst seed: 1 (F1 40.00)" in table
+    assert "Ign F1 (name-indep.)" in table and "60.00 ± 28.28" in table
+
+
+def test_env_without_train_or_substitutions_says_why(tiny_env: dict[str, Path], tmp_path: Path) -> None:
+    r = evaluate(tiny_env["gold"], tiny_env["pred"])
+    assert "name_independent_ign_f1" not in r.scores
+    assert r.notes[0].startswith("Ign F1 equals F1: no training documents were given (--train)")
+    assert "no name-independent Ign F1: it needs training documents (--train)" in r.notes
+    elsewhere = write(tmp_path / "env_copy.json", json.loads(tiny_env["gold"].read_text()))
+    r2 = evaluate(elsewhere, tiny_env["pred"], train=[tiny_env["train"]])
+    assert (f"no name-independent Ign F1: no substitutions.parquet beside {elsewhere}; "
+            "pass --substitutions FILE from `envbench generate`") in r2.notes
+    r3 = evaluate(elsewhere, tiny_env["pred"], train=[tiny_env["train"]], substitutions=tiny_env["subs"])
+    assert r3.scores["name_independent_ign_f1"] == pytest.approx(0.5)
+
+
+def test_substitutions_for_other_titles_is_an_error(tiny_env: dict[str, Path], tmp_path: Path) -> None:
+    other = write_subs(tmp_path / "other.parquet", [sub_row("Else-1", "Else", 1, 0, ["A"], ["B"])])
+    with pytest.raises(DataError) as err:
+        evaluate(tiny_env["gold"], tiny_env["pred"], train=[tiny_env["train"]], substitutions=other)
+    assert str(err.value) == (f"{other} covers none of the titles in {tiny_env['gold']}; pass the "
+                              "substitutions.parquet written together with this Env gold file")
+
+
+def test_unmapped_mentions_and_partial_cover_warn(tiny_env: dict[str, Path], tmp_path: Path) -> None:
+    sub = write_subs(tmp_path / "partial.parquet", [sub_row("Tiny-1", "Tiny", 1, 0, ["Ann"], ["Bea"])])
+    r = evaluate(tiny_env["gold"], tiny_env["pred"], train=[tiny_env["train"]], substitutions=sub)
+    assert r.warnings == [
+        f"{sub} covers 1 of 2 gold documents; the others keep their names for the name-independent Ign F1",
+        f"1 mentions of renamed entities carry none of the entity's new names in {sub}; they keep their "
+        "names (is it the file for this gold?)",
+    ]
+
+
+def test_forcing_env_on_plain_titles_is_an_error(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [])
+    with pytest.raises(DataError, match=r"--env needs every title to end in a seed suffix -k"):
+        evaluate(gold, pred, env=True)
+    assert "env" not in evaluate(gold, pred).scores
+
+
+def test_unknown_titles_warn_with_count_and_examples(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"},
+                                       {"title": "Zed", "h_idx": 0, "t_idx": 1, "r": "P19"},
+                                       {"title": "Abc", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    r = evaluate(gold, pred)
+    assert r.warnings == [f"2 predictions name 2 titles that are not in {gold} (e.g. 'Abc', 'Zed'); they count "
+                          "against precision, as in the official scorer; check that --pred was made for this --gold"]
+    assert r.scores["precision"] == pytest.approx(1 / 3)
+
+
+def test_prediction_file_must_be_a_list(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", {"title": "Tiny"})
+    with pytest.raises(DataError) as err:
+        evaluate(gold, pred)
+    assert str(err.value).startswith(f"{pred}: expected a JSON list of predictions, got a dict")
+
+
+def test_real_test_set_replicated_as_env(tmp_path: Path) -> None:
+    """Re-DocRED test x 3 unrenamed copies, gold-derived predictions with noise: every seed equals the original."""
+    test = json.loads(shared_path("re-docred", "test_revised.json").read_bytes())[:120]
+    dev = json.loads(shared_path("re-docred", "dev_revised.json").read_bytes())
+    preds = [{"title": d["title"], "h_idx": lab["h"], "t_idx": lab["t"], "r": lab["r"]}
+             for d in test for i, lab in enumerate(d["labels"]) if i % 3]
+    preds += [{"title": d["title"], "h_idx": 0, "t_idx": 1, "r": "P17"} for d in test]
+    env = [copy.deepcopy(d) | {"title": f"{d['title']}-{k}"} for d in test for k in (1, 2, 3)]
+    env_preds = [p | {"title": f"{p['title']}-{k}"} for p in preds for k in (1, 2, 3)]
+    orig = score(test, preds, dev)
+    r = evaluate(write(tmp_path / "env.json", env), write(tmp_path / "ep.json", env_preds),
+                 train=[write(tmp_path / "train.json", dev)])
+    for k in SCORE_KEYS:
+        assert r.scores[k] == pytest.approx(orig[k])
+        assert r.scores["env"]["mean"][k] == pytest.approx(orig[k])
+        assert r.scores["env"]["std"][k] == pytest.approx(0.0, abs=1e-12)
+    assert r.scores["n_gold"] == 3 * orig["n_gold"]

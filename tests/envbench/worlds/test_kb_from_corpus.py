@@ -1,0 +1,307 @@
+"""kb-from-corpus: items, types and links from DocRED-format documents."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from envbench.core.errors import DataError
+from envbench.formats.docred import distinct_names, entity_type, read_docs
+from envbench.worlds import wikidata_json as wj
+from envbench.worlds.kb_from_corpus import KB_QID_RANGE, kb_from_corpus
+from envbench.worlds.wikidata_json import iter_dump
+from tests.conftest import shared_path
+from wikidata_index.names import fold
+from wikidata_index.schema import RELATION_INSTANCE_OF, VALUE_TYPE_CONSTRAINT
+
+
+def _m(name: str, sid: int, s: int, e: int, t: str) -> dict:
+    return {"name": name, "pos": [s, e], "sent_id": sid, "type": t}
+
+
+def _docs() -> list[dict]:
+    d1 = {
+        "title": "Ana Lind",
+        "sents": [["Ana", "Lind", "of", "the", "Blue", "Tides", "was", "born", "in", "Paris", ",", "France", "."],
+                  ["Lind", "signed", "with", "Vox", "Records", "in", "1990", "."],
+                  ["The", "Blue", "Tides", "recorded", "Sea", ",", "and", "Paris", "loved", "it", "."]],
+        "vertexSet": [
+            [_m("Ana Lind", 0, 0, 2, "PER"), _m("Lind", 1, 0, 1, "PER")],
+            [_m("Blue Tides", 0, 4, 6, "ORG"), _m("Blue Tides", 2, 1, 3, "ORG")],
+            [_m("Paris", 0, 9, 10, "LOC")],
+            [_m("France", 0, 11, 12, "LOC")],
+            [_m("Vox Records", 1, 3, 5, "ORG")],
+            [_m("1990", 1, 6, 7, "TIME")],
+            [_m("Sea", 2, 4, 5, "MISC")],
+            [_m("Paris", 2, 7, 8, "LOC")],  # a second, different "Paris" in the same document
+        ],
+        "labels": [
+            {"r": "P19", "h": 0, "t": 2, "evidence": [0]},
+            {"r": "P17", "h": 2, "t": 3, "evidence": [0]},
+            {"r": "P264", "h": 0, "t": 4, "evidence": [1]},
+            {"r": "P569", "h": 0, "t": 5, "evidence": [1]},
+            {"r": "P175", "h": 6, "t": 1, "evidence": [2]},
+            {"r": "P463", "h": 0, "t": 1, "evidence": [0]},
+        ],
+    }
+    d2 = {
+        "title": "Paris",
+        "sents": [["Paris", "is", "the", "capital", "of", "France", "."], ["PARIS", "hosted", "Ana", "Lind", "."]],
+        "vertexSet": [
+            [_m("Paris", 0, 0, 1, "LOC"), _m("PARIS", 1, 0, 1, "LOC")],
+            [_m("France", 0, 5, 6, "LOC")],
+            [_m("Ana Lind", 1, 2, 4, "PER")],
+        ],
+        "labels": [{"r": "P1376", "h": 0, "t": 1, "evidence": [0]}],
+    }
+    return [d1, d2]
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> tuple[Path, object]:
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps(_docs()))
+    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json")
+    return tmp_path, res
+
+
+def _items(path: Path) -> dict[str, dict]:
+    return {e["id"]: e for e in iter_dump(path) if e["type"] == "item" and int(e["id"][1:]) >= KB_QID_RANGE[0]}
+
+
+def _p31(e: dict) -> str:
+    return e["claims"]["P31"][0]["mainsnak"]["datavalue"]["value"]["id"]
+
+
+def test_clusters_merge_across_documents_by_folded_name_and_type(tiny) -> None:
+    tmp, res = tiny
+    links = json.loads((tmp / "links.json").read_text())
+    a, b = links["Ana Lind"], links["Paris"]
+    assert a[0] == b[2]  # Ana Lind in both documents
+    assert a[2] == b[0]  # "Paris" and "Paris"/"PARIS" fold together
+    assert a[3] == b[1]
+    assert a[7] not in (a[2], None)  # the second Paris of one document is its own item
+    assert a[5] is None  # TIME has no item
+    items = _items(tmp / "kb.json.gz")
+    assert len(items) == res.items == 7
+    ana = items[a[0]]
+    assert ana["labels"]["en"]["value"] == "Ana Lind"  # most frequent name (2 of 3 mentions)
+    assert [x["value"] for x in ana["aliases"]["en"]] == ["Lind"]
+    paris = items[a[2]]
+    assert paris["labels"]["en"]["value"] == "Paris" and [x["value"] for x in paris["aliases"]["en"]] == ["PARIS"]
+    assert all(KB_QID_RANGE[0] <= int(q[1:]) <= KB_QID_RANGE[1] for q in items)
+    # Gold item-valued triples become claims.
+    assert ana["claims"]["P19"][0]["mainsnak"]["datavalue"]["value"]["id"] == a[2]
+
+
+def test_fine_types_come_from_relation_roles(tiny) -> None:
+    tmp, res = tiny
+    links = json.loads((tmp / "links.json").read_text())["Ana Lind"]
+    items = _items(tmp / "kb.json.gz")
+    assert _p31(items[links[0]]) == "Q5"  # head of P569 / P19 -> human
+    assert _p31(items[links[1]]) == "Q215380"  # ORG tail of P175 -> musical group
+    assert _p31(items[links[2]]) == "Q515"  # tail of P19, head of P1376 -> city
+    assert _p31(items[links[3]]) == "Q6256"  # tail of P17 -> country
+    assert _p31(items[links[4]]) == "Q18127"  # tail of P264 -> record label
+    assert _p31(items[links[6]]) == "Q2188189"  # MISC head of P175 -> musical work
+    assert _p31(items[links[7]]) == "Q2221906"  # no relation: the coarse fallback (geographic location)
+    assert res.finer_related == 1.0 and res.alias_histogram == {"0": 5, "1": 2, "2": 0, "3": 0, "4+": 0}
+    assert "musical group (Q215380)" in res.summary()
+
+
+def test_output_is_deterministic_and_ingests(tiny, tmp_path: Path) -> None:
+    from wikidata_index.index import WikidataIndex
+    from wikidata_index.ingest import ingest_dump
+
+    tmp, _ = tiny
+    again = tmp_path / "again"
+    kb_from_corpus([tmp / "docs.json"], again / "kb.json.gz", again / "links.json")
+    assert (again / "kb.json.gz").read_bytes() == (tmp / "kb.json.gz").read_bytes()
+    assert (again / "links.json").read_bytes() == (tmp / "links.json").read_bytes()
+    res = ingest_dump(tmp / "kb.json.gz", tmp / "index", workers=1, progress=False, max_errors=0)
+    assert res.errors == []
+    with WikidataIndex(tmp / "index") as ix:
+        q = json.loads((tmp / "links.json").read_text())["Ana Lind"][2]
+        assert ix.types(q) == ["Q515"] and "Q486972" in ix.superclasses("Q515")
+        assert ix.names(q) == ["Paris", "PARIS"]
+
+
+def test_index_constraints_take_precedence(tiny, tmp_path: Path) -> None:
+    from wikidata_index.ingest import ingest_dump
+
+    tmp, _ = tiny
+    # A "real" index whose P17 value-type constraint names a class the table does not know
+    # (constituent country, a subclass of country there).
+    dump = tmp_path / "real.json"
+    with wj.DumpWriter(dump) as w:
+        w.write(wj.property_entity("P17", label="country", datatype="wikibase-item", claims={"P2302": [
+            wj.type_constraint("P17", VALUE_TYPE_CONSTRAINT, ["Q1763527"], RELATION_INSTANCE_OF, "v")]}))
+        w.write(wj.item("Q1763527", labels={"en": "constituent country"},
+                        claims={"P279": [wj.item_statement("Q1763527", "P279", "Q6256")]}))
+        w.write(wj.item("Q6256", labels={"en": "country"}))
+    ingest_dump(dump, tmp_path / "index", workers=1, progress=False)
+    res = kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json", index=tmp_path / "index")
+    links = json.loads((tmp_path / "links.json").read_text())["Ana Lind"]
+    kb = {e["id"]: e for e in iter_dump(tmp_path / "kb.json.gz")}
+    assert _p31(kb[links[3]]) == "Q1763527"
+    assert _p31(kb[links[4]]) == "Q18127"  # relations the index does not constrain still use the table
+    new_class = kb["Q1763527"]  # written as a class, under its index superclass, so ingest sees the chain
+    assert new_class["labels"]["en"]["value"] == "constituent country"
+    assert new_class["claims"]["P279"][0]["mainsnak"]["datavalue"]["value"]["id"] == "Q6256"
+    p17 = kb["P17"]["claims"]["P2302"]
+    assert [q["datavalue"]["value"]["id"] for q in p17[0]["qualifiers"]["P2308"]] == ["Q1763527"]
+    assert "constituent country (Q1763527)" in res.summary() and "index at" in res.summary()
+
+
+def test_duplicate_titles_across_files_are_an_error(tiny, tmp_path: Path) -> None:
+    tmp, _ = tiny
+    copy = tmp_path / "copy.json"
+    copy.write_bytes((tmp / "docs.json").read_bytes())
+    with pytest.raises(DataError, match=f"document 'Ana Lind' is also in {tmp / 'docs.json'}"):
+        kb_from_corpus([tmp / "docs.json", copy], tmp_path / "kb.json.gz", tmp_path / "l.json")
+
+
+def test_bad_paths_are_refused_before_anything_is_written(tiny, tmp_path: Path) -> None:
+    tmp, _ = tiny
+    docs = tmp / "docs.json"
+    tmp_path = tmp_path / "new"  # nothing may be created there
+    cases = [
+        ([docs, docs], tmp_path / "kb.json.gz", tmp_path / "l.json", f"{docs} is given twice; pass each DocRED file once"),
+        ([docs], tmp_path / "kb.json.gz", tmp_path / "kb.json.gz",
+         f"--out and --links are the same file ({tmp_path / 'kb.json.gz'}); give the dump and the links different "
+         "names, e.g. --out kb.json.gz --links links.json"),
+        ([docs], tmp_path / "kb.json.gz", docs,
+         f"--links {docs} is also an input document file; choose another output path, or the documents would be "
+         "overwritten"),
+        ([docs], tmp_path / "kb.json.zst", tmp_path / "l.json",
+         f"--out {tmp_path / 'kb.json.zst'}: the dump is written as .json or .json.gz; give one of those names, "
+         "e.g. --out kb.json.gz"),
+        ([docs], tmp_path / "kb.json.gz", tmp_path / "l.json.gz",
+         f"--links {tmp_path / 'l.json.gz'}: the links are written as plain JSON; give a .json name, e.g. "
+         "--links links.json"),
+    ]
+    before = docs.read_bytes()
+    for paths, out, links, message in cases:
+        with pytest.raises(DataError) as exc:
+            kb_from_corpus(paths, out, links)
+        assert str(exc.value) == message
+    assert docs.read_bytes() == before
+    assert not tmp_path.exists()
+
+
+def test_an_empty_corpus_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    with pytest.raises(DataError) as exc:
+        kb_from_corpus([empty], tmp_path / "out" / "kb.json.gz", tmp_path / "out" / "l.json")
+    assert str(exc.value) == (f"no documents in {empty}; pass DocRED-format files with documents, "
+                              "e.g. dev_revised.json")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_real_re_docred(tmp_path: Path) -> None:
+    paths = [shared_path("re-docred", "dev_revised.json"), shared_path("re-docred", "test_revised.json")]
+    res = kb_from_corpus(paths, tmp_path / "kb.json.gz", tmp_path / "links.json")
+    links = json.loads((tmp_path / "links.json").read_text())
+    items = _items(tmp_path / "kb.json.gz")
+    assert len(items) == res.items
+    names: dict[str, set[str]] = {}
+    n_entities = 0
+    for p in paths:
+        for d in read_docs(p).docs:
+            row = links[d["title"]]
+            assert len(row) == len(d["vertexSet"])
+            for e, q in zip(d["vertexSet"], row):
+                if entity_type(e) in ("NUM", "TIME"):
+                    assert q is None
+                    continue
+                n_entities += 1
+                names.setdefault(q, set()).update(distinct_names(e))
+                assert fold(items[q]["labels"]["en"]["value"]) in {fold(n) for n in distinct_names(e)} or len(
+                    names[q]) > len(distinct_names(e))
+    assert n_entities == res.entities and set(names) == set(items)  # one item per cluster, every cluster linked
+    for q, ns in names.items():  # label + aliases are exactly the cluster's distinct mention names
+        e = items[q]
+        assert {e["labels"]["en"]["value"], *(a["value"] for a in e["aliases"].get("en", []))} == ns
+    hist = Counter(min(len(ns) - 1, 4) for ns in names.values())
+    assert res.alias_histogram == {"0": hist[0], "1": hist[1], "2": hist[2], "3": hist[3], "4+": hist[4]}
+    assert res.finer_related > 0.7, res.summary()
+    assert 8000 < res.items < res.entities
+
+
+NAMES = ("Paris", "PARIS", "Lyon", "Ana Lind", "Lind", "Vox Records", "Vox")
+TYPES = ("PER", "ORG", "LOC", "MISC", "TIME")
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> list[dict]:
+    docs = []
+    for di in range(draw(st.integers(1, 3))):
+        sents: list[list[str]] = []
+        vertex_set = []
+        for _ in range(draw(st.integers(1, 4))):
+            etype = draw(st.sampled_from(TYPES))
+            mentions = []
+            for name in draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3)):
+                sents.append(name.split())
+                mentions.append(_m(name, len(sents) - 1, 0, len(name.split()), etype))
+            vertex_set.append(mentions)
+        n = len(vertex_set)
+        labels = [{"r": r, "h": h, "t": t, "evidence": []}
+                  for h, t, r in draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                                         st.sampled_from(("P17", "P175", "P569", "P361"))), max_size=4))]
+        docs.append({"title": f"doc {di}", "sents": sents, "vertexSet": vertex_set, "labels": labels})
+    return docs
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora())
+def test_kb_invariants_on_random_corpora(docs: list[dict]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "docs.json"
+        p.write_text(json.dumps(docs))
+        res = kb_from_corpus([p], Path(tmp) / "kb.json.gz", Path(tmp) / "links.json")
+        links = json.loads((Path(tmp) / "links.json").read_text())
+        items = _items(Path(tmp) / "kb.json.gz")
+    names: dict[str, set[str]] = {}
+    primary: dict[tuple[str, str], str] = {}  # key -> the item of its first entity in each document
+    for d in docs:
+        row = links[d["title"]]
+        linked = [q for q in row if q]
+        assert len(linked) == len(set(linked))  # entities of one document never share an item
+        seen_here: set[tuple[str, str]] = set()
+        for e, q in zip(d["vertexSet"], row):
+            if entity_type(e) == "TIME":
+                assert q is None
+                continue
+            assert q in items
+            names.setdefault(q, set()).update(distinct_names(e))
+            counts = Counter(m["name"] for m in e)
+            canon = min(distinct_names(e), key=lambda n: (-counts[n], distinct_names(e).index(n)))
+            key = (entity_type(e), fold(canon))
+            if key not in seen_here:  # merged across documents by folded name and coarse type
+                assert primary.setdefault(key, q) == q
+                seen_here.add(key)
+            else:
+                assert q != primary[key]
+    assert set(names) == set(items) and res.items == len(items)
+    for q, ns in names.items():
+        assert {items[q]["labels"]["en"]["value"], *(a["value"] for a in items[q]["aliases"].get("en", []))} == ns
+
+
+def test_dump_writer_leaves_nothing_when_the_block_fails(tmp_path):
+    with pytest.raises(ValueError), wj.DumpWriter(tmp_path / "kb.json.gz") as w:
+        w.write({"id": "Q1"})
+        raise ValueError("stop")
+    assert list(tmp_path.iterdir()) == []
+    with wj.DumpWriter(tmp_path / "kb.json") as w:
+        w.write({"id": "Q1"})
+    assert [p.name for p in tmp_path.iterdir()] == ["kb.json"]
+    assert list(wj.iter_dump(tmp_path / "kb.json")) == [{"id": "Q1"}]

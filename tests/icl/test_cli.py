@@ -1,0 +1,196 @@
+"""`envbench icl prompts|run|parse` through the real CLI: exit codes, exact error text, the whole pipeline."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from envbench.cli import cli
+from tests.icl.test_client import FakeServer
+from tests.icl.test_prompts import write_world
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_help_lists_the_three_steps(runner: CliRunner) -> None:
+    res = runner.invoke(cli, ["icl", "--help"])
+    assert res.exit_code == 0 and "Example:" in res.output
+    for name in ("prompts", "run", "parse"):
+        assert name in res.output
+    for cmd in ("prompts", "run", "parse"):
+        res = runner.invoke(cli, ["icl", cmd, "--help"])
+        assert res.exit_code == 0 and "Example:" in res.output
+
+
+def test_pipeline_prompts_run_parse_evaluate(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = write_world(tmp_path)
+    prompts, run, pred = tmp_path / "p", tmp_path / "r", tmp_path / "pred.json"
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                              "--twins", str(p["twins"]), "--shots", "3", "--da", "--cg", "--out", str(prompts)])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith(f"wrote 3 prompts (3-shot +DA +CG) to {prompts};")
+    server = FakeServer()
+    monkeypatch.setenv("MY_KEY", "sk-xyz")
+    try:
+        args = ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", "m",
+                "--out", str(run), "--api-key-env", "MY_KEY", "--no-progress"]
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 0, res.output
+        assert res.output.startswith("3 documents: 0 from cache, 3 requested, 0 failed")
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 0 and res.output.startswith("3 documents: 3 from cache, 0 requested, 0 failed")
+        assert server.total == 3 and server.headers[0]["Authorization"] == "Bearer sk-xyz"
+    finally:
+        server.close()
+    res = runner.invoke(cli, ["icl", "parse", "--prompts", str(prompts), "--run", str(run), "--out", str(pred)])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("6 predictions for 3 documents (0 failed, scored as empty)")
+    assert json.loads(pred.read_text())[:2] == [{"title": "Test A", "h_idx": 1, "t_idx": 0, "r": "P27"},
+                                              {"title": "Test A", "h_idx": 2, "t_idx": 0, "r": "P17"}]
+    res = runner.invoke(cli, ["evaluate", "--gold", str(p["test"]), "--pred", str(pred)])
+    assert res.exit_code == 0, res.output
+    assert re.search(r"^F1\s+\d", res.output, re.MULTILINE)
+
+
+def test_errors_are_one_line_with_the_fix(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = write_world(tmp_path)
+    base = ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]), "--out", str(tmp_path / "p")]
+    res = runner.invoke(cli, [*base, "--da"])
+    assert res.exit_code == 1
+    assert res.output == (
+        "Error: --da needs --twins FILE, the renamed twins of the training documents; make them with "
+        "`envbench generate TRAIN --index DIR --pool train --seeds 1 --twins --out OUT` (OUT/<stem>_twins.json)\n"
+    )
+    res = runner.invoke(cli, [*base, "--cg"])
+    assert res.exit_code == 1
+    assert res.output == (
+        "Error: --cg says that each demonstration pair differs only in entity names, so it needs --da "
+        "(and --twins FILE)\n"
+    )
+    missing = tmp_path / "nope.json"
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(missing), "--train", str(p["train"]),
+                              "--out", str(tmp_path / "p")])
+    assert res.exit_code == 1 and res.output == f"Error: no such file: {missing}; check the path\n"
+
+    empty = tmp_path / "empty"
+    res = runner.invoke(cli, ["icl", "run", "--prompts", str(empty), "--base-url", "http://127.0.0.1:9/v1",
+                              "--model", "m", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 1
+    assert res.output == (
+        f"Error: no prompts at {empty} ({empty}/index.json is missing); run "
+        f"`envbench icl prompts --docs TEST --train TRAIN --shots 1 --out {empty}` first\n"
+    )
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    res = runner.invoke(cli, ["icl", "run", "--prompts", str(empty), "--base-url", "http://127.0.0.1:9/v1",
+                              "--model", "m", "--out", str(tmp_path / "r"), "--api-key-env", "NO_SUCH_KEY_VAR"])
+    assert res.exit_code == 1
+    assert res.output == (
+        "Error: environment variable NO_SUCH_KEY_VAR is not set; export NO_SUCH_KEY_VAR=YOUR_KEY, "
+        "or leave out --api-key-env for a local server\n"
+    )
+    assert runner.invoke(cli, base).exit_code == 0
+    res = runner.invoke(cli, ["icl", "run", "--prompts", str(tmp_path / "p"), "--base-url", "http://127.0.0.1:9/v1",
+                              "--model", "m", "--out", str(tmp_path / "r"), "--no-progress"])
+    assert res.exit_code == 1
+    assert res.output == (
+        "Error: cannot connect to http://127.0.0.1:9/v1/chat/completions (Connection refused); "
+        "start the server or fix --base-url\n"
+    )
+    res = runner.invoke(cli, ["icl", "parse", "--prompts", str(tmp_path / "p"), "--run", str(tmp_path / "r"),
+                              "--out", str(tmp_path / "pred.json")])
+    assert res.exit_code == 1
+    assert res.output == (
+        f"Error: no answers at {tmp_path / 'r' / 'answers.json'}; run `envbench icl run --prompts "
+        f"{tmp_path / 'p'} --base-url URL --model NAME --out {tmp_path / 'r'}` first "
+        "(an interrupted run resumes from its cache)\n"
+    )
+
+
+def test_all_documents_failing_exits_1_after_listing_them(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    prompts, run = tmp_path / "p", tmp_path / "r"
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(prompts)]).exit_code == 0
+    server = FakeServer()
+    server.faults = {"Hans": [400], "Karl": [400], "Ida": [400]}
+    try:
+        res = runner.invoke(cli, ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", "m",
+                                  "--out", str(run), "--no-progress"])
+    finally:
+        server.close()
+    assert res.exit_code == 1
+    assert res.output.splitlines()[-1].startswith("Error: all 3 documents failed (first error: HTTP 400: ")
+    assert res.output.splitlines()[-1].endswith(f"check that {server.url} serves --model m")
+    assert len(json.loads((run / "failures.json").read_text())) == 3
+    res = runner.invoke(cli, ["icl", "parse", "--prompts", str(prompts), "--run", str(run),
+                              "--out", str(tmp_path / "pred.json")])
+    assert res.exit_code == 0 and res.output.startswith("0 predictions for 3 documents (3 failed, scored as empty)")
+    assert json.loads((tmp_path / "pred.json").read_text()) == []
+
+
+def test_extra_body_must_be_a_json_object(runner: CliRunner, tmp_path: Path) -> None:
+    args = ["icl", "run", "--prompts", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+            "--out", str(tmp_path / "r")]
+    res = runner.invoke(cli, [*args, "--extra-body", "[1]"])
+    assert res.exit_code == 1 and res.output == "Error: --extra-body must be a JSON object such as '{\"seed\": 0}'\n"
+    res = runner.invoke(cli, [*args, "--extra-body", "{seed"])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: --extra-body is not valid JSON (")
+    assert res.output.endswith("); pass an object such as '{\"seed\": 0}'\n")
+
+
+def test_bad_inputs_are_one_line_errors_naming_the_fix(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps([{"title": "Hans", "h_idx": 0, "t_idx": 1, "r": "P17"}]))
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(pred), "--train", str(p["train"]),
+                              "--out", str(tmp_path / "p")])
+    assert res.exit_code == 1
+    assert res.output == (
+        f"Error: {pred}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED documents; give a "
+        "DocRED-format file (title, sents, vertexSet) here, and predictions to `envbench evaluate --pred`\n"
+    )
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(empty), "--train", str(p["train"]),
+                              "--out", str(tmp_path / "p")])
+    assert res.exit_code == 1
+    assert res.output == (f"Error: {empty}: has no documents; pass the DocRED-format test documents to write "
+                          "prompts for\n")
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                              "--limit", "-1", "--out", str(tmp_path / "p")])  # used to drop the last document
+    assert res.exit_code == 2 and "Invalid value for '--limit': -1 is not in the range x>=1." in res.output
+    res = runner.invoke(cli, ["icl", "run", "--prompts", str(tmp_path), "--base-url", "localhost:8000",
+                              "--model", "m", "--out", str(tmp_path / "r")])  # used to end in a traceback
+    assert res.exit_code == 1
+    assert res.output == ("Error: --base-url 'localhost:8000' is not an http(s) URL; give the server's address, "
+                          "e.g. http://localhost:8000/v1\n")
+    for opt, value in (("--timeout", "0"), ("--concurrency", "0"), ("--max-tokens", "0"), ("--retries", "-1")):
+        res = runner.invoke(cli, ["icl", "run", "--prompts", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1",
+                                  "--model", "m", "--out", str(tmp_path / "r"), opt, value])
+        assert res.exit_code == 2 and f"Invalid value for '{opt}'" in res.output, opt
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                              "--out", str(blocker / "p")])
+    assert res.exit_code == 1
+    assert res.output == (f"Error: {blocker / 'p'}: Not a directory; a file stands where a folder is needed; "
+                          "choose another path\n")
+
+
+def test_prompts_never_delete_files_they_did_not_write(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    out = tmp_path / "shared"
+    out.mkdir()
+    (out / "2023.json").write_text("mine")  # named like a prompt file, but not listed in any index.json
+    args = ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]), "--out", str(out)]
+    assert runner.invoke(cli, args).exit_code == 0
+    assert runner.invoke(cli, [*args, "--limit", "1"]).exit_code == 0
+    assert sorted(f.name for f in out.iterdir()) == ["0000.json", "0000.txt", "2023.json", "index.json"]

@@ -1,0 +1,251 @@
+"""Chat-completions client against a local scripted server: retries, backoff, cache, resume, failures."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envbench.core.errors import EnvbenchError
+from icl.client import ChatClient, FatalError, endpoint_url, run_prompts
+from icl.prompts import build_prompts
+from tests.icl.test_prompts import write_world
+
+TIMEOUT = 0.3  # client timeout in these tests; the server stalls longer to provoke it
+
+
+def test_title(body: dict[str, Any]) -> str:
+    """The test document a request is about: the first word after 'Test document:' (a given name)."""
+    text = body["messages"][-1]["content"]
+    return re.sub(r"</?e\d+>", "", text.split("Test document:\nDocument: ", 1)[1]).split()[0]
+
+
+test_title.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+class FakeServer:
+    """An OpenAI-style /v1/chat/completions server on 127.0.0.1 with scripted answers and faults.
+
+    ``faults[doc]`` is a list consumed one per request for that document: an HTTP status (500, 429,
+    400, 401), "timeout" (stall past the client timeout) or "garbage" (a non-JSON 200 reply).
+    """
+
+    def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None) -> None:
+        self.answer = answer or (lambda body: "<1; country of citizenship; 3>\n<2; country; 3>")
+        self.faults: dict[str, list[Any]] = {}
+        self.requests: Counter[str] = Counter()
+        self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path != "/v1/chat/completions":
+                    return self._send(404, b'{"error": "not found"}')
+                doc = test_title(body)
+                with server.lock:
+                    server.requests[doc] += 1
+                    server.bodies.append(body)
+                    server.headers.append(dict(self.headers))
+                    queue = server.faults.get(doc)
+                    fault = queue.pop(0) if queue else None
+                if fault == "timeout":
+                    time.sleep(TIMEOUT * 2)
+                    return self._send(200, b"{}")
+                if fault == "garbage":
+                    return self._send(200, b"<html>busy</html>")
+                if fault in ("null", "null-length"):  # no text: a refusal, or all tokens spent thinking
+                    reply = {"choices": [{"index": 0, "finish_reason": "length" if fault == "null-length" else "stop",
+                                          "message": {"role": "assistant", "content": None}}]}
+                    return self._send(200, json.dumps(reply).encode())
+                if isinstance(fault, int):
+                    extra = {"Retry-After": "0.01"} if fault == 429 else {}
+                    return self._send(fault, b'{"error": {"message": "scripted"}}', extra)
+                reply = {
+                    "id": "x", "object": "chat.completion", "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": server.answer(body)}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                }
+                self._send(200, json.dumps(reply).encode())
+
+            def _send(self, code: int, data: bytes, extra: dict[str, str] | None = None) -> None:
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (extra or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    @property
+    def total(self) -> int:
+        return sum(self.requests.values())
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    s = FakeServer()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def prompts(tmp_path: Path) -> Path:
+    p = write_world(tmp_path)
+    out = tmp_path / "prompts"
+    build_prompts(p["test"], p["train"], out, shots=1)
+    return out
+
+
+def make_client(url: str, sleeps: list[float] | None = None, **kw: Any) -> ChatClient:
+    rec = sleeps if sleeps is not None else []
+    return ChatClient(url, "test-model", timeout=TIMEOUT, retries=3, backoff=0.01, sleep=rec.append, **kw)
+
+
+def test_endpoint_url_forms() -> None:
+    assert endpoint_url("http://h:8000/v1") == "http://h:8000/v1/chat/completions"
+    assert endpoint_url("http://h:8000/v1/") == "http://h:8000/v1/chat/completions"
+    assert endpoint_url("http://h:8000") == "http://h:8000/v1/chat/completions"
+    assert endpoint_url("https://api.openai.com/v1/chat/completions") == "https://api.openai.com/v1/chat/completions"
+
+
+def test_backoff_doubles_with_deterministic_jitter() -> None:
+    c = ChatClient("http://x", "m", backoff=1.0, max_backoff=10.0)
+    delays = [c.delay("k", a, None) for a in range(1, 7)]
+    assert delays == [c.delay("k", a, None) for a in range(1, 7)]  # same key, same waits
+    for a, d in enumerate(delays, start=1):
+        base = min(10.0, 2 ** (a - 1))
+        assert 0.5 * base <= d < base
+    assert c.delay("k", 1, retry_after=7.0) == 7.0  # the server's Retry-After wins when longer
+    assert c.delay("k", 1, retry_after=99.0) == 10.0  # but never past max_backoff
+    assert c.delay("other", 3, None) != delays[2]
+
+
+def test_run_answers_every_prompt_and_rerun_costs_nothing(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = run_prompts(prompts, out, make_client(server.url), concurrency=3, progress=False)
+    assert (res.documents, res.requests, res.cache_hits, res.failed) == (3, 3, 0, [])
+    assert server.total == 3
+    body = server.bodies[0]
+    assert body["model"] == "test-model" and body["temperature"] == 0.0 and body["max_tokens"] == 2048
+    assert "Authorization" not in server.headers[0]
+    answers = json.loads((out / "answers.json").read_text())
+    assert [a["title"] for a in answers["answers"]] == ["Test A", "Test A-1", "Test B"]
+    assert all(a["answer"].startswith("<1;") for a in answers["answers"])
+    assert json.loads((out / "failures.json").read_text()) == []
+    assert json.loads((out / "run.json").read_text())["usage"]["total_tokens"] == 45
+    first = (out / "answers.json").read_bytes()
+
+    again = run_prompts(prompts, out, make_client(server.url), concurrency=3, progress=False)
+    assert (again.requests, again.cache_hits) == (0, 3)
+    assert server.total == 3  # zero new requests
+    assert (out / "answers.json").read_bytes() == first
+
+    other = run_prompts(prompts, tmp_path / "run2", make_client(server.url, max_tokens=100), progress=False)
+    assert other.requests == 3  # max_tokens is part of the cache key
+
+
+def test_retries_on_500_429_timeout_and_garbage(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    server.faults = {"Hans": [500, 429], "Karl": ["timeout"], "Ida": ["garbage", 503]}
+    sleeps: list[float] = []
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url, sleeps), concurrency=3, progress=False)
+    assert res.failed == [] and res.requests == 3
+    assert server.requests == Counter({"Hans": 3, "Karl": 2, "Ida": 3})
+    assert len(sleeps) == 5
+    assert any(s >= 0.01 for s in sleeps)  # Retry-After of the 429 honoured
+
+
+def test_persistent_failure_is_listed_and_rerun_retries_only_it(
+    server: FakeServer, prompts: Path, tmp_path: Path
+) -> None:
+    server.faults = {"Karl": [500] * 4, "Ida": [400]}
+    out = tmp_path / "run"
+    res = run_prompts(prompts, out, make_client(server.url), concurrency=2, progress=False)
+    assert server.requests == Counter({"Hans": 1, "Karl": 4, "Ida": 1})  # 1 + 3 retries; a 400 is not retried
+    failures = json.loads((out / "failures.json").read_text())
+    assert [(f["file"], f["title"]) for f in failures] == [("0001.json", "Test A-1"), ("0002.json", "Test B")]
+    assert "HTTP 500" in failures[0]["error"] and "gave up after 4 attempts" in failures[0]["error"]
+    assert "HTTP 400" in failures[1]["error"] and "not retried" in failures[1]["error"]
+    answers = {a["title"]: a["answer"] for a in json.loads((out / "answers.json").read_text())["answers"]}
+    assert answers["Test A-1"] is None and answers["Test B"] is None and answers["Test A"]
+    assert "2 documents failed" in res.summary()
+
+    again = run_prompts(prompts, out, make_client(server.url), concurrency=2, progress=False)
+    assert (again.requests, again.cache_hits, again.failed) == (2, 1, [])
+    assert server.requests == Counter({"Hans": 1, "Karl": 5, "Ida": 2})
+
+
+def test_fatal_status_stops_the_run_and_the_rerun_resumes(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    server.faults = {"Karl": [401]}
+    out = tmp_path / "run"
+    with pytest.raises(FatalError, match=r"^HTTP 401 from http://127\.0\.0\.1:\d+/v1/chat/completions: .*--api-key-env"):
+        run_prompts(prompts, out, make_client(server.url), concurrency=1, progress=False)
+    assert not (out / "answers.json").exists()  # never a partial answers file
+    assert server.requests["Hans"] == 1 and server.requests["Ida"] == 0
+    res = run_prompts(prompts, out, make_client(server.url), concurrency=1, progress=False)
+    assert (res.cache_hits, res.requests) == (1, 2)  # what was answered before the stop is kept
+
+
+def test_api_key_header_and_cache_only(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    res = run_prompts(prompts, tmp_path / "c", make_client(server.url), cache_only=True, progress=False)
+    assert server.total == 0 and len(res.failed) == 3
+    assert res.failed[0]["error"] == "not in the cache (--cache-only)"
+    run_prompts(prompts, tmp_path / "k", make_client(server.url, api_key="sk-test"), progress=False)
+    assert server.headers[0]["Authorization"] == "Bearer sk-test"
+
+
+def test_changed_prompt_file_is_refused(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    rec = json.loads((prompts / "0001.json").read_text())
+    rec["messages"][0]["content"] += " extra"
+    (prompts / "0001.json").write_text(json.dumps(rec))
+    with pytest.raises(EnvbenchError, match=r"0001\.json was changed after index\.json was written"):
+        run_prompts(prompts, tmp_path / "r", make_client(server.url), progress=False)
+    assert server.total == 0
+
+
+def test_extra_body_fields_are_sent_and_keyed(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    extra = {"max_tokens": None, "max_completion_tokens": 64, "seed": 0}
+    client = make_client(server.url, extra=extra)
+    assert client.cache_key([{"role": "user", "content": "x"}]) != make_client(server.url).cache_key(
+        [{"role": "user", "content": "x"}])
+    run_prompts(prompts, tmp_path / "r", client, progress=False)
+    body = server.bodies[0]
+    assert "max_tokens" not in body and body["max_completion_tokens"] == 64 and body["seed"] == 0
+
+
+def test_a_reply_without_text_is_not_retried(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    # regression: content null was retried with backoff (over a minute per document at the defaults)
+    server.faults = {"Hans": ["null-length"], "Karl": ["null"]}
+    sleeps: list[float] = []
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url, sleeps), concurrency=1, progress=False)
+    assert sleeps == [] and server.requests == Counter({"Hans": 1, "Karl": 1, "Ida": 1})
+    assert res.truncated == 1 and "stopped at --max-tokens" in res.summary()
+    assert [(f["title"], f["error"]) for f in res.failed] == [
+        ("Test A-1", "reply has no text content (finish_reason 'stop') (attempt 1; not retried)")]

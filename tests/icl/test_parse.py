@@ -1,0 +1,180 @@
+"""Answer parser: tolerant reading, drops counted by reason, numbers mapped back to vertexSet indices."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from envbench.core.errors import EnvbenchError
+from envbench.scoring.metrics import score
+from icl.client import run_prompts
+from icl.parse import entity_number, parse_answer, parse_run, relation_id
+from icl.prompts import build_prompts, entity_order, render_document, triple_lines
+from tests.icl.test_client import FakeServer, make_client, test_title
+from tests.icl.test_prompts import write_world
+
+NAMES = [["Willi Schneider", "Schneider"], ["Mediaș"], ["Germany"], ["3 Doors Down"]]
+
+
+def test_relation_names_match_case_insensitively() -> None:
+    assert relation_id("country") == "P17"
+    assert relation_id("  Country Of  Citizenship ") == "P27"
+    assert relation_id('"located_in_the_administrative_territorial_entity"') == "P131"
+    assert relation_id("dissolved, abolished or demolished") == "P576"
+    assert relation_id("p19") == "P19"
+    assert relation_id("P9999") is None and relation_id("best friend") is None
+
+
+def test_entity_forms() -> None:
+    for text in ("2", " e2", "E2", "#2", "[2]", "Entity 2", "entity#2", "<e2>Mediaș</e2>", "2 (Mediaș)", "2: Mediaș",
+                 "Mediaș", "mediaș", '"Mediaș"'):
+        assert entity_number(text, NAMES) == 2, text
+    assert entity_number("Schneider", NAMES) == 1  # any mention name of the entity
+    assert entity_number("3 Doors Down", NAMES) == 4  # a name wins over a leading number
+    assert entity_number("Berlin", NAMES) is None and entity_number("", NAMES) is None
+
+
+def test_tolerant_parse_and_drop_reasons() -> None:
+    answer = """Sure! Here are the relations:
+
+1. <1; country of citizenship; 3>
+- < 2 ;Country; 3 >
+* (1; place of birth; 2)
+<1; place of birth; 2>
+[e4; country; e3]  <1; member of; 3>
+2; located in the administrative territorial entity; 3
+<1; best friend; 3>
+<1; country; 9>
+<0; country; 3>
+<3; country; 3>
+<Berlin; country; 3>
+<1; country; 3; extra>
+Germany; country; Germany
+That is all."""
+    parsed = parse_answer(answer, NAMES)
+    assert parsed.triples == [(1, 3, "P27"), (2, 3, "P17"), (1, 2, "P19"), (4, 3, "P17"), (1, 3, "P463"),
+                              (2, 3, "P131")]
+    c = parsed.counts
+    assert c["kept"] == 6
+    assert c["dropped_duplicate"] == 1
+    assert c["dropped_unknown_relation"] == 1
+    assert c["dropped_entity_out_of_range"] == 2
+    assert c["dropped_self_pair"] == 2  # <3; country; 3> and Germany; country; Germany
+    assert c["dropped_bad_entity"] == 1
+    assert c["dropped_malformed"] == 1
+    assert c["ignored_lines"] == 2  # the chatter before and after
+    assert c["resolved_by_name"] == 2
+    assert c["triples_found"] == 14
+    assert parse_answer("None", NAMES).counts["ignored_lines"] == 0
+    thinking = parse_answer("<think>maybe <1; country; 2>?\n</think>\n<1; country; 3>", NAMES)
+    assert thinking.triples == [(1, 3, "P17")] and thinking.counts["thinking_removed"] == 1
+    assert parse_answer("<think>cut off while thinking <1; country; 3>", NAMES).triples == []
+    assert parse_answer("None.", NAMES).triples == []
+
+
+def test_parse_run_maps_numbers_to_vertexset_and_scores(tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=1)
+    # Test documents: vertexSet (country 0, person 1, place 2); numbers (person 1, place 2, country 3).
+    answers = {
+        "Hans": "<1; country of citizenship; 3>\n<1; place of birth; 2>\n<2; country; 3>\n<1; country of citizenship; 3>",
+        "Karl": "<1; country of citizenship; 3>\n<3; capital; 2>",
+        "Ida": "",
+    }
+    server = FakeServer(lambda body: answers[test_title(body)])
+    server.faults = {"Ida": [500] * 10}
+    try:
+        run_prompts(tmp_path / "prompts", tmp_path / "run", make_client(server.url), progress=False)
+    finally:
+        server.close()
+    res = parse_run(tmp_path / "prompts", tmp_path / "run", tmp_path / "pred.json")
+    preds = json.loads((tmp_path / "pred.json").read_text())
+    assert preds == [
+        {"title": "Test A", "h_idx": 1, "t_idx": 0, "r": "P27"},
+        {"title": "Test A", "h_idx": 1, "t_idx": 2, "r": "P19"},
+        {"title": "Test A", "h_idx": 2, "t_idx": 0, "r": "P17"},
+        {"title": "Test A-1", "h_idx": 0, "t_idx": 2, "r": "P36"},
+        {"title": "Test A-1", "h_idx": 1, "t_idx": 0, "r": "P27"},
+    ]
+    stats = json.loads((tmp_path / "pred.stats.json").read_text())
+    assert stats == res.stats
+    assert (stats["documents"], stats["failed_documents"], stats["predictions"]) == (3, 1, 5)
+    assert stats["dropped_duplicate"] == 1 and stats["dropped_self_pair"] == 0
+    gold = json.loads(p["test"].read_text())
+    s = score(gold, preds)
+    # 9 gold triples; 4 correct of 5 predicted; the failed document's 3 stay in the denominator
+    assert s["precision"] == pytest.approx(4 / 5) and s["recall"] == pytest.approx(4 / 9)
+
+
+def test_parse_run_refuses_missing_or_stale_answers(tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=1)
+    with pytest.raises(EnvbenchError, match=r"no answers at .*answers\.json; run `envbench icl run --prompts"):
+        parse_run(tmp_path / "prompts", tmp_path / "run", tmp_path / "pred.json")
+    server = FakeServer()
+    try:
+        run_prompts(tmp_path / "prompts", tmp_path / "run", make_client(server.url), progress=False)
+    finally:
+        server.close()
+    build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=2)
+    with pytest.raises(EnvbenchError, match=r"the answer for 0000\.json was made from a different prompt"):
+        parse_run(tmp_path / "prompts", tmp_path / "run", tmp_path / "pred.json")
+    assert not (tmp_path / "pred.json").exists()
+
+
+def test_oracle_answers_on_real_re_docred_score_perfectly(tmp_path: Path) -> None:
+    """Gold triples written as an LLM would (numbers in first-mention order) come back as the gold facts."""
+    from tests.conftest import shared_path
+
+    test_path = shared_path("re-docred", "test_revised.json")
+    train_path = shared_path("re-docred", "dev_revised.json")
+    gold = json.loads(test_path.read_text())[:150]
+    by_text = {render_document(d, entity_order(d)): "\n".join(triple_lines(d, entity_order(d))) for d in gold}
+
+    def oracle(body: dict) -> str:
+        test_part = body["messages"][-1]["content"].split("Test document:\nDocument: ", 1)[1]
+        return "Here you go:\n" + by_text[test_part[: -len("\nRelations:")]]
+
+    build_prompts(test_path, train_path, tmp_path / "p", shots=1, limit=150)
+    server = FakeServer(oracle)
+    try:
+        res = run_prompts(tmp_path / "p", tmp_path / "r", make_client(server.url), concurrency=4, progress=False)
+    finally:
+        server.close()
+    assert res.requests == 150
+    parsed = parse_run(tmp_path / "p", tmp_path / "r", tmp_path / "pred.json")
+    assert parsed.stats["kept"] == sum(len(d["labels"]) for d in gold)
+    assert all(parsed.stats[f"dropped_{r}"] == 0 for r in ("bad_entity", "unknown_relation", "self_pair"))
+    s = score(gold, json.loads((tmp_path / "pred.json").read_text()))
+    assert s["f1"] == pytest.approx(1.0) and s["recall"] == pytest.approx(1.0)
+
+
+def test_triples_written_with_the_prompts_own_marking() -> None:
+    # regression: the bare-line fallback stripped "<" off "<e1>" and ">" off "</e2>", losing both entities
+    names = [["Alpha"], ["Beta (band)"], ["Gamma"]]
+    for line in ("<e1>Alpha</e1>; country; <e2>Beta (band)</e2>", "(<e1>Alpha</e1>; country; <e2>Beta (band)</e2>)",
+                 "- <e1>Alpha</e1> ; Country ; <e2>Beta (band)</e2>"):
+        assert parse_answer(line, names).triples == [(1, 2, "P17")], line
+
+
+def test_names_that_end_in_a_bracket() -> None:
+    # regression: "Beta (band)" lost its ")" to bracket stripping and matched no entity
+    names = [["Alpha"], ["Beta (band)"], ["Gamma"]]
+    parsed = parse_answer("<Alpha; country; Beta (band)>\n(Gamma; country; Alpha)", names)
+    assert parsed.triples == [(1, 2, "P17"), (3, 1, "P17")]
+    assert parsed.counts["resolved_by_name"] == 4
+
+
+def test_stats_file_may_not_be_the_predictions_file(tmp_path: Path) -> None:
+    with pytest.raises(EnvbenchError) as exc:
+        parse_run(tmp_path / "p", tmp_path / "r", tmp_path / "a.json", stats_path=tmp_path / "a.json")
+    assert str(exc.value) == f"--stats and --out are the same file ({tmp_path / 'a.json'}); give the counts another name"
+
+
+def test_compressed_output_names_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(EnvbenchError) as exc:
+        parse_run(tmp_path / "p", tmp_path / "r", tmp_path / "pred.json.gz")
+    assert str(exc.value) == (f"{tmp_path / 'pred.json.gz'}: predictions and counts are written uncompressed; "
+                              "give a .json name")

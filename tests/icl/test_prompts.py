@@ -1,0 +1,300 @@
+"""Prompt builder: numbering by first mention, mention marking, demonstrations, DA twins, CG text."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from envbench.core.errors import DataError, EnvbenchError
+from envbench.core.relations import RELATIONS
+from icl.prompts import (
+    CG_PARAGRAPH,
+    build_prompt_text,
+    build_prompts,
+    demo_key,
+    entity_order,
+    pick_demos,
+    render_document,
+    triple_lines,
+)
+
+
+def make_doc(title: str, person: str, place: str, country: str) -> dict[str, Any]:
+    """Two sentences; vertexSet order (country, person, place) differs from first-mention order."""
+    first, last = person.split(), person.split()[-1:]
+    s0 = first + ["was", "born", "in"] + place.split() + ["."]
+    s1 = last + ["lives", "in"] + country.split() + ["."]
+    p0 = len(first) + 3
+    return {
+        "title": title,
+        "sents": [s0, s1],
+        "vertexSet": [
+            [{"name": country, "sent_id": 1, "pos": [3, 3 + len(country.split())], "type": "LOC"}],
+            [
+                {"name": last[0], "sent_id": 1, "pos": [0, 1], "type": "PER"},  # listed first, mentioned later
+                {"name": person, "sent_id": 0, "pos": [0, len(first)], "type": "PER"},
+            ],
+            [{"name": place, "sent_id": 0, "pos": [p0, p0 + len(place.split())], "type": "LOC"}],
+        ],
+        "labels": [
+            {"h": 1, "t": 0, "r": "P27", "evidence": [1]},
+            {"h": 1, "t": 2, "r": "P19", "evidence": [0]},
+            {"h": 2, "t": 0, "r": "P17", "evidence": []},
+        ],
+    }
+
+
+TRAIN_NAMES = [
+    ("Willi Schneider", "Mediaș", "Germany"),
+    ("Anna Berg", "Uppsala", "Sweden"),
+    ("Jan Kowalski", "Kraków", "Poland"),
+    ("Maria Rossi", "Turin", "Italy"),
+    ("Luis García Pérez", "Santa Cruz de Tenerife", "Spain"),
+]
+TWIN_NAMES = [
+    ("Otto Krüger", "Bad Homburg vor der Höhe", "Austria"),
+    ("Eva Lind", "Lund", "Norway"),
+    ("Piotr Nowak", "Gdańsk", "Czech Republic"),
+    ("Carla Bianchi", "Bari", "Malta"),
+    ("Pablo Ruiz", "Cádiz", "Portugal"),
+]
+
+
+def write_world(tmp: Path) -> dict[str, Path]:
+    """train.json (5 docs), train_twins.json (same titles, renamed), test.json (a doc and its Env renaming)."""
+    train = [make_doc(f"Train {i}", *names) for i, names in enumerate(TRAIN_NAMES)]
+    twins = [make_doc(f"Train {i}", *names) for i, names in enumerate(TWIN_NAMES)]
+    test = [make_doc("Test A", "Hans Meier", "Basel", "Switzerland"),
+            make_doc("Test A-1", "Karl Vogt", "Zug", "Liechtenstein"),
+            make_doc("Test B", "Ida Holm", "Odense", "Denmark")]
+    paths = {"train": tmp / "train.json", "twins": tmp / "train_twins.json", "test": tmp / "test.json"}
+    for key, docs in (("train", train), ("twins", twins), ("test", test)):
+        paths[key].write_text(json.dumps(docs), encoding="utf-8")
+    return paths
+
+
+def test_numbering_follows_first_mention_and_marks_every_mention() -> None:
+    doc = make_doc("Test A", "Willi Schneider", "Mediaș", "Germany")
+    order = entity_order(doc)
+    assert order == [1, 2, 0]  # person (sentence 0, token 0), place, country
+    text = render_document(doc, order)
+    assert text == (
+        "<e1>Willi Schneider</e1> was born in <e2>Mediaș</e2> . <e1>Schneider</e1> lives in <e3>Germany</e3> ."
+    )
+    assert triple_lines(doc, order) == [
+        "<1; place of birth; 2>",
+        "<1; country of citizenship; 3>",
+        "<2; country; 3>",
+    ]
+
+
+def test_nested_and_shared_spans_stay_nested() -> None:
+    doc = {
+        "title": "N",
+        "sents": [["University", "of", "Basel", "opened", "."]],
+        "vertexSet": [
+            [{"name": "Basel", "sent_id": 0, "pos": [2, 3], "type": "LOC"}],
+            [{"name": "University of Basel", "sent_id": 0, "pos": [0, 3], "type": "ORG"}],
+            [{"name": "University", "sent_id": 0, "pos": [0, 1], "type": "ORG"}],
+        ],
+        "labels": [],
+    }
+    order = entity_order(doc)
+    assert order == [1, 2, 0]  # the longer span opening at the same token comes first
+    assert render_document(doc, order) == "<e1><e2>University</e2> of <e3>Basel</e3></e1> opened ."
+
+
+def test_prompt_layout_plain_da_cg() -> None:
+    test = make_doc("T", "Hans Meier", "Basel", "Switzerland")
+    demo = make_doc("D", "Anna Berg", "Uppsala", "Sweden")
+    twin = make_doc("D", "Eva Lind", "Lund", "Norway")
+    plain, order = build_prompt_text(test, [demo])
+    assert order == [1, 2, 0]
+    for name in RELATIONS.values():
+        assert f"\n{name}\n" in plain
+    assert "Example 1:\nDocument: <e1>Anna Berg</e1>" in plain
+    assert plain.endswith("Test document:\nDocument: <e1>Hans Meier</e1> was born in <e2>Basel</e2> . "
+                          "<e1>Meier</e1> lives in <e3>Switzerland</e3> .\nRelations:")
+    assert CG_PARAGRAPH not in plain and "Example 1a" not in plain
+
+    da, _ = build_prompt_text(test, [demo], [twin])
+    assert "Example 1a:\nDocument: <e1>Anna Berg</e1>" in da
+    assert "Example 1b:\nDocument: <e1>Eva Lind</e1> was born in <e2>Lund</e2>" in da
+    blocks = re.findall(r"Relations:\n((?:<[^\n]*>\n?)+)", da)
+    assert len(blocks) == 2 and blocks[0].strip() == blocks[1].strip()  # the twin carries the same triples
+    assert CG_PARAGRAPH not in da
+
+    cg, _ = build_prompt_text(test, [demo], [twin], cg=True)
+    assert CG_PARAGRAPH in cg
+    assert cg.index(CG_PARAGRAPH) < cg.index("Example 1a")
+    assert "differ only in the names" in CG_PARAGRAPH and "context" in CG_PARAGRAPH
+
+
+def test_demo_draw_is_deterministic_and_shared_by_renamed_versions() -> None:
+    titles = [f"Doc {i}" for i in range(50)]
+    a = pick_demos(demo_key("Rihanna-3"), titles, 3, seed=0)
+    assert a == pick_demos(demo_key("Rihanna"), titles, 3, seed=0)
+    assert a == pick_demos("Rihanna", list(reversed(titles)), 3, seed=0)  # input order does not matter
+    assert len(set(a)) == 3
+    assert pick_demos("Rihanna", titles, 3, seed=1) != a or pick_demos("Other", titles, 3, seed=0) != a
+    assert demo_key("Rihanna-3", same_for_renamed=False) == "Rihanna-3"
+    assert "Doc 7" not in pick_demos("X", titles, 49, seed=0, exclude=("Doc 7",))
+
+
+def test_build_prompts_writes_files_index_and_entity_maps(tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    out = tmp_path / "prompts"
+    res = build_prompts(p["test"], p["train"], out, twins_path=p["twins"], shots=3, da=True, cg=True)
+    assert res.documents == 3
+    index = json.loads((out / "index.json").read_text())
+    assert [e["file"] for e in index["documents"]] == ["0000.json", "0001.json", "0002.json"]
+    assert index["params"]["shots"] == 3 and index["params"]["da"] and index["params"]["cg"]
+    recs = [json.loads((out / e["file"]).read_text()) for e in index["documents"]]
+    assert recs[0]["title"] == "Test A" and recs[0]["entity_map"] == [1, 2, 0]
+    assert recs[0]["entity_names"] == [["Meier", "Hans Meier"], ["Basel"], ["Switzerland"]]
+    assert recs[0]["demos"] == recs[1]["demos"]  # "Test A-1" is a renaming of "Test A"
+    text = recs[0]["messages"][0]["content"]
+    assert text.count("Example ") == 6 and CG_PARAGRAPH in text
+    for i, demo in enumerate(recs[0]["demos"]):
+        k = int(demo.split()[1])
+        assert f"Example {i + 1}a:\nDocument: <e1>{TRAIN_NAMES[k][0]}</e1>" in text
+        assert f"Example {i + 1}b:\nDocument: <e1>{TWIN_NAMES[k][0]}</e1>" in text
+    txt = (out / "0000.txt").read_text()
+    assert txt.startswith(text) and "1 -> vertexSet[1]" in txt
+
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    build_prompts(p["test"], p["train"], out, twins_path=p["twins"], shots=3, da=True, cg=True)
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before  # byte-identical rebuild
+
+    build_prompts(p["test"], p["train"], out, shots=1, limit=1)
+    assert sorted(f.name for f in out.iterdir()) == ["0000.json", "0000.txt", "index.json"]  # stale ones gone
+    one = json.loads((out / "0000.json").read_text())
+    assert one["messages"][0]["content"].count("Example ") == 1
+
+
+def test_option_errors_name_the_fix(tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    with pytest.raises(EnvbenchError, match=r"--da needs --twins FILE"):
+        build_prompts(p["test"], p["train"], tmp_path / "o", shots=1, da=True)
+    with pytest.raises(EnvbenchError, match=r"--cg .* needs --da"):
+        build_prompts(p["test"], p["train"], tmp_path / "o", shots=1, cg=True)
+    with pytest.raises(DataError, match=r"only 5 usable demonstrations for 'Test A'"):
+        build_prompts(p["test"], p["train"], tmp_path / "o", shots=6)
+    twins = json.loads(p["twins"].read_text())
+    p["twins"].write_text(json.dumps(twins[:1]))
+    with pytest.raises(DataError, match=r"no twin for demonstration 'Train \d'"):
+        build_prompts(p["test"], p["train"], tmp_path / "o", twins_path=p["twins"], shots=3, da=True)
+    twins[0]["labels"] = twins[0]["labels"][:1]
+    p["twins"].write_text(json.dumps(twins))
+    with pytest.raises(DataError, match=r"twin of 'Train 0' has different labels"):
+        build_prompts(p["test"], p["train"], tmp_path / "o", twins_path=p["twins"], shots=5, da=True)
+
+
+_TAG = re.compile(r"<(/?)e(\d+)>")
+
+
+def unrender(text: str) -> tuple[list[str], set[tuple[int, int, int]]]:
+    """Tokens and (start, end, number) spans recovered from a rendered one-sentence document."""
+    tokens: list[str] = []
+    spans: set[tuple[int, int, int]] = set()
+    open_at: dict[int, list[int]] = {}
+    for piece in text.split(" "):
+        pos = 0
+        while (m := _TAG.match(piece, pos)) and not m.group(1):  # opening tags before the token
+            open_at.setdefault(int(m.group(2)), []).append(len(tokens))
+            pos = m.end()
+        rest = piece[pos:]
+        core = _TAG.split(rest)[0]
+        tokens.append(core)
+        for closing, num in _TAG.findall(rest[len(core):]):
+            assert closing == "/", piece
+            spans.add((open_at[int(num)].pop(), len(tokens), int(num)))
+    return tokens, spans
+
+
+@st.composite
+def one_sentence_docs(draw: st.DrawFn) -> dict[str, Any]:
+    n_tok = draw(st.integers(1, 12))
+    tokens = draw(st.lists(st.text("abcXY,.'-", min_size=1, max_size=4), min_size=n_tok, max_size=n_tok))
+    n_ent = draw(st.integers(1, 5))
+    entities = []
+    for _ in range(n_ent):
+        spans = draw(st.lists(st.tuples(st.integers(0, n_tok - 1), st.integers(1, n_tok)).map(sorted)
+                              .filter(lambda se: se[0] < se[1]), min_size=1, max_size=3))
+        for (a, b), (c, d) in itertools.combinations(spans, 2):  # one entity's mentions never cross
+            assume(not (a < c < b < d or c < a < d < b))
+        entities.append([{"name": " ".join(tokens[s:e]), "sent_id": 0, "pos": [s, e], "type": "MISC"}
+                         for s, e in spans])
+    return {"title": "H", "sents": [tokens], "vertexSet": entities, "labels": []}
+
+
+@settings(max_examples=150, deadline=None)
+@given(one_sentence_docs())
+def test_rendering_keeps_tokens_and_every_mention_span(doc: dict[str, Any]) -> None:
+    order = entity_order(doc)
+    assert sorted(order) == list(range(len(doc["vertexSet"])))
+    number_of = {v: n for n, v in enumerate(order, start=1)}
+    text = render_document(doc, order)
+    tokens, spans = unrender(text)
+    assert tokens == doc["sents"][0]
+    want = {(m["pos"][0], m["pos"][1], number_of[v]) for v, ent in enumerate(doc["vertexSet"]) for m in ent}
+    assert spans == want
+    firsts = [min(m.start() for m in re.finditer(f"<e{n}>", text)) for n in range(1, len(order) + 1)]
+    assert firsts == sorted(firsts)  # numbers appear in order of first mention
+
+
+def rename_in_place(doc: dict[str, Any]) -> dict[str, Any]:
+    """A twin: every mention token replaced by a new word of the same length in tokens; labels kept."""
+    twin = copy.deepcopy(doc)
+    for v, entity in enumerate(twin["vertexSet"]):
+        for m in entity:
+            sent = twin["sents"][m["sent_id"]]
+            for j in range(*m["pos"]):
+                sent[j] = f"Zed{v}x{j}"
+    for entity in twin["vertexSet"]:
+        for m in entity:
+            m["name"] = " ".join(twin["sents"][m["sent_id"]][m["pos"][0]:m["pos"][1]])
+    return twin
+
+
+def test_sample_world_prompts(tmp_path: Path) -> None:
+    sample_world = pytest.importorskip("envbench.worlds.sample.world")
+    sample_world.make_sample(tmp_path / "s", seed=0)
+    docs_dir = tmp_path / "s" / "docs"
+    train = json.loads((docs_dir / "train.json").read_text())
+    test = json.loads((docs_dir / "test.json").read_text())
+    twins_path = tmp_path / "train_twins.json"
+    twins_path.write_text(json.dumps([rename_in_place(d) for d in train]))
+    out = tmp_path / "p"
+    res = build_prompts(docs_dir / "test.json", docs_dir / "train.json", out, twins_path=twins_path,
+                        shots=3, da=True, cg=True)
+    assert res.documents == len(test)
+    train_by_title = {d["title"]: d for d in train}
+    index = json.loads((out / "index.json").read_text())
+    for entry, doc in zip(index["documents"], test):
+        rec = json.loads((out / entry["file"]).read_text())
+        assert rec["title"] == doc["title"]
+        emap = rec["entity_map"]
+        assert sorted(emap) == list(range(len(doc["vertexSet"])))
+        firsts = [min((m["sent_id"], m["pos"][0]) for m in doc["vertexSet"][v]) for v in emap]
+        assert firsts == sorted(firsts)  # numbered in order of first mention
+        text = rec["messages"][0]["content"]
+        assert text.count(CG_PARAGRAPH) == 1
+        test_part = text.split("Test document:\n", 1)[1]
+        n_mentions = len({(m["sent_id"], *m["pos"], v) for v, e in enumerate(doc["vertexSet"]) for m in e})
+        assert len(re.findall(r"<e\d+>", test_part)) == n_mentions
+        assert len(rec["demos"]) == 3 and len(set(rec["demos"])) == 3
+        for i, title in enumerate(rec["demos"], start=1):
+            demo, twin_text = train_by_title[title], text.split(f"Example {i}b:\n", 1)[1]
+            demo_text = text.split(f"Example {i}a:\n", 1)[1].split(f"Example {i}b:\n", 1)[0]
+            assert "Zed" not in demo_text and twin_text.split("\n\n", 1)[0].count("Zed") >= len(demo["vertexSet"])
+            assert demo_text.split("Relations:\n")[1].strip() == \
+                twin_text.split("\n\n", 1)[0].split("Relations:\n")[1].strip()
