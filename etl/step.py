@@ -1,0 +1,308 @@
+"""One lifecycle for every step that writes files: check, skip, stage, publish, manifest last.
+
+    with Step("generate", root=out, outputs=["test_env.json", "stats.json"], inputs=[docs],
+              parameters={"seeds": 5}, identity={"index": fingerprint}, force=force) as step:
+        if step.up_to_date:
+            return ...                      # nothing is written
+        write_things(step.path("test_env.json"), step.path("stats.json"))
+    # the block ended without an exception: every output is in place, then the manifest
+
+Contract, in the order things happen:
+
+1. **Paths are checked before any work.** Each output's folder can be written (a probe file is
+   created and removed), nothing else has an output's name (a folder where a file goes, a file
+   where a folder goes), and no input is an output: an input that resolves to an output, to the
+   manifest, or to a file the previous manifest lists (which publishing may remove) is refused.
+2. **One writer at a time.** The step holds an exclusive ``flock`` on the manifest's folder
+   (no lock file is left behind) from the check to the end; a second run into the same folder
+   fails at once, naming it. Staging folders left by a killed run of the same step
+   (``.staging-<step>-*``) are removed under the lock.
+3. **Up to date?** Unless ``force``, the manifest at ``root`` is compared with this run: same step
+   name, package version, input sha256s, parameters and identity, the same output names, and every
+   listed output still present with its sha256. Then ``step.up_to_date`` is true and the step
+   writes nothing. A manifest that is damaged or not an object is simply "not up to date".
+4. **Staging.** ``step.path(name)`` is a path in a staging folder beside the output (same file
+   system, so the rename is atomic). The body writes a file or a whole folder there.
+5. **Publishing**, only when the block ends without an exception: the old manifest is removed
+   first, each output is renamed into place (a folder output swaps with the old folder), outputs
+   the old manifest listed that this run did not write are removed, and the new manifest is written
+   last. A crash anywhere leaves either no manifest (never "up to date") or a complete one.
+   On an exception the staging folders are removed and the old outputs stay as they were; an
+   output folder this run created and left empty is removed too.
+
+Two shapes: ``root`` is the output folder (its ``manifest.json`` describes the folder), or
+``manifest`` names the manifest file and ``outputs`` are file paths anywhere (``link --out
+L.json`` writes ``L.json`` and ``L.json.manifest.json``). Errors are ``InputError`` with one line
+that names the path and the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import orjson
+
+from etl.io import InputError, write_json_atomic
+from etl.manifest import build_manifest, describe_file
+
+MANIFEST = "manifest.json"
+COMPARED = ("step", "package_version", "inputs", "parameters", "identity")
+
+
+def manifest_beside(path: str | os.PathLike[str]) -> Path:
+    """The manifest of a one-file output: ``L.json`` -> ``L.json.manifest.json``."""
+    p = Path(path)
+    return p.with_name(p.name + ".manifest.json")
+
+
+def check_writable(path: str | os.PathLike[str], option: str, *, folder: bool = False) -> None:
+    """Fail before any work unless ``path`` (a file, or with ``folder`` a folder) can be written.
+
+    Probes the nearest existing folder with a temporary file, so a long run never ends in an
+    error about an unwritable output (and never leaves one output written and another missing).
+    """
+    target = Path(path)
+    if folder and target.exists() and not target.is_dir():
+        raise InputError(f"{option} {path}: a file has that name; choose a folder path")
+    if not folder and target.is_dir():
+        raise InputError(f"{option} {path}: a folder has that name; choose a file path")
+    base = target if folder else target.parent
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise InputError(f"{option} {path}: {base} is a file, not a folder; choose another path")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".envbench-probe-", dir=base)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot write in {base} ({exc.strerror or exc}); "
+                         "choose a location you can write to") from None
+
+
+def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The manifest at ``path`` as a dict, or None when it is missing, damaged or not an object."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    with contextlib.suppress(OSError):
+        return os.path.samefile(a, b)
+    return False
+
+
+def _listed_outputs(manifest: Mapping[str, Any] | None, base: Path) -> list[Path]:
+    if not manifest or not isinstance(manifest.get("outputs"), list):
+        return []
+    return [base / o["name"] for o in manifest["outputs"] if isinstance(o, dict) and isinstance(o.get("name"), str)]
+
+
+def _files_under(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file())
+    return [path]
+
+
+class Step:
+    """A step that writes: see the module docstring for the contract."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        outputs: Sequence[str | os.PathLike[str]],
+        root: str | os.PathLike[str] | None = None,
+        manifest: str | os.PathLike[str] | None = None,
+        inputs: Sequence[str | os.PathLike[str] | Mapping[str, Any]] = (),
+        parameters: Mapping[str, Any] | None = None,
+        identity: Mapping[str, Any] | None = None,
+        force: bool = False,
+        option: str = "--out",
+    ) -> None:
+        if (root is None) == (manifest is None):
+            raise ValueError("give exactly one of root (an output folder) or manifest (a manifest file)")
+        self.name = name
+        self.option = option
+        self.force = force
+        self.root = Path(root) if root is not None else None
+        self.manifest_path = self.root / MANIFEST if self.root is not None else Path(manifest)  # type: ignore[arg-type]
+        self.base = self.manifest_path.parent  # output names in the manifest are relative to it
+        # a name ending in "/" is a folder output (written whole, swapped whole); others are files
+        self.folders = {self._resolve_output(o) for o in outputs if str(o).endswith("/")}
+        self.outputs = [self._resolve_output(o) for o in outputs]
+        if len({str(o) for o in self.outputs}) != len(self.outputs):
+            raise ValueError(f"step {name}: an output is named twice")
+        self.inputs = list(inputs)
+        self.parameters = dict(parameters or {})
+        self.identity = dict(identity or {})
+        self.info: dict[str, Any] = {}  # written to the manifest, never compared (timings, counts)
+        self.up_to_date = False
+        self.manifest: dict[str, Any] | None = None  # the published manifest, after the block
+        self._probe: dict[str, Any] = {}
+        self._lock_fd: int | None = None
+        self._staging: dict[Path, Path] = {}  # output folder -> its staging folder
+        self._created_root = False
+
+    def _resolve_output(self, output: str | os.PathLike[str]) -> Path:
+        name = str(output).rstrip("/")
+        return self.base / name if self.root is not None else Path(name)
+
+    # ------------------------------------------------------------------ entering: check and lock
+    def __enter__(self) -> Step:
+        if self.root is not None:
+            check_writable(self.root, self.option, folder=True)
+        for out in self.outputs:
+            check_writable(out, self.option, folder=out in self.folders)
+        if not self.base.exists():
+            self.base.mkdir(parents=True)
+            self._created_root = True
+        try:
+            self._lock()
+            self._remove_stale_staging()
+            old = read_manifest(self.manifest_path)
+            self._check_inputs(old)
+            described = [dict(i) if isinstance(i, Mapping) else describe_file(i)
+                         for i in self.inputs if not (isinstance(i, (str, os.PathLike)) and str(i) == "-")]
+            self._probe = {**build_manifest(step=self.name, inputs=[], parameters=self.parameters),
+                           "inputs": described, "identity": self.identity}
+            self.up_to_date = not self.force and self._matches(old)
+        except BaseException:
+            self._release(failed=True)
+            raise
+        return self
+
+    def _lock(self) -> None:
+        fd = os.open(self.base, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise InputError(f"{self.option} {self.base}: another run is writing there now; wait for it to end, "
+                             "or choose another output location") from None
+        self._lock_fd = fd
+
+    def _remove_stale_staging(self) -> None:
+        folders = {self.base, *(o.parent for o in self.outputs)}
+        for folder in sorted(folders):
+            for stale in folder.glob(f".staging-{self.name}-*"):
+                shutil.rmtree(stale, ignore_errors=True)
+
+    def _check_inputs(self, old: Mapping[str, Any] | None) -> None:
+        written = [*self.outputs, self.manifest_path, *_listed_outputs(old, self.base)]
+        for inp in self.inputs:
+            if isinstance(inp, Mapping) or str(inp) == "-":
+                continue
+            src = Path(inp)
+            for out in written:
+                if _same_file(src, out) or (out.is_dir() and src.resolve().is_relative_to(out.resolve())):
+                    raise InputError(f"{self.option} {self.root or out}: the input {src} would be overwritten by "
+                                     f"this step's output {out}; choose another output location or move the input")
+
+    def _matches(self, old: Mapping[str, Any] | None) -> bool:
+        if not old:
+            return False
+        if any(old.get(k) != self._probe.get(k) for k in COMPARED):
+            return False
+        listed = old.get("outputs")
+        if not isinstance(listed, list) or not listed:
+            return False
+        if not all(isinstance(o, dict) and isinstance(o.get("name"), str) for o in listed):
+            return False
+        present = {os.path.relpath(f, self.base) for o in self.outputs for f in _files_under(o)}
+        if {o["name"] for o in listed} != present:
+            return False  # an output is missing, or a declared output was never written
+        return all((self.base / o["name"]).is_file()
+                   and describe_file(self.base / o["name"])["sha256"] == o.get("sha256") for o in listed)
+
+    # ------------------------------------------------------------------ the body
+    def path(self, output: str | os.PathLike[str]) -> Path:
+        """The staging path of a declared output (a name under ``root``, or the output's own path)."""
+        target = self._resolve_output(output)
+        if target not in self.outputs:
+            raise ValueError(f"step {self.name}: {output} is not a declared output")
+        if self.up_to_date:
+            raise RuntimeError(f"step {self.name} is up to date; nothing may be written")
+        folder = target.parent
+        if folder not in self._staging:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._staging[folder] = Path(tempfile.mkdtemp(prefix=f".staging-{self.name}-", dir=folder))
+        return self._staging[folder] / target.name
+
+    # ------------------------------------------------------------------ leaving: publish or clean
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            if exc_type is None and not self.up_to_date:
+                self._publish()
+        finally:
+            self._release(failed=exc_type is not None)
+
+    def _publish(self) -> None:
+        staged = [(self._staging[o.parent] / o.name if o.parent in self._staging else None, o)
+                  for o in self.outputs]
+        missing = [str(o) for s, o in staged if s is None or not s.exists()]
+        if missing:
+            raise RuntimeError(f"step {self.name} did not write {', '.join(missing)}")
+        old = read_manifest(self.manifest_path)
+        with contextlib.suppress(FileNotFoundError):
+            self.manifest_path.unlink()  # first: a crash from here on is never "up to date"
+        for src, dest in staged:
+            assert src is not None
+            if src.is_dir():
+                trash = self._staging[dest.parent] / f".old-{dest.name}"
+                if dest.exists():
+                    os.replace(dest, trash)
+                os.replace(src, dest)
+            else:
+                if dest.is_dir():
+                    shutil.rmtree(dest)
+                os.replace(src, dest)
+        kept = {f.resolve() for o in self.outputs for f in _files_under(o)}
+        for listed in _listed_outputs(old, self.base):
+            if listed.resolve() not in kept and listed.is_file() and listed.resolve() != self.manifest_path.resolve():
+                listed.unlink()
+        files = [f for o in self.outputs for f in _files_under(o) if not f.name.startswith(".staging-")]
+        described = [{**describe_file(f), "name": os.path.relpath(f, self.base)} for f in files]
+        self.manifest = {**self._probe, **self.info, "outputs": sorted(described, key=lambda d: d["name"])}
+        write_json_atomic(self.manifest_path, self.manifest, indent=True)
+
+    def _release(self, *, failed: bool) -> None:
+        for staging in self._staging.values():
+            shutil.rmtree(staging, ignore_errors=True)
+        self._staging.clear()
+        if failed and self._created_root:
+            with contextlib.suppress(OSError):
+                self.base.rmdir()  # only when empty: the step made it and wrote nothing there
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+@contextlib.contextmanager
+def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn ENOSPC while writing under ``path`` into one line that names it."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise InputError(f"{path}: no space left on the device while writing; free some space there, "
+                             "or choose another output location") from None
+        raise
+
+
+__all__ = ["MANIFEST", "Step", "check_writable", "manifest_beside", "no_space_hint", "read_manifest"]

@@ -1,0 +1,218 @@
+"""The step lifecycle: check, lock, skip when up to date, stage, publish, manifest last."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from etl.io import InputError
+from etl.step import Step, manifest_beside, read_manifest
+
+
+def _write(step: Step, name: str, text: str) -> None:
+    step.path(name).write_text(text)
+
+
+def _run(out: Path, inp: Path, *, text: str = "a", params: dict | None = None, force: bool = False,
+         outputs: tuple[str, ...] = ("a.txt", "b.txt")) -> Step:
+    with Step("demo", root=out, outputs=list(outputs), inputs=[inp], parameters=params or {"k": 1},
+              force=force) as step:
+        if not step.up_to_date:
+            for name in outputs:
+                _write(step, name, f"{text}-{name}")
+    return step
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.fixture
+def inp(tmp_path: Path) -> Path:
+    p = tmp_path / "input.json"
+    p.write_text("[1]")
+    return p
+
+
+def test_publishes_then_skips_when_up_to_date(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "out"
+    first = _run(out, inp)
+    assert not first.up_to_date
+    assert _names(out) == ["a.txt", "b.txt", "manifest.json"]
+    man = read_manifest(out / "manifest.json")
+    assert man is not None and [o["name"] for o in man["outputs"]] == ["a.txt", "b.txt"]
+    assert man["inputs"][0]["name"] == "input.json" and man["parameters"] == {"k": 1}
+    assert _run(out, inp, text="b").up_to_date
+    assert (out / "a.txt").read_text() == "a-a.txt"  # nothing rewritten
+
+
+def test_reruns_when_anything_compared_changes(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "out"
+    _run(out, inp)
+    assert not _run(out, inp, params={"k": 2}).up_to_date
+    assert not _run(out, inp, params={"k": 2}, force=True).up_to_date
+    (out / "a.txt").write_text("edited")
+    assert not _run(out, inp, params={"k": 2}).up_to_date
+    inp.write_text("[2]")
+    assert not _run(out, inp, params={"k": 2}).up_to_date
+    (out / "b.txt").unlink()
+    assert not _run(out, inp, params={"k": 2}).up_to_date
+    assert not _run(out, inp, params={"k": 2}, outputs=("a.txt",)).up_to_date  # another output set
+
+
+def test_outputs_of_the_old_manifest_that_are_not_rewritten_are_removed(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "out"
+    _run(out, inp)
+    (out / "mine.txt").write_text("a file of the user's")
+    _run(out, inp, outputs=("a.txt",))
+    assert _names(out) == ["a.txt", "manifest.json", "mine.txt"]
+
+
+def test_a_failing_body_leaves_the_old_outputs_and_no_staging(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "out"
+    _run(out, inp)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(ZeroDivisionError):
+        with Step("demo", root=out, outputs=["a.txt"], inputs=[inp], parameters={"k": 9}) as step:
+            _write(step, "a.txt", "half")
+            1 / 0  # noqa: B018
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_failing_body_removes_the_folder_it_created(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "new" / "out"
+    with pytest.raises(KeyError):
+        with Step("demo", root=out, outputs=["a.txt"], inputs=[inp]) as step:
+            _write(step, "a.txt", "x")
+            raise KeyError("boom")
+    assert not out.exists()
+
+
+def test_a_crash_while_publishing_is_never_up_to_date(tmp_path: Path, inp: Path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    _run(out, inp)
+    real = os.replace
+    calls = []
+
+    def failing(src, dst):  # the second output's rename fails
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError("disk gone")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError):
+        _run(out, inp, text="new", params={"k": 5})
+    monkeypatch.setattr(os, "replace", real)
+    assert not (out / "manifest.json").exists()
+    assert not _run(out, inp, text="new", params={"k": 5}).up_to_date
+    assert (out / "b.txt").read_text() == "new-b.txt"
+
+
+def test_an_input_that_is_an_output_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    links = out / "b.txt"
+    links.write_text("{}")
+    with pytest.raises(InputError) as err:
+        _run(out, links)
+    assert str(err.value) == (f"--out {out}: the input {links} would be overwritten by this step's output "
+                              f"{out / 'b.txt'}; choose another output location or move the input")
+    assert links.read_text() == "{}"
+    other = out / "manifest.json"
+    other.write_text("{}")
+    with pytest.raises(InputError, match="would be overwritten"):
+        _run(out, other, outputs=("a.txt",))
+
+
+def test_an_input_listed_by_the_old_manifest_is_refused(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    _run(out, inp)  # lists a.txt and b.txt
+    with pytest.raises(InputError, match="would be overwritten"):
+        _run(out, out / "b.txt", outputs=("a.txt",))  # publishing would remove b.txt
+    assert (out / "b.txt").exists()
+
+
+def test_one_writer_at_a_time(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    with Step("demo", root=out, outputs=["a.txt"], inputs=[inp]) as step:
+        _write(step, "a.txt", "x")
+        with pytest.raises(InputError) as err:
+            with Step("demo", root=out, outputs=["a.txt"], inputs=[inp]):
+                pass
+        assert str(err.value) == (f"--out {out}: another run is writing there now; wait for it to end, or choose "
+                                  "another output location")
+    assert _run(out, inp).up_to_date is False  # the lock is gone once the first step ends
+
+
+def test_stale_staging_of_a_killed_run_is_removed(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / ".staging-demo-abc123").mkdir()
+    (out / ".staging-demo-abc123" / "a.txt").write_text("half")
+    (out / ".staging-other-1").mkdir()  # another step's: not ours to remove
+    _run(out, inp)
+    assert _names(out) == [".staging-other-1", "a.txt", "b.txt", "manifest.json"]
+
+
+def test_a_manifest_that_is_not_an_object_is_not_up_to_date(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "manifest.json").write_text("[1, 2]")
+    assert not _run(out, inp).up_to_date
+    (out / "manifest.json").write_text("{not json")
+    assert not _run(out, inp, params={"k": 3}).up_to_date
+    assert read_manifest(out / "manifest.json")["parameters"] == {"k": 3}
+
+
+def test_folder_outputs_swap_whole(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    for parts in (["p0", "p1"], ["p0"]):
+        with Step("demo", root=out, outputs=["table/"], inputs=[inp], parameters={"parts": parts}) as step:
+            folder = step.path("table")
+            folder.mkdir()
+            for p in parts:
+                (folder / f"{p}.parquet").write_text(p)
+        assert _names(out / "table") == [f"{p}.parquet" for p in parts]
+        names = [o["name"] for o in read_manifest(out / "manifest.json")["outputs"]]
+        assert names == [f"table/{p}.parquet" for p in parts]
+
+
+def test_file_outputs_with_a_manifest_beside(tmp_path: Path, inp: Path) -> None:
+    links = tmp_path / "a" / "links.json"
+    kb = tmp_path / "b" / "kb.json"
+    for expect_up_to_date in (False, True):
+        with Step("kb", manifest=manifest_beside(kb), outputs=[kb, links], inputs=[inp]) as step:
+            assert step.up_to_date is expect_up_to_date
+            if not step.up_to_date:
+                step.path(kb).write_text("kb")
+                step.path(links).write_text("links")
+    man = json.loads(manifest_beside(kb).read_text())
+    assert sorted(o["name"] for o in man["outputs"]) == ["../a/links.json", "kb.json"]
+    assert _names(tmp_path / "a") == ["links.json"] and _names(tmp_path / "b") == ["kb.json", "kb.json.manifest.json"]
+
+
+def test_unwritable_and_misnamed_outputs_fail_before_any_work(tmp_path: Path, inp: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(InputError) as err:
+        with Step("demo", root=blocker, outputs=["a.txt"], inputs=[inp]):
+            raise AssertionError("the body must not run")
+    assert str(err.value) == f"--out {blocker}: a file has that name; choose a folder path"
+    (tmp_path / "o" / "a.txt").mkdir(parents=True)
+    with pytest.raises(InputError, match="a folder has that name; choose a file path"):
+        with Step("demo", root=tmp_path / "o", outputs=["a.txt"], inputs=[inp]):
+            raise AssertionError("the body must not run")
+
+
+def test_undeclared_outputs_and_missing_outputs_are_bugs(tmp_path: Path, inp: Path) -> None:
+    with pytest.raises(ValueError, match="not a declared output"):
+        with Step("demo", root=tmp_path / "o", outputs=["a.txt"], inputs=[inp]) as step:
+            step.path("c.txt")
+    with pytest.raises(RuntimeError, match="did not write"):
+        with Step("demo", root=tmp_path / "o", outputs=["a.txt"], inputs=[inp]):
+            pass
+    assert not (tmp_path / "o" / "manifest.json").exists()
