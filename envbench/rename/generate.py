@@ -32,6 +32,8 @@ from envbench.core.errors import EnvbenchError
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, DocSet, distinct_names, entity_type, read_docs
 from envbench.formats.links import read_links
+from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
+from envbench.formats.substitutions import write_substitutions
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import (
     MAX_WINDOWS,
@@ -446,23 +448,15 @@ class _Generator:
 
 
 # ---------------------------------------------------------------------------- outputs
-def _substitution_table(rows: list[tuple[_Run, _Row]]) -> Any:
-    import pyarrow as pa
-
-    schema = pa.schema([
-        ("title", pa.string()), ("source_title", pa.string()), ("seed", pa.int32()), ("entity", pa.int32()),
-        ("coarse_type", pa.string()), ("kind", pa.string()), ("reason", pa.string()), ("qid", pa.string()),
-        ("fine_type", pa.string()), ("new_qid", pa.string()), ("old_names", pa.list_(pa.string())),
-        ("new_names", pa.list_(pa.string())),
-    ])
-    cols: dict[str, list[Any]] = {f.name: [] for f in schema}
+def _substitution_columns(rows: list[tuple[_Run, _Row]]) -> dict[str, list[Any]]:
+    cols: dict[str, list[Any]] = {name: [] for name, _ in SUBSTITUTION_COLUMNS}
     for run, r in rows:
         for k, v in (("title", run.title), ("source_title", run.info.title), ("seed", run.seed),
                      ("entity", r.entity), ("coarse_type", r.coarse), ("kind", r.kind), ("reason", r.reason),
                      ("qid", r.qid), ("fine_type", r.fine_type), ("new_qid", r.new_qid),
                      ("old_names", r.old_names), ("new_names", r.new_names)):
             cols[k].append(v)
-    return pa.table(cols, schema=schema)
+    return cols
 
 
 def _stats(gen: _Generator, outputs: list[Doc], seeds: int) -> dict[str, Any]:
@@ -677,7 +671,7 @@ def _generate(docs_path: Path, index_path: Path, out: Path, docset: DocSet,
             rows.extend((run, r) for r in sorted(run.rows, key=lambda r: r.entity))
         stats = _stats(gen, outputs, seeds)
         stats["validation"] = {"skipped_documents": len(docset.skipped), "warnings": len(docset.warnings)}
-        table = _substitution_table(rows)
+        table = _substitution_columns(rows)
         lap("substitute")
 
     out.mkdir(parents=True, exist_ok=True)
@@ -685,10 +679,8 @@ def _generate(docs_path: Path, index_path: Path, out: Path, docset: DocSet,
     files = [main_name, "substitutions.parquet", "stats.json"]
     staging = Path(tempfile.mkdtemp(prefix=".generate-", dir=out))
     try:
-        import pyarrow.parquet as pq
-
         (staging / main_name).write_bytes(dumps_json(outputs))
-        pq.write_table(table, staging / "substitutions.parquet", compression="zstd")
+        write_substitutions(table, staging / "substitutions.parquet")
         (staging / "stats.json").write_bytes(dumps_json(stats, indent=True))
         # the inputs were hashed for the up-to-date probe; only the outputs are new
         manifest = {**probe, "outputs": [describe_file(staging / f, relative_to=staging) for f in sorted(files)]}

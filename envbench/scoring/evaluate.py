@@ -21,6 +21,7 @@ from typing import Any
 from envbench.core.errors import DataError
 from envbench.formats.docred import Doc
 from envbench.formats.linked_docred import read_documents, read_json_file
+from envbench.formats.substitutions import read_substitutions
 from envbench.scoring.metrics import SCORE_KEYS, score, score_groups, train_facts
 from etl.io import compression_of, write_json_atomic
 
@@ -115,30 +116,6 @@ def load_train_facts(paths: Sequence[str | os.PathLike[str]], *, skip_invalid: b
     for p in paths:
         facts |= train_facts(read_documents(p, skip_invalid=skip_invalid, skip_flag="--skip-invalid-train").docs)
     return frozenset(facts)
-
-
-def read_substitutions(path: str | os.PathLike[str]) -> dict[str, dict[int, dict[str, str]]]:
-    """``{output title: {entity index: {new name: old name}}}`` from a substitutions.parquet."""
-    import pyarrow.parquet as pq
-
-    p = Path(path)
-    if not p.exists():
-        raise DataError(f"no substitutions file at {p}; pass the substitutions.parquet that "
-                        "`envbench generate` wrote beside the Env gold file (--substitutions)")
-    cols = ["title", "entity", "old_names", "new_names"]
-    try:
-        table = pq.read_table(p, columns=cols)
-    except Exception as exc:  # pyarrow raises several types for a bad or foreign file
-        raise DataError(f"{p}: not a readable substitutions.parquet with columns {', '.join(cols)} ({exc}); "
-                        "regenerate it with `envbench generate`") from None
-    out: dict[str, dict[int, dict[str, str]]] = {}
-    for title, entity, old, new in zip(*(table.column(c).to_pylist() for c in cols)):
-        old, new = old or [], new or []
-        if len(old) != len(new):
-            raise DataError(f"{p}: row for {title!r} entity {entity} has {len(old)} old_names but {len(new)} "
-                            "new_names; they pair by position; regenerate the file with `envbench generate`")
-        out.setdefault(title, {})[int(entity)] = dict(zip(new, old))
-    return out
 
 
 def original_names(

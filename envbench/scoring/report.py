@@ -20,13 +20,13 @@ from envbench.core.relations import RELATIONS
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, entity_type
 from envbench.formats.linked_docred import read_documents, read_json_file
+from envbench.formats.substitutions import read_substitution_rows, read_substitutions
 from envbench.scoring.evaluate import (
     check_outputs_differ,
     env_seeds,
     load_predictions,
     original_names,
     read_gold,
-    read_substitutions,
     score_env,
     split_seed,
 )
@@ -200,7 +200,7 @@ def make_report(
     notes: list[str] = []
     env_dir = Path(env_gold).parent
     sub_path = Path(substitutions) if substitutions else env_dir / "substitutions.parquet"
-    subs_rows = _read_substitution_rows(sub_path) if sub_path.exists() else None
+    subs_rows = read_substitution_rows(sub_path) if sub_path.exists() else None
     if subs_rows is None:
         notes.append(f"no substitutions.parquet at {sub_path}: Table 4 and the name-independent Ign F1 are "
                      "skipped; pass --substitutions FILE from `envbench generate`")
@@ -338,22 +338,6 @@ def make_report(
     write_json_atomic(files[0], report, indent=True)  # last: its presence means the report is complete
     files += plots
     return result
-
-
-def _read_substitution_rows(path: Path) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except Exception as exc:  # a bad or foreign file
-        raise DataError(f"{path}: not a readable substitutions.parquet ({exc}); regenerate it with "
-                        "`envbench generate`") from None
-    need = {"title", "entity", "coarse_type", "kind", "qid", "new_qid"}
-    missing = need - set(table.column_names)
-    if missing:
-        raise DataError(f"{path}: lacks columns {', '.join(sorted(missing))}; regenerate it with `envbench generate`")
-    cols = sorted(need | ({"reason"} & set(table.column_names)))
-    return table.select(cols).to_pylist()
 
 
 def _name_overlap(docs: Sequence[Mapping[str, Any]], names: set[str]) -> dict[str, Any]:

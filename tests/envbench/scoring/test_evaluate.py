@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from envbench.core.errors import DataError
-from envbench.scoring.evaluate import env_seeds, evaluate, original_names, read_substitutions, split_seed
+from envbench.formats.substitutions import read_substitutions
+from envbench.scoring.evaluate import env_seeds, evaluate, original_names, split_seed
 from envbench.scoring.metrics import SCORE_KEYS, score
 from tests.conftest import shared_path
 from tests.envbench.scoring.test_metrics import mention, tiny_doc

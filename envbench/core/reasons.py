@@ -1,0 +1,38 @@
+"""Why an entity kept its names: the one list, read by generation, the substitution table and reports.
+
+The value is what ``substitutions.parquet`` stores in its ``reason`` column and ``stats.json``
+counts under ``kept_reasons``; code names a reason only through this enum, so a reason can never be
+spelled two ways.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class KeptReason(str, Enum):
+    OVERLAP = "overlap"
+    UNLINKED = "unlinked"
+    NO_TYPE = "no_type"
+    NO_CANDIDATE = "no_candidate"
+    NO_RULE = "no_rule"
+    NO_VALID_VALUE = "no_valid_value"
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self]
+
+    def __str__(self) -> str:  # f-strings and joins print the stored value
+        return self.value
+
+
+_DESCRIPTIONS = {
+    KeptReason.OVERLAP: "a mention overlaps a mention of another entity (overlap policy)",
+    KeptReason.UNLINKED: "no Wikidata item (no link, or the linker abstained)",
+    KeptReason.NO_TYPE: "the item has no P31 value in the index",
+    KeptReason.NO_CANDIDATE: "no eligible same-type item passed the checks",
+    KeptReason.NO_RULE: "no NUM/TIME rule applies to the written value",
+    KeptReason.NO_VALID_VALUE: "every rule-based value clashed with the document or the temporal order",
+}
+
+__all__ = ["KeptReason"]

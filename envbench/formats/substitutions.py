@@ -1,0 +1,90 @@
+"""``substitutions.parquet``: one row per (output document, entity) of a generate run.
+
+The schema and its readers live together so the writer (``envbench.rename.generate``) and the
+readers (``evaluate``, ``report``) cannot drift apart.
+
+| column | meaning |
+| --- | --- |
+| title, source_title, seed | the output document, its source and the seed (1..K; 1 for twins) |
+| entity | vertexSet index (the same in the source and the output) |
+| coarse_type | DocRED type of the entity's first mention |
+| kind | linked (renamed through a Wikidata item), num, time (renamed by rule) or kept |
+| reason | why a kept entity kept its names (``envbench.core.reasons.KeptReason``), else null |
+| qid, fine_type, new_qid | the entity's item, its fine type, the item whose names it took |
+| old_names, new_names | distinct mention names, paired by position |
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from envbench.core.errors import DataError
+
+FILE_NAME = "substitutions.parquet"
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("title", "string"), ("source_title", "string"), ("seed", "int32"), ("entity", "int32"),
+    ("coarse_type", "string"), ("kind", "string"), ("reason", "string"), ("qid", "string"),
+    ("fine_type", "string"), ("new_qid", "string"), ("old_names", "list<string>"), ("new_names", "list<string>"),
+)
+
+
+def schema() -> Any:
+    """The pyarrow schema of the file."""
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int32": pa.int32(), "list<string>": pa.list_(pa.string())}
+    return pa.schema([(name, types[kind]) for name, kind in COLUMNS])
+
+
+def write_substitutions(rows: dict[str, list[Any]], path: str | os.PathLike[str]) -> None:
+    """Write column lists (every name of ``COLUMNS``) as the file, zstd-compressed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(rows, schema=schema()), path, compression="zstd")
+
+
+def read_substitutions(path: str | os.PathLike[str]) -> dict[str, dict[int, dict[str, str]]]:
+    """``{output title: {entity index: {new name: old name}}}``."""
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"no substitutions file at {p}; pass the substitutions.parquet that "
+                        "`envbench generate` wrote beside the Env gold file (--substitutions)")
+    cols = ["title", "entity", "old_names", "new_names"]
+    try:
+        table = pq.read_table(p, columns=cols)
+    except Exception as exc:  # pyarrow raises several types for a bad or foreign file
+        raise DataError(f"{p}: not a readable substitutions.parquet with columns {', '.join(cols)} ({exc}); "
+                        "regenerate it with `envbench generate`") from None
+    out: dict[str, dict[int, dict[str, str]]] = {}
+    for title, entity, old, new in zip(*(table.column(c).to_pylist() for c in cols)):
+        old, new = old or [], new or []
+        if len(old) != len(new):
+            raise DataError(f"{p}: row for {title!r} entity {entity} has {len(old)} old_names but {len(new)} "
+                            "new_names; they pair by position; regenerate the file with `envbench generate`")
+        out.setdefault(title, {})[int(entity)] = dict(zip(new, old))
+    return out
+
+
+def read_substitution_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The rows (title, entity, coarse_type, kind, qid, new_qid and reason when present) as dicts."""
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # a bad or foreign file
+        raise DataError(f"{path}: not a readable substitutions.parquet ({exc}); regenerate it with "
+                        "`envbench generate`") from None
+    need = {"title", "entity", "coarse_type", "kind", "qid", "new_qid"}
+    missing = need - set(table.column_names)
+    if missing:
+        raise DataError(f"{path}: lacks columns {', '.join(sorted(missing))}; regenerate it with `envbench generate`")
+    cols = sorted(need | ({"reason"} & set(table.column_names)))
+    return table.select(cols).to_pylist()
+
+
+__all__ = ["COLUMNS", "FILE_NAME", "read_substitution_rows", "read_substitutions", "schema", "write_substitutions"]
