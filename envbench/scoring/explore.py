@@ -1,0 +1,350 @@
+"""``envbench explore``: a static, browsable site of original and renamed documents.
+
+The site answers three questions before anyone trusts an Env benchmark: does the renamed text read
+right, which entities kept their names and why, and which facts a model got right on the original
+but lost on a renamed twin. It is plain HTML, CSS and JavaScript (no library, no CDN, no server):
+``index.html`` opened from disk works in a current browser.
+
+Layout of ``OUT``::
+
+    index.html, app.js, style.css      the page (copied from envbench/data/explore/)
+    data/index.js                      the document list and the summary (small; loaded at once)
+    data/docs/<nnnn>.js                one source document with all its twins (loaded on demand)
+    plots/*.png                        the plots of an `envbench report` folder, when given
+    manifest.json                      inputs, parameters and output hashes (etl.step)
+
+Data files are JavaScript that assigns JSON (``window.ENVBENCH_DATA = ...``) rather than ``.json``:
+browsers refuse ``fetch`` of ``file://`` URLs, but load ``<script src>`` from disk.
+
+What each document's predictions are split into, per twin k (entity indices are the same in a
+source document and its twins, so a fact is the same ``(h, t, r)`` on both sides):
+
+- **lost**: correct on the original, wrong (missed) on twin k;
+- **gained**: correct on twin k only;
+- **both**: correct on both;
+- **false positives**: predicted but not gold, on the original and on twin k.
+
+F1 per document is the plain triple F1 of that document (no Ign variant; the official scorer's
+corpus-level numbers come from ``envbench evaluate``). A document "has consistency failures" when a
+twin loses or gains a fact. The consistency rate of a relation is, over the facts of that relation
+predicted correctly on the original, the share still predicted correctly on a twin (pooled over
+twins).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from envbench.core.errors import DataError
+from envbench.core.relations import RELATIONS
+from envbench.core.types import COARSE_TYPES
+from envbench.formats.docred import Doc, entity_type, read_docs
+from etl.io import dumps_json, read_json
+from etl.step import Step
+
+_SEED = re.compile(r"^(.*)-([1-9][0-9]*)$")
+ASSETS = ("index.html", "app.js", "style.css")
+Triple = tuple[int, int, str]
+
+
+@dataclass
+class ExploreResult:
+    out: Path
+    documents: int
+    twins: int
+    seeds: list[int]
+    bytes: int
+    unknown_prediction_titles: dict[str, int] = field(default_factory=dict)
+    plots: int = 0
+    up_to_date: bool = False
+
+    def summary(self) -> str:
+        if self.up_to_date:
+            return f"{self.out} is up to date (same inputs and parameters); nothing to do. Pass --force to rebuild."
+        lines = [f"{self.documents} source documents, {self.twins} renamed twins (seeds "
+                 f"{', '.join(map(str, self.seeds))}); site {self.bytes / 1e6:.1f} MB"]
+        for which, n in sorted(self.unknown_prediction_titles.items()):
+            if n:
+                what = "prediction names a title" if n == 1 else "predictions name titles"
+                lines.append(f"warning: {n} {what} not in the gold file of {which}; ignored")
+        if self.plots:
+            lines.append(f"{self.plots} report plot{'s' if self.plots != 1 else ''} copied")
+        lines.append(f"open {self.out / 'index.html'} in a browser")
+        return "\n".join(lines)
+
+
+def split_twin_title(title: str) -> tuple[str, int] | None:
+    """``("Loud Tour", 3)`` for ``"Loud Tour-3"``; None without a ``-k`` suffix."""
+    m = _SEED.match(title)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def _read_predictions(path: str | os.PathLike[str], option: str) -> list[Mapping[str, Any]]:
+    data = read_json(path, what="prediction JSON file")
+    if not isinstance(data, list) or not all(isinstance(p, dict) for p in data):
+        raise DataError(f"{option} {path}: expected a JSON list of {{title, h_idx, t_idx, r}} objects; pass the "
+                        "model's prediction file in the official format")
+    bad = next((p for p in data if not {"title", "h_idx", "t_idx", "r"} <= p.keys()), None)
+    if bad is not None:
+        raise DataError(f"{option} {path}: a prediction lacks {', '.join(sorted({'title', 'h_idx', 't_idx', 'r'} - bad.keys()))}"
+                        "; write every prediction as {title, h_idx, t_idx, r}")
+    return data
+
+
+def _by_title(preds: Iterable[Mapping[str, Any]], titles: set[str]) -> tuple[dict[str, set[Triple]], int]:
+    out: dict[str, set[Triple]] = {}
+    unknown = 0
+    for p in preds:
+        if p["title"] not in titles:
+            unknown += 1
+            continue
+        out.setdefault(p["title"], set()).add((int(p["h_idx"]), int(p["t_idx"]), str(p["r"])))
+    return out, unknown
+
+
+def _gold(doc: Doc) -> set[Triple]:
+    return {(int(lab["h"]), int(lab["t"]), str(lab["r"])) for lab in doc.get("labels", []) or []}
+
+
+def _f1(gold: set[Triple], pred: set[Triple]) -> float | None:
+    """Triple F1 of one document; None when it has neither gold nor predicted facts."""
+    if not gold and not pred:
+        return None
+    return round(2 * len(gold & pred) / (len(gold) + len(pred)), 4)
+
+
+def _doc_view(doc: Doc) -> dict[str, Any]:
+    """What the page draws: tokens per sentence, and each entity's mentions and names."""
+    return {
+        "title": doc["title"],
+        "sents": doc["sents"],
+        "entities": [{"type": entity_type(e),
+                      "mentions": [[m["sent_id"], m["pos"][0], m["pos"][1]] for m in e],
+                      "name": e[0]["name"]} for e in doc["vertexSet"]],
+    }
+
+
+def _read_substitution_table(path: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path).to_pylist()
+    except Exception as exc:  # a bad or foreign file
+        raise DataError(f"--substitutions {path}: not a readable substitutions.parquet ({exc}); regenerate it "
+                        "with `envbench generate`") from None
+
+
+def _facts(triples: Iterable[Triple]) -> list[list[Any]]:
+    return [[h, t, r] for h, t, r in sorted(triples)]
+
+
+def build_site(
+    env_gold: str | os.PathLike[str],
+    original_gold: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    substitutions: str | os.PathLike[str] | None = None,
+    original_pred: str | os.PathLike[str] | None = None,
+    env_pred: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
+    force: bool = False,
+) -> ExploreResult:
+    """Write the site for one Env benchmark; see the module docstring for what it shows."""
+    env_gold, original_gold, out = Path(env_gold), Path(original_gold), Path(out)
+    if substitutions is None and (env_gold.parent / "substitutions.parquet").is_file():
+        substitutions = env_gold.parent / "substitutions.parquet"
+    originals = read_docs(original_gold).docs
+    twins = read_docs(env_gold).docs
+    if not originals:
+        raise DataError(f"--original-gold {original_gold}: holds no documents; pass the source file of the benchmark")
+    if not twins:
+        raise DataError(f"--env-gold {env_gold}: holds no documents; pass the <stem>_env.json of `envbench generate`")
+    by_title = {d["title"]: d for d in originals}
+    groups: dict[str, dict[int, Doc]] = {}
+    orphans: list[str] = []
+    for d in twins:
+        parts = split_twin_title(d["title"])
+        if parts is None or parts[0] not in by_title:
+            orphans.append(d["title"])
+            continue
+        groups.setdefault(parts[0], {})[parts[1]] = d
+    if orphans:
+        what = "title matches" if len(orphans) == 1 else "titles match"
+        raise DataError(f"--env-gold {env_gold}: {len(orphans)} {what} no "
+                        f"document of {original_gold} (first: {orphans[0]!r}); pass the original gold file the "
+                        "benchmark was generated from")
+    seeds = sorted({k for g in groups.values() for k in g})
+    for title, g in groups.items():
+        src = by_title[title]
+        for twin in g.values():
+            if len(twin["vertexSet"]) != len(src["vertexSet"]):
+                raise DataError(f"--env-gold {env_gold}: {twin['title']!r} has {len(twin['vertexSet'])} entities but "
+                                f"{title!r} has {len(src['vertexSet'])}; a twin keeps its source's entities, so these "
+                                "files do not belong together")
+
+    unknown: dict[str, int] = {}
+    orig_pred: dict[str, set[Triple]] | None = None
+    twin_pred: dict[str, set[Triple]] | None = None
+    if original_pred is not None:
+        orig_pred, unknown["--original-pred"] = _by_title(_read_predictions(original_pred, "--original-pred"),
+                                                          set(by_title))
+    if env_pred is not None:
+        twin_pred, unknown["--env-pred"] = _by_title(_read_predictions(env_pred, "--env-pred"),
+                                                     {d["title"] for d in twins})
+    subs: dict[str, dict[int, dict[str, Any]]] = {}
+    if substitutions is not None:
+        for row in _read_substitution_table(Path(substitutions)):
+            subs.setdefault(row["title"], {})[int(row["entity"])] = row
+
+    ordered = [d for d in originals if d["title"] in groups]
+    plots = sorted(Path(report).glob("*.png")) if report is not None else []
+    outputs = [*ASSETS, "data/", *(["plots/"] if plots else [])]
+    inputs = [p for p in (env_gold, original_gold, substitutions, original_pred, env_pred) if p is not None]
+    params = {"seeds": seeds, "report_plots": [p.name for p in plots]}
+    with Step("explore", root=out, outputs=outputs, inputs=[*inputs, *plots], parameters=params,
+              force=force) as step:
+        if step.up_to_date:
+            return ExploreResult(out, len(ordered), len(twins), seeds, 0, up_to_date=True)
+        data_dir = step.path("data/")
+        (data_dir / "docs").mkdir(parents=True)
+        rows, summary = _write_documents(data_dir / "docs", ordered, groups, seeds, subs, orig_pred, twin_pred)
+        summary["has_predictions"] = orig_pred is not None and twin_pred is not None
+        summary["unknown_prediction_titles"] = unknown
+        summary["plots"] = [p.name for p in plots]
+        summary["sources"] = {"env_gold": env_gold.name, "original_gold": original_gold.name}
+        (data_dir / "index.js").write_bytes(_as_script("index", {"documents": rows, "summary": summary}))
+        if plots:
+            plot_dir = step.path("plots/")
+            plot_dir.mkdir()
+            for p in plots:
+                shutil.copyfile(p, plot_dir / p.name)
+        assets = resources.files("envbench") / "data" / "explore"
+        for name in ASSETS:
+            step.path(name).write_bytes((assets / name).read_bytes())
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    return ExploreResult(out, len(ordered), len(twins), seeds, size, unknown, len(plots))
+
+
+def _as_script(key: str, obj: Any) -> bytes:
+    # "</" never appears raw, so a name in the data can never close a <script> element
+    body = dumps_json(obj).rstrip(b"\n").replace(b"</", b"<\\/")
+    return b"window.ENVBENCH_DATA = window.ENVBENCH_DATA || {};\nwindow.ENVBENCH_DATA[" + \
+        dumps_json(key).rstrip(b"\n") + b"] = " + body + b";\n"
+
+
+def doc_file_name(number: int) -> str:
+    return f"{number:04d}.js"
+
+
+def _write_documents(
+    folder: Path,
+    ordered: Sequence[Doc],
+    groups: Mapping[str, Mapping[int, Doc]],
+    seeds: Sequence[int],
+    subs: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    orig_pred: Mapping[str, set[Triple]] | None,
+    twin_pred: Mapping[str, set[Triple]] | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    renamed_by_type: dict[str, Counter[str]] = {t: Counter() for t in (*COARSE_TYPES, "total")}
+    reasons: Counter[str] = Counter()
+    kept_rel: Counter[str] = Counter()
+    held_rel: Counter[str] = Counter()
+    fine_types: Counter[str] = Counter()
+    with_predictions = orig_pred is not None and twin_pred is not None
+    for number, src in enumerate(ordered, start=1):
+        title = src["title"]
+        gold = _gold(src)
+        record: dict[str, Any] = {"original": _doc_view(src), "twins": {}}
+        doc_types: set[str] = {entity_type(e) for e in src["vertexSet"]}
+        doc_fine: set[str] = set()
+        doc_reasons: set[str] = set()
+        renamed = kept = 0
+        f1_twins: list[float] = []
+        failures = False
+        f1_orig = None
+        correct_orig: set[Triple] = set()
+        if with_predictions:
+            p0 = orig_pred.get(title, set())  # type: ignore[union-attr]
+            correct_orig = gold & p0
+            f1_orig = _f1(gold, p0)
+            record["original_fp"] = _facts(p0 - gold)
+        for k in seeds:
+            twin = groups[title].get(k)
+            if twin is None:
+                continue
+            entry: dict[str, Any] = {"doc": _doc_view(twin), "substitutions": []}
+            for ei in range(len(src["vertexSet"])):
+                row = subs.get(twin["title"], {}).get(ei)
+                if row is None:
+                    continue
+                entry["substitutions"].append({
+                    "entity": ei, "kind": row.get("kind"), "reason": row.get("reason"), "qid": row.get("qid"),
+                    "new_qid": row.get("new_qid"), "fine_type": row.get("fine_type"),
+                    "old_names": row.get("old_names") or [], "new_names": row.get("new_names") or []})
+                ty = row.get("coarse_type") or "MISC"
+                ty = ty if ty in renamed_by_type else "MISC"
+                is_renamed = row.get("kind") != "kept"
+                for key in (ty, "total"):
+                    renamed_by_type[key]["entities"] += 1
+                    renamed_by_type[key]["renamed"] += is_renamed
+                if is_renamed:
+                    renamed += 1
+                else:
+                    kept += 1
+                    reasons[str(row.get("reason") or "unspecified")] += 1
+                    doc_reasons.add(str(row.get("reason") or "unspecified"))
+                if row.get("fine_type"):
+                    doc_fine.add(str(row["fine_type"]))
+            if with_predictions:
+                pk = twin_pred.get(twin["title"], set())  # type: ignore[union-attr]
+                gold_k = _gold(twin)
+                correct_k = gold_k & pk
+                f1 = _f1(gold_k, pk)
+                if f1 is not None:
+                    f1_twins.append(f1)
+                lost = correct_orig - correct_k
+                gained = correct_k - correct_orig
+                failures |= bool(lost or gained)
+                entry["facts"] = {"lost": _facts(lost), "gained": _facts(gained),
+                                  "both": _facts(correct_orig & correct_k), "false_positives": _facts(pk - gold_k)}
+                entry["f1"] = f1
+                for _, _, r in correct_orig:
+                    kept_rel[r] += 1
+                for _, _, r in correct_orig & correct_k:
+                    held_rel[r] += 1
+            record["twins"][str(k)] = entry
+        fine_types.update(doc_fine)
+        record["f1_original"] = f1_orig
+        (folder / doc_file_name(number)).write_bytes(_as_script(f"doc:{number}", record))
+        rows.append({
+            "n": number, "title": title, "entities": len(src["vertexSet"]), "twins": len(record["twins"]),
+            "renamed": renamed, "kept": kept, "types": sorted(doc_types), "fine_types": sorted(doc_fine),
+            "reasons": sorted(doc_reasons), "f1_original": f1_orig,
+            "f1_twins": round(sum(f1_twins) / len(f1_twins), 4) if f1_twins else None,
+            "consistency_failures": failures if with_predictions else None,
+        })
+    summary = {
+        "seeds": list(seeds),
+        "substitution_rate": {t: {"renamed": c["renamed"], "entities": c["entities"],
+                                  "rate": round(c["renamed"] / c["entities"], 4) if c["entities"] else None}
+                              for t, c in renamed_by_type.items()},
+        "kept_reasons": dict(sorted(reasons.items())),
+        "relations": RELATIONS,
+        "fine_types": [t for t, _ in sorted(fine_types.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "consistency": {r: {"name": RELATIONS.get(r, r), "correct_on_original": kept_rel[r],
+                            "still_correct": held_rel[r], "rate": round(held_rel[r] / kept_rel[r], 4)}
+                        for r in sorted(kept_rel)},
+    }
+    return rows, summary
+
+
+__all__ = ["ExploreResult", "build_site", "doc_file_name", "split_twin_title"]

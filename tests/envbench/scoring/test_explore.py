@@ -1,0 +1,178 @@
+"""envbench explore: the site's data files, its errors, and the page in a real browser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from envbench.cli import cli
+from envbench.scoring.explore import build_site
+
+
+def _doc(title: str, names: list[str], labels: list[tuple[int, int, str]]) -> dict[str, Any]:
+    sents = [names[:2] + ["met"] + names[2:]]
+    vertex = []
+    pos = 0
+    for i, name in enumerate(names):
+        vertex.append([{"name": name, "sent_id": 0, "pos": [pos, pos + 1], "type": "PER" if i < 2 else "LOC"}])
+        pos += 2 if i == 1 else 1
+    return {"title": title, "sents": sents, "vertexSet": vertex,
+            "labels": [{"h": h, "t": t, "r": r, "evidence": [0]} for h, t, r in labels]}
+
+
+def _world(tmp: Path) -> dict[str, Path]:
+    labels = [(0, 1, "P26"), (1, 0, "P26"), (0, 2, "P27")]
+    orig = [_doc("Anna", ["Anna", "Bob", "Oslo"], labels)]
+    env = [_doc("Anna-1", ["Kira", "Lev", "Pune"], labels), _doc("Anna-2", ["Mia", "Ned", "Lima"], labels)]
+    p0 = [{"title": "Anna", "h_idx": h, "t_idx": t, "r": r} for h, t, r in labels] + \
+         [{"title": "Anna", "h_idx": 2, "t_idx": 0, "r": "P17"}]  # a false positive
+    pk = [{"title": "Anna-1", "h_idx": 0, "t_idx": 1, "r": "P26"},  # twin 1 loses two facts
+          {"title": "Anna-2", "h_idx": 0, "t_idx": 1, "r": "P26"}, {"title": "Anna-2", "h_idx": 1, "t_idx": 0, "r": "P26"},
+          {"title": "Anna-2", "h_idx": 0, "t_idx": 2, "r": "P27"},
+          {"title": "Nobody-1", "h_idx": 0, "t_idx": 1, "r": "P26"}]
+    paths = {}
+    for name, obj in (("orig", orig), ("env", env), ("p0", p0), ("pk", pk)):
+        paths[name] = tmp / f"{name}.json"
+        paths[name].write_text(json.dumps(obj))
+    return paths
+
+
+def _data(site: Path, rel: str) -> Any:
+    text = (site / rel).read_text()
+    body = text.split("] = ", 1)[1].rstrip().rstrip(";")
+    return json.loads(body)
+
+
+def test_lost_gained_and_f1_per_twin(tmp_path: Path) -> None:
+    w = _world(tmp_path)
+    res = build_site(w["env"], w["orig"], tmp_path / "site", original_pred=w["p0"], env_pred=w["pk"])
+    assert (res.documents, res.twins, res.seeds) == (1, 2, [1, 2])
+    assert res.unknown_prediction_titles == {"--original-pred": 0, "--env-pred": 1}
+    index = _data(tmp_path / "site", "data/index.js")
+    (row,) = index["documents"]
+    assert row["title"] == "Anna" and row["consistency_failures"] is True
+    assert row["f1_original"] == round(2 * 3 / 7, 4)  # 3 correct of 4 predicted, 3 gold
+    assert row["f1_twins"] == round((round(2 * 1 / 4, 4) + 1.0) / 2, 4)
+    doc = _data(tmp_path / "site", "data/docs/0001.js")
+    t1, t2 = doc["twins"]["1"]["facts"], doc["twins"]["2"]["facts"]
+    assert t1["lost"] == [[0, 2, "P27"], [1, 0, "P26"]] and t1["both"] == [[0, 1, "P26"]] and t1["gained"] == []
+    assert t2["lost"] == [] and len(t2["both"]) == 3
+    assert doc["original_fp"] == [[2, 0, "P17"]]
+    assert doc["twins"]["1"]["doc"]["entities"][0]["name"] == "Kira"
+    cons = index["summary"]["consistency"]
+    assert cons["P26"] == {"name": "spouse", "correct_on_original": 4, "still_correct": 3, "rate": 0.75}
+    assert cons["P27"]["rate"] == 0.5
+    assert index["summary"]["relations"]["P27"] == "country of citizenship"
+
+
+def test_names_never_close_the_script_element(tmp_path: Path) -> None:
+    w = _world(tmp_path)
+    env = json.loads(w["env"].read_text())
+    env[0]["sents"][0][0] = "</script><b>"
+    env[0]["vertexSet"][0][0]["name"] = "</script><b>"
+    w["env"].write_text(json.dumps(env))
+    build_site(w["env"], w["orig"], tmp_path / "site")
+    text = (tmp_path / "site" / "data" / "docs" / "0001.js").read_text()
+    assert "</script" not in text and "<\\/script><b>" in text
+
+
+def test_rebuild_is_identical_and_up_to_date(tmp_path: Path) -> None:
+    w = _world(tmp_path)
+    site = tmp_path / "site"
+    build_site(w["env"], w["orig"], site, original_pred=w["p0"], env_pred=w["pk"])
+    first = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    assert build_site(w["env"], w["orig"], site, original_pred=w["p0"], env_pred=w["pk"]).up_to_date
+    build_site(w["env"], w["orig"], site, original_pred=w["p0"], env_pred=w["pk"], force=True)
+    assert {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()} == first
+
+
+def _run(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, list(args))
+    return res.exit_code, res.output
+
+
+def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:
+    w = _world(tmp_path)
+    stray = json.loads(w["env"].read_text()) + [_doc("Other-1", ["A", "B", "C"], [])]
+    bad_env = tmp_path / "bad_env.json"
+    bad_env.write_text(json.dumps(stray))
+    code, out = _run("explore", "--env-gold", str(bad_env), "--original-gold", str(w["orig"]), "--out",
+                     str(tmp_path / "s"))
+    assert (code, out) == (1, f"Error: --env-gold {bad_env}: 1 title matches no document of {w['orig']} (first: "
+                              "'Other-1'); pass the original gold file the benchmark was generated from\n")
+    code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--original-pred",
+                     str(w["p0"]), "--out", str(tmp_path / "s"))
+    assert code == 2 and out.endswith("Error: --original-pred and --env-pred go together: lost facts compare the two\n")
+    code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--original-pred",
+                     str(w["orig"]), "--env-pred", str(w["pk"]), "--out", str(tmp_path / "s"))
+    assert (code, out) == (1, f"Error: --original-pred {w['orig']}: a prediction lacks h_idx, r, t_idx; write every "
+                              "prediction as {title, h_idx, t_idx, r}\n")
+    assert not (tmp_path / "s").exists()
+    code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--original-pred",
+                     str(w["p0"]), "--env-pred", str(w["pk"]), "--out", str(tmp_path / "s"))
+    assert code == 0
+    assert out.splitlines()[1] == "warning: 1 prediction names a title not in the gold file of --env-pred; ignored"
+
+
+def test_twins_with_other_entities_are_refused(tmp_path: Path) -> None:
+    w = _world(tmp_path)
+    env = json.loads(w["env"].read_text())
+    env[1]["vertexSet"].pop()
+    env[1]["labels"] = [lab for lab in env[1]["labels"] if lab["t"] != 2]
+    w["env"].write_text(json.dumps(env))
+    code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--out",
+                     str(tmp_path / "s"))
+    assert (code, out) == (1, f"Error: --env-gold {w['env']}: 'Anna-2' has 2 entities but 'Anna' has 3; a twin keeps "
+                              "its source's entities, so these files do not belong together\n")
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def _browser(url: str, *extra: str, profile: Path) -> str:
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={profile}", "--virtual-time-budget=5000", *extra, url]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)")
+def test_the_page_renders_in_a_real_browser(tmp_path: Path) -> None:
+    from tests.envbench.index_fixture import sample_world
+
+    sw = sample_world()
+    env_dir = tmp_path / "env"
+    from envbench.rename.generate import generate
+
+    generate(sw.test, sw.index, env_dir, links=sw.links, seeds=2, progress=False)
+    env = env_dir / "test_env.json"
+    orig_docs = json.loads(Path(sw.test).read_text())
+    env_docs = json.loads(env.read_text())
+    p0 = [{"title": d["title"], "h_idx": x["h"], "t_idx": x["t"], "r": x["r"]} for d in orig_docs for x in d["labels"]]
+    pk = [{"title": d["title"], "h_idx": x["h"], "t_idx": x["t"], "r": x["r"]}
+          for d in env_docs for i, x in enumerate(d["labels"]) if i % 2]
+    (tmp_path / "p0.json").write_text(json.dumps(p0))
+    (tmp_path / "pk.json").write_text(json.dumps(pk))
+    site = tmp_path / "site"
+    build_site(env, sw.test, site, original_pred=tmp_path / "p0.json", env_pred=tmp_path / "pk.json")
+    url = (site / "index.html").as_uri()
+    listing = _browser(url, "--dump-dom", profile=tmp_path / "prof")
+    first = orig_docs[0]["title"]
+    assert f"{len(orig_docs)} of {len(orig_docs)} documents" in listing and f"<td>{first}</td>" in listing
+    page = _browser(url + "#/doc/1/2", "--dump-dom", profile=tmp_path / "prof")
+    assert f"<h2>{first}</h2>" in page and f"{first}-2</h3>" in page  # side-by-side headings
+    assert "Lost on the twin (" in page  # the lost-triples list
+    twin_name = env_docs[1]["vertexSet"][0][0]["name"]  # seed 2 of document 1: a renamed mention
+    assert twin_name in page
+    summary = _browser(url + "#/summary", "--dump-dom", profile=tmp_path / "prof")
+    assert "Consistency per relation" in summary and "Substitution rate by type" in summary
+    shot = tmp_path / "doc.png"
+    _browser(url + "#/doc/1/2", "--window-size=1400,900", f"--screenshot={shot}", profile=tmp_path / "prof")
+    assert shot.stat().st_size > 10_000
