@@ -2,26 +2,38 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DIR ?= runs/demo
+# Touched after a complete install; rebuilt when the package's metadata or build script changes, so
+# `make demo` and `make test` on a fresh clone install first, and a later edit of the dependencies
+# (or a new top-level package, which an editable install only finds after reinstalling) reinstalls.
+STAMP := $(VENV)/.installed
 
-.PHONY: setup test lint demo bench clean
+.PHONY: setup test lint demo bench docs clean
 
-$(BIN)/python:
-	$(PY) -m venv $(VENV)
-
-setup: $(BIN)/python
+$(STAMP): pyproject.toml setup.py
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev,train]'
+	touch $@
 
-lint:
+# Always reinstalls (rebuilds the compiled extractor too); the other targets install only when needed.
+setup:
+	rm -f $(STAMP)
+	$(MAKE) $(STAMP)
+
+lint: $(STAMP)
 	$(BIN)/ruff check .
 
 test: lint
 	$(BIN)/python -m pytest
 
-demo:
+demo: $(STAMP)
 	$(BIN)/envbench demo --out $(DEMO_DIR)
 
-bench:
+# docs/cli.md from every command's --help (tests/envbench/cli/test_reference.py checks it is current).
+docs: $(STAMP)
+	$(BIN)/python -m envbench.cli.reference
+
+bench: $(STAMP)
 	$(BIN)/python bench/ingest.py --quick
 	$(BIN)/python bench/generate.py --quick
 	$(BIN)/python bench/evaluate.py

@@ -6,7 +6,7 @@ with noise (70% of the facts, wrong relations, duplicates, evidence), and the 50
 documents as training facts. Measured side by side in one run:
 
 - ``envbench evaluate`` end to end (read and validate files, pooled scores, 5 per-seed scores,
-  name-independent Ign F1, write scores.json): the figure the target is about;
+  name-independent Ign F1, write scores.json and its manifest): the figure the target is about;
 - ``envbench.scoring.metrics.score`` alone on the same documents;
 - a plain transcription of the Re-DocRED benchmark scorer's loops (the same scores, without
   validation) as the reference point; the scores are checked to agree.
@@ -31,7 +31,8 @@ sys.path.insert(0, str(REPO))
 
 from envbench.core.relations import FREQUENT_10, RELATIONS  # noqa: E402
 from envbench.formats.docred import read_docs  # noqa: E402
-from envbench.scoring.evaluate import evaluate, load_predictions, load_train_facts  # noqa: E402
+from envbench.formats.predictions import load_predictions  # noqa: E402
+from envbench.scoring.evaluate import evaluate, load_train_facts  # noqa: E402
 from envbench.scoring.metrics import score, train_facts  # noqa: E402
 
 SHARED = Path(os.environ.get("ENVBENCH_SHARED", REPO.parent / "shared" / "data"))

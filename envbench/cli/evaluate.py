@@ -18,7 +18,8 @@ _FILE = click.Path(exists=True, dir_okay=False)
               help="Training documents whose facts Ign F1 discounts (repeat for several files). "
                    "Without it Ign F1 equals F1.")
 @click.option("--out", type=click.Path(dir_okay=False),
-              help="Write all scores (fractions in [0, 1]) to this JSON file, e.g. scores.json.")
+              help="Write all scores (fractions in [0, 1]) to this JSON file, e.g. scores.json, and its "
+                   "manifest (inputs, parameters, hashes) beside it as scores.json.manifest.json.")
 @click.option("--substitutions", type=_FILE,
               help="substitutions.parquet from `envbench generate`, for the name-independent Ign F1 of an Env "
                    "benchmark. Default: the one beside --gold, if present.")
@@ -26,7 +27,8 @@ _FILE = click.Path(exists=True, dir_okay=False)
               help="Which official scorer's smoothing to copy: docred (exact counts) or re-docred "
                    "(evidence total starts at 1, Ign precision denominator +1e-5).")
 @click.option("--env/--no-env", default=None,
-              help="Treat gold as an Env benchmark (titles with seed suffix -k). Default: detect from the titles.")
+              help="Treat gold as an Env benchmark (titles with seed suffix -k, one set of seeds for every "
+                   "source document). Default: detect from the titles, which needs seeds 1..K.")
 @click.option("--skip-invalid-train", is_flag=True,
               help="Skip invalid documents in --train files instead of stopping at the first.")
 def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, substitutions: str | None,
@@ -34,7 +36,14 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
     """Score predictions like the official DocRED / Re-DocRED scorers, per seed on Env benchmarks.
 
     Prints F1, Ign F1, precision, recall, evidence F1, intra/inter-sentence F1 and frequent-10
-    versus long-tail F1 as percentages; --out writes them as fractions.
+    versus long-tail F1 as percentages; --out writes them as fractions (and OUT.manifest.json).
+
+    An Env file (every title '<title>-k', each source document once for each seed 1..K) gets two
+    aggregates. The 'all' column is the pooled score: the K copies scored as one file, every
+    copy's facts counted together; this is the number the Env-DocRE/EVRT reference code prints
+    for its five-copy test file (top-level keys of --out). 'mean ± std' is the mean and sample
+    standard deviation over seeds of each copy scored alone, as the paper's tables report it
+    ('env.mean', 'env.std' and 'env.seeds' in --out).
 
     \b
     Example:
@@ -74,7 +83,7 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
 @click.option("--scorer", type=click.Choice(SCORERS), default="docred", show_default=True,
               help="Which official scorer's smoothing to copy (see `envbench evaluate --help`).")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
-              help="Directory for report.md, report.json and the PNG plots.")
+              help="Directory for report.md, report.json, the PNG plots and manifest.json.")
 def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str, index: str | None,
            train: tuple[str, ...], substitutions: str | None, stats: str | None, scorer: str, out: str) -> None:
     """Compare a model on the original and the renamed (Env) benchmark, as in the paper's analyses.
@@ -84,6 +93,8 @@ def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str,
     renamed entities per type (Table 4, needs --index), names seen in training per type
     (Table 5, needs --train), substitution rates (Table 1), and the consistency rate: of the
     facts predicted correctly on an original document, the share still correct on its twins.
+    Env scores are the mean ± std over seeds and the pooled score of the whole file (see
+    `envbench evaluate --help`); --env-gold must be generated from --original-gold.
 
     \b
     Example:

@@ -1,10 +1,20 @@
 """File-level evaluation: one gold file, one prediction file, optional training files.
 
-On Env benchmarks (every gold title ends in a seed suffix ``-k``) the scores are also broken
-down per seed, summarised as mean ± std, the worst seed named, and a name-independent Ign F1
-computed: the renamed mention names are mapped back to the original ones through
+On Env benchmarks (every source document once per seed 1..K, titled ``<title>-k``) the scores are
+also broken down per seed, summarised as mean ± std, the worst seed named, and a name-independent
+Ign F1 computed: the renamed mention names are mapped back to the original ones through
 ``substitutions.parquet``, so the Ign F1 of a renamed benchmark discounts the same facts as the
 Ign F1 of the original one.
+
+Two aggregates of an Env file are reported, because both are in use:
+
+- **pooled** (the top-level scores of scores.json, the ``all`` column): all K copies scored as one
+  file, every copy's facts counted together. This is what the Env-DocRE/EVRT reference code prints
+  for its five-copy test file.
+- **mean over seeds** (``env.mean`` ± ``env.std``, the ``mean ± std`` column): each seed's copy
+  scored alone, then averaged, as the paper's tables report it.
+
+What the scores do not say is stated as notes and warnings (:mod:`envbench.core.notes`).
 """
 
 from __future__ import annotations
@@ -19,11 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError
+from envbench.core.notes import Level, Note, NoteCode, note, texts
 from envbench.formats.docred import Doc
-from envbench.formats.linked_docred import read_documents, read_json_file
+from envbench.formats.linked_docred import read_documents
+from envbench.formats.predictions import load_predictions, unknown_titles
 from envbench.formats.substitutions import read_substitutions
 from envbench.scoring.metrics import SCORE_KEYS, score, score_groups, train_facts
-from etl.io import compression_of, write_json_atomic
+from etl.io import compression_of, dumps_json, sha256_file
+from etl.step import Step, manifest_beside
 
 _SEED = re.compile(r"^(.*)-([1-9][0-9]*)$")
 
@@ -39,24 +52,21 @@ LABELS: dict[str, str] = {
     "long_tail_f1": "Long-tail F1",
 }
 
-NAME_INDEPENDENT_NOTE = (
-    "name-independent Ign F1 maps renamed mentions back to their original names "
-    "(through {path}) before testing for overlap with training facts, so it is comparable with the "
-    "original benchmark's Ign F1"
-)
 
-
+# --------------------------------------------------------------------------- Env titles
 def split_seed(title: str) -> tuple[str, int] | None:
     """``("Loud Tour", 3)`` for ``"Loud Tour-3"``; None when the title has no seed suffix."""
     m = _SEED.match(title)
     return (m.group(1), int(m.group(2))) if m else None
 
 
-def env_seeds(gold_docs: Sequence[Mapping[str, Any]]) -> list[int] | None:
+def env_seeds(gold_docs: Sequence[Mapping[str, Any]], *, consecutive: bool = True) -> list[int] | None:
     """The seeds of an Env benchmark, or None when the titles do not form one.
 
     An Env file has a ``-k`` suffix on every title, and every source title carries the same set
-    of seeds; an original benchmark whose titles merely end in digits does not meet both.
+    of seeds; with ``consecutive`` (detection) that set must also be 1..K, as ``envbench generate``
+    writes it. A plain benchmark whose titles merely end in digits (a lone ``Su-27``) meets
+    neither; ``consecutive=False`` is for a file the user declared an Env benchmark (``--env``).
     """
     by_base: dict[str, set[int]] = {}
     for doc in gold_docs:
@@ -69,25 +79,13 @@ def env_seeds(gold_docs: Sequence[Mapping[str, Any]]) -> list[int] | None:
     sets = {frozenset(s) for s in by_base.values()}
     if len(sets) != 1:
         return None
-    return sorted(next(iter(sets)))
+    seeds = sorted(next(iter(sets)))
+    if consecutive and seeds != list(range(1, len(seeds) + 1)):
+        return None
+    return seeds
 
 
-def load_predictions(path: str | os.PathLike[str]) -> list[Any]:
-    """Read an official-format prediction file (a JSON list of {title, h_idx, t_idx, r[, evidence]})."""
-    data = read_json_file(path, "prediction JSON file")
-    if not isinstance(data, list):
-        raise DataError(
-            f"{path}: expected a JSON list of predictions, got a {type(data).__name__}; "
-            'write [{"title": ..., "h_idx": ..., "t_idx": ..., "r": ...}, ...] as the official scorer reads'
-        )
-    if data and isinstance(data[0], dict) and {"vertexSet", "entities", "sents"} & data[0].keys():
-        raise DataError(
-            f"{path}: holds DocRED documents (title, sents, vertexSet), not predictions; give it as the gold "
-            "file, and as predictions the model's JSON list of {title, h_idx, t_idx, r}"
-        )
-    return data
-
-
+# --------------------------------------------------------------------------- inputs
 def read_gold(path: str | os.PathLike[str]) -> list[Doc]:
     """Gold documents; all of them count, so an invalid one is an error (there is no skipping)."""
     docs = read_documents(path, skip_flag=None).docs
@@ -96,16 +94,10 @@ def read_gold(path: str | os.PathLike[str]) -> list[Doc]:
     return docs
 
 
-def check_outputs_differ(outputs: Sequence[str | os.PathLike[str] | None],
-                         inputs: Sequence[str | os.PathLike[str] | None]) -> None:
-    """Refuse to write over an input file (e.g. --out given the predictions' path) or under a .gz name."""
-    ins = {Path(p).resolve(): p for p in inputs if p is not None}
-    for o in outputs:
-        if o is not None and compression_of(o):
-            raise DataError(f"output {o}: JSON outputs are written uncompressed; give a .json name")
-        if o is not None and Path(o).resolve() in ins:
-            raise DataError(f"output {o} is also an input ({ins[Path(o).resolve()]}); "
-                            "choose another output path, or the input would be overwritten")
+def refuse_compressed_out(out: str | os.PathLike[str]) -> None:
+    """A plain JSON file under a .gz name would fail when read back."""
+    if compression_of(out):
+        raise DataError(f"output {out}: JSON outputs are written uncompressed; give a .json name")
 
 
 def load_train_facts(paths: Sequence[str | os.PathLike[str]], *, skip_invalid: bool = False) -> frozenset | None:
@@ -118,6 +110,27 @@ def load_train_facts(paths: Sequence[str | os.PathLike[str]], *, skip_invalid: b
     return frozenset(facts)
 
 
+def same_content(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """The same file, or two files with the same bytes (a copy of the gold file is as bad as the file)."""
+    pa, pb = Path(a), Path(b)
+    try:
+        if pa.resolve() == pb.resolve() or os.path.samefile(pa, pb):
+            return True
+        if pa.stat().st_size != pb.stat().st_size:
+            return False
+    except OSError:
+        return False
+    return sha256_file(pa) == sha256_file(pb)
+
+
+def train_is_gold_notes(train: Sequence[str | os.PathLike[str]],
+                        golds: Sequence[tuple[str, str | os.PathLike[str]]]) -> list[Note]:
+    """A warning for each --train file that is one of the gold files (``golds``: (option, path) pairs)."""
+    return [note(NoteCode.TRAIN_IS_GOLD, train=t, gold_option=option, gold=g)
+            for t in train for option, g in golds if same_content(t, g)]
+
+
+# --------------------------------------------------------------------------- name-independent Ign F1
 def original_names(
     gold_docs: Sequence[Mapping[str, Any]], subs: Mapping[str, Mapping[int, Mapping[str, str]]]
 ) -> tuple[dict[str, list[list[str]]], dict[str, int]]:
@@ -152,6 +165,49 @@ def original_names(
     return names, {"titles": covered, "unmapped": unmapped}
 
 
+@dataclass
+class NameIndependent:
+    """The original mention names for the name-independent Ign F1, or why there are none."""
+
+    names: dict[str, list[list[str]]] | None
+    path: Path  # the substitutions file asked for (it may not exist)
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def used(self) -> Path | None:
+        return self.path if self.names is not None else None
+
+
+def name_independent(
+    gold: str | os.PathLike[str],
+    gold_docs: Sequence[Mapping[str, Any]],
+    facts: frozenset | None,
+    substitutions: str | os.PathLike[str] | None,
+) -> NameIndependent:
+    """Map an Env file's renamed mentions back through substitutions.parquet (default: beside ``gold``).
+
+    Needs training facts (there is nothing to discount otherwise) and the substitutions; a file
+    that covers none of the titles is an error, partial cover and unmapped mentions are warnings.
+    """
+    path = Path(substitutions) if substitutions is not None else Path(gold).parent / "substitutions.parquet"
+    if facts is None:
+        return NameIndependent(None, path, [note(NoteCode.NAME_INDEPENDENT_NEEDS_TRAIN)])
+    if substitutions is None and not path.exists():
+        return NameIndependent(None, path, [note(NoteCode.NAME_INDEPENDENT_NEEDS_SUBSTITUTIONS, gold=gold)])
+    names, cover = original_names(gold_docs, read_substitutions(path))
+    if cover["titles"] == 0:
+        raise DataError(f"{path} covers none of the titles in {gold}; pass the substitutions.parquet "
+                        "written together with this Env gold file")
+    notes = []
+    if cover["titles"] < len(gold_docs):
+        notes.append(note(NoteCode.SUBSTITUTIONS_PARTIAL, path=path, covered=cover["titles"], total=len(gold_docs)))
+    if cover["unmapped"]:
+        notes.append(note(NoteCode.SUBSTITUTIONS_UNMAPPED, n=cover["unmapped"], path=path))
+    notes.append(note(NoteCode.NAME_INDEPENDENT, path=path))
+    return NameIndependent(names, path, notes)
+
+
+# --------------------------------------------------------------------------- scoring
 def summarize(per_seed: Mapping[int, Mapping[str, Any]], keys: Sequence[str] = SCORE_KEYS) -> dict[str, Any]:
     """Mean, sample standard deviation (n-1; 0 for one seed) and the worst seed (lowest F1)."""
     seeds = sorted(per_seed)
@@ -190,14 +246,42 @@ def score_env(
     return pooled, {"seeds": {str(k): per_seed[k] for k in seeds}, **summarize(per_seed, keys)}
 
 
+def prediction_notes(
+    scores: Mapping[str, Any],
+    preds: Sequence[Any],
+    gold_docs: Sequence[Mapping[str, Any]],
+    gold: str | os.PathLike[str],
+    *,
+    pred_option: str = "--pred",
+    gold_option: str = "--gold",
+) -> list[Note]:
+    """Warnings about a (gold, predictions) pair: predictions for unknown titles, a gold file without labels."""
+    out = []
+    if scores["n_unknown_title_preds"]:
+        examples = unknown_titles(preds, {d["title"] for d in gold_docs})
+        out.append(note(NoteCode.UNKNOWN_TITLES, n=scores["n_unknown_title_preds"], k=scores["n_unknown_titles"],
+                        gold=gold, examples=", ".join(repr(t) for t in examples), pred_option=pred_option,
+                        gold_option=gold_option))
+    if not scores["n_gold"]:
+        out.append(note(NoteCode.NO_GOLD_FACTS, gold=gold))
+    return out
+
+
 @dataclass
 class EvaluateResult:
     """What ``envbench evaluate`` computed; ``scores`` is the content of scores.json."""
 
     scores: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    messages: list[Note] = field(default_factory=list)
     out: Path | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        return texts(self.messages, Level.WARNING)
+
+    @property
+    def notes(self) -> list[str]:
+        return texts(self.messages, Level.NOTE)
 
     def table(self) -> str:
         """The scores as percentages; Env adds mean ± std, each seed and the worst seed."""
@@ -231,6 +315,66 @@ class EvaluateResult:
         return "\n".join(text)
 
 
+def score_file(
+    gold: str | os.PathLike[str],
+    pred: str | os.PathLike[str],
+    *,
+    train: Sequence[str | os.PathLike[str]] = (),
+    substitutions: str | os.PathLike[str] | None = None,
+    scorer: str = "docred",
+    env: bool | None = None,
+    skip_invalid_train: bool = False,
+) -> EvaluateResult:
+    """Read and score; writes nothing (see :func:`evaluate`)."""
+    gold_docs: list[Doc] = read_gold(gold)
+    preds = load_predictions(pred)
+    facts = load_train_facts(train, skip_invalid=skip_invalid_train)
+    source = str(pred)
+    seeds = env_seeds(gold_docs)
+    detect: list[Note] = []
+    if env is True:
+        seeds = seeds or env_seeds(gold_docs, consecutive=False)
+        if seeds is None:
+            raise DataError(f"{gold}: --env needs every title to end in a seed suffix -k (for example 'Loud Tour-1') "
+                            "with the same seeds for every source document; pass an Env file from `envbench generate`")
+    elif env is False:
+        seeds = None
+    elif seeds is None and all(split_seed(d["title"]) for d in gold_docs):
+        detect.append(note(NoteCode.ENV_NOT_DETECTED, gold=gold, example=repr(gold_docs[0]["title"])))
+
+    ni = None
+    if seeds is not None:
+        ni = name_independent(gold, gold_docs, facts, substitutions)
+        s, env_scores = score_env(gold_docs, preds, seeds=seeds, facts=facts, original_names=ni.names,
+                                  scorer=scorer, source=source)
+        env_scores["substitutions"] = str(ni.used) if ni.used is not None else None
+        s["env"] = env_scores
+    else:
+        s = score(gold_docs, preds, facts=facts, scorer=scorer, source=source)
+    messages: list[Note] = [
+        *train_is_gold_notes(train, [("--gold", gold)]),
+        *s.pop("notes"),
+        *detect,
+        *(ni.notes if ni is not None else []),
+    ]
+    if seeds is None and substitutions is not None:
+        messages.append(note(NoteCode.SUBSTITUTIONS_UNUSED, path=substitutions, gold=gold))
+    pred_notes = prediction_notes(s, preds, gold_docs, gold)
+    # the unknown-title warning leads the warnings, as it most often explains the others
+    messages[:0] = [n for n in pred_notes if n.code is NoteCode.UNKNOWN_TITLES]
+    messages += [n for n in pred_notes if n.code is not NoteCode.UNKNOWN_TITLES]
+    if s["n_duplicates"]:
+        messages.append(note(NoteCode.DUPLICATES, n=s["n_duplicates"]))
+
+    s["inputs"] = {"gold": str(gold), "pred": str(pred), "train": [str(t) for t in train]}
+    s["notes"] = texts(messages, Level.NOTE)
+    s["warnings"] = texts(messages, Level.WARNING)
+    for k in SCORE_KEYS:
+        if not (0.0 <= s[k] <= 1.0) or math.isnan(s[k]):  # pragma: no cover - guards the formulas
+            raise AssertionError(f"score {k}={s[k]} outside [0, 1]")
+    return EvaluateResult(scores=s, messages=messages)
+
+
 def evaluate(
     gold: str | os.PathLike[str],
     pred: str | os.PathLike[str],
@@ -244,77 +388,32 @@ def evaluate(
 ) -> EvaluateResult:
     """Score a prediction file against a gold file; write scores.json when ``out`` is given.
 
-    ``env`` None detects an Env benchmark from the titles; ``substitutions`` defaults to
+    ``env`` None detects an Env benchmark from the titles (seeds 1..K); True scores per seed any
+    file whose source titles share one set of seeds. ``substitutions`` defaults to
     substitutions.parquet beside the gold file when that exists.
-    """
-    check_outputs_differ([out], [gold, pred, *train, substitutions])
-    gold_docs: list[Doc] = read_gold(gold)
-    preds = load_predictions(pred)
-    facts = load_train_facts(train, skip_invalid=skip_invalid_train)
-    source = str(pred)
-    seeds = env_seeds(gold_docs)
-    if env is True and seeds is None:
-        raise DataError(f"{gold}: --env needs every title to end in a seed suffix -k (for example 'Loud Tour-1') "
-                        "with the same seeds for every source document; pass an Env file from `envbench generate`")
-    if env is False:
-        seeds = None
-    warnings: list[str] = []
-    notes: list[str] = []
-    names = None
-    if seeds is not None:
-        sub_path = Path(substitutions) if substitutions is not None else Path(gold).parent / "substitutions.parquet"
-        if facts is None:
-            notes.append("no name-independent Ign F1: it needs training documents (--train)")
-        elif substitutions is None and not sub_path.exists():
-            notes.append(f"no name-independent Ign F1: no substitutions.parquet beside {gold}; "
-                         "pass --substitutions FILE from `envbench generate`")
-        else:
-            names, cover = original_names(gold_docs, read_substitutions(sub_path))
-            if cover["titles"] == 0:
-                raise DataError(f"{sub_path} covers none of the titles in {gold}; pass the substitutions.parquet "
-                                "written together with this Env gold file")
-            if cover["titles"] < len(gold_docs):
-                warnings.append(f"{sub_path} covers {cover['titles']} of {len(gold_docs)} gold documents; "
-                                "the others keep their names for the name-independent Ign F1")
-            if cover["unmapped"]:
-                warnings.append(f"{cover['unmapped']} mentions of renamed entities carry none of the entity's new "
-                                f"names in {sub_path}; they keep their names (is it the file for this gold?)")
-        s, env_scores = score_env(gold_docs, preds, seeds=seeds, facts=facts, original_names=names,
-                                  scorer=scorer, source=source)
-        env_scores["substitutions"] = str(sub_path) if names is not None else None
-    else:
-        s = score(gold_docs, preds, facts=facts, scorer=scorer, source=source)
-        if substitutions is not None:
-            warnings.append(f"--substitutions {substitutions} is not used: {gold} is not an Env benchmark (its "
-                            "titles lack the seed suffix -k); pass an Env gold file from `envbench generate`")
-    notes[:0] = [n for n in s.pop("notes") if "not in the gold file" not in n]
-    if names is not None:
-        notes.append(NAME_INDEPENDENT_NOTE.format(path=sub_path))
-    if s["n_unknown_title_preds"]:
-        gold_titles = {d["title"] for d in gold_docs}
-        examples = sorted({x["title"] for x in preds if x["title"] not in gold_titles})[:3]
-        unknown = (
-            f"{s['n_unknown_title_preds']} predictions name {s['n_unknown_titles']} titles that are not in {gold} "
-            f"(e.g. {', '.join(repr(t) for t in examples)}); they count against precision, as in the official "
-            "scorer; check that --pred was made for this --gold"
-        )
-        warnings.insert(0, unknown)
-    if not s["n_gold"]:
-        warnings.append(f"{gold} has no gold facts (no labels), so every score is 0; is it an unlabelled split such "
-                        "as DocRED's test set? Score on a labelled file (e.g. dev) instead")
-    if s["n_duplicates"]:
-        notes.append(f"{s['n_duplicates']} duplicated predictions counted once")
-    if seeds is not None:
-        s["env"] = env_scores
 
-    s["inputs"] = {"gold": str(gold), "pred": str(pred), "train": [str(t) for t in train]}
-    s["notes"] = notes
-    s["warnings"] = warnings
-    for k in SCORE_KEYS:
-        if not (0.0 <= s[k] <= 1.0) or math.isnan(s[k]):  # pragma: no cover - guards the formulas
-            raise AssertionError(f"score {k}={s[k]} outside [0, 1]")
-    out_path = None
-    if out is not None:
-        out_path = Path(out)
-        write_json_atomic(out_path, s, indent=True)
-    return EvaluateResult(scores=s, warnings=warnings, notes=notes, out=out_path)
+    ``out`` is written as a step (:mod:`etl.step`): the paths are checked before any work (no input
+    may be the output), the file is published atomically and ``OUT.manifest.json`` (inputs with
+    their sha256, parameters, output hash) is written last. Scoring is cheaper than hashing every
+    input twice, so a rerun always scores again rather than asking whether ``out`` is up to date.
+    """
+    kwargs: dict[str, Any] = {"train": train, "substitutions": substitutions, "scorer": scorer, "env": env,
+                              "skip_invalid_train": skip_invalid_train}
+    if out is None:
+        return score_file(gold, pred, **kwargs)
+    refuse_compressed_out(out)
+    default_subs = Path(gold).parent / "substitutions.parquet"
+    subs_input = substitutions if substitutions is not None else (default_subs if default_subs.is_file() else None)
+    inputs = [p for p in (gold, pred, *train, subs_input) if p is not None]
+    parameters = {"scorer": scorer, "env": env, "skip_invalid_train": skip_invalid_train}
+    with Step("evaluate", manifest=manifest_beside(out), outputs=[out], inputs=inputs, parameters=parameters,
+              force=True) as step:
+        result = score_file(gold, pred, **kwargs)
+        step.path(out).write_bytes(dumps_json(result.scores, indent=True))
+    result.out = Path(out)
+    return result
+
+
+__all__ = ["EvaluateResult", "LABELS", "NameIndependent", "env_seeds", "evaluate", "load_train_facts",
+           "name_independent", "original_names", "prediction_notes", "read_gold", "refuse_compressed_out",
+           "same_content", "score_env", "score_file", "split_seed", "summarize", "train_is_gold_notes"]

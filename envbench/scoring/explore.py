@@ -47,7 +47,8 @@ from envbench.core.errors import DataError
 from envbench.core.relations import RELATIONS
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, entity_type, read_docs
-from etl.io import dumps_json, read_json
+from envbench.formats.predictions import Fact, check_predictions, load_predictions
+from etl.io import dumps_json
 from etl.step import Step
 
 _SEED = re.compile(r"^(.*)-([1-9][0-9]*)$")
@@ -87,26 +88,20 @@ def split_twin_title(title: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
-def _read_predictions(path: str | os.PathLike[str], option: str) -> list[Mapping[str, Any]]:
-    data = read_json(path, what="prediction JSON file")
-    if not isinstance(data, list) or not all(isinstance(p, dict) for p in data):
-        raise DataError(f"{option} {path}: expected a JSON list of {{title, h_idx, t_idx, r}} objects; pass the "
-                        "model's prediction file in the official format")
-    bad = next((p for p in data if not {"title", "h_idx", "t_idx", "r"} <= p.keys()), None)
-    if bad is not None:
-        raise DataError(f"{option} {path}: a prediction lacks {', '.join(sorted({'title', 'h_idx', 't_idx', 'r'} - bad.keys()))}"
-                        "; write every prediction as {title, h_idx, t_idx, r}")
-    return data
+def _read_predictions(path: str | os.PathLike[str], option: str, gold: Sequence[Doc]) -> list[Fact]:
+    """Unique facts of an official-format prediction file, checked against the gold entity counts."""
+    counts = {d["title"]: len(d["vertexSet"]) for d in gold}
+    return check_predictions(load_predictions(path), counts, source=f"{option} {path}").facts
 
 
-def _by_title(preds: Iterable[Mapping[str, Any]], titles: set[str]) -> tuple[dict[str, set[Triple]], int]:
+def _by_title(facts: Iterable[Fact], titles: set[str]) -> tuple[dict[str, set[Triple]], int]:
     out: dict[str, set[Triple]] = {}
     unknown = 0
-    for p in preds:
-        if p["title"] not in titles:
+    for title, h, t, r in facts:
+        if title not in titles:
             unknown += 1
             continue
-        out.setdefault(p["title"], set()).add((int(p["h_idx"]), int(p["t_idx"]), str(p["r"])))
+        out.setdefault(title, set()).add((h, t, r))
     return out, unknown
 
 
@@ -194,11 +189,11 @@ def build_site(
     orig_pred: dict[str, set[Triple]] | None = None
     twin_pred: dict[str, set[Triple]] | None = None
     if original_pred is not None:
-        orig_pred, unknown["--original-pred"] = _by_title(_read_predictions(original_pred, "--original-pred"),
-                                                          set(by_title))
+        orig_pred, unknown["--original-pred"] = _by_title(
+            _read_predictions(original_pred, "--original-pred", originals), set(by_title))
     if env_pred is not None:
-        twin_pred, unknown["--env-pred"] = _by_title(_read_predictions(env_pred, "--env-pred"),
-                                                     {d["title"] for d in twins})
+        twin_pred, unknown["--env-pred"] = _by_title(
+            _read_predictions(env_pred, "--env-pred", twins), {d["title"] for d in twins})
     subs: dict[str, dict[int, dict[str, Any]]] = {}
     if substitutions is not None:
         for row in _read_substitution_table(Path(substitutions)):

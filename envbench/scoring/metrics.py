@@ -31,11 +31,12 @@ and crashes on predictions for unknown titles when splitting intra/inter.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from envbench.core.errors import DataError
-from envbench.core.relations import FREQUENT_10, NAME_TO_ID, RELATIONS
+from envbench.core.notes import Note, NoteCode, note
+from envbench.core.relations import FREQUENT_10
+from envbench.formats.predictions import CheckedPredictions, check_predictions
 
 SCORERS = ("docred", "re-docred")
 FREQUENT = frozenset(FREQUENT_10)
@@ -53,12 +54,6 @@ SCORE_KEYS: tuple[str, ...] = (
     "long_tail_f1",
 )
 
-NO_TRAIN_NOTE = (
-    "Ign F1 equals F1: no training documents were given (--train), so no correct fact can be "
-    "discounted as seen in training"
-)
-
-Fact = tuple[str, int, int, str]  # (title, h_idx, t_idx, r)
 
 
 def prf(correct: int, submitted: float, gold: float) -> tuple[float, float, float]:
@@ -80,114 +75,6 @@ def train_facts(train_docs: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str,
             tails = {m["name"] for m in vs[lab["t"]]}
             facts.update((n1, n2, r) for n1 in heads for n2 in tails)
     return frozenset(facts)
-
-
-@dataclass(frozen=True)
-class CheckedPredictions:
-    """Predictions after validation and de-duplication."""
-
-    facts: list[Fact]  # unique, in first-seen order
-    evidence: list[frozenset[int]]  # evidence sentences of each fact (empty when not given)
-    duplicates: int  # predictions dropped as repeats of an earlier one
-    unknown_title_preds: int  # unique predictions whose title is not in gold
-    unknown_titles: int  # distinct such titles
-    duplicates_by_title: dict[str, int] = field(default_factory=dict)
-
-
-def _describe(i: int, x: Any, source: str) -> str:
-    if isinstance(x, Mapping):
-        parts = ", ".join(f"{k} {x.get(k)!r}" for k in ("title", "h_idx", "t_idx", "r"))
-        return f"{source}: prediction {i} ({parts})"
-    return f"{source}: prediction {i}"
-
-
-def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str) -> DataError:
-    """The error for a prediction the fast path rejected: the first problem, named precisely."""
-    what = _describe(i, x, source)
-    if not isinstance(x, Mapping):
-        return DataError(f"{what}: is a {type(x).__name__}, not an object; "
-                         "each prediction is {title, h_idx, t_idx, r[, evidence]}")
-    missing = [k for k in ("title", "h_idx", "t_idx", "r") if k not in x]
-    if missing:
-        return DataError(f"{what}: lacks {', '.join(missing)}; each prediction is {{title, h_idx, t_idx, r[, evidence]}}")
-    title, h, t, r = x["title"], x["h_idx"], x["t_idx"], x["r"]
-    if not isinstance(title, str):
-        return DataError(f"{what}: title is not a string; use the gold document's title")
-    for end, v in (("h_idx", h), ("t_idx", t)):
-        if type(v) is not int:  # bool is not an entity index either
-            return DataError(f"{what}: {end} {v!r} is not an integer; "
-                             "entity indices are 0-based positions in the gold vertexSet")
-    if not isinstance(r, str) or r not in RELATIONS:
-        hint = ""
-        if isinstance(r, str) and r.strip().casefold() in NAME_TO_ID:
-            hint = f" (did you mean {NAME_TO_ID[r.strip().casefold()]!r}?)"
-        return DataError(f"{what}: relation {r!r} is not one of the 96 DocRED relations{hint}; "
-                         "use a Wikidata property id such as 'P17'")
-    n = n_entities.get(title)
-    if n is not None:
-        for end, v in (("h_idx", h), ("t_idx", t)):
-            if not 0 <= v < n:
-                return DataError(
-                    f"{what}: {end} {v} is out of range; document {title!r} has {n} entities "
-                    f"(indices 0-{n - 1}); check that the predictions were made for this gold file"
-                )
-    return DataError(f"{what}: evidence {x.get('evidence')!r} is not a list of sentence ids; "
-                     "write it as [0, 2] or leave it out")
-
-
-_NO_EVIDENCE: frozenset[int] = frozenset()
-
-
-def check_predictions(
-    preds: Sequence[Any], n_entities: Mapping[str, int], *, source: str = "predictions"
-) -> CheckedPredictions:
-    """Validate predictions against the gold entity counts and drop duplicates.
-
-    Raises DataError naming the prediction (its position in the list, title, h_idx, t_idx, r)
-    for a missing field, an entity index out of range or an unknown relation id.
-    """
-    if not isinstance(preds, Sequence) or isinstance(preds, (str, bytes)):
-        raise DataError(
-            f"{source}: expected a JSON list of predictions, got a {type(preds).__name__}; "
-            'write [{"title": ..., "h_idx": ..., "t_idx": ..., "r": ...}, ...]'
-        )
-    seen: set[Fact] = set()
-    facts: list[Fact] = []
-    evidence: list[frozenset[int]] = []
-    unknown: dict[str, None] = {}
-    unknown_preds = 0
-    duplicates = 0
-    dup_by_title: dict[str, int] = {}
-    # Fast path: exact type tests on the common shape; anything odd goes to _invalid for its message.
-    for i, x in enumerate(preds):
-        try:
-            title, h, t, r = x["title"], x["h_idx"], x["t_idx"], x["r"]
-            ev = x.get("evidence")
-        except (TypeError, KeyError, AttributeError, IndexError):
-            raise _invalid(i, x, n_entities, source) from None
-        if type(title) is not str or type(h) is not int or type(t) is not int or type(r) is not str:
-            raise _invalid(i, x, n_entities, source)
-        n = n_entities.get(title)
-        if r not in RELATIONS or (n is not None and not (0 <= h < n and 0 <= t < n)):
-            raise _invalid(i, x, n_entities, source)
-        if ev is None:
-            ev_set = _NO_EVIDENCE
-        elif type(ev) is list and all(type(e) is int for e in ev):
-            ev_set = frozenset(ev)
-        else:
-            raise _invalid(i, x, n_entities, source)
-        fact = (title, h, t, r)
-        if fact in seen:
-            duplicates += 1
-            dup_by_title[title] = dup_by_title.get(title, 0) + 1
-            continue
-        seen.add(fact)
-        facts.append(fact)
-        evidence.append(ev_set)
-        if n is None:
-            unknown_preds += 1
-            unknown.setdefault(title, None)
-    return CheckedPredictions(facts, evidence, duplicates, unknown_preds, len(unknown), dup_by_title)
 
 
 class Tally:
@@ -378,14 +265,9 @@ def finalize(
         "ign_basis": "train" if with_train else "none",
         "scorer": scorer,
     })
-    notes: list[str] = []
-    if not with_train:
-        notes.append(NO_TRAIN_NOTE)
-    if t.unknown_title_preds:
-        notes.append(
-            f"{t.unknown_title_preds} predictions name {t.unknown_titles} titles that are not in "
-            "the gold file; they count against precision, as in the official scorer"
-        )
+    # Predictions on unknown titles are counted (n_unknown_title_preds); the file-level layer, which
+    # knows the paths and the titles, words that warning (NoteCode.UNKNOWN_TITLES).
+    notes: list[Note] = [] if with_train else [note(NoteCode.NO_TRAIN)]
     out["notes"] = notes
     return out
 
@@ -445,7 +327,8 @@ def score(
     the original mention names of a renamed document) the result adds the name-independent
     Ign F1, which tests those names instead of the document's against the training facts.
 
-    Returns the fractions of :data:`SCORE_KEYS`, more P/R pairs, ``n_*`` counts and ``notes``.
+    Returns the fractions of :data:`SCORE_KEYS`, more P/R pairs, ``n_*`` counts and ``notes``
+    (a list of :class:`envbench.core.notes.Note`).
     """
     total, _ = score_groups(gold_docs, preds, lambda _t: None, train_docs, facts=facts,
                             original_names=original_names, scorer=scorer, source=source)

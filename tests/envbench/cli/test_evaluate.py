@@ -169,18 +169,57 @@ def test_outputs_never_overwrite_inputs_or_leave_tracebacks(tiny_env: dict[str, 
     before = pred.read_bytes()
     res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(pred))
     assert res.exit_code == 1
-    assert res.stderr == (f"Error: output {pred} is also an input ({pred}); choose another output path, or the "
-                          "input would be overwritten\n")
-    assert pred.read_bytes() == before
+    assert res.stderr == (f"Error: --out {pred}: the input {pred} would be overwritten by this step's output {pred}; "
+                          "choose another output location or move the input\n")
+    assert pred.read_bytes() == before and not (tmp_path / "p.json.manifest.json").exists()
     blocker = write(tmp_path / "file", [])
     res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--out", str(blocker / "scores.json"))
     assert res.exit_code == 1
-    assert res.stderr == f"Error: {blocker}: File exists; a file stands where a folder is needed; choose another path\n"
+    assert res.stderr == f"Error: --out {blocker / 'scores.json'}: {blocker} is a file, not a folder; choose another path\n"
     res = run("report", "--original-gold", str(gold), "--original-pred", str(pred), "--env-gold", str(tiny_env["gold"]),
               "--env-pred", str(tiny_env["pred"]), "--out", str(blocker / "rep"))
     assert res.exit_code == 1
-    assert res.stderr == (f"Error: {blocker / 'rep'}: Not a directory; a file stands where a folder is needed; "
-                          "choose another path\n")
+    assert res.stderr == f"Error: --out {blocker / 'rep'}: {blocker} is a file, not a folder; choose another path\n"
+    # an input inside the report folder, under an output's name
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    inside = write(rep / "report.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("report", "--original-gold", str(gold), "--original-pred", str(inside), "--env-gold", str(tiny_env["gold"]),
+              "--env-pred", str(tiny_env["pred"]), "--out", str(rep))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: --out {rep}: the input {inside} would be overwritten by this step's output "
+                          f"{inside}; choose another output location or move the input\n")
+    assert sorted(p.name for p in rep.iterdir()) == ["report.json"]
+
+
+def test_out_files_are_published_with_a_manifest_last(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    out = tmp_path / "runs" / "scores.json"
+    res = run("evaluate", "--gold", str(tiny_env["gold"]), "--pred", str(tiny_env["pred"]),
+              "--train", str(tiny_env["train"]), "--out", str(out))
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((tmp_path / "runs" / "scores.json.manifest.json").read_bytes())
+    assert manifest["step"] == "evaluate"
+    assert [i["name"] for i in manifest["inputs"]] == ["test_env.json", "pred.json", "train.json",
+                                                       "substitutions.parquet"]
+    assert [o["name"] for o in manifest["outputs"]] == ["scores.json"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["scores.json", "scores.json.manifest.json"]
+    bad = write(tmp_path / "bad.json", [{"title": "Tiny-1", "h_idx": 9, "t_idx": 1, "r": "P19"}])
+    failed = tmp_path / "new" / "scores.json"
+    assert run("evaluate", "--gold", str(tiny_env["gold"]), "--pred", str(bad), "--out", str(failed)).exit_code == 1
+    assert not failed.parent.exists()  # a failed run leaves no folder, file or staging behind
+    orig = write(tmp_path / "orig.json", [tiny_doc()])
+    rep = tmp_path / "rep"
+    args = ["report", "--original-gold", str(orig), "--original-pred", str(tiny_env["pred"]),
+            "--env-gold", str(tiny_env["gold"]), "--env-pred", str(tiny_env["pred"]), "--out", str(rep)]
+    assert run(*args).exit_code == 0
+    manifest = json.loads((rep / "manifest.json").read_bytes())
+    assert [o["name"] for o in manifest["outputs"]] == sorted(["report.json", "report.md", "f1_by_entities.png",
+                                                                 "type_drop.png"])
+    assert sorted(p.name for p in rep.iterdir()) == ["f1_by_entities.png", "manifest.json", "report.json",
+                                                     "report.md", "type_drop.png"]  # no staging folder left
+    first = (rep / "report.md").read_bytes()
+    assert run(*args).exit_code == 0  # a rerun rewrites the folder, same bytes
+    assert (rep / "report.md").read_bytes() == first
 
 
 def test_substitutions_on_a_plain_benchmark_warn(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
@@ -225,3 +264,66 @@ def test_compressed_out_name_is_refused(tmp_path: Path) -> None:
     assert res.exit_code == 1
     assert res.stderr == f"Error: output {tmp_path / 's.json.gz'}: JSON outputs are written uncompressed; give a .json name\n"
     assert not (tmp_path / "s.json.gz").exists()
+
+
+# --------------------------------------------------------------------------- hostile inputs (issue 17)
+def test_train_equal_to_gold_warns_that_ign_f1_means_nothing(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--train", str(gold))
+    assert res.exit_code == 0
+    assert res.stderr == (f"Warning: --train {gold} is the same file as --gold {gold}: every correct prediction then "
+                          "counts as seen in training, so Ign F1 is 0 by construction and means nothing; pass the "
+                          "documents the model was trained on (e.g. train_annotated.json) as --train\n")
+    assert res.stdout.splitlines()[2].split() == ["Ign", "F1", "0.00"]
+    copy = write(tmp_path / "copy.json", [tiny_doc()])  # a byte-identical copy is as bad
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--train", str(copy))
+    assert res.stderr.startswith(f"Warning: --train {copy} is the same file as --gold {gold}: ")
+    other = write(tmp_path / "t.json", [tiny_doc() | {"title": "Other"}])  # the same facts, another file: no warning
+    assert run("evaluate", "--gold", str(gold), "--pred", str(pred), "--train", str(other)).stderr == ""
+
+
+def test_report_train_equal_to_a_gold_file_warns(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    orig = write(tmp_path / "orig.json", [tiny_doc()])
+    pred = write(tmp_path / "op.json", [])
+    res = run("report", "--original-gold", str(orig), "--original-pred", str(pred), "--env-gold", str(tiny_env["gold"]),
+              "--env-pred", str(tiny_env["pred"]), "--train", str(orig), "--out", str(tmp_path / "rep"))
+    assert res.exit_code == 0, res.output
+    assert res.stderr.splitlines()[0] == (
+        f"Warning: --train {orig} is the same file as --original-gold {orig}: every correct prediction then counts "
+        "as seen in training, so Ign F1 is 0 by construction and means nothing; pass the documents the model was "
+        "trained on (e.g. train_annotated.json) as --train")
+
+
+def test_a_lone_title_ending_in_digits_is_not_an_env_benchmark(tmp_path: Path) -> None:
+    doc = tiny_doc() | {"title": "Su-27"}
+    gold = write(tmp_path / "g.json", [doc])
+    pred = write(tmp_path / "p.json", [{"title": "Su-27", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0].split() == ["all"]  # no per-seed columns, no "seed 27"
+    assert "seed 27" not in res.stdout
+    assert (f"Note: scored as a plain benchmark: the titles of {gold} end in a suffix -k (e.g. 'Su-27'), but an Env "
+            "file has every source document once for each seed 1..K; pass --env to score it per seed anyway"
+            ) in res.stdout.splitlines()
+    forced = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--env")
+    assert forced.exit_code == 0
+    assert forced.stdout.splitlines()[0].split() == ["all", "mean", "±", "std", "seed", "27"]
+    # an Env file with a copy missing is not detected either
+    env = [tiny_doc() | {"title": t} for t in ("A-1", "A-2", "B-1", "B-3")]
+    res = run("evaluate", "--gold", str(write(tmp_path / "e.json", env)), "--pred", str(write(tmp_path / "q.json", [])))
+    assert res.exit_code == 0 and res.stdout.splitlines()[0].split() == ["all"]
+    assert "Note: scored as a plain benchmark: " in res.stdout
+
+
+def test_report_refuses_env_gold_from_another_benchmark(tiny_env: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    other = write(tmp_path / "other.json", [tiny_doc() | {"title": "Elsewhere"}])
+    pred = write(tmp_path / "p.json", [{"title": "Elsewhere", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    out = tmp_path / "rep"
+    res = run("report", "--original-gold", str(other), "--original-pred", str(pred), "--env-gold", str(tiny_env["gold"]),
+              "--env-pred", str(tiny_env["pred"]), "--out", str(out))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {tiny_env['gold']}: 2 of its 2 documents are renamed copies of no document in "
+                          f"{other} (e.g. 'Tiny-1'), so the two files are from different benchmarks; pass as "
+                          "--env-gold the Env file that `envbench generate` wrote from --original-gold\n")
+    assert not out.exists()  # nothing written, not even the folder

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from envbench.core.errors import DataError
+from envbench.core.notes import Level, NoteCode
 from envbench.formats.substitutions import read_substitutions
 from envbench.scoring.evaluate import env_seeds, evaluate, original_names, split_seed
 from envbench.scoring.metrics import SCORE_KEYS, score
@@ -93,6 +94,12 @@ def test_split_seed_and_env_detection() -> None:
     assert env_seeds(docs("A-1", "B-2")) is None  # seeds differ per source: titles merely end in digits
     assert env_seeds(docs("A-1", "B")) is None
     assert env_seeds(docs()) is None
+    # detection needs every source once per seed 1..K; a declared Env file (--env) any one set of seeds
+    assert env_seeds(docs("Su-27")) is None and env_seeds(docs("Su-27"), consecutive=False) == [27]
+    assert env_seeds(docs("A-1", "A-3", "B-1", "B-3")) is None
+    assert env_seeds(docs("A-1", "A-3", "B-1", "B-3"), consecutive=False) == [1, 3]
+    assert env_seeds(docs("A-1", "A-2", "B-1")) is None and env_seeds(docs("A-1", "A-2", "B-1"), consecutive=False) is None
+    assert env_seeds(docs("X-1")) == [1]  # --seeds 1 writes exactly this
 
 
 def test_original_names_map_back_pairwise(tiny_env: dict[str, Path]) -> None:
@@ -138,6 +145,8 @@ def test_tiny_env_per_seed_mean_std_worst_and_name_independent_ign(tiny_env: dic
 def test_env_without_train_or_substitutions_says_why(tiny_env: dict[str, Path], tmp_path: Path) -> None:
     r = evaluate(tiny_env["gold"], tiny_env["pred"])
     assert "name_independent_ign_f1" not in r.scores
+    assert [n.code for n in r.messages] == [NoteCode.NO_TRAIN, NoteCode.NAME_INDEPENDENT_NEEDS_TRAIN]
+    assert r.scores["notes"] == r.notes and r.scores["warnings"] == r.warnings == []
     assert r.notes[0].startswith("Ign F1 equals F1: no training documents were given (--train)")
     assert "no name-independent Ign F1: it needs training documents (--train)" in r.notes
     elsewhere = write(tmp_path / "env_copy.json", json.loads(tiny_env["gold"].read_text()))
@@ -182,6 +191,7 @@ def test_unknown_titles_warn_with_count_and_examples(tmp_path: Path) -> None:
     r = evaluate(gold, pred)
     assert r.warnings == [f"2 predictions name 2 titles that are not in {gold} (e.g. 'Abc', 'Zed'); they count "
                           "against precision, as in the official scorer; check that --pred was made for this --gold"]
+    assert [n.code for n in r.messages if n.level is Level.WARNING] == [NoteCode.UNKNOWN_TITLES]
     assert r.scores["precision"] == pytest.approx(1 / 3)
 
 

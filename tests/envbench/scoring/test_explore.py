@@ -111,8 +111,14 @@ def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:
     assert code == 2 and out.endswith("Error: --original-pred and --env-pred go together: lost facts compare the two\n")
     code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--original-pred",
                      str(w["orig"]), "--env-pred", str(w["pk"]), "--out", str(tmp_path / "s"))
-    assert (code, out) == (1, f"Error: --original-pred {w['orig']}: a prediction lacks h_idx, r, t_idx; write every "
-                              "prediction as {title, h_idx, t_idx, r}\n")
+    assert (code, out) == (1, f"Error: {w['orig']}: holds DocRED documents (title, sents, vertexSet), not predictions; "
+                              "give it as the gold file, and as predictions the model's JSON list of {title, h_idx, "
+                              "t_idx, r}\n")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"title": "Anna", "h_idx": 0, "t_idx": 9, "r": "P26"}]))
+    code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--original-pred",
+                     str(bad), "--env-pred", str(w["pk"]), "--out", str(tmp_path / "s"))
+    assert code == 1 and out.startswith(f"Error: --original-pred {bad}: ")
     assert not (tmp_path / "s").exists()
     code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--original-pred",
                      str(w["p0"]), "--env-pred", str(w["pk"]), "--out", str(tmp_path / "s"))

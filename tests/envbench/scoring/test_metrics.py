@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envbench.core.errors import DataError
+from envbench.core.notes import NoteCode
 from envbench.core.relations import FREQUENT_10, RELATIONS
-from envbench.scoring.metrics import NO_TRAIN_NOTE, SCORE_KEYS, score, score_groups, train_facts
+from envbench.scoring.metrics import SCORE_KEYS, score, score_groups, train_facts
 from tests.conftest import shared_path
 
 
@@ -141,7 +142,8 @@ def test_tiny_hand_computed() -> None:
     assert s["precision"] == pytest.approx(2 / 3)
     assert s["recall"] == pytest.approx(2 / 3)
     assert s["f1"] == pytest.approx(2 / 3)
-    assert s["ign_f1"] == s["f1"] and s["notes"] == [NO_TRAIN_NOTE] and s["ign_basis"] == "none"
+    assert s["ign_f1"] == s["f1"] and [n.code for n in s["notes"]] == [NoteCode.NO_TRAIN] and s["ign_basis"] == "none"
+    assert s["notes"][0].text.startswith("Ign F1 equals F1: no training documents were given (--train)")
     # evidence: predicted {0,1} (2 sentences), correct overlap 1, gold total 3 -> P 1/2, R 1/3, F1 0.4
     assert s["evidence_f1"] == pytest.approx(0.4)
     # intra: 1 submitted, 1 correct, 1 gold -> 1.0; inter: 2 submitted, 1 correct, 2 gold -> 0.5
@@ -205,7 +207,7 @@ def test_score_groups_add_up_to_the_whole() -> None:
     assert groups["3"]["n_pred"] == 1 and groups["3"]["n_unknown_titles"] == 1 and groups["3"]["n_docs"] == 0
 
 
-def test_unknown_titles_count_against_precision_and_are_noted() -> None:
+def test_unknown_titles_count_against_precision_and_are_counted() -> None:
     doc = tiny_doc()
     preds = [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"},
              {"title": "Elsewhere", "h_idx": 99, "t_idx": 0, "r": "P17", "evidence": [5]},
@@ -214,7 +216,8 @@ def test_unknown_titles_count_against_precision_and_are_noted() -> None:
     s = score([doc], preds)
     assert s["n_pred"] == 4 and s["n_correct"] == 1 and s["precision"] == pytest.approx(0.25)
     assert (s["n_unknown_title_preds"], s["n_unknown_titles"]) == (3, 2)
-    assert "3 predictions name 2 titles that are not in the gold file" in s["notes"][-1]
+    # the counts carry it; the file-level layer, which knows the paths, words the warning
+    assert [n.code for n in s["notes"]] == [NoteCode.NO_TRAIN]
     assert s["n_pred_evidence"] == 0  # as official: evidence of unknown titles is skipped
     assert s["freq_precision"] == 0.0  # P17 on unknown titles still submitted for the frequent slice
     assert s["intra_precision"] == 1.0  # unknown titles cannot be classified intra/inter

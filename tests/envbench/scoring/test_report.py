@@ -6,11 +6,9 @@ import copy
 import json
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from envbench.scoring.metrics import check_predictions
+from envbench.formats.predictions import check_predictions
 from envbench.scoring.report import (
     consistency_rate,
     linear_slope,
@@ -22,7 +20,6 @@ from envbench.scoring.report import (
 from tests.conftest import shared_path
 from tests.envbench.scoring.test_evaluate import TRAIN, renamed, sub_row, write, write_subs
 from tests.envbench.scoring.test_metrics import tiny_doc
-from wikidata_index.schema import TABLES
 
 
 def checked(docs: list[dict], preds: list[dict]):
@@ -34,12 +31,13 @@ def p(title: str, h: int, t: int, r: str) -> dict:
 
 
 def tiny_index(path: Path, popularity: dict[str, int]) -> Path:
-    """An index directory in the layout of wikidata_index/schema.py with only the entities table."""
+    """An index directory in the layout of wikidata_index/schema.py with only the entities table
+    (published with its manifest, as an index must be)."""
+    from wikidata_index.ingest import write_tables
+
     rows = [{"id": q, "type": "item", "label": q, "description": None, "sitelinks": 0, "enwiki": None,
              "popularity": n} for q, n in sorted(popularity.items())]
-    (path / "entities").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=TABLES["entities"]), path / "entities" / "part-00000.parquet")
-    return path
+    return write_tables(path, {"entities": rows})
 
 
 def test_slice_scores_and_slope_by_hand() -> None:
@@ -239,3 +237,53 @@ def test_real_pipeline_outputs_feed_evaluate_and_report(tmp_path: Path) -> None:
     assert rep["consistency"]["overall"]["rate"] == pytest.approx(
         rep["consistency"]["overall"]["still_correct"] / rep["consistency"]["overall"]["original_correct"])
     assert rep["table2_precision_recall"]["f1"]["original"] == 1.0
+
+
+def test_report_shows_pooled_beside_the_mean_over_seeds(world: dict[str, Path], tmp_path: Path) -> None:
+    r = make_report(world["og"], world["op"], world["eg"], world["ep"], out=tmp_path / "rep", train=[world["train"]])
+    t2 = r.report["table2_precision_recall"]
+    # pooled over both copies: 4 submitted, 3 correct, 6 gold -> P 3/4, R 1/2, F1 0.6 (= the mean here by chance)
+    assert t2["f1"]["env_pooled"] == pytest.approx(0.6) and t2["recall"]["env_pooled"] == pytest.approx(0.5)
+    # name-independent Ign: pooled (3 - 2) / (4 - 2) = 1/2 with R 1/2 -> 0.5, the mean over seeds is 0.4
+    assert t2["name_independent_ign_f1"]["env_pooled"] == pytest.approx(0.5)
+    assert t2["name_independent_ign_f1"]["env_mean"] == pytest.approx(0.4)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| seed | Precision | Recall | F1 | Ign F1 | Ign F1 (name-indep.) |" in md
+    assert "| 1 | 50.00 | 33.33 | 40.00 | 40.00 | 0.00 |" in md
+    assert "| mean ± std | 75.00 ± 35.36 | 50.00 ± 23.57 | 60.00 ± 28.28 | 60.00 ± 28.28 | 40.00 ± 56.57 |" in md
+    assert "| pooled | 75.00 | 50.00 | 60.00 | 60.00 | 50.00 |" in md
+    assert "Pooled: all copies scored as one file, as the Env-DocRE/EVRT reference code prints it." in md
+    assert r.summary().splitlines()[3].split() == ["F1", "80.00", "60.00", "±", "28.28", "60.00", "-20.00"]
+
+
+def test_report_notes_have_codes_and_one_wording_with_evaluate(world: dict[str, Path], tmp_path: Path) -> None:
+    from envbench.core.notes import NoteCode
+    from envbench.scoring.evaluate import evaluate
+
+    r = make_report(world["og"], world["op"], world["eg"], world["ep"], out=tmp_path / "rep")
+    assert [n.code for n in r.messages] == [NoteCode.NO_TRAIN, NoteCode.NAME_INDEPENDENT_NEEDS_TRAIN,
+                                            NoteCode.TABLE5_NEEDS_TRAIN, NoteCode.TABLE1_FROM_SUBSTITUTIONS,
+                                            NoteCode.TABLE4_NEEDS_INDEX]
+    e = evaluate(world["eg"], world["ep"])
+    assert e.notes == r.notes[:2]  # the same statement in the same words
+    assert r.report["notes"] == r.notes and r.report["warnings"] == r.warnings == []
+
+
+def test_report_refuses_an_env_file_of_another_benchmark_but_warns_on_a_few_strays(
+        world: dict[str, Path], tmp_path: Path) -> None:
+    from envbench.core.errors import DataError
+
+    other = write(tmp_path / "other.json", [tiny_doc() | {"title": "Elsewhere"}])
+    with pytest.raises(DataError, match=r"2 of its 2 documents are renamed copies of no document in"):
+        make_report(other, world["op"], world["eg"], world["ep"], out=tmp_path / "rep")
+    assert not (tmp_path / "rep").exists()
+    src = tiny_doc()
+    env = [renamed(src, k, {}) for k in (1, 2)] + [renamed(src | {"title": "Stray"}, 1, {})]
+    env[-1]["title"] = "Stray-1"
+    env += [renamed(src | {"title": "Stray"}, 2, {})]
+    env[-1]["title"] = "Stray-2"
+    env += [renamed(src | {"title": "Tiny3"}, k, {}) for k in (1, 2)]
+    two = write(tmp_path / "orig2.json", [src, src | {"title": "Tiny3"}])
+    r = make_report(two, world["op"], write(tmp_path / "env.json", env), world["ep"], out=tmp_path / "rep2")
+    assert r.warnings == [f"2 Env documents have no original document in {two}; they are left out of the "
+                          "consistency rate"]

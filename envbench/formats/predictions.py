@@ -1,0 +1,158 @@
+"""Prediction files: the official DocRED format, read and checked against the gold documents.
+
+A prediction file is a JSON list (optionally .gz/.bz2/.zst) of ``{"title", "h_idx", "t_idx", "r"[,
+"evidence"]}``: ``title`` names a gold document, ``h_idx``/``t_idx`` are 0-based positions in its
+``vertexSet``, ``r`` is a Wikidata property id of the 96 DocRED relations and ``evidence`` a list of
+sentence ids. This is what the official scorers read, what ``envbench predict`` and ``envbench icl
+parse`` write, and what ``envbench evaluate`` and ``envbench report`` score.
+
+Reading (:func:`load_predictions`) checks the file's shape; :func:`check_predictions` checks each
+prediction against the gold entity counts and drops duplicates, as the official scorers do (the first
+copy of a fact, and its evidence, is kept). Predictions for titles the gold file lacks are kept: they
+count against precision.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envbench.core.errors import DataError
+from envbench.core.relations import NAME_TO_ID, RELATIONS
+from envbench.formats.linked_docred import read_json_file
+
+Fact = tuple[str, int, int, str]  # (title, h_idx, t_idx, r)
+SHAPE = "{title, h_idx, t_idx, r[, evidence]}"
+
+
+def load_predictions(path: str | os.PathLike[str]) -> list[Any]:
+    """Read an official-format prediction file (a JSON list of {title, h_idx, t_idx, r[, evidence]})."""
+    data = read_json_file(path, "prediction JSON file")
+    if not isinstance(data, list):
+        raise DataError(
+            f"{path}: expected a JSON list of predictions, got a {type(data).__name__}; "
+            'write [{"title": ..., "h_idx": ..., "t_idx": ..., "r": ...}, ...] as the official scorer reads'
+        )
+    if data and isinstance(data[0], dict) and {"vertexSet", "entities", "sents"} & data[0].keys():
+        raise DataError(
+            f"{path}: holds DocRED documents (title, sents, vertexSet), not predictions; give it as the gold "
+            "file, and as predictions the model's JSON list of {title, h_idx, t_idx, r}"
+        )
+    return data
+
+
+@dataclass(frozen=True)
+class CheckedPredictions:
+    """Predictions after validation and de-duplication."""
+
+    facts: list[Fact]  # unique, in first-seen order
+    evidence: list[frozenset[int]]  # evidence sentences of each fact (empty when not given)
+    duplicates: int  # predictions dropped as repeats of an earlier one
+    unknown_title_preds: int  # unique predictions whose title is not in gold
+    unknown_titles: int  # distinct such titles
+    duplicates_by_title: dict[str, int] = field(default_factory=dict)
+
+
+def _describe(i: int, x: Any, source: str) -> str:
+    if isinstance(x, Mapping):
+        parts = ", ".join(f"{k} {x.get(k)!r}" for k in ("title", "h_idx", "t_idx", "r"))
+        return f"{source}: prediction {i} ({parts})"
+    return f"{source}: prediction {i}"
+
+
+def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str) -> DataError:
+    """The error for a prediction the fast path rejected: the first problem, named precisely."""
+    what = _describe(i, x, source)
+    if not isinstance(x, Mapping):
+        return DataError(f"{what}: is a {type(x).__name__}, not an object; each prediction is {SHAPE}")
+    missing = [k for k in ("title", "h_idx", "t_idx", "r") if k not in x]
+    if missing:
+        return DataError(f"{what}: lacks {', '.join(missing)}; each prediction is {SHAPE}")
+    title, h, t, r = x["title"], x["h_idx"], x["t_idx"], x["r"]
+    if not isinstance(title, str):
+        return DataError(f"{what}: title is not a string; use the gold document's title")
+    for end, v in (("h_idx", h), ("t_idx", t)):
+        if type(v) is not int:  # bool is not an entity index either
+            return DataError(f"{what}: {end} {v!r} is not an integer; "
+                             "entity indices are 0-based positions in the gold vertexSet")
+    if not isinstance(r, str) or r not in RELATIONS:
+        hint = ""
+        if isinstance(r, str) and r.strip().casefold() in NAME_TO_ID:
+            hint = f" (did you mean {NAME_TO_ID[r.strip().casefold()]!r}?)"
+        return DataError(f"{what}: relation {r!r} is not one of the 96 DocRED relations{hint}; "
+                         "use a Wikidata property id such as 'P17'")
+    n = n_entities.get(title)
+    if n is not None:
+        for end, v in (("h_idx", h), ("t_idx", t)):
+            if not 0 <= v < n:
+                return DataError(
+                    f"{what}: {end} {v} is out of range; document {title!r} has {n} entities "
+                    f"(indices 0-{n - 1}); check that the predictions were made for this gold file"
+                )
+    return DataError(f"{what}: evidence {x.get('evidence')!r} is not a list of sentence ids; "
+                     "write it as [0, 2] or leave it out")
+
+
+_NO_EVIDENCE: frozenset[int] = frozenset()
+
+
+def check_predictions(
+    preds: Sequence[Any], n_entities: Mapping[str, int], *, source: str = "predictions"
+) -> CheckedPredictions:
+    """Validate predictions against the gold entity counts and drop duplicates.
+
+    Raises DataError naming the prediction (its position in the list, title, h_idx, t_idx, r)
+    for a missing field, an entity index out of range or an unknown relation id.
+    """
+    if not isinstance(preds, Sequence) or isinstance(preds, (str, bytes)):
+        raise DataError(
+            f"{source}: expected a JSON list of predictions, got a {type(preds).__name__}; "
+            'write [{"title": ..., "h_idx": ..., "t_idx": ..., "r": ...}, ...]'
+        )
+    seen: set[Fact] = set()
+    facts: list[Fact] = []
+    evidence: list[frozenset[int]] = []
+    unknown: dict[str, None] = {}
+    unknown_preds = 0
+    duplicates = 0
+    dup_by_title: dict[str, int] = {}
+    # Fast path: exact type tests on the common shape; anything odd goes to _invalid for its message.
+    for i, x in enumerate(preds):
+        try:
+            title, h, t, r = x["title"], x["h_idx"], x["t_idx"], x["r"]
+            ev = x.get("evidence")
+        except (TypeError, KeyError, AttributeError, IndexError):
+            raise _invalid(i, x, n_entities, source) from None
+        if type(title) is not str or type(h) is not int or type(t) is not int or type(r) is not str:
+            raise _invalid(i, x, n_entities, source)
+        n = n_entities.get(title)
+        if r not in RELATIONS or (n is not None and not (0 <= h < n and 0 <= t < n)):
+            raise _invalid(i, x, n_entities, source)
+        if ev is None:
+            ev_set = _NO_EVIDENCE
+        elif type(ev) is list and all(type(e) is int for e in ev):
+            ev_set = frozenset(ev)
+        else:
+            raise _invalid(i, x, n_entities, source)
+        fact = (title, h, t, r)
+        if fact in seen:
+            duplicates += 1
+            dup_by_title[title] = dup_by_title.get(title, 0) + 1
+            continue
+        seen.add(fact)
+        facts.append(fact)
+        evidence.append(ev_set)
+        if n is None:
+            unknown_preds += 1
+            unknown.setdefault(title, None)
+    return CheckedPredictions(facts, evidence, duplicates, unknown_preds, len(unknown), dup_by_title)
+
+
+def unknown_titles(preds: Sequence[Any], gold_titles: set[str] | frozenset[str], limit: int = 3) -> list[str]:
+    """The first ``limit`` titles, sorted, of predictions that name no gold document (for a warning's examples)."""
+    return sorted({x["title"] for x in preds if x["title"] not in gold_titles})[:limit]
+
+
+__all__ = ["CheckedPredictions", "Fact", "check_predictions", "load_predictions", "unknown_titles"]
