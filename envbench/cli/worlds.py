@@ -21,13 +21,15 @@ from etl.io import dumps_json
 @click.option("--lean", is_flag=True,
               help="Beyond the default world, write the remaining --entities as lean items (names and P31 "
                    "only), streamed, for scale benchmarks.")
-def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lean: bool) -> None:
+@click.option("--force", is_flag=True, help="Write the world again even when OUT is up to date.")
+def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lean: bool, force: bool) -> None:
     """Write a deterministic sample world: a Wikidata dump, DocRED documents and their gold links.
 
     The dump is in the official JSON-dump format (20 fine classes such as human, city, record label,
     album; real class and property ids with P279 links and P2302 type constraints; synthetic item
     names with 0-5 aliases). Documents are DocRED-format, rendered from templates about the items,
     with gold triples that agree with the dump's claims. Every later command runs on these files.
+    OUT/manifest.json is written last; a rerun with the same options writes nothing.
 
     \b
     Example:
@@ -35,9 +37,9 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
       envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/sample-index
       envbench make-sample --out data/big --entities 1000000 --lean
     """
-    from envbench.worlds.sample.world import make_sample as run
+    from envbench.worlds.sample import make_sample as run
 
-    result = run(out, seed=seed, entities=entities, docs=docs, lean=lean)
+    result = run(out, seed=seed, entities=entities, docs=docs, lean=lean, force=force)
     click.echo(result.summary())
 
 
@@ -51,13 +53,16 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
               help="An index built from a real Wikidata dump; its property constraints take precedence over "
                    "the bundled type table when inferring fine types.")
 @click.option("--skip-invalid", is_flag=True, help="Skip (and count) invalid documents instead of stopping.")
-def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | None, skip_invalid: bool) -> None:
+@click.option("--force", is_flag=True, help="Build again even when the dump and links are up to date.")
+def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | None, skip_invalid: bool,
+                   force: bool) -> None:
     """Build a knowledge base and gold links from DocRED-format documents themselves.
 
     One item per real-world entity (clusters merged across documents by folded name and coarse
     type; label = most frequent mention name, aliases = the other names), a fine P31 inferred from
     the roles each entity plays in gold relations, and hashed QIDs in Q1000000000000-Q1999999999999.
     This lets the renaming method run on corpora that are not linked to Wikidata, such as Re-DocRED.
+    The dump and the links appear together, with KB.manifest.json beside the dump written last.
 
     \b
     Example:
@@ -68,7 +73,7 @@ def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | Non
     """
     from envbench.worlds.kb_from_corpus import kb_from_corpus as run
 
-    result = run(list(docs), out, links, index=index, skip_invalid=skip_invalid)
+    result = run(list(docs), out, links, index=index, skip_invalid=skip_invalid, force=force)
     click.echo(result.summary())
 
 

@@ -3,6 +3,9 @@
 A document is kept as the plain dict the JSON gives (``title``, ``sents``,
 ``vertexSet``, optional ``labels``), so extra fields such as Re-DocRED's
 ``global_pos`` and ``index`` survive a round trip untouched.
+
+:func:`read_docred` is the one reader of document files (DocRED, or Linked-DocRED through its
+DocRED view); its options say what the file must hold and which option skips invalid documents.
 """
 
 from __future__ import annotations
@@ -10,13 +13,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from envbench.core.errors import DataError
+from envbench.core.errors import DataError, EnvbenchError
 from envbench.core.relations import RELATIONS
+from envbench.core.types import COARSE_TYPES
 from etl.io import InputError, read_json
 
 Doc = dict[str, Any]
+# What a reader accepts: DocRED-format documents (Linked-DocRED ones through their DocRED view),
+# a Linked-DocRED file only, or either, for `validate`.
+Expect = Literal["docred", "linked-docred", "any"]
+SKIP_FLAG = "--skip-invalid"
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,11 @@ class Problem:
     severity: str = "error"  # "error" stops a run (unless skipped); "warning" is reported only
 
     def __str__(self) -> str:
-        return f"{self.file}: document {self.doc_index} {self.title!r}: {self.where}: {self.message}; {self.fix}"
+        return f"{self.file}: {self.in_file()}"
+
+    def in_file(self) -> str:
+        """The problem without the file name (for lines that name the file already)."""
+        return f"document {self.doc_index} {self.title!r}: {self.where}: {self.message}; {self.fix}"
 
 
 @dataclass
@@ -43,6 +55,19 @@ class DocSet:
     docs: list[Doc]
     skipped: list[Problem] = field(default_factory=list)  # first error of each skipped document
     warnings: list[Problem] = field(default_factory=list)
+    format: str = "DocRED"  # what the file holds: "DocRED" or "Linked-DocRED"
+    total: int = 0  # documents in the file, valid or not
+    # the kept documents as the file writes them, parallel to ``docs`` (a Linked-DocRED record
+    # where ``docs`` holds its DocRED view; the same object for DocRED files)
+    source: list[Any] = field(default_factory=list)
+
+    def skip_note(self) -> str | None:
+        """One line for the console when --skip-invalid dropped documents: how many, and the first reason."""
+        if not self.skipped:
+            return None
+        n = len(self.skipped)
+        return (f"skipped {n} invalid document{'s' if n != 1 else ''} of {self.path}; "
+                f"the first: {self.skipped[0].in_file()}")
 
 
 def entity_type(entity: list[dict[str, Any]]) -> str:
@@ -98,6 +123,9 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
             if not isinstance(m, dict) or not {"name", "pos", "sent_id"} <= m.keys():
                 err(where, "lacks name, pos or sent_id", "each mention needs name, pos, sent_id and type")
                 continue
+            if "type" in m and m["type"] not in COARSE_TYPES:
+                err(where, f"type {m['type']!r} is not a DocRED type",
+                    f"give each mention one of {', '.join(COARSE_TYPES)} (MISC when none fits)")
             sid, pos = m["sent_id"], m["pos"]
             if not isinstance(sid, int) or not 0 <= sid < n_sents:
                 err(where, f"sent_id {sid} is out of range (document has {n_sents} sentences)", "fix the sent_id")
@@ -139,10 +167,24 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
     return out
 
 
-def validate_documents(docs: Iterable[Any], file: str = "<memory>", *, skip_invalid: bool = False) -> DocSet:
-    """Validate documents; raise on the first invalid one unless ``skip_invalid``."""
+def validate_documents(
+    docs: Iterable[Any],
+    file: str = "<memory>",
+    *,
+    skip_invalid: bool = False,
+    skip_flag: str | None = SKIP_FLAG,
+    source: Iterable[Any] | None = None,
+) -> DocSet:
+    """Validate documents; raise on the first invalid one unless ``skip_invalid``.
+
+    ``skip_flag`` is the option the error names as the way to skip invalid documents (None: the
+    command has none). ``source``, parallel to ``docs``, is what the file holds for each document
+    (see ``DocSet.source``); by default the documents themselves.
+    """
+    docs = list(docs)
+    originals = docs if source is None else list(source)
     kept: list[Doc] = []
-    result = DocSet(path=file, docs=kept)
+    result = DocSet(path=file, docs=kept, total=len(docs))
     seen_titles: dict[str, int] = {}
     for i, doc in enumerate(docs):
         problems = validate_document(doc, i, file)
@@ -156,11 +198,13 @@ def validate_documents(docs: Iterable[Any], file: str = "<memory>", *, skip_inva
         if errors:
             if not skip_invalid:
                 more = f" (and {len(errors) - 1} more problems in this document)" if len(errors) > 1 else ""
-                raise DataError(f"{errors[0]}{more}; or pass --skip-invalid to skip invalid documents")
+                hint = f"; or pass {skip_flag} to skip invalid documents" if skip_flag else ""
+                raise DataError(f"{errors[0]}{more}{hint}")
             result.skipped.append(errors[0])
             continue
         seen_titles[doc["title"]] = i
         kept.append(doc)
+        result.source.append(originals[i])
     return result
 
 
@@ -199,20 +243,64 @@ def predictions_given_as_documents(path: str | os.PathLike[str]) -> DataError:
     )
 
 
-def read_docs(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> DocSet:
-    """Read and validate a DocRED-format JSON file (a list of documents; .gz/.bz2/.zst allowed).
-
-    Linked-DocRED files are read too, through their DocRED view (:func:`from_linked_docred`).
-    """
+def read_json_file(path: str | os.PathLike[str], what: str) -> Any:
+    """``etl.io.read_json`` raising DataError, so callers catch one error type."""
     try:
-        data = read_json(path, what="DocRED JSON file")
+        return read_json(path, what=what)
     except InputError as exc:
         raise DataError(str(exc)) from None
-    if not isinstance(data, list):
-        raise DataError(f"{path}: expected a JSON list of documents, got a {type(data).__name__}; "
-                        "pass a DocRED-format file such as dev_revised.json")
-    if looks_like_predictions(data):
-        raise predictions_given_as_documents(path)
-    if data and is_linked_docred(data[0]):
-        data = [from_linked_docred(d) if is_linked_docred(d) else d for d in data]
-    return validate_documents(data, str(path), skip_invalid=skip_invalid)
+
+
+def read_docred(
+    path: str | os.PathLike[str],
+    *,
+    skip_invalid: bool = False,
+    skip_flag: str | None = SKIP_FLAG,
+    expect: Expect = "docred",
+) -> DocSet:
+    """Read and validate a file of documents (a JSON list; .gz/.bz2/.zst allowed): the one reader.
+
+    ``expect`` says what the file must hold: ``"docred"``, DocRED-format documents (a Linked-DocRED
+    file is read through its DocRED view, :func:`from_linked_docred`); ``"linked-docred"``, a
+    Linked-DocRED file only; ``"any"``, either (``envbench validate``). ``DocSet.format`` says which
+    it was and ``DocSet.source`` keeps the records as written. A prediction file given as documents
+    is named as such. Invalid documents stop the read, naming ``skip_flag`` as the way to skip
+    them (None: the command has none), unless ``skip_invalid``.
+    """
+    linked_only = expect == "linked-docred"
+    data = read_json_file(path, "Linked-DocRED JSON file" if linked_only else "DocRED JSON file")
+    if linked_only:
+        if looks_like_predictions(data):
+            raise DataError(f"{path}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not a Linked-DocRED "
+                            "file; pass a Linked-DocRED or Linked-Re-DocRED file (documents with 'entities')")
+        if not isinstance(data, list) or (data and not is_linked_docred(data[0])):
+            raise DataError(f"{path}: not a Linked-DocRED file (expected a list of documents with 'entities', "
+                            "each with 'entity_linking'); pass a Linked-DocRED or Linked-Re-DocRED file")
+        views = [from_linked_docred(d) for d in data]
+    else:
+        if not isinstance(data, list):
+            fix = ("pass a DocRED, Re-DocRED or Linked-DocRED file" if expect == "any"
+                   else "pass a DocRED-format file such as dev_revised.json")
+            raise DataError(f"{path}: expected a JSON list of documents, got a {type(data).__name__}; {fix}")
+        if looks_like_predictions(data):
+            raise predictions_given_as_documents(path)
+        linked = bool(data) and is_linked_docred(data[0])  # the first document decides, as it always has
+        views = [from_linked_docred(d) if is_linked_docred(d) else d for d in data] if linked else data
+    docset = validate_documents(views, str(path), skip_invalid=skip_invalid, skip_flag=skip_flag, source=data)
+    docset.format = "Linked-DocRED" if data and is_linked_docred(data[0]) else "DocRED"
+    return docset
+
+
+# The names callers used before there was one reader; they are that reader.
+read_docs = read_docred
+read_documents = read_docred
+
+
+def require_documents(docset: DocSet, skip_flag: str = SKIP_FLAG) -> None:
+    """An empty input is a mistake (a wrong file, or every document invalid), not an empty result."""
+    if docset.docs:
+        return
+    if docset.skipped:
+        raise EnvbenchError(f"{docset.path}: all {len(docset.skipped)} documents are invalid and were skipped; "
+                            f"run without {skip_flag} to see the first problem")
+    raise EnvbenchError(f"{docset.path}: holds no documents; give a DocRED-format file with at least one document")

@@ -16,62 +16,30 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from envbench.core.errors import DataError
 from envbench.formats.docred import (
     Doc,
     DocSet,
     entity_type,
-    from_linked_docred,
-    is_linked_docred,
-    looks_like_predictions,
-    predictions_given_as_documents,
-    read_docs,
-    validate_documents,
+    read_docred,
+    read_documents,  # noqa: F401 - the old name of read_docred, still imported from here
+    read_json_file,  # noqa: F401 - still imported from here
 )
-from etl.io import InputError, read_json, write_json_atomic
+from etl.io import write_json_atomic
 
 IGNORED = "#ignored#"
-_SKIP_HINT = "; or pass --skip-invalid to skip invalid documents"
-_QID = re.compile(r"Q[1-9][0-9]*")
+_QID = re.compile(r"(?:.*[/:])?(Q[1-9][0-9]*)")  # "Q42", "wd:Q42", "https://www.wikidata.org/wiki/Q42"
 _CONFIDENCE_ORDER = {"A": 0, "B": 1, "C": 2}
 
 
-def read_json_file(path: str | os.PathLike[str], what: str) -> Any:
-    """``etl.io.read_json`` raising DataError, so callers catch one error type."""
-    try:
-        return read_json(path, what=what)
-    except InputError as exc:
-        raise DataError(str(exc)) from None
-
-
-def read_documents(
-    path: str | os.PathLike[str], *, skip_invalid: bool = False, skip_flag: str | None = "--skip-invalid"
-) -> DocSet:
-    """``envbench.formats.docred.read_docs`` for commands: a prediction file given as documents is named as
-    such, a corrupt compressed file too, and the skip hint names the command's own option
-    (``skip_flag``; None: the command has none).
-    """
-    try:
-        return read_docs(path, skip_invalid=skip_invalid)
-    except DataError as exc:
-        message = str(exc)
-        if not message.endswith(_SKIP_HINT):  # not a validation error (a missing or unreadable file)
-            raise
-        if skip_flag == "--skip-invalid":
-            raise
-        hint = f"; or pass {skip_flag} to skip invalid documents" if skip_flag else ""
-        raise DataError(message[: -len(_SKIP_HINT)] + hint) from None
-
-
 def _qid_of(resource: Any) -> str | None:
-    """A QID from ``wikidata_resource``, which may be a bare id or a wikidata.org URL."""
+    """A QID from ``wikidata_resource``, which may be a bare id or a wikidata.org URL ending in one."""
     if not isinstance(resource, str):
         return None
-    m = _QID.search(resource.rsplit("/", 1)[-1])
-    return m.group(0) if m else None
+    m = _QID.fullmatch(resource.strip())
+    return m.group(1) if m else None
 
 
 def to_linked_docred(
@@ -156,37 +124,71 @@ def write_linked_docred(
     return len(converted)
 
 
-def read_linked_docred(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> list[dict[str, Any]]:
-    """Read a Linked-DocRED file: [{"title", "entities": [{"qid", "type", "mentions"}], "sents", "relations"}].
+@dataclass
+class LinkedDocredFile:
+    """A Linked-DocRED file as read: the records of its valid documents and what their links lack."""
 
-    ``qid`` is None for ``#ignored#`` (NUM/TIME), ``#DocRED-<n>#`` and missing links. The documents
-    are validated like DocRED ones (positions, names, relation ids, evidence).
+    path: str
+    records: list[dict[str, Any]]  # {"title", "entities": [{"qid", "type", "mentions"}], "sents", "relations"}
+    docset: DocSet
+    entities: int = 0
+    no_linking: list[tuple[str, int]] = field(default_factory=list)  # (title, entity) without entity_linking
+    # (title, entity, value): a wikidata_resource that is neither null nor a Wikidata item id
+    bad_resource: list[tuple[str, int, Any]] = field(default_factory=list)
+
+    def warnings(self) -> list[str]:
+        """One line per kind of link the file lacks, with counts (those entities stay unlinked)."""
+        out = []
+        if self.no_linking:
+            title, i = self.no_linking[0]
+            out.append(f"{self.path}: {len(self.no_linking)} of its {self.entities} entities have no entity_linking "
+                       f"(e.g. document {title!r} entity {i}); they stay unlinked")
+        if self.bad_resource:
+            title, i, value = self.bad_resource[0]
+            out.append(f"{self.path}: {len(self.bad_resource)} of its {self.entities} entities have a "
+                       f"wikidata_resource that is not a Wikidata item id (e.g. {value!r} in document {title!r} "
+                       f"entity {i}); they stay unlinked")
+        return out
+
+
+def read_linked_docred_file(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> LinkedDocredFile:
+    """Read a Linked-DocRED file: its valid documents as records with one ``qid`` per entity.
+
+    ``qid`` is None for ``#ignored#`` (NUM/TIME), ``#DocRED-<n>#`` and missing links; entities
+    without ``entity_linking`` or with a ``wikidata_resource`` that is no item id are counted. The
+    documents are validated like DocRED ones (positions, names, relation ids, evidence).
     """
-    data = read_json_file(path, "Linked-DocRED JSON file")
-    if looks_like_predictions(data):
-        raise DataError(f"{path}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not a Linked-DocRED "
-                        "file; pass a Linked-DocRED or Linked-Re-DocRED file (documents with 'entities')")
-    if not isinstance(data, list) or (data and not is_linked_docred(data[0])):
-        raise DataError(f"{path}: not a Linked-DocRED file (expected a list of documents with 'entities', each "
-                        "with 'entity_linking'); pass a Linked-DocRED or Linked-Re-DocRED file")
-    checked = validate_documents([from_linked_docred(d) for d in data], str(path), skip_invalid=skip_invalid)
-    ok_titles = {d["title"] for d in checked.docs}
-    out = []
-    for doc in data:
-        if doc.get("title") not in ok_titles:
-            continue
+    docset = read_docred(path, skip_invalid=skip_invalid, expect="linked-docred")
+    result = LinkedDocredFile(str(path), [], docset)
+    for doc in docset.source:
         ents = []
-        for ent in doc["entities"]:
-            linking = ent.get("entity_linking") or {}
+        for i, ent in enumerate(doc["entities"]):
+            result.entities += 1
+            linking = ent.get("entity_linking")
+            if not isinstance(linking, dict):
+                result.no_linking.append((doc["title"], i))
+                linking = {}
             resource = linking.get("wikipedia_resource")
-            qid = None if isinstance(resource, str) and resource.startswith("#") else _qid_of(linking.get("wikidata_resource"))
+            wikidata = linking.get("wikidata_resource")
+            qid = _qid_of(wikidata)
+            if wikidata is not None and qid is None:
+                result.bad_resource.append((doc["title"], i, wikidata))
+            if isinstance(resource, str) and resource.startswith("#"):
+                qid = None
             ents.append({
                 "qid": qid,
                 "type": ent.get("type"),
                 "mentions": [{"sent_id": m["sent_id"], "pos": list(m["pos"]), "name": m["name"]} for m in ent["mentions"]],
             })
-        out.append({"title": doc["title"], "entities": ents, "sents": doc["sents"], "relations": doc.get("relations", [])})
-    return out
+        result.records.append({"title": doc["title"], "entities": ents, "sents": doc["sents"],
+                               "relations": doc.get("relations", [])})
+    return result
+
+
+def read_linked_docred(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> list[dict[str, Any]]:
+    """The records of :func:`read_linked_docred_file`:
+    [{"title", "entities": [{"qid", "type", "mentions"}], "sents", "relations"}]."""
+    return read_linked_docred_file(path, skip_invalid=skip_invalid).records
 
 
 def links_from_linked_docred(linked: Sequence[dict[str, Any]], docs: Sequence[Doc]) -> dict[str, list[str | None]]:
@@ -242,13 +244,5 @@ class ValidationReport:
 
 def validate_file(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> ValidationReport:
     """Validate a DocRED/Re-DocRED or Linked-DocRED file (the format is recognised from its keys)."""
-    data = read_json_file(path, "DocRED JSON file")
-    if not isinstance(data, list):
-        raise DataError(f"{path}: expected a JSON list of documents, got a {type(data).__name__}; "
-                        "pass a DocRED, Re-DocRED or Linked-DocRED file")
-    if looks_like_predictions(data):
-        raise predictions_given_as_documents(path)
-    linked = bool(data) and is_linked_docred(data[0])
-    docs = [from_linked_docred(d) if is_linked_docred(d) else d for d in data]
-    docset = validate_documents(docs, str(path), skip_invalid=skip_invalid)
-    return ValidationReport(str(path), "Linked-DocRED" if linked else "DocRED", len(data), docset)
+    docset = read_docred(path, skip_invalid=skip_invalid, expect="any")
+    return ValidationReport(str(path), docset.format, docset.total, docset)

@@ -15,26 +15,39 @@
 4. Abstain: the confidence of the choice is its softmax share of ``exp(score)`` among the entity's
    candidates; at or below ``LINK_THRESHOLD`` (0.5) the entity stays unlinked, so an even split
    between two equally good items abstains. A lone candidate has confidence 1.0.
+
+Links read from a file are checked against the index they are used with
+(:func:`check_links_against_index`): a QID the index lacks counts as unlinked, and a file whose
+links mostly miss the index is refused (it was made for another index).
+
+:func:`link_file` is the ``envbench link`` step: documents in, a link file (and its manifest) out.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from envbench.core.errors import DataError
 from envbench.core.types import LINKED_TYPES
-from envbench.formats.docred import Doc, distinct_names, entity_type
-from envbench.formats.links import Links
+from envbench.formats.docred import Doc, distinct_names, entity_type, read_docred, require_documents
+from envbench.formats.links import Links, read_link_file
 from envbench.rename.fine_types import ancestors, fits_coarse, item_types, qid_number, register_rows
 from wikidata_index.names import fold
 
 LINK_THRESHOLD = 0.5
 MAX_CANDIDATES = 50
 PASSES = 3
+# A link file with more than this share of its linked entities missing from the index is refused.
+MAX_MISSING_SHARE = 0.5
+INDEX_TABLES = ("entities", "names", "types", "subclasses", "edges")
 
 
 @dataclass
@@ -198,3 +211,160 @@ def link_report(
         acc_out["recall"] = round(acc["correct"] / acc["gold_linked"], 6) if acc["gold_linked"] else 0.0
         report["accuracy"] = acc_out
     return report
+
+
+@dataclass
+class IndexCheck:
+    """Links of a file checked against an index: QIDs the index lacks become unlinked (None)."""
+
+    path: str
+    links: Links
+    linked: int  # linked entities in the file
+    missing: int  # of them, those whose QID the index lacks (now None in ``links``)
+    examples: list[str] = field(default_factory=list)  # up to 3 such QIDs
+
+    def note(self) -> str | None:
+        """The warning line when some QIDs miss the index (they count as unlinked: ``not_in_index``)."""
+        if not self.missing:
+            return None
+        return (f"{self.path}: {self.missing} of its {self.linked} linked entities name items that are not in "
+                f"the index (e.g. {', '.join(self.examples)}); they count as unlinked (not_in_index)")
+
+
+def _qid_span(con: Any, query: str) -> tuple[int, int] | None:
+    """The smallest and largest QID number among the ``id`` column of ``query``."""
+    row = con.execute(
+        f"""SELECT min(n), max(n) FROM (SELECT TRY_CAST(substr(id, 2) AS BIGINT) AS n FROM ({query})
+            WHERE id LIKE 'Q%') WHERE n IS NOT NULL"""
+    ).fetchone()
+    return (int(row[0]), int(row[1])) if row and row[0] is not None else None
+
+
+# The index's items that are not classes: what a link file names (classes share ids across indexes).
+_INDEX_ITEMS = """SELECT id FROM entities WHERE type = 'item'
+                  AND id NOT IN (SELECT class FROM types) AND id NOT IN (SELECT id FROM subclasses)
+                  AND id NOT IN (SELECT superclass FROM subclasses)"""
+
+
+def check_links_against_index(
+    links: Links,
+    con: Any,
+    *,
+    path: str | os.PathLike[str],
+    index: str | os.PathLike[str],
+    max_missing: float = MAX_MISSING_SHARE,
+) -> IndexCheck:
+    """Replace QIDs absent from the index's ``entities`` table by None, counting them.
+
+    Refuses (DataError) when more than ``max_missing`` of the linked entities miss the index: the
+    link file was made for another index (the sample world's links against a kb-from-corpus
+    index, or the reverse), and renaming would silently keep every such entity.
+    """
+    qids = sorted({q for row in links.values() for q in row if q is not None})
+    register_rows(con, "_lk_file_qids", ((q,) for q in qids), {"id": "VARCHAR"})
+    present = {r[0] for r in con.execute(
+        "SELECT q.id FROM _lk_file_qids q SEMI JOIN entities e ON e.id = q.id").fetchall()}
+    absent = [q for q in qids if q not in present]
+    linked = sum(q is not None for row in links.values() for q in row)
+    if not absent:
+        return IndexCheck(str(path), links, linked, 0)
+    gone = set(absent)
+    missing = sum(q in gone for row in links.values() for q in row)
+    examples = sorted(absent, key=qid_number)[:3]
+    if missing > max_missing * linked:
+        theirs = _qid_span(con, "SELECT id FROM _lk_file_qids")
+        ours = _qid_span(con, _INDEX_ITEMS)
+        spans = ""
+        if theirs and ours:
+            spans = f" (its QIDs run Q{theirs[0]}..Q{theirs[1]}, the index's items Q{ours[0]}..Q{ours[1]})"
+        raise DataError(
+            f"{path}: {missing} of its {linked} linked entities ({missing / linked:.0%}) name items that are not in "
+            f"the index at {index} (e.g. {examples[0]}); the link file was most likely made for another index"
+            f"{spans}: pass the link file made for this index (make-sample and kb-from-corpus write one beside "
+            f"each dump), or make one with `envbench link DOCS --index {index} --out LINKS.json`"
+        )
+    checked = {title: [None if q in gone else q for q in row] for title, row in links.items()}
+    return IndexCheck(str(path), checked, linked, missing, examples)
+
+
+@dataclass
+class LinkRun:
+    """What ``envbench link`` did (:func:`link_file`)."""
+
+    out: Path
+    report: Path | None
+    result: LinkResult | None  # None when up to date
+    up_to_date: bool = False
+    notes: list[str] = field(default_factory=list)  # lines after the table: skipped documents, warnings
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        if self.up_to_date or self.result is None:
+            return (f"{self.out} is up to date (same documents, index and parameters); nothing to do. "
+                    "Pass --force to link again.")
+        lines = [self.result.summary(), *self.notes]
+        lines.append(f"wrote {self.out}" + (f" and {self.report}" if self.report else ""))
+        return "\n".join(lines)
+
+
+def link_file(
+    docs_path: str | os.PathLike[str],
+    index_path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    gold: str | os.PathLike[str] | None = None,
+    threshold: float = LINK_THRESHOLD,
+    report: str | os.PathLike[str] | None = None,
+    skip_invalid: bool = False,
+    force: bool = False,
+) -> LinkRun:
+    """Link the entities of a DocRED-format file and write ``out`` ({title: [QID or null]}).
+
+    ``out`` gets a manifest beside it (``OUT.manifest.json``); a rerun with the same documents,
+    gold links, index and parameters writes nothing unless ``force``. ``report`` also writes the
+    coverage/accuracy report as JSON. The gold links are checked against the index
+    (:func:`check_links_against_index`).
+    """
+    from envbench.rename.generate import index_fingerprint
+    from etl.io import dumps_json
+    from etl.step import Step, check_writable, manifest_beside
+    from wikidata_index.index import WikidataIndex
+
+    t0 = time.perf_counter()
+    out = Path(out)
+    report_path = Path(report) if report is not None else None
+    # before any work, so a long run never ends in an unwritable output
+    check_writable(out, "--out")
+    if report_path is not None:
+        check_writable(report_path, "--report")
+        if report_path.resolve() == out.resolve():
+            raise DataError(f"--report {report}: it is also --out; give the report another name, e.g. "
+                            f"--report {out.with_suffix('')}.report.json")
+    docset = read_docred(docs_path, skip_invalid=skip_invalid)
+    require_documents(docset)
+    notes = [n for n in (docset.skip_note(),) if n]
+    gold_file = read_link_file(gold, docset.docs) if gold is not None else None
+    if gold_file is not None:
+        if gold_file.alignment is not None:  # a Linked-DocRED file: say how well its mentions aligned
+            notes.append(f"gold {gold_file.describe()}")
+        notes.extend(f"warning: {w}" for w in gold_file.warnings())
+    with WikidataIndex(index_path) as ix:
+        ix.require(*INDEX_TABLES)
+        outputs = [out, *([report_path] if report_path is not None else [])]
+        inputs = [Path(docs_path), *([Path(gold)] if gold is not None else [])]
+        parameters = {"threshold": threshold, "skip_invalid": skip_invalid, "report": report_path is not None}
+        identity = {"index": {"tables_sha256": index_fingerprint(Path(index_path))}}
+        with Step("link", manifest=manifest_beside(out), outputs=outputs, inputs=inputs, parameters=parameters,
+                  identity=identity, force=force) as step:
+            if step.up_to_date:
+                return LinkRun(out, report_path, None, up_to_date=True, seconds=time.perf_counter() - t0)
+            gold_links = None
+            if gold_file is not None:
+                checked = check_links_against_index(gold_file.links, ix.con, path=gold_file.path, index=index_path)
+                notes.extend(f"warning: {n}" for n in (checked.note(),) if n)
+                gold_links = checked.links
+            result = link_documents(docset.docs, ix.con, gold=gold_links, threshold=threshold)
+            step.path(out).write_bytes(dumps_json(result.links))
+            if report_path is not None:
+                step.path(report_path).write_bytes(dumps_json(result.report, indent=True))
+    return LinkRun(out, report_path, result, notes=notes, seconds=time.perf_counter() - t0)

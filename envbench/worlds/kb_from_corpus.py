@@ -14,6 +14,10 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   Wikidata has handed out (about Q135 million in 2025) and the sample world's Q900000001...
 
 NUM and TIME entities get no item (their links are null): they are renamed by rules.
+
+The dump and the links are written as one step (``etl.step.Step``): both appear together, with
+``KB.json.gz.manifest.json`` beside the dump written last; a rerun with the same documents,
+index tables and options writes nothing unless ``force``.
 """
 
 from __future__ import annotations
@@ -22,22 +26,23 @@ import os
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from envbench.core.errors import DataError
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import stable_hash_hex
 from envbench.core.types import LINKED_TYPES
-from envbench.formats.docred import distinct_names, entity_type
-from envbench.formats.linked_docred import read_documents
+from envbench.formats.docred import DocSet, distinct_names, entity_type, read_docred
 from envbench.worlds import wikidata_json as wj
 from envbench.worlds.type_table import TypeTable, load_type_table
-from etl.io import compression_of, write_json_atomic
+from etl.io import compression_of, dumps_json
 from wikidata_index.names import fold
 
 KB_QID_BASE = 10**12
 KB_QID_RANGE = (KB_QID_BASE, 2 * KB_QID_BASE - 1)
+INDEX_TABLES = ("property_constraints", "subclasses", "entities")  # what ``index=`` is read for
 
 
 @dataclass
@@ -75,8 +80,16 @@ class KbResult:
     alias_histogram: dict[str, int]  # "0", "1", "2", "3", "4+" aliases -> items
     constraint_source: str  # "type table" or "index at DIR"
     seconds: float
+    notes: list[str] = field(default_factory=list)  # printed after the report (skipped documents)
+    up_to_date: bool = False
+
+    REPORTED = ("documents", "entities", "items", "classes", "per_type", "finer_items", "related_entities",
+                "finer_related", "alias_histogram", "constraint_source")
 
     def summary(self) -> str:
+        if self.up_to_date:
+            return (f"{self.out_kb} and {self.links} are up to date (same documents, index and options); "
+                    "nothing to do. Pass --force to build them again.")
         lines = [
             f"wrote {self.out_kb} ({self.items} items, {self.classes} classes) and {self.links} "
             f"from {self.documents} documents ({self.entities} PER/ORG/LOC/MISC entities) in {self.seconds:.1f} s",
@@ -88,7 +101,13 @@ class KbResult:
                      f"{self.finer_related:.1%} of the {self.related_entities} entities that take part in a relation")
         hist = ", ".join(f"{k}: {v}" for k, v in self.alias_histogram.items())
         lines.append(f"aliases per item: {hist}")
+        lines.extend(self.notes)
         return "\n".join(lines)
+
+    def report(self) -> dict[str, Any]:
+        """The reported numbers, as kept in the manifest."""
+        d = asdict(self)
+        return {k: d[k] for k in self.REPORTED}
 
 
 def _constraints_from_index(index: str | os.PathLike[str], table: TypeTable) -> tuple[
@@ -171,14 +190,64 @@ def kb_from_corpus(
     *,
     index: str | os.PathLike[str] | None = None,
     skip_invalid: bool = False,
+    force: bool = False,
 ) -> KbResult:
     """Build a Wikidata-format dump and a linking ``{title: [QID or null]}`` from DocRED-format files."""
+    from etl.step import Step, check_writable, manifest_beside
+
     t0 = time.perf_counter()
     if isinstance(docs_paths, (str, os.PathLike)):
         docs_paths = [docs_paths]
     if not docs_paths:
         raise DataError("no documents given; pass one or more DocRED-format files, e.g. dev_revised.json")
     _check_paths(docs_paths, out_kb, links_out)
+    check_writable(out_kb, "--out")
+    check_writable(links_out, "--links")
+    docsets = _read_all(docs_paths, skip_invalid)
+    notes = [n for ds in docsets for n in (ds.skip_note(),) if n]
+    out_kb, links_out = Path(out_kb), Path(links_out)
+    index_files = ([f for t in INDEX_TABLES for f in sorted((Path(index) / t).glob("*.parquet"))]
+                   if index is not None else [])
+    parameters = {"skip_invalid": skip_invalid, "index": index is not None}
+    with Step("kb-from-corpus", manifest=manifest_beside(out_kb), outputs=[out_kb, links_out],
+              inputs=[*docs_paths, *index_files], parameters=parameters, force=force) as step:
+        if step.up_to_date:
+            from etl.step import read_manifest
+
+            reported = (read_manifest(step.manifest_path) or {}).get("report") or {}
+            fields = {k: reported.get(k) for k in KbResult.REPORTED}
+            return KbResult(out_kb=out_kb, links=links_out, seconds=time.perf_counter() - t0, notes=notes,
+                            up_to_date=True, **fields)  # type: ignore[arg-type]
+        result = _build(docsets, index, step.path(out_kb), step.path(links_out))
+        step.info["report"] = result.report()
+    result.out_kb, result.links = out_kb, links_out
+    result.notes = notes
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _read_all(docs_paths: Sequence[str | os.PathLike[str]], skip_invalid: bool) -> list[DocSet]:
+    """Every file read and checked before anything is written: titles unique across files, some documents."""
+    docsets = []
+    title_file: dict[str, str] = {}
+    for path in docs_paths:
+        docset = read_docred(path, skip_invalid=skip_invalid)
+        for doc in docset.docs:
+            title = doc["title"]
+            if title in title_file:
+                raise DataError(f"{path}: document {title!r} is also in {title_file[title]}; "
+                                "titles must be unique across the files given (LINKS is keyed by title)")
+            title_file[title] = str(path)
+        docsets.append(docset)
+    if not title_file:
+        raise DataError(f"no documents in {', '.join(str(p) for p in docs_paths)}"
+                        f"{' (all were invalid and skipped)' if skip_invalid else ''}; "
+                        "pass DocRED-format files with documents, e.g. dev_revised.json")
+    return docsets
+
+
+def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_kb: Path, links_out: Path) -> KbResult:
+    """Cluster the entities, type the clusters and write the dump and the links (to staging paths)."""
     table = load_type_table()
     overrides: dict[tuple[str, str], tuple[str, ...]] = {}
     extra_coarse: dict[str, str] = {}
@@ -191,19 +260,13 @@ def kb_from_corpus(
     clusters: dict[tuple[str, ...], Cluster] = {}
     links: dict[str, list[str | None]] = {}
     slots: dict[str, list[Cluster | None]] = {}
-    title_file: dict[str, str] = {}
     order = 0
     n_docs = n_entities = 0
     related: list[tuple[str, int]] = []
     doc_labels: list[tuple[str, list[dict]]] = []
-    for path in docs_paths:
-        docset = read_documents(path, skip_invalid=skip_invalid)
+    for docset in docsets:
         for doc in docset.docs:
             title = doc["title"]
-            if title in title_file:
-                raise DataError(f"{path}: document {title!r} is also in {title_file[title]}; "
-                                "titles must be unique across the files given (LINKS is keyed by title)")
-            title_file[title] = str(path)
             n_docs += 1
             labels = doc.get("labels") or []
             row: list[Cluster | None] = []
@@ -240,10 +303,6 @@ def kb_from_corpus(
             related.extend((title, i) for i in sorted(in_rel) if row[i] is not None)
             slots[title] = row
             doc_labels.append((title, labels))
-    if not n_docs:
-        raise DataError(f"no documents in {', '.join(str(p) for p in docs_paths)}"
-                        f"{' (all were invalid and skipped)' if skip_invalid else ''}; "
-                        "pass DocRED-format files with documents, e.g. dev_revised.json")
     all_clusters = list(clusters.values())
     parents = {c: parent for c, (_, parent) in extra_info.items()}
     _assign_qids(all_clusters)
@@ -264,7 +323,6 @@ def kb_from_corpus(
     fine_used = sorted({cl.fine for cl in all_clusters}, key=lambda q: int(q[1:]))
     class_set: set[str] = set(table.classes)
     new_classes = [c for c in fine_used if c not in class_set]
-    out_kb = Path(out_kb)
     with wj.DumpWriter(out_kb) as w:
         for ent in wj.schema_entities(constraints=overrides or None):
             w.write(ent)
@@ -284,7 +342,7 @@ def kb_from_corpus(
                 aliases={"en": names[1:]},
                 claims=item_claims,
             ))
-    write_json_atomic(links_out, links)
+    links_out.write_bytes(dumps_json(links))
 
     label_of = {q: info.label for q, info in table.classes.items()}
     label_of.update({c: extra_info.get(c, (c, None))[0] for c in new_classes})
@@ -298,7 +356,7 @@ def kb_from_corpus(
         hist[str(k) if k < 4 else "4+"] += 1
     return KbResult(
         out_kb=out_kb,
-        links=Path(links_out),
+        links=links_out,
         documents=n_docs,
         entities=n_entities,
         items=len(all_clusters),
@@ -309,7 +367,7 @@ def kb_from_corpus(
         finer_related=sum(finer_rel) / len(finer_rel) if finer_rel else 0.0,
         alias_histogram={k: hist.get(k, 0) for k in ("0", "1", "2", "3", "4+")},
         constraint_source=source,
-        seconds=time.perf_counter() - t0,
+        seconds=0.0,
     )
 
 

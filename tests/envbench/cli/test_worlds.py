@@ -102,12 +102,15 @@ def test_unwritable_output_is_one_line(sample: Path, tmp_path: Path) -> None:
     blocker.write_text("")
     r = CliRunner().invoke(cli, ["make-sample", "--out", str(blocker / "sample"), "--entities", "60", "--docs", "3"])
     assert r.exit_code == 1
-    assert r.output == (f"Error: {blocker / 'sample'}: Not a directory; a file stands where a folder is needed; "
-                        "choose another path\n")
+    assert r.output == f"Error: --out {blocker / 'sample'}: {blocker} is a file, not a folder; choose another path\n"
     r = CliRunner().invoke(cli, ["kb-from-corpus", str(sample / "docs/dev.json"), "--out", str(blocker / "kb.json.gz"),
                                  "--links", str(tmp_path / "links.json")])
     assert r.exit_code == 1
-    assert r.output == f"Error: {blocker}: File exists; a file stands where a folder is needed; choose another path\n"
+    assert r.output == f"Error: --out {blocker / 'kb.json.gz'}: {blocker} is a file, not a folder; choose another path\n"
+    r = CliRunner().invoke(cli, ["kb-from-corpus", str(sample / "docs/dev.json"), "--out", str(tmp_path / "kb.json.gz"),
+                                 "--links", str(blocker / "links.json")])
+    assert r.exit_code == 1
+    assert r.output == f"Error: --links {blocker / 'links.json'}: {blocker} is a file, not a folder; choose another path\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
@@ -147,9 +150,9 @@ def test_truncated_compressed_input_is_one_line(sample: Path, tmp_path: Path) ->
     cut = tmp_path / "dev.json.gz"
     cut.write_bytes(data[: len(data) // 2])
     bad_zst = tmp_path / "dev.json.zst"
-    bad_zst.write_bytes(b"not zstd")
+    bad_zst.write_bytes(b"\x28\xb5\x2f\xfdgarbage")  # zstd's magic bytes, then no valid frame
     for path, reason in ((cut, "Compressed file ended before the end-of-stream marker was reached"),
-                         (bad_zst, "zstd decompress error: Unknown frame descriptor")):
+                         (bad_zst, "zstd decompress error: Dictionary mismatch")):
         for cmd in (["validate", str(path)], ["kb-from-corpus", str(path), "--out", str(tmp_path / "o" / "kb.json.gz"),
                                               "--links", str(tmp_path / "o" / "l.json")]):
             r = CliRunner().invoke(cli, cmd)
@@ -157,3 +160,63 @@ def test_truncated_compressed_input_is_one_line(sample: Path, tmp_path: Path) ->
             assert r.output == (f"Error: {path}: cannot decompress it ({reason}); the file is corrupt or ends early; "
                                 "download it again or compress it again\n")
     assert not (tmp_path / "o").exists()
+
+
+def test_make_sample_rerun_is_up_to_date_and_force_writes_again(tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    args = ["make-sample", "--out", str(out), "--entities", "60", "--docs", "3"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0 and r.output.startswith(f"wrote {out}: 124 items"), r.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["step"] == "make-sample" and manifest["parameters"] == {
+        "seed": 0, "entities": 60, "docs": 3, "lean": False}
+    assert sorted(o["name"] for o in manifest["outputs"]) == [
+        "docs/dev.json", "docs/test.json", "docs/test.linked-docred.json", "docs/train.json", "links.json",
+        "wikidata-sample.json.gz"]
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    r = CliRunner().invoke(cli, args)
+    assert (r.exit_code, r.output) == (0, f"{out} is up to date (same seed and sizes); nothing to do. "
+                                          "Pass --force to write it again.\n")
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()} == before
+    (out / "links.json").write_text("{}")  # a damaged output makes the rerun write again
+    r = CliRunner().invoke(cli, args)
+    assert r.output.startswith(f"wrote {out}: 124 items") and json.loads((out / "links.json").read_text())
+    r = CliRunner().invoke(cli, [*args, "--force"])
+    assert r.exit_code == 0 and r.output.startswith(f"wrote {out}: 124 items")
+
+
+def test_kb_from_corpus_skip_invalid_says_how_many_and_why(sample: Path, tmp_path: Path) -> None:
+    # regression (issue 17, item 14): --skip-invalid used to drop documents without a word
+    docs = json.loads((sample / "docs/dev.json").read_text())
+    docs[2]["labels"][0]["r"] = "P0"
+    docs[4]["vertexSet"][0][0]["sent_id"] = 99
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(docs))
+    args = ["kb-from-corpus", str(bad), "--out", str(tmp_path / "kb.json.gz"), "--links", str(tmp_path / "l.json"),
+            "--skip-invalid"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1] == (
+        f"skipped 2 invalid documents of {bad}; the first: document 2 {docs[2]['title']!r}: label 0: relation 'P0' "
+        "is not one of the 96 DocRED relations; use a DocRED property id such as P17")
+    assert len(json.loads((tmp_path / "l.json").read_text())) == 4
+    assert json.loads((tmp_path / "kb.json.gz.manifest.json").read_text())["step"] == "kb-from-corpus"
+    r = CliRunner().invoke(cli, args)
+    assert (r.exit_code, r.output) == (0, f"{tmp_path / 'kb.json.gz'} and {tmp_path / 'l.json'} are up to date (same "
+                                          "documents, index and options); nothing to do. Pass --force to build them "
+                                          "again.\n")
+
+
+def test_a_mention_type_outside_docred_is_an_error(sample: Path, tmp_path: Path) -> None:
+    # regression (issue 17, item 13): a type such as "PERSON" passed validate and generate
+    docs = json.loads((sample / "docs/test.json").read_text())
+    docs[1]["vertexSet"][0][0]["type"] = "PERSON"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(docs))
+    r = CliRunner().invoke(cli, ["validate", str(bad)])
+    assert r.exit_code == 1
+    assert r.output == (f"Error: {bad}: document 1 {docs[1]['title']!r}: entity 0 mention 0: type 'PERSON' is not a "
+                        "DocRED type; give each mention one of PER, ORG, LOC, MISC, NUM, TIME (MISC when none fits); "
+                        "or pass --skip-invalid to skip invalid documents\n")
+    r = CliRunner().invoke(cli, ["validate", str(bad), "--skip-invalid"])
+    assert r.output.splitlines()[0] == f"{bad}: DocRED, 6 documents, 5 valid, 1 skipped, 0 warnings"

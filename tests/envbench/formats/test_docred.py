@@ -10,8 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envbench.core.errors import DataError
-from envbench.formats.docred import read_docs, validate_document, validate_documents
+from envbench.core.errors import DataError, EnvbenchError
+from envbench.formats.docred import (
+    read_docred,
+    read_docs,
+    require_documents,
+    validate_document,
+    validate_documents,
+)
 from envbench.formats.linked_docred import to_linked_docred, validate_file
 from tests.conftest import shared_path
 
@@ -127,3 +133,75 @@ def test_random_position_corruption_is_always_caught(case: tuple[dict, int, int,
         assert bool(problems) == (span != doc["vertexSet"][ei][0]["name"])
     else:
         assert [p.where for p in errors] == [f"entity {ei} mention 0"]
+
+
+def test_one_reader_names_the_commands_own_skip_option(tmp_path: Path) -> None:
+    bad = _doc("Bad")
+    bad["labels"][0]["r"] = "P0"
+    p = tmp_path / "f.json"
+    p.write_text(json.dumps([_doc("A"), bad]))
+    problem = f"{p}: document 1 'Bad': label 0: relation 'P0' is not one of the 96 DocRED relations; use a DocRED property id such as P17"
+    for flag, hint in (("--skip-invalid", "; or pass --skip-invalid to skip invalid documents"),
+                       ("--skip-invalid-train", "; or pass --skip-invalid-train to skip invalid documents"),
+                       (None, "")):
+        with pytest.raises(DataError) as exc:
+            read_docred(p, skip_flag=flag)
+        assert str(exc.value) == problem + hint
+    ds = read_docred(p, skip_invalid=True)
+    assert [d["title"] for d in ds.docs] == ["A"] and ds.total == 2 and ds.format == "DocRED"
+    assert ds.source == ds.docs
+    assert ds.skip_note() == (f"skipped 1 invalid document of {p}; the first: document 1 'Bad': label 0: relation "
+                              "'P0' is not one of the 96 DocRED relations; use a DocRED property id such as P17")
+    assert read_docred(p, skip_invalid=True, expect="any").format == "DocRED"
+    # the old names are the one reader
+    from envbench.formats.linked_docred import read_documents as old_documents
+
+    assert read_docs is read_docred and old_documents is read_docred
+
+
+def test_the_reader_keeps_linked_docred_records_beside_their_docred_view(tmp_path: Path) -> None:
+    (ld,) = to_linked_docred([_doc()], {"Lake Vord": ["Q900000001", "Q900000002", None]})
+    p = tmp_path / "ld.json"
+    p.write_text(json.dumps([ld]))
+    for expect in ("docred", "linked-docred", "any"):
+        ds = read_docred(p, expect=expect)
+        assert ds.format == "Linked-DocRED" and ds.source == [ld] and "vertexSet" in ds.docs[0], expect
+    docred = tmp_path / "docred.json"
+    docred.write_text(json.dumps([_doc()]))
+    with pytest.raises(DataError, match="not a Linked-DocRED file"):
+        read_docred(docred, expect="linked-docred")
+    obj = tmp_path / "obj.json"
+    obj.write_text("{}")
+    with pytest.raises(DataError) as exc:
+        read_docred(obj)
+    assert str(exc.value) == (f"{obj}: expected a JSON list of documents, got a dict; pass a DocRED-format file such "
+                              "as dev_revised.json")
+    with pytest.raises(DataError) as exc:
+        read_docred(obj, expect="any")
+    assert str(exc.value).endswith("got a dict; pass a DocRED, Re-DocRED or Linked-DocRED file")
+
+
+def test_empty_inputs_are_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    with pytest.raises(EnvbenchError) as exc:
+        require_documents(read_docred(empty))
+    assert str(exc.value) == f"{empty}: holds no documents; give a DocRED-format file with at least one document"
+    bad = _doc()
+    bad["labels"][0]["r"] = "P0"
+    invalid = tmp_path / "invalid.json"
+    invalid.write_text(json.dumps([bad]))
+    with pytest.raises(EnvbenchError) as exc:
+        require_documents(read_docred(invalid, skip_invalid=True))
+    assert str(exc.value) == (f"{invalid}: all 1 documents are invalid and were skipped; run without --skip-invalid "
+                              "to see the first problem")
+
+
+def test_a_mention_type_outside_docred_is_an_error() -> None:
+    doc = _doc()
+    doc["vertexSet"][0][0]["type"] = "LOCATION"
+    assert _errors(doc) == ["entity 0 mention 0: type 'LOCATION' is not a DocRED type"]
+    doc["vertexSet"][0][0]["type"] = None
+    assert _errors(doc) == ["entity 0 mention 0: type None is not a DocRED type"]
+    del doc["vertexSet"][0][0]["type"]  # no type at all reads as MISC, as before
+    assert _errors(doc) == []

@@ -19,7 +19,7 @@ from envbench.formats.linked_docred import (
     validate_file,
     write_linked_docred,
 )
-from envbench.worlds.sample.world import make_sample
+from envbench.worlds.sample import make_sample
 
 
 def _doc() -> dict:

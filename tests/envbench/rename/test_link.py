@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
+from envbench.core.errors import DataError
 from envbench.formats.docred import read_docs
 from envbench.formats.links import read_links
-from envbench.rename.link import link_documents
+from envbench.rename.link import check_links_against_index, link_documents, link_file
+from etl.io import InputError
 from tests.envbench.index_fixture import connect, mention, sample_world, tiny_world
 from wikidata_index.index import WikidataIndex
 
@@ -76,3 +81,46 @@ def test_tokenised_mentions_meet_written_labels(tmp_path: Path) -> None:
            "vertexSet": [[mention("Jean - Paul Sartre", 0, [0, 4], "PER")], [mention("St . Louis", 0, [5, 8], "LOC")]],
            "labels": []}
     assert link_documents([doc], connect(b.write(tmp_path))).links["J"] == ["Q170", "Q270"]
+
+
+def test_qids_absent_from_the_index_count_as_unlinked(tmp_path: Path) -> None:
+    # regression (issue 17, item 10): they used to pass as links (and end as "no_type")
+    con = connect(tiny_world().write(tmp_path))
+    links = {"A": ["Q100", "Q999999", None, "Q200"], "B": ["Q999999", "Q101", "Q102"]}
+    checked = check_links_against_index(links, con, path="l.json", index="idx")
+    assert checked.links == {"A": ["Q100", None, None, "Q200"], "B": [None, "Q101", "Q102"]}
+    assert (checked.linked, checked.missing) == (6, 2)
+    assert checked.note() == ("l.json: 2 of its 6 linked entities name items that are not in the index (e.g. "
+                              "Q999999); they count as unlinked (not_in_index)")
+    assert check_links_against_index({"A": ["Q100", None]}, con, path="l.json", index="idx").note() is None
+
+
+def test_links_made_for_another_index_are_refused(tmp_path: Path) -> None:
+    con = connect(tiny_world().write(tmp_path))
+    links = {"A": ["Q900000001", "Q900000002", "Q100"], "B": [None]}
+    with pytest.raises(DataError) as exc:
+        check_links_against_index(links, con, path="W/links.json", index="kbidx")
+    assert str(exc.value) == (
+        "W/links.json: 2 of its 3 linked entities (67%) name items that are not in the index at kbidx (e.g. "
+        "Q900000001); the link file was most likely made for another index (its QIDs run Q100..Q900000002, the "
+        "index's items Q100..Q405): pass the link file made for this index (make-sample and kb-from-corpus write "
+        "one beside each dump), or make one with `envbench link DOCS --index kbidx --out LINKS.json`"
+    )
+
+
+def test_link_file_is_a_step_with_a_manifest_beside_its_output(tmp_path: Path) -> None:
+    w = sample_world()
+    out = tmp_path / "l.json"
+    first = link_file(w.test, w.index, out, gold=w.links)
+    assert not first.up_to_date and first.result is not None and first.notes == []
+    manifest = json.loads((tmp_path / "l.json.manifest.json").read_text())
+    assert manifest["step"] == "link" and [o["name"] for o in manifest["outputs"]] == ["l.json"]
+    assert [i["name"] for i in manifest["inputs"]] == ["test.json", "links.json"]
+    assert json.loads(out.read_text()) == first.result.links
+    again = link_file(w.test, w.index, out, gold=w.links)
+    assert again.up_to_date and again.summary() == (f"{out} is up to date (same documents, index and parameters); "
+                                                    "nothing to do. Pass --force to link again.")
+    assert not link_file(w.test, w.index, out, gold=w.links, threshold=0.9).up_to_date
+    assert not link_file(w.test, w.index, out, gold=w.links, threshold=0.9, force=True).up_to_date
+    with pytest.raises(InputError, match="would be overwritten by this step's output"):
+        link_file(w.test, w.index, w.test)

@@ -157,6 +157,12 @@ def test_index_constraints_take_precedence(tiny, tmp_path: Path) -> None:
     p17 = kb["P17"]["claims"]["P2302"]
     assert [q["datavalue"]["value"]["id"] for q in p17[0]["qualifiers"]["P2308"]] == ["Q1763527"]
     assert "constituent country (Q1763527)" in res.summary() and "index at" in res.summary()
+    # the index tables read are inputs of the step: another index is not "up to date"
+    inputs = json.loads((tmp_path / "kb.json.gz.manifest.json").read_text())["inputs"]
+    assert [i["name"] for i in inputs] == ["docs.json", *["part-00000.parquet"] * 3]
+    assert kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json",
+                          index=tmp_path / "index").up_to_date
+    assert not kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json").up_to_date
 
 
 def test_duplicate_titles_across_files_are_an_error(tiny, tmp_path: Path) -> None:
@@ -305,3 +311,34 @@ def test_dump_writer_leaves_nothing_when_the_block_fails(tmp_path):
         w.write({"id": "Q1"})
     assert [p.name for p in tmp_path.iterdir()] == ["kb.json"]
     assert list(wj.iter_dump(tmp_path / "kb.json")) == [{"id": "Q1"}]
+
+
+def test_the_dump_and_links_are_one_step_with_a_manifest_beside_the_dump(tiny, tmp_path: Path) -> None:
+    tmp, _ = tiny
+    docs = tmp / "docs.json"
+    out, links = tmp_path / "kb" / "kb.json.gz", tmp_path / "links" / "l.json"
+    first = kb_from_corpus([docs], out, links)
+    manifest = json.loads((tmp_path / "kb" / "kb.json.gz.manifest.json").read_text())
+    assert manifest["step"] == "kb-from-corpus" and [i["name"] for i in manifest["inputs"]] == ["docs.json"]
+    assert sorted(o["name"] for o in manifest["outputs"]) == ["../links/l.json", "kb.json.gz"]
+    assert manifest["report"]["items"] == first.items == 7
+    again = kb_from_corpus([docs], out, links)
+    assert again.up_to_date and again.items == 7 and again.summary() == (
+        f"{out} and {links} are up to date (same documents, index and options); nothing to do. "
+        "Pass --force to build them again.")
+    assert not kb_from_corpus([docs], out, links, force=True).up_to_date
+    links.write_text("{}")  # a changed output is rebuilt
+    assert not kb_from_corpus([docs], out, links).up_to_date
+    assert json.loads(links.read_text()) == json.loads((tmp / "links.json").read_text())
+
+
+def test_skipped_documents_are_reported(tmp_path: Path) -> None:
+    docs = _docs()
+    docs[1]["labels"][0]["r"] = "P0"
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps(docs))
+    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", skip_invalid=True)
+    assert res.documents == 1
+    assert res.notes == [f"skipped 1 invalid document of {p}; the first: document 1 'Paris': label 0: relation 'P0' "
+                         "is not one of the 96 DocRED relations; use a DocRED property id such as P17"]
+    assert res.summary().endswith("\n" + res.notes[0])

@@ -12,7 +12,7 @@ from envbench.core.errors import EnvbenchError
 from envbench.core.relations import RELATIONS
 from envbench.core.text import tokenize
 from envbench.formats.docred import distinct_names, entity_type, read_docs
-from envbench.worlds.sample.world import FINE_CLASSES, SAMPLE_QID_BASE, make_sample
+from envbench.worlds.sample import FINE_CLASSES, SAMPLE_QID_BASE, make_sample
 from envbench.worlds.wikidata_json import iter_dump
 from wikidata_index.schema import SUBJECT_TYPE_CONSTRAINT, VALUE_TYPE_CONSTRAINT
 
@@ -248,7 +248,7 @@ def test_small_worlds_and_bad_sizes(tmp_path: Path) -> None:
 
 def test_lean_output_does_not_depend_on_worker_count(tmp_path: Path) -> None:
     from envbench.worlds import wikidata_json as wj
-    from envbench.worlds.sample.world import write_lean
+    from envbench.worlds.sample.dump import write_lean
 
     runs = {"one": (1, 1000), "two": (2, 1000), "big-block": (1, 20_000)}
     for name, (workers, block) in runs.items():
@@ -266,3 +266,31 @@ def test_fewest_documents_still_fill_every_split(tmp_path: Path) -> None:
         res = make_sample(tmp_path / str(n), entities=60, docs=n)
         assert all(res.docs[s] >= 1 for s in ("train", "dev", "test")), res.docs
         assert sum(res.docs.values()) == n
+
+
+# sha256 of the default world's files (seed 0), written before the generator was split into modules;
+# a deliberate change to the world updates these (and tests/envbench/data/sample_env.sha256).
+PINNED = {
+    "wikidata-sample.json.gz": "c06152fc0ef2257e630e2e31f8b3d45f52b3d4c50d15b1fbb3b3f4d040f1c981",
+    "docs/train.json": "d94605391265cd320fd4c157010c75e5c309b351c1eba770f0b7b4f3f4b7bae2",
+    "docs/dev.json": "44bd17de854ae3696676323fd82af86306f338db3dae6487176250713c957ef5",
+    "docs/test.json": "572d5d5a754e3a3552af7b693cd1b95b09f8e34c81f486e32d746deeabe39fa6",
+    "links.json": "dc5692e8f2cfa2ef857af7548b974cd247485c79c50a8ff9d9a15deef73f5808",
+    "docs/test.linked-docred.json": "e2129d7f1e9ebba9b34da072a48a0fcc12b395d0407362663034978381b23223",
+}
+
+
+def test_default_world_bytes_are_pinned(world: Path) -> None:
+    import hashlib
+
+    assert {f: hashlib.sha256((world / f).read_bytes()).hexdigest() for f in PINNED} == PINNED
+
+
+def test_the_old_entry_point_still_imports() -> None:
+    from envbench.worlds import sample
+    from envbench.worlds.sample.world import SampleResult
+    from envbench.worlds.sample.world import make_sample as old
+
+    assert old is sample.make_sample and SampleResult is sample.SampleResult
+    with pytest.raises(ImportError, match="no_such_name"):
+        from envbench.worlds.sample.world import no_such_name  # noqa: F401
