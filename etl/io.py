@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import io
+import logging
 import os
 import sys
 import tempfile
@@ -14,6 +17,14 @@ from typing import IO, Any
 import orjson
 
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".zst")
+# The first bytes of each compressed format. Reading goes by these, not by the file name: a gzip
+# file named .bz2 is read as gzip (with a warning), a plain file named .gz as plain text.
+MAGIC = {"gz": b"\x1f\x8b", "bz2": b"BZh", "zst": b"\x28\xb5\x2f\xfd"}
+# Formats recognised only to name them in an error: no reader here.
+OTHER_MAGIC = {"xz": b"\xfd7zXZ\x00", "zip": b"PK\x03\x04", "7z": b"7z\xbc\xaf\x27\x1c"}
+SNIFF_BYTES = 6
+
+log = logging.getLogger("etl.io")
 
 
 class InputError(Exception):
@@ -21,7 +32,7 @@ class InputError(Exception):
 
 
 def compression_of(path: str | os.PathLike[str]) -> str | None:
-    """Return 'gz', 'bz2', 'zst' or None from the file name."""
+    """Return 'gz', 'bz2', 'zst' or None from the file name (for writing; reading sniffs the bytes)."""
     name = str(path)
     for suffix in COMPRESSED_SUFFIXES:
         if name.endswith(suffix):
@@ -29,37 +40,123 @@ def compression_of(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def compression_of_bytes(head: bytes) -> str | None:
+    """'gz', 'bz2', 'zst' from a file's first bytes, or None for anything else."""
+    for kind, magic in MAGIC.items():
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def sniff_compression(path: str | os.PathLike[str], head: bytes | None = None) -> str | None:
+    """The compression of a file (or of ``head``, its first bytes) by its magic bytes.
+
+    When the magic disagrees with the name, the magic wins and a warning says so. Formats that
+    can be recognised but not read (xz, zip, 7z) are an error that names them.
+    """
+    if head is None:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    kind = compression_of_bytes(head)
+    for other, magic in OTHER_MAGIC.items():
+        if head.startswith(magic):
+            raise InputError(f"{path}: the file is {other}-compressed (by its first bytes), which is not read here; "
+                             "decompress it, or recompress it as .gz, .bz2 or .zst")
+    named = compression_of(path)
+    if kind != named and str(path) != "-" and head:  # an empty file is empty whatever its name
+        actual = f"{kind}-compressed" if kind else "not compressed"
+        said = f"ends in .{named}" if named else "has no compression suffix"
+        log.warning("%s is %s (by its first bytes) although its name %s; reading it as %s", path, actual, said,
+                    kind or "plain bytes")
+    return kind
+
+
+class PrefixedReader(io.RawIOBase):
+    """``head`` (bytes already read from ``raw``, e.g. to sniff them) followed by the rest of ``raw``."""
+
+    def __init__(self, head: bytes, raw: IO[bytes]) -> None:
+        super().__init__()
+        self._head = memoryview(head)
+        self.raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buf), len(self._head))
+            buf[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        into = getattr(self.raw, "readinto", None)
+        if into is not None:
+            return into(buf) or 0
+        data = self.raw.read(len(buf))
+        buf[: len(data)] = data
+        return len(data)
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            rest = self.raw.read()
+            out, self._head = bytes(self._head) + rest, memoryview(b"")
+            return out
+        return super().read(n) or b""
+
+
+def read_head(raw: IO[bytes], n: int = SNIFF_BYTES) -> bytes:
+    """Up to ``n`` first bytes of a stream (a pipe may return fewer per read)."""
+    head = b""
+    while len(head) < n:
+        got = raw.read(n - len(head))
+        if not got:
+            break
+        head += got
+    return head
+
+
 def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a possibly compressed file (or '-' for stdin) as a decompressed byte stream.
 
-    The fastest decoder available is used: isal for gzip, zstandard for zstd; bz2 comes
-    from the standard library (the ingest pipes through lbzip2 itself when present).
+    The format comes from the first bytes, not the name (see :func:`sniff_compression`). The
+    fastest decoder available is used: isal for gzip, zstandard for zstd; bz2 comes from the
+    standard library (the ingest pipes through lbzip2 itself when present).
     """
     if str(path) == "-":
-        return sys.stdin.buffer
+        head = read_head(sys.stdin.buffer)
+        kind = sniff_compression("-", head)
+        raw = io.BufferedReader(PrefixedReader(head, sys.stdin.buffer))
+        return raw if kind is None else _decoder(kind, raw)  # type: ignore[return-value]
     p = Path(path)
     if not p.exists():
         raise InputError(f"no such file: {p}; check the path")
-    kind = compression_of(p)
+    if p.is_dir():
+        raise InputError(f"{p} is a folder; give a file")
+    kind = sniff_compression(p)
+    return open(p, "rb") if kind is None else _decoder(kind, p)
+
+
+def _decoder(kind: str, source: Path | IO[bytes]) -> IO[bytes]:
+    """A decompressing reader over a file path (which it opens and closes) or a stream."""
     if kind == "gz":
         try:
             from isal import igzip
 
-            return igzip.open(p, "rb")  # type: ignore[return-value]
+            opener, reader = igzip.open, igzip.IGzipFile
         except ImportError:  # pragma: no cover - isal is a core dependency
             import gzip
 
-            return gzip.open(p, "rb")
+            opener, reader = gzip.open, gzip.GzipFile  # type: ignore[assignment]
+        if isinstance(source, Path):
+            return opener(source, "rb")  # type: ignore[return-value]
+        return reader(fileobj=source, mode="rb")  # type: ignore[return-value]
     if kind == "bz2":
         import bz2
 
-        return bz2.open(p, "rb")
-    if kind == "zst":
-        import zstandard
+        return bz2.open(source, "rb")  # type: ignore[return-value]
+    import zstandard
 
-        fh = open(p, "rb")  # noqa: SIM115 - closed with the reader
-        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)  # type: ignore[return-value]
-    return open(p, "rb")
+    fh = open(source, "rb") if isinstance(source, Path) else source  # noqa: SIM115 - closed with the reader
+    return zstandard.ZstdDecompressor().stream_reader(fh, closefd=isinstance(source, Path))  # type: ignore[return-value]
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
@@ -80,7 +177,36 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        bad = not_utf8(data)
+        if bad is not None:
+            where = "decompressed byte" if _is_compressed(path) else "byte"
+            raise InputError(f"{path}: not UTF-8 text: {where} {bad[0]} (0x{bad[1]:02X}, line {bad[2]}) is not valid "
+                             f"UTF-8; save the {what} as UTF-8, or re-download it") from None
         raise InputError(f"{path}: not a valid {what} ({exc}); fix or re-download the file") from None
+
+
+def not_utf8(data: bytes) -> tuple[int, int, int] | None:
+    """(byte offset, byte value, line from 1) of the first byte that is not valid UTF-8, or None."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start, data[exc.start], data.count(b"\n", 0, exc.start) + 1
+    return None
+
+
+def _is_compressed(path: str | os.PathLike[str]) -> bool:
+    if str(path) == "-":
+        return False
+    try:
+        return sniff_compression_quiet(path) is not None
+    except OSError:
+        return False
+
+
+def sniff_compression_quiet(path: str | os.PathLike[str]) -> str | None:
+    """The compression by magic bytes, without warnings or errors (None when not compressed)."""
+    with open(path, "rb") as fh:
+        return compression_of_bytes(fh.read(SNIFF_BYTES))
 
 
 def dumps_json(obj: Any, *, indent: bool = False) -> bytes:
@@ -114,12 +240,27 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+def is_no_space(exc: BaseException) -> bool:
+    """Whether an error means the disk is full (an OSError, or a library's own error that says so)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(exc).lower()
+    return "no space left on device" in text or "[errno 28]" in text or "disk quota exceeded" in text
+
+
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:  # a write() error carries no file name: give it the target's
+            named = exc if exc.filename is not None else OSError(exc.errno, exc.strerror or str(exc), str(path))
+            named.needed_bytes = len(data)  # type: ignore[attr-defined] - for the full-disk message
+            if named is exc:
+                raise
+            raise named from None
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: bool = False) -> None:

@@ -31,7 +31,7 @@ from typing import IO
 
 import orjson
 
-from etl.io import InputError, compression_of
+from etl.io import InputError, PrefixedReader, read_head, sniff_compression
 
 _HAVE_ISAL = importlib.util.find_spec("isal") is not None
 
@@ -166,32 +166,42 @@ class HashingReader(io.RawIOBase):
         super().close()
 
 
+# A damaged archive is decompressed again from the start to find the exact decompressed byte
+# where it breaks, when that costs at most about this many compressed bytes of reading.
+RECOUNT_MAX_RAW = 1 << 30
+
+
 class DumpStream:
     """A decompressed byte stream over a dump, with the raw position and sha256 of what was read.
 
-    gzip uses isal in-process; bz2 and gzip go through lbzip2 / pigz in a subprocess when they
-    are on PATH (so decompression runs on its own cores, overlapping parsing); zstd uses
-    zstandard. ``-`` reads stdin. ``digest=False`` skips the sha256 (for measurements).
+    The compression comes from the first bytes (gzip, bz2, zstd), not the name, for files and
+    for stdin alike. gzip uses isal in-process; bz2 and gzip go through lbzip2 / pigz in a
+    subprocess when they are on PATH (so decompression runs on its own cores, overlapping
+    parsing); zstd uses zstandard. ``-`` reads stdin. ``digest=False`` skips the sha256 (for
+    measurements).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, use_tools: bool = True, tool_threads: int = 0,
                  digest: bool = True) -> None:
         self.path = str(path)
-        self.kind = compression_of(path) if self.path != "-" else None
         self._proc: subprocess.Popen[bytes] | None = None
         self._feeder: threading.Thread | None = None
         self._feed_error: BaseException | None = None
         self._tool_fd: str | None = None
         self.tool: str | None = None
+        self.stream: IO[bytes]
         if self.path == "-":
             self.size: int | None = None
-            self.raw = HashingReader(sys.stdin.buffer, digest)
-            self.stream: IO[bytes] = self.raw  # type: ignore[assignment]
+            head = read_head(sys.stdin.buffer)
+            self.kind = sniff_compression("-", head)
+            self.raw = HashingReader(PrefixedReader(head, sys.stdin.buffer), digest)  # type: ignore[arg-type]
+            self.stream = self._in_process() if self.kind else self.raw  # type: ignore[assignment]
             return
         p = Path(path)
         if not p.is_file():
             raise InputError(f"no such file: {p}; check the path")
         self.size = p.stat().st_size
+        self.kind = sniff_compression(p)
         self.raw = HashingReader(open(p, "rb"), digest)  # noqa: SIM115 - closed by close()
         # isal inflates gzip about twice as fast as pigz's single inflate thread: pigz only without it.
         tool = None
@@ -210,7 +220,14 @@ class DumpStream:
                 self._feeder = threading.Thread(target=self._hash_input, daemon=True)
                 self._feeder.start()
             self.stream = self._proc.stdout  # type: ignore[assignment]
-        elif self.kind == "gz":
+        elif self.kind:
+            self.stream = self._in_process()
+        else:
+            self.stream = self.raw  # type: ignore[assignment]
+
+    def _in_process(self) -> IO[bytes]:
+        """A decompressor in this process over ``self.raw``, for ``self.kind``."""
+        if self.kind == "gz":
             if _HAVE_ISAL:
                 from isal import igzip, isal_zlib
 
@@ -218,21 +235,16 @@ class DumpStream:
                 # IGzipFile puts a BufferedReader in front of it, which costs a copy of every byte.
                 reader = getattr(isal_zlib, "_GzipReader", None)
                 if reader is not None:
-                    self.stream = reader(self.raw, 1 << 20)
-                else:  # pragma: no cover - an isal without it
-                    self.stream = igzip.IGzipFile(fileobj=self.raw, mode="rb")  # type: ignore[arg-type]
-            else:  # pragma: no cover - isal is a core dependency
-                import gzip
+                    return reader(self.raw, 1 << 20)  # type: ignore[no-any-return]
+                return igzip.IGzipFile(fileobj=self.raw, mode="rb")  # type: ignore[arg-type,return-value]  # pragma: no cover
+            import gzip  # pragma: no cover - isal is a core dependency
 
-                self.stream = gzip.GzipFile(fileobj=self.raw, mode="rb")  # type: ignore[arg-type]
-        elif self.kind == "bz2":
+            return gzip.GzipFile(fileobj=self.raw, mode="rb")  # type: ignore[arg-type,return-value]  # pragma: no cover
+        if self.kind == "bz2":
             import bz2
 
-            self.stream = bz2.BZ2File(self.raw, "rb")  # type: ignore[arg-type]
-        elif self.kind == "zst":
-            self.stream = _ZstdStream(self.raw)  # type: ignore[assignment]
-        else:
-            self.stream = self.raw  # type: ignore[assignment]
+            return bz2.BZ2File(self.raw, "rb")  # type: ignore[arg-type,return-value]
+        return _ZstdStream(self.raw)  # type: ignore[return-value]
 
     def _hash_input(self) -> None:
         """The sha256 of the compressed file, while the tool decompresses it (hashlib drops the GIL)."""
@@ -294,9 +306,15 @@ class DumpStream:
         return got
 
     def _truncated(self, pos: int, exc: BaseException) -> InputError:
+        # The decompressed position is where the failing read began; the decoders drop what that
+        # read had decompressed, so a file is decompressed again to find the exact byte.
+        exact = None
+        if self.path != "-" and self._proc is None and self.kind and self.raw.pos <= RECOUNT_MAX_RAW:
+            exact = clean_length(self.path, self.kind)
+        where = f"decompressed byte {exact}" if exact is not None else f"after decompressed byte {pos}"
         return InputError(
             f"{self.path}: the {self.kind or 'input'} archive is truncated or damaged at compressed byte "
-            f"{self.raw_pos} (decompressed byte {pos}): {exc}; re-download or re-compress the dump"
+            f"{self.raw_pos} ({where}): {exc}; re-download or re-compress the dump"
         )
 
     def finish(self) -> str:
@@ -320,6 +338,45 @@ class DumpStream:
         finally:
             if self.path != "-":
                 self.raw.close()
+
+
+def clean_length(path: str | os.PathLike[str], kind: str, block: int = 16 << 10) -> int:
+    """How many bytes decompress cleanly from the start of a damaged or truncated archive.
+
+    Exact for an archive cut short; for one damaged inside, exact to within what one ``block`` of
+    compressed input decompresses to. Members (gzip), streams (bz2) and frames (zstd) one after
+    another are followed, as the readers do.
+    """
+    def fresh() -> object:
+        if kind == "gz":
+            if _HAVE_ISAL:
+                from isal import isal_zlib
+
+                return isal_zlib.decompressobj(31)
+            return zlib.decompressobj(31)  # pragma: no cover - isal is a core dependency
+        if kind == "bz2":
+            import bz2
+
+            return bz2.BZ2Decompressor()
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompressobj()
+
+    total = 0
+    dec: object = fresh()
+    with open(path, "rb") as fh:
+        while data := fh.read(block):
+            while data:
+                try:
+                    total += len(dec.decompress(data))  # type: ignore[attr-defined]
+                except Exception:  # the damage: what decompressed before it is the answer
+                    return total
+                if getattr(dec, "eof", False):
+                    data = dec.unused_data  # type: ignore[attr-defined]
+                    dec = fresh()
+                else:
+                    data = b""
+    return total
 
 
 class _ZstdStream:

@@ -8,15 +8,12 @@ must be deterministic (e.g. chunks cut by line count) for resume to be correct.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import fcntl
 import multiprocessing
 import os
 import shutil
 import signal
 import sys
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -121,9 +118,13 @@ class ShardRunner:
         return orjson.loads(self.marker(index).read_bytes())
 
 
-def _died(index: int | None) -> InputError:
+class WorkerDied(InputError):
+    """A worker process died (killed, out of memory): the finished shards are good, so a rerun resumes."""
+
+
+def _died(index: int | None) -> WorkerDied:
     where = f" while on shard {index}" if index is not None else ""
-    return InputError(
+    return WorkerDied(
         f"a worker process died{where} (killed, or out of memory); rerun the same command to resume "
         "from the finished shards (use fewer --workers if memory is short)"
     )
@@ -139,33 +140,6 @@ def _die_with_parent(parent: int) -> None:
             pass
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
-
-
-@contextlib.contextmanager
-def stage_lock(lock_file: str | os.PathLike[str], what: str, wait_s: float = 30.0) -> Iterator[None]:
-    """Exclusive flock on ``lock_file`` while a run writes ``what``.
-
-    Workers forked inside the block inherit the descriptor, so the lock is held until the last
-    of them is gone: a rerun cannot race workers left over from a killed run.
-    """
-    path = Path(lock_file)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise InputError(
-                        f"another run is writing {what} (lock {path} is held); wait for it to end or stop it"
-                    ) from None
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _run_one(fn: ShardFn, shard: Shard, shard_dir: Path, done_dir: Path) -> dict:

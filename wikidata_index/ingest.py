@@ -4,13 +4,26 @@ Flow: the main process decompresses and cuts the stream into chunks of ``chunk_l
 a process pool parses chunks (partial parsing with pysimdjson) into per-chunk Parquet files in
 ``DIR/.staging-<key>/`` with a done-marker each (etl.runner). When every chunk is done, DuckDB
 computes popularity over the staged edges, and the final tables are written sorted, with fixed
-row groups, into the staging folder; only then are they renamed into DIR. A SIGKILL at any
-moment leaves DIR as it was; rerunning the same command resumes from the finished chunks.
+row groups, into the step's staging folder (``etl.step.Step``); only then are they renamed into
+DIR, and the manifest written last. A SIGKILL at any moment leaves DIR as it was (or, during the
+renames, without a manifest, which no reader accepts); rerunning the same command resumes from
+the finished chunks, or from the parsed stage when only the final tables were left to write.
+
+What an ingest refuses or leaves behind:
+
+- An index with no item and no property is an error, not an empty index.
+- Over an existing index, a new one that would *lower* it (fewer entities, or no names in a
+  language the old one has: :func:`lowers`) is refused unless ``force``.
+- The lock is an ``flock`` on DIR itself: no lock file. On failure the resumable stage
+  ``DIR/.staging-<key>/`` is kept only when it holds finished chunks and the run was stopped
+  rather than refused (Ctrl-C, a kill, a dead worker, a full disk); when the input is the
+  problem it is removed, and so is a DIR that the run created and left empty.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import gc
 import hashlib
@@ -18,11 +31,12 @@ import importlib
 import logging
 import mmap
 import os
+import re
 import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +46,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from etl.io import InputError, atomic_path, write_json_atomic
-from etl.manifest import build_manifest, write_manifest
+from etl.io import InputError, atomic_path, is_no_space, write_json_atomic
 from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
-from etl.runner import ShardRunner, stage_lock
+from etl.runner import ShardRunner, WorkerDied
+from etl.step import Step, read_manifest
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
+from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
 from wikidata_index.names import fold
 from wikidata_index.schema import TABLES
 
@@ -308,7 +323,12 @@ def ingest_dump(
     """Ingest a Wikidata JSON dump (.json/.gz/.bz2/.zst or '-') into an index at ``out``.
 
     ``extractor``: "c" (the compiled fast path), "python" (pysimdjson), or "auto" (C when built).
-    Both give byte-identical tables."""
+    Both give byte-identical tables. ``force`` starts over (finished chunks of an interrupted run
+    are discarded) and lets the new index replace one it would lower (see :func:`lowers`).
+
+    The tables, then the manifest, are published by ``etl.step.Step`` (lock, staging, old
+    manifest removed first, manifest last); ``index.duckdb``, whose views must bind to the
+    published files, is written after the manifest (see :func:`write_index_db`)."""
     t0 = time.perf_counter()
     dump = str(dump)
     out_dir = Path(out)
@@ -323,71 +343,203 @@ def ingest_dump(
         raise InputError(f"no such dump file: {dump}; check the path")
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"--out {out_dir} is a file; give a directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _refuse_dump_inside(dump, out_dir)
     key = _staging_key(dump, languages, chunk_lines, chunk_bytes)
     stage = out_dir / f".staging-{key}"
-    with stage_lock(out_dir / ".ingest.lock", f"the index at {out_dir}"):
-        if force or dump == "-":
-            shutil.rmtree(stage, ignore_errors=True)
-        stage.mkdir(parents=True, exist_ok=True)
-        if (stage / "final.done").exists():  # killed while publishing: only the renames are left
-            manifest = orjson.loads((stage / "final.done").read_bytes())
-        else:
+    parameters = {"languages": list(languages), "chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes,
+                  "max_errors": max_errors, "workers": workers}
+    # force=True: an ingest is never skipped as up to date (its own --force means "start over").
+    step = Step("ingest-dump", root=out_dir, outputs=[f"{t}/" for t in TABLES], parameters=parameters, force=True)
+    space = _SpaceUse(dump)
+    with step:
+        try:
+            if force or dump == "-":
+                shutil.rmtree(stage, ignore_errors=True)
+            stage.mkdir(parents=True, exist_ok=True)
             with _gc_frozen():
-                manifest = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress,
-                                  t0, extractor)
-        _publish(stage, out_dir, manifest)
-        for other in out_dir.glob(".staging-*"):  # stale stages from other parameters
-            shutil.rmtree(other, ignore_errors=True)
-    errors = manifest.get("errors", [])
+                info = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress, t0,
+                              extractor, {t: step.path(f"{t}/") for t in TABLES}, space)
+            old = read_manifest(out_dir / "manifest.json")
+            lower = lowers(old, info["rows"], languages)
+            if lower and not force:
+                raise InputError(f"--out {out_dir}: the new index would have {lower} (made from "
+                                 f"{_input_name(old)}); pass --force to replace it anyway, or choose another --out")
+            step.info.update(info, index_format=INDEX_FORMAT)
+            _remove_other_stages(out_dir, keep=stage)
+        except BaseException as exc:
+            kept = _after_failure(stage, exc, resumable=dump != "-")
+            if is_no_space(exc):
+                raise InputError(space.message(out_dir, stage, kept)) from None
+            raise
+    manifest = step.manifest or {}
+    # The step's lock is released; it is taken again for what follows the manifest, and when
+    # another run took it in between, that run writes these itself.
+    with _lock_if_free(out_dir) as locked:
+        if locked:
+            write_index_db(out_dir)
+            remember_hashes(out_dir, manifest.get("outputs", []))
+            shutil.rmtree(stage, ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError):
+                (out_dir / ".ingest.lock").unlink()  # left by versions that locked with a file
     return IngestResult(
         out=out_dir,
         rows=manifest["rows"],
         stats=manifest["stats"],
-        errors=errors,
+        errors=manifest.get("errors", []),
         seconds=time.perf_counter() - t0,
         resumed_chunks=manifest.get("timings", {}).get("resumed_chunks", 0),
         manifest=manifest,
     )
 
 
+def lowers(old: Mapping[str, Any] | None, rows: Mapping[str, int], languages: Sequence[str]) -> str | None:
+    """What a new index would lose against the index it replaces, or None.
+
+    "Lower" means fewer entities (items and properties) than the old index, or no names in a
+    language the old index has names in. An old manifest that is missing or damaged vouches for
+    nothing (``WikidataIndex`` refuses such an index), so nothing is lost by replacing it."""
+    if not old:
+        return None
+    had = (old.get("rows") or {}).get("entities") if isinstance(old.get("rows"), dict) else None
+    if isinstance(had, int) and rows.get("entities", 0) < had:
+        return f"{rows.get('entities', 0):,} entities where the index there has {had:,}"
+    old_langs = (old.get("parameters") or {}).get("languages") if isinstance(old.get("parameters"), dict) else None
+    if isinstance(old_langs, list):
+        lost = [lang for lang in old_langs if lang not in languages]
+        if lost:
+            return f"no names in {', '.join(map(str, lost))}, which the index there has"
+    return None
+
+
+def _input_name(manifest: Mapping[str, Any] | None) -> str:
+    inputs = (manifest or {}).get("inputs")
+    if isinstance(inputs, list) and inputs and isinstance(inputs[0], dict) and inputs[0].get("name"):
+        return str(inputs[0]["name"])
+    return "an earlier run"
+
+
+def _refuse_dump_inside(dump: str, out_dir: Path) -> None:
+    """The dump may not be a file that publishing the index replaces."""
+    if dump == "-":
+        return
+    src = Path(dump).resolve()
+    for target in [out_dir / t for t in TABLES] + [out_dir / "manifest.json", out_dir / "index.duckdb"]:
+        t = target.resolve()
+        if src == t or src.is_relative_to(t):
+            raise InputError(f"--out {out_dir}: the dump {dump} would be overwritten by the index written there; "
+                             "move the dump or choose another --out")
+
+
+STAGE_NAME = re.compile(r"\.staging-[0-9a-f]{16}")
+
+
+def _remove_other_stages(out_dir: Path, keep: Path) -> None:
+    """Stages of runs with other parameters: nothing will resume them once this index is published."""
+    for other in out_dir.glob(".staging-*"):
+        if other != keep and STAGE_NAME.fullmatch(other.name):
+            shutil.rmtree(other, ignore_errors=True)
+
+
+def _after_failure(stage: Path, exc: BaseException, *, resumable: bool) -> int:
+    """Keep the stage for a resume, or remove it; the number of finished chunks kept.
+
+    Kept when it holds finished chunks and the run was stopped (Ctrl-C, a kill, a dead worker,
+    a full disk, any error of the machine): rerunning the same command resumes. Removed when the
+    input itself is the problem (an ``InputError``: empty, not a dump, too many malformed
+    entities, a truncated archive): the same input fails the same way, and a fixed or
+    re-downloaded dump gets a stage of its own; removed too for stdin, which cannot be resumed.
+    A folder this run created and left empty goes with it (the step removes it)."""
+    finished = len(list((stage / "chunks" / "done").glob("*.json"))) if stage.is_dir() else 0
+    if resumable and finished and (not isinstance(exc, InputError) or isinstance(exc, WorkerDied)):
+        return finished
+    shutil.rmtree(stage, ignore_errors=True)
+    return 0
+
+
+@contextlib.contextmanager
+def _lock_if_free(folder: Path) -> Iterator[bool]:
+    """The step's lock on ``folder`` (an flock on the folder itself), if no other run holds it."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+# For the space estimate when the disk fills: staged chunk bytes per compressed dump byte, used
+# before any chunk is staged (bench/ingest.py's generated dump, .gz, en names: 0.13), and what the
+# final step needs beside the staged chunks, per staged byte (final tables 0.22 of it, and room
+# for DuckDB's sort spills).
+STAGED_PER_RAW_BYTE = 0.15
+FINAL_PER_STAGED_BYTE = 0.5
+
+
+class _SpaceUse:
+    """What the ingest has read and staged, for an estimate of the space it needs when the disk fills."""
+
+    def __init__(self, dump: str) -> None:
+        self.raw_total = os.stat(dump).st_size if dump != "-" else None
+        self.raw_read = 0
+
+    def message(self, out_dir: Path, stage: Path, kept: int) -> str:
+        free = shutil.disk_usage(out_dir if out_dir.exists() else out_dir.parent).free
+        staged = sum(f.stat().st_size for f in stage.rglob("*.parquet")) if stage.is_dir() else 0
+        if self.raw_total and self.raw_read and staged:
+            staged_all = staged * self.raw_total / self.raw_read
+        else:
+            staged_all = (self.raw_total or 0) * STAGED_PER_RAW_BYTE
+        need = ""
+        total = staged_all * (1 + FINAL_PER_STAGED_BYTE)
+        if total - staged > free:  # else the estimate is evidently too low to be worth printing
+            need = f"; it needs about {_size(total)} there in all, {_size(total - staged - free)} more"
+        resume = (f", then rerun the same command: its {kept} finished chunks are kept and resume" if kept
+                  else ", then rerun")
+        return (f"{out_dir}: no space left on the device while writing the index ({_size(free)} free{need}); "
+                f"free some space or choose another --out{resume}")
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} TB"  # pragma: no cover
+
+
 def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
-           chunking: tuple[int | None, int], progress: bool, t0: float, extractor: str) -> dict[str, Any]:
+           chunking: tuple[int | None, int], progress: bool, t0: float, extractor: str,
+           publish: Mapping[str, Path], space: _SpaceUse) -> dict[str, Any]:
+    """Parse (resumable) and write the final tables into ``publish``; the manifest's own fields."""
     parsed_marker = stage / "parsed.json"
-    if parsed_marker.exists():  # killed during finalisation: no need to read the dump again
+    if parsed_marker.exists():  # killed during finalisation or publishing: no need to read the dump again
         parsed = orjson.loads(parsed_marker.read_bytes())
         parsed["resumed"] = parsed["chunks"]
+        space.raw_read = space.raw_total or 0
     else:
-        parsed = _parse_all(dump, stage, languages, workers, max_errors, chunking, progress, extractor)
+        parsed = _parse_all(dump, stage, languages, workers, max_errors, chunking, progress, extractor, space)
         write_json_atomic(parsed_marker, parsed)
     chunk_dirs = ShardRunner(stage / "chunks", process_chunk).output_dirs()
     t_final = time.perf_counter()
-    rows, outputs = _finalize(stage, chunk_dirs, workers)
+    rows = _finalize(stage, chunk_dirs, workers, publish)
     t_end = time.perf_counter()
-    chunk_lines, chunk_bytes = chunking
-    manifest = build_manifest(
-        step="ingest-dump",
-        inputs=[],
-        parameters={"languages": list(languages), "chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes,
-                    "max_errors": max_errors, "workers": workers},
-        outputs=outputs,
-        output_root=stage / "publish",
-        extra={
-            "rows": rows,
-            "stats": dict(sorted(parsed["stats"].items())),
-            "errors": parsed["errors"],
-            "timings": {"parse_s": parsed["parse_s"], "finalize_s": round(t_end - t_final, 3),
-                        "total_s": round(t_end - t0, 3), "chunks": parsed["chunks"],
-                        "resumed_chunks": parsed["resumed"], "extractor": parsed.get("extractor", extractor)},
-        },
-    )
-    manifest["inputs"] = [parsed["input"]]
-    write_json_atomic(stage / "final.done", manifest)
-    return manifest
+    return {
+        "inputs": [parsed["input"]],
+        "rows": rows,
+        "stats": dict(sorted(parsed["stats"].items())),
+        "errors": parsed["errors"],
+        "timings": {"parse_s": parsed["parse_s"], "finalize_s": round(t_end - t_final, 3),
+                    "total_s": round(t_end - t0, 3), "chunks": parsed["chunks"],
+                    "resumed_chunks": parsed["resumed"], "extractor": parsed.get("extractor", extractor)},
+    }
 
 
 def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
-               chunking: tuple[int | None, int], progress: bool, extractor: str) -> dict[str, Any]:
+               chunking: tuple[int | None, int], progress: bool, extractor: str, space: _SpaceUse) -> dict[str, Any]:
     """Stream the dump through the chunk workers; return stats, error samples and the input's facts."""
     from tqdm import tqdm
 
@@ -401,7 +553,7 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
         read_state["dec"] = dec
         if total is not None:
             bar.update(raw - read_state["raw"])
-        read_state["raw"] = raw
+        read_state["raw"] = space.raw_read = raw
 
     stats: dict[str, int] = {}
     errors: list[dict[str, Any]] = []
@@ -413,10 +565,11 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
     t_parse = time.perf_counter()
     chunk_lines, chunk_bytes = chunking
     spool = make_spool(stage, workers)
+    preload: list[threading.Thread] = []
     # Ring slots: the runner keeps at most ``window`` chunks unfinished (see iter_chunks).
     chunks = iter_chunks(stream, chunk_lines, chunk_bytes=chunk_bytes, on_read=on_read, spool=spool,
                          skip=runner.is_done, spool_slots=runner.window + 1)
-    results = runner.run(_then(chunks, _preload_duckdb))
+    results = runner.run(_then(chunks, lambda: _preload_duckdb(preload) if read_state["dec"] else None))
     try:
         for _index, result, was_done in results:
             n_chunks += 1
@@ -444,12 +597,7 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
             )
         if read_state["dec"] == 0:
             raise InputError(f"{dump}: the input is empty (0 bytes after decompression); check the file")
-        if stats.get("malformed", 0) and not stats.get("kept_item", 0) + stats.get("kept_property", 0):
-            first = errors[0]
-            raise InputError(
-                f"{dump}: none of its {stats.get('records', 0)} records is a Wikidata entity (line {first['line']}: "
-                f"{first['message']}); give a Wikidata JSON dump such as latest-all.json.gz"
-            )
+        _require_entities(dump, stats, errors)
         sha = stream.finish() if dump != "-" else stream.raw.sha256.hexdigest()
         raw_bytes = stream.raw_pos
     finally:
@@ -458,6 +606,10 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
         stream.close()
         if spool is not None:
             shutil.rmtree(spool, ignore_errors=True)
+        for thread in preload:
+            # An import of DuckDB still running when the interpreter exits (after an error, say)
+            # aborts the process in DuckDB's native code ("terminate called ..."): wait for it.
+            thread.join()
     return {
         "stats": stats,
         "errors": errors,
@@ -469,6 +621,26 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
         "input": {"name": Path(dump).name if dump != "-" else "-", "bytes": raw_bytes,
                   "decompressed_bytes": read_state["dec"], "sha256": sha},
     }
+
+
+def _require_entities(dump: str, stats: Mapping[str, int], errors: Sequence[Mapping[str, Any]]) -> None:
+    """An index without an item or a property is a mistake (a wrong file, an empty dump), not an index."""
+    if stats.get("kept_item", 0) + stats.get("kept_property", 0):
+        return
+    records = stats.get("records", 0)
+    if stats.get("malformed", 0):
+        first = errors[0]
+        raise InputError(
+            f"{dump}: none of its {records} records is a Wikidata entity (line {first['line']}: "
+            f"{first['message']}); give a Wikidata JSON dump such as latest-all.json.gz"
+        )
+    if not records:
+        raise InputError(f"{dump}: the dump holds no entities (an empty list); give a Wikidata JSON dump such as "
+                         "latest-all.json.gz")
+    skipped = ", ".join(f"{k.removeprefix('skipped_')} {v:,}" for k, v in sorted(stats.items())
+                        if k.startswith("skipped_"))
+    raise InputError(f"{dump}: none of its {records:,} records is an item or a property (skipped: {skipped}); an "
+                     "index needs at least one: give a Wikidata JSON dump such as latest-all.json.gz")
 
 
 @contextlib.contextmanager
@@ -493,26 +665,30 @@ def _then(items: Iterable[Any], fn: Any) -> Iterator[Any]:
     fn()
 
 
-def _preload_duckdb() -> None:
+def _preload_duckdb(threads: list[threading.Thread]) -> None:
     """Import DuckDB, which the final step needs, in a thread while the workers parse the last
     chunks: the main process is idle then. Not earlier: the workers are forked (at the first
-    chunk), and forking while another thread imports is unsafe."""
-    threading.Thread(target=importlib.import_module, args=("duckdb",), daemon=True).start()
+    chunk), and forking while another thread imports is unsafe. The thread goes into
+    ``threads``, for the caller to join before it returns or raises."""
+    if "duckdb" in sys.modules:
+        return
+    thread = threading.Thread(target=importlib.import_module, args=("duckdb",), daemon=True)
+    thread.start()
+    threads.append(thread)
 
 
-def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[str, int], list[Path]]:
-    """Popularity over staged edges, then every table sorted and written with fixed row groups."""
+def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mapping[str, Path]) -> dict[str, int]:
+    """Popularity over staged edges, then every table sorted and written with fixed row groups
+    into its folder in ``publish``; the row counts."""
     import duckdb
 
-    publish = stage / "publish"
-    shutil.rmtree(publish, ignore_errors=True)
-    publish.mkdir(parents=True)
+    for folder in publish.values():
+        shutil.rmtree(folder, ignore_errors=True)
     tmpdir = stage / "duckdb-tmp"
     # The memory limit keeps peak RSS under 1.5 GB on the full dump; DuckDB spills sorts to tmpdir.
     con = duckdb.connect(config={"threads": workers, "memory_limit": "800MB", "temp_directory": str(tmpdir),
                                  "preserve_insertion_order": True})
     rows: dict[str, int] = {}
-    outputs: list[Path] = []
     try:
         # A glob, not a list: the full dump has tens of thousands of chunks. Only finished chunks
         # have a folder named by 8 digits (work in progress is in NNNNNNNN.tmpPID).
@@ -530,19 +706,20 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[s
             else:
                 cols = ", ".join(f'NULL::{_duck_type(f.type)} AS "{f.name}"' for f in schema)
                 con.execute(f"CREATE VIEW staged_{table} AS SELECT {cols} WHERE false")
-        def write(table: str) -> tuple[list[Path], int]:
+        def write(table: str) -> int:
             schema = TABLES[table]
             query, order, key = FINAL_QUERIES[table]
             sql = f"SELECT {', '.join(schema.names)} FROM ({query}) ORDER BY {order}"
             plain = PLAIN_COLUMNS.get(table, ())
-            writer = PartWriter(publish / table, schema, use_dictionary=[c for c in schema.names if c not in plain])
+            writer = PartWriter(publish[table], schema, use_dictionary=[c for c in schema.names if c not in plain])
             # A cursor per table: DuckDB sorts one table while pyarrow encodes another (both
             # release the GIL), so the final step keeps the cores busy.
             batches = con.cursor().sql(sql).to_arrow_reader(1 << 16)
             writer.write_batches(_drop_repeats(batches, key or schema.names))
-            return writer.close(), writer.rows
+            writer.close()
+            return writer.rows
 
-        def popularity_then_entities() -> tuple[list[Path], int]:
+        def popularity_then_entities() -> int:
             con.cursor().execute(
                 """CREATE TABLE pop AS
                    SELECT id, count(*)::BIGINT AS n FROM (
@@ -558,12 +735,11 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int) -> tuple[dict[s
             futures = {"entities": pool.submit(popularity_then_entities)}
             futures |= {t: pool.submit(write, t) for t in FINAL_SCHEDULE}
             for table in TABLES:
-                paths, rows[table] = futures[table].result()
-                outputs += paths
+                rows[table] = futures[table].result()
     finally:
         con.close()
         shutil.rmtree(tmpdir, ignore_errors=True)
-    return rows, outputs
+    return rows
 
 
 def _drop_repeats(batches: Iterable[pa.RecordBatch], key: Sequence[str]) -> Iterator[pa.RecordBatch]:
@@ -607,15 +783,22 @@ def _duck_type(t: pa.DataType) -> str:
 
 
 def write_index_db(out_dir: Path) -> None:
-    """index.duckdb with one view per table over the absolute Parquet paths (for the duckdb CLI)."""
+    """index.duckdb with one view per table over the absolute Parquet paths (for the duckdb CLI).
+
+    Written after the manifest: DuckDB binds a view to its files when it is created, so the
+    tables must be in place first. Until it is written, the previous index.duckdb (views over the
+    same paths) or none serves; ``WikidataIndex`` reads the Parquet files and never needs it."""
     import duckdb
 
+    tables = table_files(read_manifest(out_dir / "manifest.json") or {})
     target = out_dir / "index.duckdb"
     with atomic_path(target) as tmp:
         tmp.unlink()
         con = duckdb.connect(str(tmp))
         try:
             for table in TABLES:
+                if not any(n.startswith(f"{table}/") for n in tables):
+                    continue
                 glob = str((out_dir / table).resolve() / "*.parquet").replace("'", "''")
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}')")
         finally:
@@ -625,22 +808,33 @@ def write_index_db(out_dir: Path) -> None:
             wal.unlink()
 
 
-def _publish(stage: Path, out_dir: Path, manifest: dict[str, Any]) -> None:
-    """Swap the new tables into DIR; idempotent, so a run killed half-way finishes it on rerun."""
-    publish = stage / "publish"
-    old = stage / "old"
-    old.mkdir(exist_ok=True)
-    if (out_dir / "manifest.json").exists():  # the index is incomplete until the new manifest lands
-        os.replace(out_dir / "manifest.json", old / "manifest.json")
-    for table in TABLES:
-        new = publish / table
-        if not new.exists():
-            continue  # moved by an earlier, interrupted publish
-        dest = out_dir / table
-        if dest.exists():
-            shutil.rmtree(old / table, ignore_errors=True)
-            os.replace(dest, old / table)
-        os.replace(new, dest)
+def write_tables(out: str | os.PathLike[str], tables: Mapping[str, pa.Table | Sequence[Mapping[str, Any]]], *,
+                 step: str = "write-tables", parameters: Mapping[str, Any] | None = None) -> Path:
+    """Write an index from tables in memory (hand-made indexes, tests): one Parquet file per given
+    table (schema.py's columns), published with a manifest as an ingest's are, and index.duckdb.
+
+    Tables not given are absent (``WikidataIndex.require`` names them). Rows are written in the
+    order given; an ingest sorts them, so give them sorted when lookups should prune."""
+    from etl.parquet import part_name, write_table_file
+
+    out_dir = Path(out)
+    unknown = sorted(set(tables) - set(TABLES))
+    if unknown:
+        raise ValueError(f"not index tables: {', '.join(unknown)}")
+    names = [t for t in TABLES if t in tables]
+    params = {"languages": ["en"], **(parameters or {})}
+    with Step(step, root=out_dir, outputs=[f"{t}/" for t in names], parameters=params, force=True) as st:
+        rows = {}
+        for table in names:
+            data = tables[table]
+            schema = TABLES[table]
+            t = data if isinstance(data, pa.Table) else pa.Table.from_pylist(
+                [{f.name: r.get(f.name) for f in schema} for r in data], schema=schema)
+            folder = st.path(f"{table}/")
+            folder.mkdir(parents=True)
+            write_table_file(folder / part_name(0), t.select(schema.names).cast(schema))
+            rows[table] = t.num_rows
+        st.info.update(rows=rows, stats={}, errors=[], index_format=INDEX_FORMAT)
     write_index_db(out_dir)
-    write_manifest(out_dir / "manifest.json", manifest)
-    shutil.rmtree(stage, ignore_errors=True)
+    remember_hashes(out_dir, (st.manifest or {}).get("outputs", []))
+    return out_dir

@@ -4,7 +4,10 @@ Layout of an index directory::
 
     DIR/<table>/part-00000.parquet ...   one or more files per table, rows sorted
     DIR/index.duckdb                      a view per table (absolute paths, for the duckdb CLI)
-    DIR/manifest.json                     inputs, parameters, row counts, timings
+    DIR/manifest.json                     inputs, parameters, row counts, timings, index_format,
+                                          and every table file's size and sha256 (written last;
+                                          an index without it is refused: wikidata_index.index)
+    DIR/.file-hashes.json                 remembered sha256s of unchanged files (a cache)
 
 Conventions: ids are strings ("Q42", "P17"); ``rank`` is one of "preferred", "normal",
 "deprecated"; names are per language and deduplicated per (id, lang, name).

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from etl.io import InputError, dumps_json
+from etl.io import dumps_json
 
 
 def _languages(value: str) -> tuple[str, ...]:
@@ -34,15 +34,20 @@ def _languages(value: str) -> tuple[str, ...]:
 @click.option("--extractor", type=click.Choice(["auto", "c", "python"]), default="auto", show_default=True,
               help="Entity extraction: c (compiled, about 2x faster per core), python (pysimdjson), "
                    "or auto (c when it is built). Both give byte-identical tables.")
-@click.option("--force", is_flag=True, help="Discard finished chunks of an interrupted run and start over.")
+@click.option("--force", is_flag=True,
+              help="Start over (discard finished chunks of an interrupted run), and replace an index at --out "
+                   "even when the new one has fewer entities or fewer name languages.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def ingest_dump(dump: str, out: str, languages: str, workers: int | None, max_errors: int,
                 chunk_mb: int, extractor: str, force: bool, quiet: bool) -> None:
     """Ingest a Wikidata JSON dump into Parquet tables + DuckDB views under --out.
 
-    DUMP is the official dump (latest-all.json[.gz|.bz2|.zst]), '-' for stdin, or a file in the
-    one-entity, {"entities": {...}} or JSON-lines shape. Killed runs resume when rerun with the
-    same arguments; DIR keeps the previous index until the new one is complete.
+    DUMP is the official dump (latest-all.json[.gz|.bz2|.zst]), '-' for stdin (plain or
+    compressed), or a file in the one-entity, {"entities": {...}} or JSON-lines shape; the
+    compression is read from the file's first bytes. Killed runs resume when rerun with the same
+    arguments; DIR keeps the previous index until the new one is complete. A dump with no item
+    or property is an error, and an index that would replace one with more entities (or with
+    names in more languages) needs --force.
 
     \b
     Example:
@@ -70,27 +75,28 @@ def index_group() -> None:
     """
 
 
-def _open(path: str):
-    from wikidata_index.index import WikidataIndex
-
-    return WikidataIndex(path)
-
-
 @index_group.command("info")
 @click.argument("path", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest and row counts as JSON.")
-def info(path: str, as_json: bool) -> None:
+@click.option("--verify", is_flag=True,
+              help="Also check every table file's sha256 against manifest.json (reads the whole index).")
+def info(path: str, as_json: bool, verify: bool) -> None:
     """Row counts, input and parameters of an index.
 
     \b
     Example:
       envbench index info data/index
+      envbench index info data/index --verify
     """
-    with _open(path) as ix:
-        counts = ix.counts()
-        manifest = ix.manifest()
+    from wikidata_index.index import index_info
+
+    res = index_info(path, verify=verify)
+    manifest = res.manifest
     if as_json:
-        click.echo(dumps_json({"path": str(Path(path)), "rows": counts, "manifest": manifest}, indent=True), nl=False)
+        data = {"path": str(Path(path)), "rows": res.rows, "manifest": manifest}
+        if verify:
+            data["verified_files"] = res.verified_files
+        click.echo(dumps_json(data, indent=True), nl=False)
         return
     click.echo(f"index: {path}")
     for inp in manifest.get("inputs", []):
@@ -98,12 +104,16 @@ def info(path: str, as_json: bool) -> None:
     if manifest.get("parameters"):
         params = manifest["parameters"]
         click.echo(f"languages: {','.join(params.get('languages', []))}; version {manifest.get('package_version')}")
-    for table, n in counts.items():
+    for table, n in res.rows.items():
         click.echo(f"  {table:<22}{n:>14,}")
     stats = manifest.get("stats", {})
     other = {k: v for k, v in stats.items() if k.startswith(("skipped_", "malformed_"))}
     if other:
         click.echo("skipped/malformed: " + ", ".join(f"{k} {v:,}" for k, v in sorted(other.items())))
+    for note in res.notes:
+        click.echo(f"note: {note}")
+    if res.verified_files is not None:
+        click.echo(f"verified: {res.verified_files} table files match the sha256s in manifest.json")
 
 
 @index_group.command("get")
@@ -118,24 +128,10 @@ def get(path: str, qid: str, lang: str, as_json: bool) -> None:
     Example:
       envbench index get data/index Q42 --json
     """
-    with _open(path) as ix:
-        ent = ix.entity(qid)
-        if ent is None:
-            raise InputError(f"{qid} is not in the index at {path}; check the id (e.g. Q42)")
-        names = ix.names(qid, lang)
-        label = ent["label"]
-        aliases = [n for n in names if n != label] if names and names[0] == label else names
-        out = {
-            "id": ent["id"],
-            "type": ent["type"],
-            "label": label,
-            "description": ent["description"],
-            "aliases": aliases,
-            "types": ix.types(qid),
-            "sitelinks": ent["sitelinks"],
-            "enwiki": ent["enwiki"],
-            "popularity": ent["popularity"],
-        }
+    from wikidata_index.index import WikidataIndex
+
+    with WikidataIndex(path) as ix:
+        out = ix.card(qid, lang)
     if as_json:
         click.echo(dumps_json(out, indent=True), nl=False)
         return
@@ -161,13 +157,10 @@ def find(path: str, name: str, lang: str, limit: int, as_json: bool) -> None:
     Example:
       envbench index find data/index "douglas adams"
     """
-    with _open(path) as ix:
-        ids = ix.find(name, lang)[:limit]
-        rows = []
-        for qid in ids:
-            ent = ix.entity(qid) or {}
-            rows.append({"id": qid, "label": ent.get("label"), "description": ent.get("description"),
-                         "popularity": ent.get("popularity", 0)})
+    from wikidata_index.index import WikidataIndex
+
+    with WikidataIndex(path) as ix:
+        rows = ix.search(name, lang, limit)
     if as_json:
         click.echo(dumps_json(rows, indent=True), nl=False)
         return

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from wikidata_index.names import fold
 from wikidata_index.schema import (
@@ -24,15 +22,11 @@ from wikidata_index.schema import (
 
 
 def write_index(root: Path, rows: dict[str, list[dict[str, Any]]], *, skip: tuple[str, ...] = ()) -> Path:
-    """Write DIR/<table>/part-00000.parquet for every schema table (empty when not given)."""
-    for table, schema in TABLES.items():
-        if table in skip:
-            continue
-        data = rows.get(table, [])
-        cols = {f.name: [r.get(f.name) for r in data] for f in schema}
-        (root / table).mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.table(cols, schema=schema), root / table / "part-00000.parquet")
-    return root
+    """Write DIR/<table>/part-00000.parquet for every schema table (empty when not given), with the
+    manifest that makes it an index (wikidata_index.ingest.write_tables)."""
+    from wikidata_index.ingest import write_tables
+
+    return write_tables(root, {t: rows.get(t, []) for t in TABLES if t not in skip})
 
 
 def connect(root: Path) -> duckdb.DuckDBPyConnection:

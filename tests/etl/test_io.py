@@ -43,3 +43,59 @@ def test_atomic_write_uses_the_umask_not_0600(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "a.json").stat().st_mode) == 0o644
+
+
+def test_a_byte_that_is_not_utf8_is_named_by_its_offset(tmp_path: Path) -> None:
+    """Issue 17 #19: a 0xFF byte was reported as "line 1 column 1 (char 0)"."""
+    bad = tmp_path / "docs.json"
+    bad.write_bytes(b'[{"title": "ok"},\n {"title": "a\xff"}]')
+    with pytest.raises(InputError) as err:
+        read_json(bad, what="DocRED JSON file")
+    assert str(err.value) == (f"{bad}: not UTF-8 text: byte 31 (0xFF, line 2) is not valid UTF-8; save the "
+                              "DocRED JSON file as UTF-8, or re-download it")
+    packed = tmp_path / "docs.json.gz"
+    packed.write_bytes(gzip.compress(bad.read_bytes()))
+    with pytest.raises(InputError, match=r": not UTF-8 text: decompressed byte 31 \(0xFF, line 2\)"):
+        read_json(packed, what="DocRED JSON file")
+    bad.write_bytes(b'[{"title": 1,}]')  # valid UTF-8, invalid JSON: the JSON position
+    with pytest.raises(InputError, match=r"not a valid DocRED JSON file \(trailing comma is not allowed: line 1"):
+        read_json(bad, what="DocRED JSON file")
+
+
+def test_read_json_goes_by_the_magic_bytes(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 17 #20: a gzip file named .json.bz2 is read as gzip, with a warning that says so."""
+    p = tmp_path / "docs.json.bz2"
+    p.write_bytes(gzip.compress(b'[{"title": "x"}]'))
+    with caplog.at_level("WARNING", logger="etl.io"):
+        assert read_json(p) == [{"title": "x"}]
+    assert caplog.messages == [f"{p} is gz-compressed (by its first bytes) although its name ends in .bz2; "
+                               "reading it as gz"]
+
+
+def test_read_json_from_compressed_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    class Stdin:
+        buffer = io.BytesIO(gzip.compress(b'{"a": 1}'))
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    assert read_json("-") == {"a": 1}
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 #23: write() errors carry no file name; the atomic writer adds the target's."""
+    import errno
+
+    from etl.io import is_no_space
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as err:
+        write_json_atomic(tmp_path / "out.json", {"v": 1})
+    assert err.value.errno == errno.ENOSPC and err.value.filename == str(tmp_path / "out.json")
+    assert list(tmp_path.iterdir()) == []
+    assert is_no_space(err.value) and is_no_space(RuntimeError('IO Error: Could not write "x": No space left on device'))
+    assert not is_no_space(OSError(errno.EACCES, "Permission denied"))

@@ -97,6 +97,82 @@ def test_truncated_gzip_names_the_byte_offset(tmp_path: Path) -> None:
         _records(p, 50)
 
 
+def test_truncated_gzip_names_the_real_decompressed_offset(tmp_path: Path) -> None:
+    """Issue 17 #21: the decoder drops what the failing read decompressed, so the message said
+    "decompressed byte 0" for a small file; the offset is now where the data really ends."""
+    import zlib
+
+    raw = _dump(ENTS * 400)
+    data = gzip.compress(raw, mtime=0)
+    p = tmp_path / "t.json.gz"
+    p.write_bytes(data[: len(data) // 2])
+    good = len(zlib.decompressobj(31).decompress(data[: len(data) // 2]))  # what any reader can recover
+    assert 0 < good < len(raw)
+    with pytest.raises(InputError) as err:
+        list(iter_chunks(DumpStream(p, use_tools=False), chunk_bytes=1 << 20))
+    assert str(err.value) == (
+        f"{p}: the gz archive is truncated or damaged at compressed byte {len(data) // 2} (decompressed byte "
+        f"{good}): Compressed file ended before the end-of-stream marker was reached; re-download or "
+        "re-compress the dump")
+
+
+def test_clean_length_follows_members_and_stops_at_damage(tmp_path: Path) -> None:
+    from etl.readers import clean_length
+
+    a, b = b"x" * 5000, b"y" * 7000
+    p = tmp_path / "two.gz"
+    p.write_bytes(gzip.compress(a) + gzip.compress(b))
+    assert clean_length(p, "gz") == len(a) + len(b)
+    z = tmp_path / "two.zst"
+    z.write_bytes(zstandard.ZstdCompressor().compress(a) + zstandard.ZstdCompressor().compress(b))
+    assert clean_length(z, "zst") == len(a) + len(b)
+    cut = tmp_path / "cut.bz2"
+    cut.write_bytes(bz2.compress(a) + bz2.compress(b)[:20])
+    assert clean_length(cut, "bz2") == len(a)
+
+
+def test_the_format_comes_from_the_magic_bytes_not_the_name(tmp_path: Path, caplog: pytest.LogCaptureFixture
+                                                           ) -> None:
+    """Issue 17 #20: a gzip file named .json.bz2 was called a damaged bz2."""
+    raw = _dump(ENTS)
+    p = tmp_path / "d.json.bz2"
+    p.write_bytes(gzip.compress(raw))
+    with caplog.at_level("WARNING", logger="etl.io"):
+        assert b"".join(c.data for c in iter_chunks(DumpStream(p), 3)) == raw
+    assert caplog.messages == [f"{p} is gz-compressed (by its first bytes) although its name ends in .bz2; "
+                               "reading it as gz"]
+    plain = tmp_path / "plain.json.gz"
+    plain.write_bytes(raw)
+    assert b"".join(c.data for c in iter_chunks(DumpStream(plain), 3)) == raw
+    xz = tmp_path / "d.json.xz"
+    xz.write_bytes(b"\xfd7zXZ\x00" + b"\x00" * 20)
+    with pytest.raises(InputError) as err:
+        DumpStream(xz)
+    assert str(err.value) == (f"{xz}: the file is xz-compressed (by its first bytes), which is not read here; "
+                              "decompress it, or recompress it as .gz, .bz2 or .zst")
+
+
+@pytest.mark.parametrize("kind", ["plain", "gz", "bz2", "zst"])
+def test_stdin_is_decompressed_by_its_magic_bytes(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """Issue 17 #22: a compressed dump on stdin was called "not valid UTF-8"."""
+    import hashlib
+    import io
+    import sys
+
+    raw = _dump(ENTS * 3)
+    data = {"plain": raw, "gz": gzip.compress(raw), "bz2": bz2.compress(raw),
+            "zst": zstandard.ZstdCompressor().compress(raw)}[kind]
+
+    class Stdin:
+        buffer = io.BytesIO(data)
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    stream = DumpStream("-")
+    assert stream.kind == (None if kind == "plain" else kind)
+    assert b"".join(c.data for c in iter_chunks(stream, 2)) == raw
+    assert stream.raw.sha256.hexdigest() == hashlib.sha256(data).hexdigest() and stream.raw_pos == len(data)
+
+
 @pytest.mark.parametrize("suffix", [".bz2", ".zst"])
 def test_truncated_bz2_and_zst(tmp_path: Path, suffix: str) -> None:
     raw = _dump(ENTS * 200)

@@ -57,18 +57,6 @@ def test_failure_leaves_no_marker_and_cleans_temp(tmp_path: Path) -> None:
     assert not list((tmp_path / "shards").glob("*.tmp*"))
 
 
-def test_stage_lock_excludes_a_second_run(tmp_path: Path) -> None:
-    from etl.io import InputError
-    from etl.runner import stage_lock
-
-    with stage_lock(tmp_path / "x.lock", "the thing"):
-        with pytest.raises(InputError, match=r"another run is writing the thing \(lock .*x.lock is held\)"):
-            with stage_lock(tmp_path / "x.lock", "the thing", wait_s=0.1):
-                pass
-    with stage_lock(tmp_path / "x.lock", "the thing", wait_s=0.1):  # free again
-        pass
-
-
 def die_on_two(shard: S, out: Path) -> dict:
     if shard.index == 2:
         os._exit(9)  # as if killed by the OOM killer
@@ -77,9 +65,11 @@ def die_on_two(shard: S, out: Path) -> dict:
 
 def test_dead_worker_is_a_clear_error_and_resumable(tmp_path: Path) -> None:
     from etl.io import InputError
+    from etl.runner import WorkerDied  # the ingest keeps finished shards for this error, not for bad input
 
-    with pytest.raises(InputError, match=r"a worker process died( while on shard \d)? \(killed, or out of memory\); rerun the same command"):
+    with pytest.raises(WorkerDied, match=r"a worker process died( while on shard \d)? \(killed, or out of memory\); rerun the same command"):
         list(ShardRunner(tmp_path, die_on_two, workers=2, window=1).run(S(i, i) for i in range(4)))
+    assert issubclass(WorkerDied, InputError)
     assert (tmp_path / "done" / "00000000.json").exists()
     got = list(ShardRunner(tmp_path, square, workers=2).run(S(i, i) for i in range(4)))
     assert [r for _, r, _ in got] == [{"v": i * i} for i in range(4)] and got[0][2] is True

@@ -12,7 +12,7 @@ from etl.io import InputError
 from tests.conftest import shared_path
 from tests.wikidata_index.test_ingest import _dump_bytes, _item, _sample_entities, _write
 from wikidata_index import WikidataIndex
-from wikidata_index.ingest import ingest_dump
+from wikidata_index.ingest import ingest_dump, write_tables
 
 B = 900000  # hand-made ids far from the real samples' ids
 
@@ -80,15 +80,24 @@ def test_missing_index_and_table(tmp_path: Path, index: Path) -> None:
     with pytest.raises(InputError) as exc:
         WikidataIndex(tmp_path / "none")
     assert str(exc.value) == f"no index at {tmp_path / 'none'}; run `envbench ingest-dump DUMP --out {tmp_path / 'none'}` first"
+    # Issue 17 #15: a table that the manifest lists and that is gone is named, not silently absent.
     partial = tmp_path / "partial"
     shutil.copytree(index, partial)
     shutil.rmtree(partial / "subclasses")
-    with WikidataIndex(partial) as ix:
-        assert ix.names("Q900001")[0] == "Mediaș"
-        with pytest.raises(InputError) as exc:
-            ix.superclasses("Q900001")
+    with pytest.raises(InputError) as exc:
+        WikidataIndex(partial)
     assert str(exc.value) == (f"index at {partial} has no table 'subclasses'; "
                               f"rerun `envbench ingest-dump DUMP --out {partial} --force`")
+    # A table the index never had (a hand-made index) is named when a lookup needs it.
+    lean = write_tables(tmp_path / "lean", {"entities": [{"id": "Q1", "type": "item", "label": "One"}],
+                                            "names": [{"id": "Q1", "lang": "en", "name": "One", "is_label": True,
+                                                       "folded": "one"}]})
+    with WikidataIndex(lean) as ix:
+        assert ix.names("Q1") == ["One"] and ix.tables() == ["entities", "names"]
+        with pytest.raises(InputError) as exc:
+            ix.superclasses("Q1")
+    assert str(exc.value) == (f"index at {lean} has no table 'subclasses'; "
+                              f"rerun `envbench ingest-dump DUMP --out {lean} --force`")
 
 
 def test_materialize_gives_the_same_answers(index: Path) -> None:
@@ -99,3 +108,177 @@ def test_materialize_gives_the_same_answers(index: Path) -> None:
             assert mem.entity(q) == views.entity(q) and mem.names(q) == views.names(q)
             assert mem.superclasses(q) == views.superclasses(q)
         assert mem.find("medias") == views.find("medias")
+
+
+def _copy(index: Path, tmp_path: Path, name: str = "copy") -> Path:
+    out = tmp_path / name
+    shutil.copytree(index, out)
+    return out
+
+
+def _xor(path: Path, start: int, stop: int) -> None:
+    data = bytearray(path.read_bytes())
+    for i in range(start, min(stop, len(data))):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_card_and_search_are_what_the_cli_prints(index: Path) -> None:
+    with WikidataIndex(index) as ix:
+        card = ix.card("Q900001")
+        assert card["label"] == "Mediaș" and card["aliases"] == ["Medias", "Mediasch"]
+        assert card["types"] == ["Q900010"] and set(card) == {
+            "id", "type", "label", "description", "aliases", "types", "sitelinks", "enwiki", "popularity"}
+        with pytest.raises(InputError, match=f"^Q999 is not in the index at {index}; check the id"):
+            ix.card("Q999")
+        hits = ix.search("medias", limit=2)
+        assert [h["id"] for h in hits] == ix.find("medias")[:2] and hits[0]["label"] in ("Mediaș", "MEDIAS", "Other")
+
+
+def test_manifest_missing_not_an_object_or_of_another_format(tmp_path: Path, index: Path,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 17 #15 and #5: an index without a valid manifest of this format is refused by name."""
+    from wikidata_index.index import index_fingerprint, index_info
+
+    ix = _copy(index, tmp_path)
+    man = ix / "manifest.json"
+    good = man.read_bytes()
+    man.unlink()
+    with pytest.raises(InputError) as exc:
+        WikidataIndex(ix)
+    assert str(exc.value) == (f"index at {ix} is incomplete: it has no manifest.json (an ingest was stopped while "
+                              "publishing, or the file was removed); rerun the ingest-dump command that wrote it, "
+                              f"or re-ingest: envbench ingest-dump DUMP --out {ix} --force")
+    man.write_text("[1, 2]")
+    for fn in (WikidataIndex, index_fingerprint, index_info):
+        with pytest.raises(InputError) as exc:
+            fn(ix)
+        assert str(exc.value) == (f"{man}: not a valid index manifest (a JSON list, not an object); "
+                                  f"re-ingest: envbench ingest-dump DUMP --out {ix} --force")
+    data = orjson.loads(good)
+    man.write_bytes(orjson.dumps({**data, "index_format": 99, "package_version": "9.9"}))
+    with pytest.raises(InputError) as exc:
+        WikidataIndex(ix)
+    assert str(exc.value).startswith(f"index at {ix} has format 99 (made by envbench 9.9); envbench ")
+    assert str(exc.value).endswith(f" reads format 1; re-ingest: envbench ingest-dump DUMP --out {ix} --force")
+    man.write_bytes(orjson.dumps({**data, "package_version": "0.0.1"}))  # same format, older version: a warning
+    with caplog.at_level("WARNING", logger="wikidata_index"), WikidataIndex(ix) as opened:
+        assert opened.counts()["entities"] > 0
+    assert [m for m in caplog.messages if "was made by envbench 0.0.1" in m]
+    assert index_info(ix).notes[0].startswith("made by envbench 0.0.1; this is envbench ")
+    man.write_bytes(orjson.dumps({"step": "generate", "outputs": [{"name": "stats.json", "bytes": 1, "sha256": "x"}]}))
+    with pytest.raises(InputError) as exc:
+        WikidataIndex(ix)
+    assert str(exc.value) == (f"{man}: not an index manifest (it lists no table files; step 'generate'); give the "
+                              "folder that `envbench ingest-dump` wrote")
+
+
+def test_truncated_swapped_and_extra_files_are_named(tmp_path: Path, index: Path) -> None:
+    """Issue 17 #4 and #15: found at open by the sizes the manifest records, before DuckDB reads."""
+    ix = _copy(index, tmp_path)
+    names = ix / "names" / "part-00000.parquet"
+    whole = names.read_bytes()
+    names.write_bytes(whole[:300])
+    with pytest.raises(InputError) as exc:
+        WikidataIndex(ix)
+    assert str(exc.value) == (f"index at {ix}: table 'names' is damaged (names/part-00000.parquet has 300 bytes, "
+                              f"manifest.json says {len(whole):,}); re-ingest: envbench ingest-dump DUMP --out {ix} "
+                              "--force")
+    names.write_bytes(whole)
+    types = ix / "types" / "part-00000.parquet"
+    tbytes = types.read_bytes()
+    types.write_bytes(whole)
+    names.write_bytes(tbytes)  # swapped: both sizes are wrong
+    with pytest.raises(InputError, match=r"table 'names' is damaged \(names/part-00000.parquet has .* \(and 1 more "
+                                         r"problems\); re-ingest"):
+        WikidataIndex(ix)
+    names.write_bytes(whole)
+    types.write_bytes(tbytes)
+    (ix / "types" / "part-00009.parquet").write_bytes(tbytes)
+    with pytest.raises(InputError) as exc:
+        WikidataIndex(ix)
+    assert str(exc.value) == (f"index at {ix}: table 'types' has a file that manifest.json does not list "
+                              f"(types/part-00009.parquet); re-ingest: envbench ingest-dump DUMP --out {ix} --force")
+
+
+def test_a_flipped_byte_is_found_by_hash_and_named_instead_of_a_duckdb_error(tmp_path: Path, index: Path) -> None:
+    """Issue 17 #4: a damaged file of the right size is found by its sha256 when the index is
+    opened; one damaged later, while open, turns DuckDB's error (a 40-line traceback) into one
+    line naming the table, in a method and anywhere in a `with` block (generate, link and report
+    use ix.con)."""
+    from wikidata_index.index import index_fingerprint
+
+    ix = _copy(index, tmp_path)
+    names = ix / "names" / "part-00000.parquet"
+    good = names.read_bytes()
+    _xor(names, 4, 64)  # the first page header: every read of the table fails
+    expected = (f"index at {ix}: table 'names' is damaged (names/part-00000.parquet does not match its sha256 "
+                f"in manifest.json); re-ingest: envbench ingest-dump DUMP --out {ix} --force")
+    for check in (WikidataIndex, index_fingerprint, lambda p: WikidataIndex(p, verify=True)):
+        with pytest.raises(InputError) as exc:
+            check(ix)
+        assert str(exc.value) == expected
+    for query in (lambda o: o.find("medias"), lambda o: o.con.execute("SELECT * FROM names").fetchall()):
+        names.write_bytes(good)
+        with pytest.raises(InputError) as exc, WikidataIndex(ix) as opened:
+            _xor(names, 4, 64)
+            query(opened)
+        assert str(exc.value) == expected
+    names.write_bytes(good)
+    with WikidataIndex(ix) as opened, pytest.raises(Exception) as exc:  # a query's own mistake is left alone
+        opened.con.execute("SELECT nope FROM entities")
+    assert "nope" in str(exc.value) and not isinstance(exc.value, InputError)
+
+
+def test_the_hashes_of_a_read_only_index_are_remembered_per_user(tmp_path: Path, index: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import wikidata_index.index as wi
+
+    ix = _copy(index, tmp_path)
+    (ix / wi.HASH_CACHE).unlink()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    real_access = os.access
+    monkeypatch.setattr(wi.os, "access", lambda p, mode: False if Path(p) == ix else real_access(p, mode))
+    wi.index_fingerprint(ix)
+    assert not (ix / wi.HASH_CACHE).exists()
+    assert len(list((tmp_path / "cache" / "envbench" / "file-hashes").glob("*.json"))) == 1
+    monkeypatch.setattr(wi, "sha256_file", lambda p: pytest.fail(f"{p} was hashed again"))
+    wi.index_fingerprint(ix)
+
+
+def test_the_fingerprint_comes_from_the_files_and_is_remembered(tmp_path: Path, index: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 #15: the fingerprint was read from the manifest, so swapped files were "up to
+    date". It is hashed from the files, equals the value the manifest implies (generate outputs made
+    before stay up to date), and unchanged files are not read again."""
+    import etl.io
+    import wikidata_index.index as wi
+    from etl.io import dumps_json, sha256_bytes
+    from wikidata_index.index import HASH_CACHE, index_fingerprint
+
+    ix = _copy(index, tmp_path)
+    (ix / HASH_CACHE).unlink(missing_ok=True)
+    listed = orjson.loads((ix / "manifest.json").read_bytes())["outputs"]
+    implied = sha256_bytes(dumps_json(sorted((o["name"], o["sha256"]) for o in listed if o["name"].endswith(".parquet"))))
+    assert index_fingerprint(ix) == implied
+    read: list[str] = []
+    real = etl.io.sha256_file
+    monkeypatch.setattr(wi, "sha256_file", lambda p: read.append(Path(p).name) or real(p))
+    assert index_fingerprint(ix) == implied and read == []  # remembered
+    entities = ix / "entities" / "part-00000.parquet"
+    _xor(entities, 100, 101)  # edited in place: same size, new mtime and ctime
+    with pytest.raises(InputError, match=f"^index at {ix}: table 'entities' is damaged"):
+        index_fingerprint(ix)
+    assert read == ["part-00000.parquet"]
+    _xor(entities, 100, 101)  # back as it was: passes again
+    assert index_fingerprint(ix) == implied
+
+
+def test_an_ingest_remembers_its_hashes(tmp_path: Path, index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import wikidata_index.index as wi
+    from wikidata_index.index import index_fingerprint
+
+    monkeypatch.setattr(wi, "sha256_file", lambda p: pytest.fail(f"{p} was hashed again"))
+    index_fingerprint(index)  # the module fixture's ingest recorded every file's hash

@@ -171,7 +171,25 @@ def test_max_errors_stops_with_clear_error(tmp_path: Path) -> None:
         f"{dump}: 3 malformed entities, more than --max-errors 2 (first at line 5: invalid JSON); "
         "check that this is a Wikidata JSON dump, or raise --max-errors"
     )
-    assert not (tmp_path / "ix" / "manifest.json").exists()
+    assert not (tmp_path / "ix").exists()  # finished chunks of refused input are not kept (issue 17 #24)
+
+
+def test_an_interrupted_run_keeps_its_finished_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or a kill) is not the input's fault: the stage stays, and the rerun resumes from it."""
+    import wikidata_index.ingest as ing
+
+    dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(30)))
+
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ing, "_finalize", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, chunk_lines=10)
+    assert [p.name.startswith(".staging-") for p in (tmp_path / "ix").iterdir()] == [True]
+    monkeypatch.undo()
+    res = ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, chunk_lines=10)
+    assert res.resumed_chunks == 4 and res.rows["entities"] == 30  # 32 lines in chunks of 10
 
 
 def test_truncated_gz_fails_and_keeps_previous_index(tmp_path: Path) -> None:
@@ -211,9 +229,10 @@ def test_force_and_missing_input(tmp_path: Path) -> None:
 _KILLABLE = """
 import sys, time
 from pathlib import Path
+import etl.step
 import wikidata_index.ingest as ing
 flag = Path(sys.argv[4])
-real_chunk, real_final, real_db = ing.process_chunk, ing._finalize, ing.write_index_db
+real_chunk, real_final, real_manifest = ing.process_chunk, ing._finalize, etl.step.write_json_atomic
 def slow_chunk(chunk, out_dir, **kw):
     time.sleep(0.05)
     return real_chunk(chunk, out_dir, **kw)
@@ -226,7 +245,7 @@ def hang(name, real):
     return f
 ing.process_chunk = slow_chunk
 ing._finalize = hang("finalize", real_final)
-ing.write_index_db = hang("publish", real_db)  # called after the tables were moved into DIR
+etl.step.write_json_atomic = hang("publish", real_manifest)  # the manifest, after the tables were moved into DIR
 ing.ingest_dump(sys.argv[1], sys.argv[2], workers=2, progress=False, chunk_lines=int(sys.argv[3]))
 """
 
@@ -257,6 +276,9 @@ def test_sigkill_then_rerun_gives_identical_tables(tmp_path: Path, phase: str) -
     if phase != "publish":
         with WikidataIndex(out) as ix:  # the previous index is untouched
             assert ix.counts()["entities"] == 3
+    else:  # tables moved, no manifest yet: no reader accepts the half-published index
+        with pytest.raises(InputError, match=f"index at {out} is incomplete: it has no manifest.json"):
+            WikidataIndex(out)
     res = ingest_dump(dump, out, workers=2, progress=False, chunk_lines=10)
     assert res.resumed_chunks >= kill_after
     if phase == "finalize":  # every chunk was parsed: the rerun does not read the dump again
@@ -280,14 +302,61 @@ def test_several_languages(tmp_path: Path) -> None:
         ingest_dump(dump, tmp_path / "iy", languages=(" ",))
 
 
-def test_empty_inputs(tmp_path: Path) -> None:
-    res = ingest_dump(_write(tmp_path / "e.json", b"[\n]\n"), tmp_path / "ix", workers=1, progress=False)
-    assert set(res.rows.values()) == {0}
-    with WikidataIndex(tmp_path / "ix") as ix:
-        assert ix.counts()["entities"] == 0 and ix.find("x") == []
+def test_a_dump_without_entities_is_an_error_and_leaves_nothing(tmp_path: Path) -> None:
+    """Issue 17 #1: an empty dump used to publish an empty index. Zero items and properties is an
+    error, and a first failure into a new folder leaves no folder, lock file or stage behind."""
+    empty = _write(tmp_path / "e.json", b"[\n]\n")
+    with pytest.raises(InputError) as exc:
+        ingest_dump(empty, tmp_path / "ix", workers=1, progress=False)
+    assert str(exc.value) == (f"{empty}: the dump holds no entities (an empty list); give a Wikidata JSON dump "
+                              "such as latest-all.json.gz")
+    assert not (tmp_path / "ix").exists()
+    lexeme = orjson.loads(shared_path("wikidata-samples", "wikidata-toolkit", "JsonDeserializer-lexeme.json").read_bytes())
+    only = _write(tmp_path / "lex.json", _dump_bytes([lexeme, {"entity": "Q8", "redirect": "Q1"}]))
+    with pytest.raises(InputError) as exc:
+        ingest_dump(only, tmp_path / "ix", workers=2, progress=False, chunk_lines=1)
+    assert str(exc.value) == (f"{only}: none of its 2 records is an item or a property (skipped: lexeme 1, "
+                              "redirect 1); an index needs at least one: give a Wikidata JSON dump such as "
+                              "latest-all.json.gz")
+    assert not (tmp_path / "ix").exists()
     for name, data in (("z.json", b""), ("z.json.gz", b"")):
         with pytest.raises(InputError, match=f"{name}: the input is empty"):
             ingest_dump(_write(tmp_path / name, data), tmp_path / "iz", workers=1, progress=False)
+        assert not (tmp_path / "iz").exists()
+
+
+def test_an_index_is_never_lowered_without_force(tmp_path: Path) -> None:
+    """Issue 17 #1: publishing over an index must not lose what it had: fewer entities, or no names
+    in one of its languages, needs force (and then replaces it)."""
+    out = tmp_path / "ix"
+    big = _write(tmp_path / "big.json", _dump_bytes(_synthetic(20)))
+    ingest_dump(big, out, workers=1, progress=False)
+    before = _table_bytes(out)
+    small = _write(tmp_path / "small.json", _dump_bytes(_synthetic(5)))
+    with pytest.raises(InputError) as exc:
+        ingest_dump(small, out, workers=1, progress=False)
+    assert str(exc.value) == (f"--out {out}: the new index would have 5 entities where the index there has 20 "
+                              "(made from big.json); pass --force to replace it anyway, or choose another --out")
+    assert _table_bytes(out) == before and not list(out.glob(".staging-*"))
+    with pytest.raises(InputError) as exc:
+        ingest_dump(big, out, workers=1, progress=False, languages=("de",))
+    assert str(exc.value).startswith(f"--out {out}: the new index would have no names in en, which the index there has")
+    more = _write(tmp_path / "more.json", _dump_bytes(_synthetic(30)))
+    assert ingest_dump(more, out, workers=1, progress=False, languages=("en", "de")).rows["entities"] == 30
+    assert ingest_dump(small, out, workers=1, progress=False, force=True).rows["entities"] == 5
+    with WikidataIndex(out) as ix:
+        assert ix.counts()["entities"] == 5
+
+
+def test_lowers_defines_what_a_smaller_index_loses() -> None:
+    from wikidata_index.ingest import lowers
+
+    old = {"rows": {"entities": 10}, "parameters": {"languages": ["en", "de"]}}
+    assert lowers(None, {"entities": 0}, ["en"]) is None  # nothing trustworthy to lose
+    assert lowers(old, {"entities": 10}, ["de", "en", "fr"]) is None
+    assert lowers(old, {"entities": 9}, ["en", "de"]) == "9 entities where the index there has 10"
+    assert lowers(old, {"entities": 11}, ["en"]) == "no names in de, which the index there has"
+    assert lowers({"rows": "junk", "parameters": []}, {"entities": 1}, ["en"]) is None
 
 
 @pytest.mark.parametrize("extractor", ["python", "c"])

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import gzip
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -9,7 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from envbench.cli import cli
-from tests.conftest import shared_path
+from tests.conftest import REPO, shared_path
+
+MOCK = ("wikidata-samples", "wikidata-toolkit", "mock-dump-for-long-testing.json")  # 101 entities
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +116,7 @@ def test_a_file_that_is_not_a_dump_is_refused(tmp_path: Path) -> None:
         f"Error: {docs}: none of its 1 records is a Wikidata entity (line 1: record is not a JSON object); "
         "give a Wikidata JSON dump such as latest-all.json.gz"
     )
-    assert not (out / "manifest.json").exists()  # the staging folder stays for a resume; nothing is published
+    assert not out.exists()  # issue 17 #24: a refused input into a new folder leaves no folder, lock or stage
 
 
 def test_extractor_c_without_the_build_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,3 +134,263 @@ def test_extractor_c_without_the_build_names_the_fix(tmp_path: Path, monkeypatch
     res = CliRunner().invoke(cli, args)  # auto falls back to the Python extractor
     assert res.exit_code == 0 and "rows: entities 1, names 4, types 1," in res.output
     assert orjson.loads((tmp_path / "ix" / "manifest.json").read_bytes())["timings"]["extractor"] == "python"
+
+
+def _ingest(*args: str, input: bytes | None = None):  # noqa: A002 - click's name
+    return CliRunner().invoke(cli, ["ingest-dump", *args, "-q", "--workers", "1"], input=input)
+
+
+def _reingest(path: Path) -> str:
+    return f"re-ingest: envbench ingest-dump DUMP --out {path} --force"
+
+
+def test_an_empty_dump_does_not_replace_a_good_index(tmp_path: Path) -> None:
+    """Issue 17 #1, as reported: `printf '[\\n]\\n' > e.json; envbench ingest-dump e.json --out idx`."""
+    idx = tmp_path / "idx"
+    assert _ingest(str(shared_path(*MOCK)), "--out", str(idx)).exit_code == 0
+    before = (idx / "manifest.json").read_bytes()
+    empty = tmp_path / "e.json"
+    empty.write_bytes(b"[\n]\n")
+    res = _ingest(str(empty), "--out", str(idx))
+    assert res.exit_code == 1
+    assert res.output == (f"Error: {empty}: the dump holds no entities (an empty list); give a Wikidata JSON dump "
+                          "such as latest-all.json.gz\n")
+    small = tmp_path / "small.json"
+    small.write_bytes(shared_path("wikidata-samples", "syvb-wikidata", "Q42.json").read_bytes())
+    res = _ingest(str(small), "--out", str(idx))
+    assert res.exit_code == 1
+    assert res.output == (f"Error: --out {idx}: the new index would have 1 entities where the index there has 101 "
+                          "(made from mock-dump-for-long-testing.json); pass --force to replace it anyway, or "
+                          "choose another --out\n")
+    assert (idx / "manifest.json").read_bytes() == before
+    assert sorted(p.name for p in idx.iterdir() if p.name.startswith(".")) == [".file-hashes.json"]
+    res = _ingest(str(small), "--out", str(idx), "--force")
+    assert res.exit_code == 0 and "rows: entities 1," in res.output
+
+
+def test_a_compressed_dump_on_stdin_is_decompressed(tmp_path: Path) -> None:
+    """Issue 17 #22: gzip on stdin was called "not valid UTF-8"."""
+    data = shared_path(*MOCK).read_bytes()
+    plain = _ingest("-", "--out", str(tmp_path / "plain"), input=data)
+    packed = _ingest("-", "--out", str(tmp_path / "gz"), input=gzip.compress(data))
+    assert plain.exit_code == packed.exit_code == 0, packed.output
+    assert plain.output.splitlines()[1:] == packed.output.splitlines()[1:]  # the same rows and records
+    for t in ("entities", "types"):
+        assert (tmp_path / "plain" / t / "part-00000.parquet").read_bytes() == \
+            (tmp_path / "gz" / t / "part-00000.parquet").read_bytes()
+
+
+def test_a_dump_inside_the_index_is_refused(tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    (idx / "names").mkdir(parents=True)
+    dump = idx / "names" / "d.json"
+    dump.write_bytes(shared_path(*MOCK).read_bytes())
+    res = _ingest(str(dump), "--out", str(idx))
+    assert res.exit_code == 1
+    assert res.output == (f"Error: --out {idx}: the dump {dump} would be overwritten by the index written there; "
+                          "move the dump or choose another --out\n")
+
+
+class _Usage:
+    free = 10_000
+
+
+def test_a_full_disk_names_the_folder_and_the_space_needed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 #23 (and #24): ENOSPC while staging the first chunk of a new --out."""
+    import wikidata_index.ingest as ing
+
+    def full(*a, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ing.pq, "write_table", full)
+    monkeypatch.setattr(ing.shutil, "disk_usage", lambda p: _Usage)
+    dump = shared_path(*MOCK)
+    out = tmp_path / "new"
+    res = _ingest(str(dump), "--out", str(out))
+    assert res.exit_code == 1
+    total = dump.stat().st_size * ing.STAGED_PER_RAW_BYTE * (1 + ing.FINAL_PER_STAGED_BYTE)
+    assert res.output == (f"Error: {out}: no space left on the device while writing the index (10.0 KB free; it "
+                          f"needs about {total / 1000:,.1f} KB there in all, {(total - 10_000) / 1000:,.1f} KB more); "
+                          "free some space or choose another --out, then rerun\n")
+    assert not out.exists()
+
+
+def test_a_full_disk_in_the_final_step_keeps_the_chunks_for_a_resume(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import wikidata_index.ingest as ing
+
+    real = ing.PartWriter.close
+
+    def full(self):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ing.PartWriter, "close", full)
+    monkeypatch.setattr(ing.shutil, "disk_usage", lambda p: _Usage)
+    out = tmp_path / "new"
+    res = CliRunner().invoke(cli, ["ingest-dump", str(shared_path(*MOCK)), "--out", str(out), "-q", "--workers", "1",
+                                   "--chunk-mb", "1"])
+    assert res.exit_code == 1
+    assert res.output.startswith(f"Error: {out}: no space left on the device while writing the index (10.0 KB free")
+    assert res.output.endswith("free some space or choose another --out, then rerun the same command: its 1 "
+                               "finished chunks are kept and resume\n")
+    assert [p.name for p in out.iterdir()] == [next(out.glob(".staging-*")).name]  # no lock file, no tables
+    monkeypatch.setattr(ing.PartWriter, "close", real)
+    from wikidata_index.ingest import ingest_dump
+
+    res = ingest_dump(shared_path(*MOCK), out, workers=1, progress=False, chunk_bytes=1 << 20)  # the same command
+    assert res.resumed_chunks == 1 and res.rows["entities"] == 101
+    assert not list(out.glob(".staging-*")) and not (out / ".ingest.lock").exists()
+
+
+def test_a_full_disk_in_another_library_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB's IOException is no OSError: the CLI still gives one line, not a traceback."""
+    import wikidata_index.index as wi
+
+    class IOException(Exception):
+        pass
+
+    def full(*a, **kw):
+        raise IOException('IO Error: Could not write file "/x/y.tmp": No space left on device')
+
+    monkeypatch.setattr(wi, "index_info", full)
+    res = CliRunner().invoke(cli, ["index", "info", str(tmp_path)])
+    assert res.exit_code == 1
+    assert res.output.startswith("Error: no space left on the device (")
+    assert res.output.endswith(' free there): IO Error: Could not write file "/x/y.tmp": No space left on device; '
+                               "free some space there, or write elsewhere (an --out on another disk)\n")
+
+
+def _damaged_copy(index: Path, tmp_path: Path, how: str) -> Path:
+    ix = tmp_path / how
+    shutil.copytree(index, ix)
+    names = ix / "names" / "part-00000.parquet"
+    data = bytearray(names.read_bytes())
+    if how == "truncated":
+        del data[300:]
+    else:  # the first page header, flipped: DuckDB fails on every read of the table
+        data[4:64] = bytes(b ^ 0xFF for b in data[4:64])
+    names.write_bytes(bytes(data))
+    return ix
+
+
+def test_a_damaged_table_is_one_line_in_every_index_command(index: Path, tmp_path: Path) -> None:
+    """Issue 17 #4: 40-line DuckDB tracebacks in `index info`, `index find` and `index get`."""
+    cut = _damaged_copy(index, tmp_path, "truncated")
+    size = (index / "names" / "part-00000.parquet").stat().st_size
+    for args in (["info"], ["find", "Douglas Adams"], ["get", "Q42"]):
+        res = CliRunner().invoke(cli, ["index", args[0], str(cut), *args[1:]])
+        assert res.exit_code == 1, res.output
+        assert res.output == (f"Error: index at {cut}: table 'names' is damaged (names/part-00000.parquet has 300 "
+                              f"bytes, manifest.json says {size:,}); {_reingest(cut)}\n")
+    flipped = _damaged_copy(index, tmp_path, "flipped")
+    damaged = (f"Error: index at {flipped}: table 'names' is damaged (names/part-00000.parquet does not match its "
+               f"sha256 in manifest.json); {_reingest(flipped)}\n")
+    for args in (["find", "Douglas Adams"], ["get", "Q42"], ["info", "--verify"]):
+        res = CliRunner().invoke(cli, ["index", args[0], str(flipped), *args[1:]])
+        assert (res.exit_code, res.output) == (1, damaged)
+
+
+def test_index_info_verify(index: Path) -> None:
+    res = CliRunner().invoke(cli, ["index", "info", str(index), "--verify"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1] == "verified: 7 table files match the sha256s in manifest.json"
+    data = orjson.loads(CliRunner().invoke(cli, ["index", "info", str(index), "--verify", "--json"]).output)
+    assert data["verified_files"] == 7
+
+
+def test_index_info_names_a_deleted_table_and_a_missing_manifest(index: Path, tmp_path: Path) -> None:
+    """Issue 17 #15: a deleted table was listed as missing nothing; no manifest was accepted."""
+    ix = tmp_path / "ix"
+    shutil.copytree(index, ix)
+    shutil.rmtree(ix / "types")
+    res = CliRunner().invoke(cli, ["index", "info", str(ix)])
+    assert (res.exit_code, res.output) == (1, f"Error: index at {ix} has no table 'types'; rerun `envbench "
+                                              f"ingest-dump DUMP --out {ix} --force`\n")
+    (ix / "manifest.json").unlink()
+    res = CliRunner().invoke(cli, ["index", "info", str(ix)])
+    assert res.exit_code == 1 and res.output.startswith(f"Error: index at {ix} is incomplete: it has no manifest.json")
+
+
+def test_generate_and_popularity_name_a_damaged_table(tmp_path: Path) -> None:
+    """Issue 17 #4 through WikidataIndex: generate (its up-to-date check hashes the files) and
+    report's popularity lookup."""
+    from envbench.scoring.report.analyses import popularity
+    from etl.io import InputError
+    from tests.envbench.index_fixture import sample_world
+
+    w = sample_world()
+    flipped = _damaged_copy(w.index, tmp_path, "flipped")
+    damaged = (f"index at {flipped}: table 'names' is damaged (names/part-00000.parquet does not match its "
+               f"sha256 in manifest.json); {_reingest(flipped)}")
+    res = CliRunner().invoke(cli, ["generate", str(w.test), "--index", str(flipped), "--links", str(w.links),
+                                   "--seeds", "1", "--out", str(tmp_path / "env"), "--no-progress"])
+    assert (res.exit_code, res.output.splitlines()[-1]) == (1, f"Error: {damaged}")
+    entities = flipped / "entities" / "part-00000.parquet"
+    data = bytearray(entities.read_bytes())
+    data[4:64] = bytes(b ^ 0xFF for b in data[4:64])
+    entities.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"tables 'entities', 'names' are damaged \(entities/part-00000.parquet and "
+                                         r"1 more files do not match their sha256s in manifest.json\)"):
+        popularity(flipped, ["Q1"])
+
+
+_PROBE = """
+import threading, sys
+from wikidata_index.ingest import ingest_dump
+try:
+    ingest_dump(sys.argv[1], sys.argv[2], workers=2, progress=False, chunk_lines=1)
+except Exception as exc:
+    others = [t.name for t in threading.enumerate() if t.name not in ("MainThread", "tqdm_monitor")]
+    print(type(exc).__name__, len(others), "duckdb" in sys.modules)
+"""
+
+
+def test_no_thread_outlives_a_failed_ingest(tmp_path: Path) -> None:
+    """Issue 17 #3: the DuckDB import started in a thread near the end of parsing raced the
+    interpreter's exit after an error, and DuckDB's native code aborted ("terminate called ...")."""
+    lexeme = shared_path("wikidata-samples", "wikidata-toolkit", "JsonDeserializer-lexeme.json").read_bytes()
+    dump = tmp_path / "lex.json"
+    dump.write_bytes(b"[\n" + lexeme.replace(b"\n", b"") + b"\n]\n")  # a dump, but no item or property
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", _PROBE, str(dump), str(tmp_path / "o")], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.split() == ["InputError", "0", "True"], out.stderr  # the import ran, and was waited for
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_empty_input_never_aborts_at_exit(tmp_path: Path) -> None:
+    """Issue 17 #3: about 1 run in 5 died with exit 134/139 after the right error; 50 runs, three
+    at a time (stdin, a 0-byte file, a 0-byte .gz), each into its own new --out."""
+    empty, empty_gz = tmp_path / "z.json", tmp_path / "z.json.gz"
+    empty.write_bytes(b"")
+    empty_gz.write_bytes(b"")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    sources = ["-", str(empty), str(empty_gz)]
+    for start in range(0, 50, 3):
+        runs = []
+        for i in range(start, min(start + 3, 50)):
+            src = sources[i % 3]
+            cmd = [sys.executable, "-m", "envbench", "ingest-dump", src, "--out", str(tmp_path / f"o{i}"), "-q"]
+            runs.append((i, src, subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                  stderr=subprocess.PIPE, env=env, text=True)))
+        for i, src, proc in runs:
+            _, err = proc.communicate(timeout=60)
+            assert (proc.returncode, err) == (
+                1, f"Error: {src}: the input is empty (0 bytes after decompression); check the file\n"), f"run {i}"
+            assert not (tmp_path / f"o{i}").exists()
+
+
+def test_a_full_disk_while_writing_a_file_names_it_and_the_space_needed(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 #23, for any command that writes through etl.io: the path, what is free and needed."""
+    import envbench.cli._errors as errors
+    from etl.io import write_json_atomic
+
+    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left")))
+    monkeypatch.setattr(errors.shutil, "disk_usage", lambda p: _Usage)
+    with pytest.raises(OSError) as exc:
+        write_json_atomic(tmp_path / "stats.json", {"x": "y" * 2_000_000})
+    assert errors.describe_os_error(exc.value) == (
+        f"{tmp_path / 'stats.json'}: no space left on the device (10.0 KB free there, 2.0 MB needed); free some "
+        "space there, or write elsewhere (an --out on another disk)")
