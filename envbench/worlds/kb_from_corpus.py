@@ -6,9 +6,19 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   canonical names (most frequent mention name, folded) and coarse types agree. Two entities of one
   document are never merged: the second becomes its own item;
 * label = the most frequent mention name over the cluster, aliases = its other distinct names;
-* P31 = a fine class inferred from the roles the cluster plays in gold relations through the type
-  table (envbench/data/relation_types.json), or taken from a real index's property constraints
-  (``index=``); the coarse type's class is the fallback;
+* P31 = one fine class per cluster from the signals of ``envbench.worlds.fine_typing``: adjectival
+  forms, the name's kind word, gazetteers, definition sentences, kind nouns next to mentions, and the
+  roles the cluster plays in gold relations through the type table (envbench/data/relation_types.json),
+  several relations voting; with ``index=`` a real index's property constraints replace the table's
+  classes and decide alone (the other signals name classes the index may not have); the coarse type's
+  class is the fallback;
+* adjectival clusters ("American", "Catholic") get a KB-made adjectival class, and those of their names
+  that are adjectival forms are written as P1549 (demonym) monolingual-text statements in English on their
+  own item; items typed as a country, region, continent, subdivision, city or religion whose name the
+  lexicon knows get its adjectival forms as P1549 as well (the official statement format:
+  ``{"mainsnak": {"snaktype": "value", "property": "P1549", "datavalue": {"value": {"text": "American",
+  "language": "en"}, "type": "monolingualtext"}, "datatype": "monolingualtext"}, "type": "statement",
+  "id": "Q...$...", "rank": "normal"}``), and the dump has the P1549 property entity (monolingualtext);
 * item-valued gold triples become claims, so popularity and relation-consistent linking work;
 * QIDs are hashed and lie in ``KB_QID_RANGE`` (Q1000000000000-Q1999999999999), far above the ids
   Wikidata has handed out (about Q135 million in 2025) and the sample world's Q900000001...
@@ -36,10 +46,20 @@ from envbench.core.seeding import stable_hash_hex
 from envbench.core.types import LINKED_TYPES
 from envbench.formats.docred import DocSet, distinct_names, entity_type, read_docred
 from envbench.worlds import wikidata_json as wj
+from envbench.worlds.fine_typing import (
+    MIN_CLASS_ITEMS,
+    SIGNALS,
+    Evidence,
+    FineTyper,
+    MentionContext,
+    Typing,
+    load_fine_classes,
+)
 from envbench.worlds.type_table import TypeTable, load_type_table
 from etl.io import compression_of, dumps_json
 from wikidata_index.names import fold
 
+MAX_CONTEXTS = 40  # mention surroundings kept per cluster for typing
 KB_QID_BASE = 10**12
 KB_QID_RANGE = (KB_QID_BASE, 2 * KB_QID_BASE - 1)
 INDEX_TABLES = ("property_constraints", "subclasses", "entities")  # what ``index=`` is read for
@@ -53,8 +73,11 @@ class Cluster:
     first_seen: dict[str, int] = field(default_factory=dict)  # name -> order of first sight
     roles: list[tuple[str, str]] = field(default_factory=list)  # (relation, "subject"|"value")
     members: list[tuple[str, int]] = field(default_factory=list)  # (title, entity index)
+    contexts: list[MentionContext] = field(default_factory=list)  # the first mentions' surroundings
     qid: str = ""
     fine: str = ""
+    signal: str = ""  # the typing signal that decided ``fine``
+    demonyms: list[str] = field(default_factory=list)  # P1549 values of the item
 
     def label(self) -> str:
         return min(self.mention_names, key=lambda n: (-self.mention_names[n], self.first_seen[n]))
@@ -80,11 +103,13 @@ class KbResult:
     alias_histogram: dict[str, int]  # "0", "1", "2", "3", "4+" aliases -> items
     constraint_source: str  # "type table" or "index at DIR"
     seconds: float
+    decided_by: dict[str, int] = field(default_factory=dict)  # typing signal -> items it typed
+    demonym_items: int = 0  # items with P1549 statements
     notes: list[str] = field(default_factory=list)  # printed after the report (skipped documents)
     up_to_date: bool = False
 
     REPORTED = ("documents", "entities", "items", "classes", "per_type", "finer_items", "related_entities",
-                "finer_related", "alias_histogram", "constraint_source")
+                "finer_related", "alias_histogram", "constraint_source", "decided_by", "demonym_items")
 
     def summary(self) -> str:
         if self.up_to_date:
@@ -101,6 +126,9 @@ class KbResult:
                      f"{self.finer_related:.1%} of the {self.related_entities} entities that take part in a relation")
         hist = ", ".join(f"{k}: {v}" for k, v in self.alias_histogram.items())
         lines.append(f"aliases per item: {hist}")
+        if self.decided_by:
+            by = ", ".join(f"{k} {v}" for k, v in sorted(self.decided_by.items(), key=lambda kv: (-kv[1], kv[0])))
+            lines.append(f"typed by: {by}; {self.demonym_items} items carry demonyms (P1549)")
         lines.extend(self.notes)
         return "\n".join(lines)
 
@@ -191,8 +219,15 @@ def kb_from_corpus(
     index: str | os.PathLike[str] | None = None,
     skip_invalid: bool = False,
     force: bool = False,
+    signals: Sequence[str] = SIGNALS,
+    min_class_items: int = MIN_CLASS_ITEMS,
 ) -> KbResult:
-    """Build a Wikidata-format dump and a linking ``{title: [QID or null]}`` from DocRED-format files."""
+    """Build a Wikidata-format dump and a linking ``{title: [QID or null]}`` from DocRED-format files.
+
+    ``signals`` names the typing signals used (all by default; ``bench/kb_types.py`` measures each one's
+    share by leaving it out); a class with fewer than ``min_class_items`` items hands them to its superclass
+    (1 keeps every class, for small test corpora).
+    """
     from etl.step import Step, check_writable, manifest_beside
 
     t0 = time.perf_counter()
@@ -208,7 +243,9 @@ def kb_from_corpus(
     out_kb, links_out = Path(out_kb), Path(links_out)
     index_files = ([f for t in INDEX_TABLES for f in sorted((Path(index) / t).glob("*.parquet"))]
                    if index is not None else [])
-    parameters = {"skip_invalid": skip_invalid, "index": index is not None}
+    typer = FineTyper(signals, min_class_items=min_class_items)
+    parameters = {"skip_invalid": skip_invalid, "index": index is not None, "signals": sorted(typer.signals),
+                  "min_class_items": min_class_items, "gazetteers": typer.gz.versions}
     with Step("kb-from-corpus", manifest=manifest_beside(out_kb), outputs=[out_kb, links_out],
               inputs=[*docs_paths, *index_files], parameters=parameters, force=force) as step:
         if step.up_to_date:
@@ -218,7 +255,7 @@ def kb_from_corpus(
             fields = {k: reported.get(k) for k in KbResult.REPORTED}
             return KbResult(out_kb=out_kb, links=links_out, seconds=time.perf_counter() - t0, notes=notes,
                             up_to_date=True, **fields)  # type: ignore[arg-type]
-        result = _build(docsets, index, step.path(out_kb), step.path(links_out))
+        result = _build(docsets, index, step.path(out_kb), step.path(links_out), typer)
         step.info["report"] = result.report()
     result.out_kb, result.links = out_kb, links_out
     result.notes = notes
@@ -246,19 +283,21 @@ def _read_all(docs_paths: Sequence[str | os.PathLike[str]], skip_invalid: bool) 
     return docsets
 
 
-def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_kb: Path, links_out: Path) -> KbResult:
-    """Cluster the entities, type the clusters and write the dump and the links (to staging paths)."""
-    table = load_type_table()
-    overrides: dict[tuple[str, str], tuple[str, ...]] = {}
-    extra_coarse: dict[str, str] = {}
-    extra_info: dict[str, tuple[str, str | None]] = {}
-    source = "type table (envbench/data/relation_types.json)"
-    if index is not None:
-        overrides, extra_coarse, extra_info = _constraints_from_index(index, table)
-        source = f"index at {index} (type table where it has no constraint)"
+@dataclass
+class Corpus:
+    """The clusters of a corpus and where its entities fall (before typing)."""
 
+    clusters: list[Cluster]
+    slots: dict[str, list[Cluster | None]]  # title -> the cluster of each entity (None for NUM/TIME)
+    doc_labels: list[tuple[str, list[dict]]]
+    related: list[tuple[str, int]]  # (title, entity) of entities in at least one gold relation
+    documents: int
+    entities: int
+
+
+def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
+    """One cluster per real-world entity (see the module docstring), with names, roles and mention contexts."""
     clusters: dict[tuple[str, ...], Cluster] = {}
-    links: dict[str, list[str | None]] = {}
     slots: dict[str, list[Cluster | None]] = {}
     order = 0
     n_docs = n_entities = 0
@@ -287,11 +326,14 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
                 cl = clusters.get(key)
                 if cl is None:
                     cl = clusters[key] = Cluster(key, coarse)
+                sents = doc["sents"]
                 for m in ent:
                     cl.mention_names[m["name"]] += 1
                     if m["name"] not in cl.first_seen:
                         cl.first_seen[m["name"]] = order
                         order += 1
+                    if len(cl.contexts) < MAX_CONTEXTS:
+                        cl.contexts.append(MentionContext.of(sents[m["sent_id"]], m["pos"][0], m["pos"][1]))
                 cl.members.append((title, ei))
                 row.append(cl)
             for lab in labels:
@@ -303,11 +345,33 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
             related.extend((title, i) for i in sorted(in_rel) if row[i] is not None)
             slots[title] = row
             doc_labels.append((title, labels))
-    all_clusters = list(clusters.values())
+    return Corpus(list(clusters.values()), slots, doc_labels, related, n_docs, n_entities)
+
+
+def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_kb: Path, links_out: Path,
+           typer: FineTyper) -> KbResult:
+    """Cluster the entities, type the clusters and write the dump and the links (to staging paths)."""
+    table = load_type_table()
+    overrides: dict[tuple[str, str], tuple[str, ...]] = {}
+    extra_coarse: dict[str, str] = {}
+    extra_info: dict[str, tuple[str, str | None]] = {}
+    source = "type table (envbench/data/relation_types.json)"
+    if index is not None:
+        overrides, extra_coarse, extra_info = _constraints_from_index(index, table)
+        source = f"index at {index} (type table where it has no constraint)"
+
+    corpus = cluster_corpus(docsets)
+    links: dict[str, list[str | None]] = {}
+    slots, doc_labels, related = corpus.slots, corpus.doc_labels, corpus.related
+    n_docs, n_entities = corpus.documents, corpus.entities
+    all_clusters = corpus.clusters
     parents = {c: parent for c, (_, parent) in extra_info.items()}
     _assign_qids(all_clusters)
-    for cl in all_clusters:
-        cl.fine = table.infer(cl.roles, cl.coarse, overrides, extra_coarse, parents)
+    ordered = sorted(all_clusters, key=lambda c: c.key)  # the learned signal trains in a fixed order
+    typings = typer.type_all([Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names)
+                              for cl in ordered])
+    for cl, t in zip(ordered, typings):
+        _type_cluster(cl, t, typer, table, overrides, extra_coarse, parents)
     for title, row in slots.items():
         links[title] = [cl.qid if cl else None for cl in row]
 
@@ -320,14 +384,26 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
             if h and t and h is not t and lab["r"] not in table.value_kinds and lab["r"] not in ("P31", "P279"):
                 claims.setdefault(h.qid, {}).setdefault(lab["r"], set()).add(t.qid)
 
-    fine_used = sorted({cl.fine for cl in all_clusters}, key=lambda q: int(q[1:]))
+    fine = load_fine_classes()
     class_set: set[str] = set(table.classes)
-    new_classes = [c for c in fine_used if c not in class_set]
+    needed: set[str] = set()
+    for c in {cl.fine for cl in all_clusters}:  # a fine class and the chain up to the type table
+        for a in fine.ancestors(c) if c in fine.classes else [c]:
+            if a not in class_set:
+                needed.add(a)
+    new_classes = sorted(needed, key=lambda q: int(q[1:]))
     with wj.DumpWriter(out_kb) as w:
         for ent in wj.schema_entities(constraints=overrides or None):
             w.write(ent)
+        if any(cl.demonyms for cl in all_clusters):
+            w.write(wj.property_entity(DEMONYM, label="demonym", datatype="monolingualtext",
+                                       description="name for the inhabitants or the adjectival form of a place"))
         for c in new_classes:
-            label, parent = extra_info.get(c, (c, None))
+            if c in fine.classes:
+                info = fine.classes[c]
+                label, parent = info.label, info.parent
+            else:
+                label, parent = extra_info.get(c, (c, None))
             parent = parent or table.coarse_fallback.get(extra_coarse.get(c, "MISC"), "Q35120")
             w.write(wj.item(c, labels={"en": label}, claims={"P279": [wj.item_statement(c, "P279", parent)]}))
         for cl in sorted(all_clusters, key=lambda c: int(c.qid[1:])):
@@ -335,6 +411,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
             item_claims: dict[str, list[wj.Statement]] = {"P31": [wj.item_statement(cl.qid, "P31", cl.fine)]}
             for pid, objs in sorted(claims.get(cl.qid, {}).items(), key=lambda kv: int(kv[0][1:])):
                 item_claims[pid] = [wj.item_statement(cl.qid, pid, o) for o in sorted(objs, key=lambda q: int(q[1:]))]
+            if cl.demonyms:
+                item_claims[DEMONYM] = [demonym_statement(cl.qid, d) for d in cl.demonyms]
             w.write(wj.item(
                 cl.qid,
                 labels={"en": names[0]},
@@ -345,7 +423,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
     links_out.write_bytes(dumps_json(links))
 
     label_of = {q: info.label for q, info in table.classes.items()}
-    label_of.update({c: extra_info.get(c, (c, None))[0] for c in new_classes})
+    label_of.update({c: fine.classes[c].label if c in fine.classes else extra_info.get(c, (c, None))[0]
+                     for c in new_classes})
     per_type = Counter(f"{label_of.get(cl.fine, cl.fine)} ({cl.fine})" for cl in all_clusters)
     finer = [not table.is_fallback(cl.fine) for cl in all_clusters]
     by_member = {m: cl for cl in all_clusters for m in cl.members}
@@ -368,7 +447,40 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
         alias_histogram={k: hist.get(k, 0) for k in ("0", "1", "2", "3", "4+")},
         constraint_source=source,
         seconds=0.0,
+        decided_by=dict(sorted(Counter(cl.signal for cl in all_clusters).items())),
+        demonym_items=sum(1 for cl in all_clusters if cl.demonyms),
     )
 
 
-__all__ = ["KB_QID_RANGE", "KbResult", "kb_from_corpus"]
+DEMONYM = "P1549"
+# fine classes whose items may carry the lexicon's demonyms (countries, regions, subdivisions, cities)
+DEMONYM_BEARING = frozenset({"Q6256", "Q3624078", "Q3024240", "Q7275", "Q5107", "Q82794", "Q1620908", "Q35657",
+                             "Q5852411", "Q107390", "Q34876", "Q10864048", "Q515", "Q9174"})
+
+
+def demonym_statement(subject: str, text: str) -> wj.Statement:
+    """A P1549 statement as in the official dumps: a monolingualtext snak, English."""
+    value = {"value": {"text": text, "language": "en"}, "type": "monolingualtext"}
+    return wj.statement(subject, DEMONYM, value, "monolingualtext", key=("en", text))
+
+
+def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
+                  overrides: dict[tuple[str, str], tuple[str, ...]], extra_coarse: dict[str, str],
+                  parents: dict[str, str | None]) -> None:
+    """Set the cluster's class, the signal that decided it and its demonyms."""
+    if overrides:  # an index's constraints name classes of its own: they decide where they apply
+        via_index = table.infer(cl.roles, cl.coarse, overrides, extra_coarse, parents)
+        if via_index not in table.classes:
+            cl.fine, cl.signal = via_index, "index constraints"
+            return
+    names = cl.names()
+    cl.fine, cl.signal = t.qid, t.signal
+    if t.adjectival:  # its names that are adjectival forms (a mostly adjectival cluster may have noun aliases)
+        cl.demonyms = [n for n in names if typer.gz.adjectival_for(n)]
+    elif t.qid in DEMONYM_BEARING:
+        referent = t.place.name if t.place is not None else names[0]
+        forms = typer.gz.demonyms_of(referent) or typer.gz.demonyms_of(names[0])
+        cl.demonyms = sorted(set(forms))
+
+
+__all__ = ["KB_QID_RANGE", "Corpus", "KbResult", "cluster_corpus", "kb_from_corpus"]

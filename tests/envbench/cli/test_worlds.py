@@ -73,6 +73,7 @@ def test_kb_from_corpus_prints_the_report(sample: Path, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "items per inferred type:" in r.output and "human (Q5)" in r.output
     assert "typed finer than coarse:" in r.output and "aliases per item: 0:" in r.output
+    assert "typed by: " in r.output and "items carry demonyms (P1549)" in r.output
     links = json.loads((tmp_path / "links.json").read_text())
     assert len(links) == 12
 

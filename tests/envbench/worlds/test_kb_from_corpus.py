@@ -67,12 +67,13 @@ def _docs() -> list[dict]:
 def tiny(tmp_path: Path) -> tuple[Path, object]:
     p = tmp_path / "docs.json"
     p.write_text(json.dumps(_docs()))
-    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json")
+    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
     return tmp_path, res
 
 
 def _items(path: Path) -> dict[str, dict]:
-    return {e["id"]: e for e in iter_dump(path) if e["type"] == "item" and int(e["id"][1:]) >= KB_QID_RANGE[0]}
+    return {e["id"]: e for e in iter_dump(path)
+            if e["type"] == "item" and KB_QID_RANGE[0] <= int(e["id"][1:]) <= KB_QID_RANGE[1]}
 
 
 def _p31(e: dict) -> str:
@@ -100,10 +101,12 @@ def test_clusters_merge_across_documents_by_folded_name_and_type(tiny) -> None:
     assert ana["claims"]["P19"][0]["mainsnak"]["datavalue"]["value"]["id"] == a[2]
 
 
-def test_fine_types_come_from_relation_roles(tiny) -> None:
-    tmp, res = tiny
-    links = json.loads((tmp / "links.json").read_text())["Ana Lind"]
-    items = _items(tmp / "kb.json.gz")
+def test_fine_types_come_from_relation_roles(tiny, tmp_path: Path) -> None:
+    tmp, _ = tiny
+    res = kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json", signals=("relations",),
+                         min_class_items=1)
+    links = json.loads((tmp_path / "links.json").read_text())["Ana Lind"]
+    items = _items(tmp_path / "kb.json.gz")
     assert _p31(items[links[0]]) == "Q5"  # head of P569 / P19 -> human
     assert _p31(items[links[1]]) == "Q215380"  # ORG tail of P175 -> musical group
     assert _p31(items[links[2]]) == "Q515"  # tail of P19, head of P1376 -> city
@@ -113,6 +116,123 @@ def test_fine_types_come_from_relation_roles(tiny) -> None:
     assert _p31(items[links[7]]) == "Q2221906"  # no relation: the coarse fallback (geographic location)
     assert res.finer_related == 1.0 and res.alias_histogram == {"0": 5, "1": 2, "2": 0, "3": 0, "4+": 0}
     assert "musical group (Q215380)" in res.summary()
+    assert res.decided_by == {"fallback": 1, "relations": 6}
+
+
+def test_all_signals_refine_and_vote(tiny) -> None:
+    tmp, res = tiny
+    links = json.loads((tmp / "links.json").read_text())["Ana Lind"]
+    items = _items(tmp / "kb.json.gz")
+    assert _p31(items[links[3]]) == "Q3624078"  # "France": the gazetteer's sovereign state, a subclass of country
+    assert _p31(items[links[4]]) == "Q18127"  # "Vox Records": the name's kind word and the relation agree
+    assert _p31(items[links[2]]) == "Q515"  # "Paris": gazetteer and relations agree on city
+    assert res.decided_by["gazetteer"] == 2 and "typed by:" in res.summary()
+
+
+def _untold_docs() -> list[dict]:
+    """Entities typed by their names, the gazetteers, definitions and nearby kind nouns: no relation at all."""
+    sents = [
+        ["Moon", "Harbor", "is", "an", "American", "rock", "band", "formed", "in", "Lyon", "."],
+        ["They", "signed", "with", "Vox", "Records", "and", "toured", "Poland", "and", "Europe", "."],
+        ["Their", "album", "Cold", "Summer", "was", "recorded", "near", "the", "Danube", "River", "."],
+        ["Polish", "critics", "at", "Uppsala", "University", "praised", "the", "Battle", "of", "Tours", "."],
+        ["The", "Catholic", "press", "met", "Americans", "in", "the", "village", "of", "Orbel", "."],
+    ]
+    ents = [("Moon Harbor", 0, 0, 2, "ORG"), ("American", 0, 4, 5, "LOC"), ("Lyon", 0, 9, 10, "LOC"),
+            ("Vox Records", 1, 3, 5, "ORG"), ("Poland", 1, 7, 8, "LOC"), ("Europe", 1, 9, 10, "LOC"),
+            ("Cold Summer", 2, 2, 4, "MISC"), ("Danube River", 2, 8, 10, "LOC"), ("Polish", 3, 0, 1, "LOC"),
+            ("Uppsala University", 3, 3, 5, "ORG"), ("Battle of Tours", 3, 7, 10, "MISC"),
+            ("Catholic", 4, 1, 2, "ORG"), ("Americans", 4, 4, 5, "LOC"), ("Orbel", 4, 9, 10, "LOC")]
+    return [{"title": "Moon Harbor", "sents": sents, "labels": [],
+             "vertexSet": [[_m(n, si, a, b, t)] for n, si, a, b, t in ents]}]
+
+
+# what each entity of _untold_docs() must become: class, and P1549 values of its item
+UNTOLD = {
+    "Moon Harbor": ("Q215380", []), "American": ("Q2000000000001", ["American"]), "Lyon": ("Q515", []),
+    "Vox Records": ("Q18127", []), "Poland": ("Q3624078", ["Polish"]), "Europe": ("Q5107", ["European"]),
+    "Cold Summer": ("Q482994", []), "Danube River": ("Q4022", []), "Polish": ("Q2000000000001", ["Polish"]),
+    "Uppsala University": ("Q3918", []), "Battle of Tours": ("Q178561", []),
+    "Catholic": ("Q2000000000006", ["Catholic"]), "Americans": ("Q2000000000002", ["Americans"]),
+    "Orbel": ("Q532", []),
+}
+
+
+def test_entities_without_any_relation_get_their_kind(tmp_path: Path) -> None:
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps(_untold_docs()))
+    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
+    links = json.loads((tmp_path / "links.json").read_text())["Moon Harbor"]
+    items = _items(tmp_path / "kb.json.gz")
+    got = {}
+    for ent, q in zip(_untold_docs()[0]["vertexSet"], links):
+        e = items[q]
+        demonyms = [s["mainsnak"]["datavalue"]["value"]["text"] for s in e["claims"].get("P1549", [])]
+        got[ent[0]["name"]] = (_p31(e), demonyms)
+    assert got == UNTOLD
+    assert res.demonym_items == sum(1 for _, d in UNTOLD.values() if d)
+    # with the relation signal alone (the old way) every one of them falls back to its coarse class
+    kb_from_corpus([p], tmp_path / "r" / "kb.json.gz", tmp_path / "r" / "links.json", signals=("relations",),
+                   min_class_items=1)
+    fallback = {_p31(e) for e in _items(tmp_path / "r" / "kb.json.gz").values()}
+    assert fallback == {"Q43229", "Q2221906", "Q35120"}
+
+
+def test_demonyms_are_official_monolingual_text_statements_and_ingest(tmp_path: Path) -> None:
+    from wikidata_index.ingest import ingest_dump
+
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps(_untold_docs()))
+    kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
+    kb = {e["id"]: e for e in iter_dump(tmp_path / "kb.json.gz")}
+    poland = kb[json.loads((tmp_path / "links.json").read_text())["Moon Harbor"][4]]
+    (st,) = poland["claims"]["P1549"]
+    assert st["mainsnak"] == {"snaktype": "value", "property": "P1549",
+                              "datavalue": {"value": {"text": "Polish", "language": "en"}, "type": "monolingualtext"},
+                              "datatype": "monolingualtext"}
+    assert st["type"] == "statement" and st["rank"] == "normal" and st["id"].startswith(poland["id"] + "$")
+    assert kb["P1549"]["datatype"] == "monolingualtext" and kb["P1549"]["type"] == "property"
+    demonym_class = kb["Q2000000000001"]  # the KB-made class, under country
+    assert demonym_class["labels"]["en"]["value"] == "demonym of a country"
+    assert demonym_class["claims"]["P279"][0]["mainsnak"]["datavalue"]["value"]["id"] == "Q6256"
+    res = ingest_dump(tmp_path / "kb.json.gz", tmp_path / "index", workers=1, progress=False, max_errors=0)
+    assert res.errors == []
+
+
+def test_sample_world_without_relations_keeps_most_types(tmp_path: Path) -> None:
+    """The sample world flatters relation typing (every entity there plays a telling role): drop every
+    relation and the other signals must still find the sample's own classes for most entities."""
+    from envbench.worlds.fine_typing import head_of
+    from envbench.worlds.sample import make_sample
+
+    make_sample(tmp_path / "s")
+    docs = read_docs(tmp_path / "s" / "docs" / "test.json").docs
+    truth = json.loads((tmp_path / "s" / "links.json").read_text())
+    dump = {e["id"]: e for e in iter_dump(tmp_path / "s" / "wikidata-sample.json.gz")}
+    bare = [{**d, "labels": []} for d in docs]
+    (tmp_path / "bare.json").write_text(json.dumps(bare))
+    shares = {}
+    (tmp_path / "told.json").write_text(json.dumps(docs))
+    for name, signals, src in (("all", None, "bare"), ("relations", ("relations",), "bare"), ("told", None, "told"), ("told_relations", ("relations",), "told")):
+        out = tmp_path / name
+        kwargs = {} if signals is None else {"signals": signals}
+        kb_from_corpus([tmp_path / f"{src}.json"], out / "kb.json.gz", out / "links.json", **kwargs)
+        links = json.loads((out / "links.json").read_text())
+        items = _items(out / "kb.json.gz")
+        ok = n = 0
+        for d in docs:
+            for ei, ent in enumerate(d["vertexSet"]):
+                q_true = truth[d["title"]][ei]
+                if entity_type(ent) not in ("LOC", "ORG", "MISC") or q_true is None:
+                    continue
+                real = {head_of(s["mainsnak"]["datavalue"]["value"]["id"]) for s in dump[q_true]["claims"]["P31"]
+                        if s["mainsnak"]["snaktype"] == "value"}
+                n += 1
+                ok += head_of(_p31(items[links[d["title"]][ei]])) in real
+        shares[name] = ok / n
+    assert shares["relations"] == 0.0  # no relation: nothing but the coarse fallback
+    assert shares["all"] >= 0.45, shares  # names, definitions and kind nouns alone (its demonyms are made up)
+    assert shares["told"] >= 0.8 and shares["told"] > shares["told_relations"] + 0.05, shares  # relations back
 
 
 def test_output_is_deterministic_and_ingests(tiny, tmp_path: Path) -> None:
@@ -121,7 +241,7 @@ def test_output_is_deterministic_and_ingests(tiny, tmp_path: Path) -> None:
 
     tmp, _ = tiny
     again = tmp_path / "again"
-    kb_from_corpus([tmp / "docs.json"], again / "kb.json.gz", again / "links.json")
+    kb_from_corpus([tmp / "docs.json"], again / "kb.json.gz", again / "links.json", min_class_items=1)
     assert (again / "kb.json.gz").read_bytes() == (tmp / "kb.json.gz").read_bytes()
     assert (again / "links.json").read_bytes() == (tmp / "links.json").read_bytes()
     res = ingest_dump(tmp / "kb.json.gz", tmp / "index", workers=1, progress=False, max_errors=0)
@@ -146,7 +266,8 @@ def test_index_constraints_take_precedence(tiny, tmp_path: Path) -> None:
                         claims={"P279": [wj.item_statement("Q1763527", "P279", "Q6256")]}))
         w.write(wj.item("Q6256", labels={"en": "country"}))
     ingest_dump(dump, tmp_path / "index", workers=1, progress=False)
-    res = kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json", index=tmp_path / "index")
+    res = kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json", index=tmp_path / "index",
+                         min_class_items=1)
     links = json.loads((tmp_path / "links.json").read_text())["Ana Lind"]
     kb = {e["id"]: e for e in iter_dump(tmp_path / "kb.json.gz")}
     assert _p31(kb[links[3]]) == "Q1763527"
@@ -161,8 +282,9 @@ def test_index_constraints_take_precedence(tiny, tmp_path: Path) -> None:
     inputs = json.loads((tmp_path / "kb.json.gz.manifest.json").read_text())["inputs"]
     assert [i["name"] for i in inputs] == ["docs.json", *["part-00000.parquet"] * 3]
     assert kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json",
-                          index=tmp_path / "index").up_to_date
-    assert not kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json").up_to_date
+                          index=tmp_path / "index", min_class_items=1).up_to_date
+    assert not kb_from_corpus([tmp / "docs.json"], tmp_path / "kb.json.gz", tmp_path / "links.json",
+                              min_class_items=1).up_to_date
 
 
 def test_duplicate_titles_across_files_are_an_error(tiny, tmp_path: Path) -> None:

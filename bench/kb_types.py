@@ -1,0 +1,205 @@
+"""Measurement: how well `kb-from-corpus` types entities, signal by signal, and what that does to substitutions.
+
+    .venv/bin/python bench/kb_types.py            # timing, per-signal type accuracy, chance, substitution level
+    .venv/bin/python bench/kb_types.py --quick    # timing and type accuracy only (no ingest/generate)
+
+Gold: ``tests/envbench/data/redocred_dev_types.tsv``, 360 hand-annotated Re-DocRED **dev** entities (120
+LOC, 120 ORG, 120 MISC) with their real Wikidata class and its head noun (how the file was made, and the
+head-noun rules, are in ``redocred_dev_types.md`` beside it). Test documents are only read as part of the
+KB (``kb-from-corpus dev + test``, the README's offline flow); nothing about them is printed or scored.
+
+What is printed:
+
+1. **Timing**: `kb-from-corpus` on Re-DocRED dev + test (1,000 documents), wall time in this process.
+2. **Type accuracy**: the share of annotated entities whose KB class has the annotated head noun
+   (``head`` in ``envbench/data/fine_classes.json``), per coarse type; for all signals, for each signal
+   alone (plus the fallback), and for all signals but one. Rows whose head noun is ``none`` (generic
+   phrases that name no item) count as misses everywhere.
+3. **Chance**: the same share for a random other annotated entity of the same coarse type (exact
+   expectation: for each entity, the share of the other entities of its coarse type with its head noun).
+4. **Purity** (what ``generate`` draws from): for each annotated entity, the share of the *other* annotated
+   entities of its KB class that have its head noun; the mean over entities whose class has another
+   annotated member is the expected share of same-type substitutions when candidates are drawn uniformly
+   from the class.
+5. **Substitution level** (not with ``--quick``): the README's offline flow (kb-from-corpus dev + test,
+   ingest-dump, generate dev --seeds 5); for every non-person substitution whose source entity and whose
+   replacement item both carry an annotated entity, whether the head nouns agree; and a fixed sample of 60
+   non-person substitutions (source, new name, KB classes) written to ``OUT/sample60.tsv`` to read by eye.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from envbench.formats.docred import read_docred  # noqa: E402
+from envbench.worlds.fine_typing import SIGNALS, Evidence, FineTyper, load_fine_classes  # noqa: E402
+from envbench.worlds.kb_from_corpus import cluster_corpus, kb_from_corpus  # noqa: E402
+
+SHARED = REPO.parent / "shared" / "data" / "re-docred"
+GOLD = REPO / "tests" / "envbench" / "data" / "redocred_dev_types.tsv"
+COARSE = ("LOC", "ORG", "MISC")
+
+
+def read_gold(path: Path = GOLD) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def chance(gold: list[dict[str, str]]) -> dict[str, float]:
+    out = {}
+    for c in (*COARSE, "all"):
+        rows = [g for g in gold if c in ("all", g["coarse"])]
+        hits = []
+        for g in rows:
+            others = [o for o in rows if o is not g and o["coarse"] == g["coarse"]]
+            hits.append(sum(o["head_noun"] == g["head_noun"] and g["head_noun"] != "none" for o in others) / len(others))
+        out[c] = sum(hits) / len(hits)
+    return out
+
+
+def accuracy(pred: dict[tuple[str, int], str], gold: list[dict[str, str]]) -> dict[str, float]:
+    fine = load_fine_classes()
+    out = {}
+    for c in (*COARSE, "all"):
+        rows = [g for g in gold if c in ("all", g["coarse"])]
+        ok = [fine.head(pred[(g["title"], int(g["entity"]))]) == g["head_noun"] for g in rows]
+        out[c] = sum(ok) / len(ok)
+    return out
+
+
+def purity(pred: dict[tuple[str, int], str], gold: list[dict[str, str]]) -> tuple[float, int]:
+    by_class: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for g in gold:
+        by_class[pred[(g["title"], int(g["entity"]))]].append(g)
+    shares = []
+    for g in gold:
+        others = [o for o in by_class[pred[(g["title"], int(g["entity"]))]] if o is not g]
+        if others:
+            shares.append(sum(o["head_noun"] == g["head_noun"] for o in others) / len(others))
+    return (sum(shares) / len(shares) if shares else 0.0), len(shares)
+
+
+def predictions(corpus, typer: FineTyper, gold: list[dict[str, str]]) -> dict[tuple[str, int], str]:
+    ordered = sorted(corpus.clusters, key=lambda c: c.key)
+    typed = typer.type_all([Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names)
+                            for cl in ordered])
+    by_cluster = {id(cl): t.qid for cl, t in zip(ordered, typed)}
+    return {(g["title"], int(g["entity"])): by_cluster[id(corpus.slots[g["title"]][int(g["entity"])])] for g in gold}
+
+
+def fmt(acc: dict[str, float]) -> str:
+    return "  ".join(f"{acc[c]:6.1%}" for c in (*COARSE, "all"))
+
+
+def substitution_level(out: Path, gold: list[dict[str, str]]) -> None:
+    import pyarrow.parquet as pq
+
+    from envbench.rename.generate import generate
+    from wikidata_index.ingest import ingest_dump
+
+    dev, test = SHARED / "dev_revised.json", SHARED / "test_revised.json"
+    kb, links = out / "kb.json.gz", out / "links.json"
+    kb_from_corpus([dev, test], kb, links)
+    t0 = time.perf_counter()
+    res = ingest_dump(kb, out / "index", workers=2, progress=False, force=True)
+    if res.errors:
+        print(f"ingest-dump: {len(res.errors)} errors, the first: {res.errors[0]}")
+    t1 = time.perf_counter()
+    generate(dev, out / "index", out / "env", links=links, seeds=5, progress=False, force=True)
+    t2 = time.perf_counter()
+    print(f"ingest-dump {t1 - t0:.1f} s, generate dev --seeds 5 {t2 - t1:.1f} s")
+    link_rows = json.loads(links.read_text())
+    head_of_member = {(g["title"], int(g["entity"])): g["head_noun"] for g in gold}
+    item_heads: dict[str, set[str]] = defaultdict(set)
+    for (title, ei), head in head_of_member.items():
+        item_heads[link_rows[title][ei]].add(head)
+    sub = pq.read_table(out / "env" / "substitutions.parquet").to_pylist()
+    fine = load_fine_classes()
+    rows = [r for r in sub if r["kind"] == "linked" and r["coarse_type"] in COARSE and r["new_qid"]]
+    pairs = [(r, head_of_member[(r["source_title"], r["entity"])], item_heads[r["new_qid"]]) for r in rows
+             if (r["source_title"], r["entity"]) in head_of_member and r["new_qid"] in item_heads]
+    kept = [h in hs for _, h, hs in pairs]
+    n_non_person = len(rows)
+    print(f"non-person substitutions: {n_non_person}; with source and replacement both annotated: {len(pairs)}; "
+          f"same head noun: {sum(kept)}/{len(kept)} = {sum(kept) / max(1, len(kept)):.1%}")
+    rng = random.Random(20)
+    sample = rng.sample(rows, min(60, len(rows)))
+    with open(out / "sample60.tsv", "w", encoding="utf-8") as fh:
+        fh.write("coarse\tsource_title\tentity\told_names\tnew_names\tclass\tsame_type\n")
+        for r in sample:
+            fh.write(f"{r['coarse_type']}\t{r['source_title']}\t{r['entity']}\t{' | '.join(r['old_names'])}\t"
+                     f"{' | '.join(r['new_names'])}\t{fine.classes[r['fine_type']].label if r['fine_type'] in fine.classes else r['fine_type']}\t\n")
+    print(f"60 non-person substitutions to judge by eye: {out / 'sample60.tsv'}")
+    stats = json.loads((out / "env" / "stats.json").read_text())
+    rate = stats["substitution_rate"]
+    print("substitution rate:", ", ".join(f"{k} {v:.3f}" for k, v in rate.items()),
+          f"| audit: {stats['audit']['total']['held_after']} of {stats['audit']['total']['held_before']} checks "
+          f"still hold (preserved: {stats['audit']['preserved']})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="timing and type accuracy only")
+    ap.add_argument("--out", default=str(REPO / "runs" / "bench" / "kb_types"), help="working folder")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dev, test = SHARED / "dev_revised.json", SHARED / "test_revised.json"
+    gold = read_gold()
+
+    t0 = time.perf_counter()
+    res = kb_from_corpus([dev, test], out / "time" / "kb.json.gz", out / "time" / "links.json", force=True)
+    print(f"kb-from-corpus, Re-DocRED dev + test ({res.documents} documents, {res.items} items): "
+          f"{time.perf_counter() - t0:.1f} s wall (target < 60 s on 2 cores)")
+
+    corpus = cluster_corpus([read_docred(dev), read_docred(test)])
+    print(f"\n{len(gold)} annotated dev entities; head-noun agreement   LOC     ORG     MISC    all")
+    ch = chance(gold)
+    print(f"  chance (random entity, same coarse type)  {fmt(ch)}")
+    configs = [("fallback only (no signal)", ())]
+    configs += [(f"{s} alone", (s,)) for s in SIGNALS]
+    configs += [(f"all but {s}", tuple(x for x in SIGNALS if x != s)) for s in SIGNALS]
+    configs += [("relations only, old rule (type table, one vote decides)", "old")]
+    configs += [("all signals", SIGNALS)]
+    results = {}
+    for label, signals in configs:
+        if signals == "old":
+            from envbench.worlds.type_table import load_type_table
+
+            table = load_type_table()
+            pred = {(g["title"], int(g["entity"])): table.infer(corpus.slots[g["title"]][int(g["entity"])].roles,
+                                                                 g["coarse"]) for g in gold}
+        else:
+            pred = predictions(corpus, FineTyper(signals), gold)
+        acc = accuracy(pred, gold)
+        p, n = purity(pred, gold)
+        results[label] = (acc, p)
+        print(f"  {label:<42} {fmt(acc)}   purity {p:6.1%} ({n})")
+    (out / "accuracy.json").write_text(json.dumps({k: {"accuracy": a, "purity": p} for k, (a, p) in results.items()},
+                                                  indent=1) + "\n")
+    misses = Counter()
+    pred = predictions(corpus, FineTyper(), gold)
+    fine = load_fine_classes()
+    with open(out / "misses.tsv", "w", encoding="utf-8") as fh:
+        for g in gold:
+            q = pred[(g["title"], int(g["entity"]))]
+            if fine.head(q) != g["head_noun"]:
+                misses[(g["head_noun"], fine.head(q))] += 1
+                fh.write(f"{g['coarse']}\t{g['names']}\t{g['head_noun']}\t{fine.classes[q].label}\n")
+    print("most frequent misses (annotated head -> KB head):", misses.most_common(12))
+    if not args.quick:
+        substitution_level(out / "flow", gold)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,604 @@
+"""Fine types for every entity cluster of a corpus, from measured signals (used by ``kb-from-corpus``).
+
+A cluster (one KB item: the entities of the corpus that share a coarse type and a canonical name) gets one
+class, written as its P31. The signals, each a vote of some weight for a class:
+
+``adjectival``
+    Every distinct name of the cluster is an adjectival form in the lexicon (``gazetteers``: "American",
+    "Austrians", "Catholic", "Nazi"). Decisive: the cluster gets the adjectival class of that kind
+    (``adjectival_classes`` in ``envbench/data/fine_classes.json``: a KB-made subclass of country, region,
+    ethnic group, religion, ...), so ``generate`` only ever swaps it with another adjectival form. A MISC
+    cluster whose name is also a language ("English", "Finnish") is the language instead. A cluster with a
+    noun name besides ("Japanese | Japan") is typed from its noun names.
+``name``
+    The name's own kind word: its last word ("X River", "X County", "X Records", "X F.C."), first words
+    ("University of X", "Battle of X", "Lake X") or a phrase it contains ("World War", "High School").
+    Weight 5 (3 for names other than the label).
+``gazetteer``
+    LOC names found in the gazetteers (countries, historical countries, continents, subdivisions with their
+    ISO type, cities of more than 15,000 people, US counties); MISC names that are languages. The most
+    likely reading wins: country > continent > historical country > US state (and other first-level
+    "State"s, Canadian provinces) > city of 100,000 > city > other first-level subdivision or region >
+    lower subdivision > county. Weight 3 for it, 1 for the other readings.
+``definition``
+    A mention followed by "is a ..."/"was an ..."/", a ..." and a kind noun before the phrase ends ("X is an
+    American rock band formed in ..." -> band). Weight 4 per mention, at most 2 counted.
+``context``
+    A kind noun just before a mention ("the album X", "the village of X"); a MISC mention in quotes votes
+    for song (weight 1). Weight 2 per mention, at most 2 counted.
+``relations``
+    The roles the cluster plays in gold relations through the type table: each (relation, head/tail)
+    votes for the first class of its list that fits the coarse type; generic votes (administrative
+    territorial entity, organization, creative work, ...) count only when nothing specific is there, and
+    the specific class needs most of the specific votes, so one noisy "country" tail cannot type
+    "Los Angeles", which is the tail of place-of-birth many times. Weight 1 per vote, at most 3.
+
+``learned``
+    For clusters the other signals leave at a generic class (or none): a naive Bayes model over the words
+    around the mentions, the relation roles and the name's last word, trained on the clusters of the same
+    coarse type that the name, gazetteer, definition and context signals typed in the same corpus
+    (self-training; no outside data). Its class is taken when its posterior is at least
+    ``LEARNED_MIN_POSTERIOR``.
+
+A class that ends up with fewer than ``MIN_CLASS_ITEMS`` items in the corpus hands them to its superclass
+(an item alone in its class would have no candidate).
+
+A class's score is its votes plus half the votes of its superclasses (a vote for country supports
+sovereign state); the best score wins, ties going to the deeper class, then the smaller QID. A cluster
+with no vote gets the coarse type's class (geographic location, organization, entity, person).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from envbench.worlds.gazetteers import Gazetteer, Place, load_gazetteer
+from envbench.worlds.type_table import TypeTable, load_type_table
+from wikidata_index.names import fold
+
+SIGNALS = ("adjectival", "name", "gazetteer", "definition", "context", "relations", "learned")
+WEIGHTS = {"name": 5.0, "name_alias": 3.0, "gazetteer": 3.0, "gazetteer_other": 1.0, "definition": 4.0,
+           "context": 2.0, "quote": 1.0, "relations": 1.0}
+MAX_COUNTED = {"definition": 2, "context": 2, "relations": 3}
+BE = frozenset({"is", "was", "are", "were", "'s"})
+DETERMINERS = frozenset({"a", "an", "the", "one"})
+# words that end the phrase a kind noun is looked for in
+PHRASE_END = frozenset({"of", "in", "from", "by", "that", "which", "who", "whose", ",", ".", ";", ":", "located",
+                        "based", "for", "and", "on", "with", "at", "to", "released", "written", "directed",
+                        "founded", "formed", "established", "produced", "developed", "published", "(", ")",
+                        "where", "near", "between", "situated", "named", "called", "known", "as", "or", "but",
+                        "composed", "recorded", "created", "designed", "built", "owned", "operated", "run"})
+QUOTES_OPEN = frozenset({'"', "“", "‘", "'", "``"})
+QUOTES_CLOSE = frozenset({'"', "”", "’", "'", "''"})
+SONG = "Q7366"
+LANGUAGE = "Q34770"
+MAX_CONTEXTS = 40  # mentions kept per cluster (the first seen): enough to vote, bounded for frequent names
+LEARNED_MIN_POSTERIOR = 0.9
+MIN_CLASS_ITEMS = 3  # a class with fewer items in the KB gives them to its superclass
+LEARNED_MIN_EXAMPLES = 3  # a class with fewer training clusters is not predicted
+LEARNED_FROM = frozenset({"name", "gazetteer", "definition", "context"})  # signals whose clusters train it
+STOP = frozenset("""a an the of in on at to for from by with and or but as is was are were be been being it its
+its his her their our my your this that these those which who whom whose what when where while after before
+during since until than then also not no he she they we you i one two three first second new has had have
+do did does s 's n't -lrb- -rrb- into over under between about against through up down out more most other
+such only both each all any some can could would will may might must shall should""".split())
+
+
+@dataclass(frozen=True)
+class MentionContext:
+    """The tokens around one mention, lower-cased: up to 3 before, up to 12 after, within its sentence."""
+
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+    @staticmethod
+    def of(sentence: Sequence[str], start: int, end: int) -> MentionContext:
+        return MentionContext(tuple(t.lower() for t in sentence[max(0, start - 3):start]),
+                              tuple(t.lower() for t in sentence[end:end + 12]))
+
+
+@dataclass
+class Evidence:
+    """What is known about one cluster."""
+
+    coarse: str
+    names: Sequence[str]  # distinct mention names, label first
+    roles: Sequence[tuple[str, str]] = ()
+    contexts: Sequence[MentionContext] = ()
+    name_counts: Mapping[str, int] = field(default_factory=dict)  # mentions per name (all names once if empty)
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    qid: str
+    label: str
+    head: str  # the kind word types are compared by
+    coarse: tuple[str, ...]
+    parent: str | None
+    adjectival_kind: str = ""  # for the KB-made adjectival classes
+
+
+@dataclass(frozen=True)
+class Typing:
+    qid: str
+    signal: str  # the signal with the largest share of the winning class's votes ("fallback" when none)
+    adjectival: bool = False
+    refers_to: str = ""  # what an adjectival cluster names ("United States" for "American")
+    place: Place | None = None  # the gazetteer reading of a LOC cluster, when one was found
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rule:
+    words: tuple[str, ...]
+    qid: str
+    coarse: frozenset[str]
+
+
+@dataclass(frozen=True)
+class FineClasses:
+    classes: Mapping[str, ClassInfo]  # every class known here: the type table's and fine_classes.json's
+    extra: tuple[str, ...]  # the classes of fine_classes.json (not in the type table), in file order
+    adjectival_by_kind: Mapping[str, str]
+    last_word: Mapping[str, tuple[Rule, ...]]
+    first_words: tuple[Rule, ...]
+    contains: tuple[Rule, ...]
+    cues: Mapping[str, str]
+    relation_votes: Mapping[tuple[str, str], str | None]  # (relation, role) -> the class it votes for
+    sources: tuple[str, ...]
+
+    def ancestors(self, qid: str) -> list[str]:
+        out: list[str] = []
+        cur: str | None = qid
+        while cur is not None and cur not in out:
+            out.append(cur)
+            info = self.classes.get(cur)
+            cur = info.parent if info else None
+        return out
+
+    def fits(self, qid: str, coarse: str) -> bool:
+        info = self.classes.get(qid)
+        return info is not None and coarse in info.coarse
+
+    def head(self, qid: str) -> str:
+        info = self.classes.get(qid)
+        return info.head if info else ""
+
+
+@functools.lru_cache(maxsize=1)
+def load_fine_classes() -> FineClasses:
+    raw: dict[str, Any] = json.loads(resources.files("envbench").joinpath("data/fine_classes.json").read_text("utf-8"))
+    table = load_type_table()
+    classes: dict[str, ClassInfo] = {}
+    for q, info in table.classes.items():
+        classes[q] = ClassInfo(q, info.label, raw["table_heads"][q], info.coarse_all, info.parent)
+    extra = []
+    for q, v in raw["classes"].items():
+        classes[q] = ClassInfo(q, v["label"], v["head"], tuple(v["coarse"]), v["parent"])
+        extra.append(q)
+    adjectival_by_kind = {}
+    for q, v in raw["adjectival_classes"].items():
+        classes[q] = ClassInfo(q, v["label"], v["head"], tuple(v["coarse"]), v["parent"], v["kind"])
+        adjectival_by_kind[v["kind"]] = q
+        extra.append(q)
+
+    def rules(key: str) -> list[Rule]:
+        return [Rule(tuple(r["words"]), r["class"], frozenset(r["coarse"])) for r in raw[key]]
+
+    last: dict[str, list[Rule]] = {}
+    for r in rules("name_last_word"):
+        for w in r.words:
+            last.setdefault(w, []).append(r)
+    return FineClasses(
+        classes=classes,
+        extra=tuple(extra),
+        adjectival_by_kind=adjectival_by_kind,
+        last_word={w: tuple(rs) for w, rs in last.items()},
+        first_words=tuple(rules("name_first_words")),
+        contains=tuple(rules("name_contains")),
+        cues=dict(raw["context_cues"]),
+        relation_votes={tuple(k.split()): v for k, v in raw["relation_votes"].items()},  # type: ignore[misc]
+        sources=tuple(raw["sources"]),
+    )
+
+
+# relation classes that say little about the kind (they only count when nothing specific does)
+GENERIC = frozenset({"Q35120", "Q215627", "Q43229", "Q2221906", "Q56061", "Q1048835", "Q486972", "Q618123",
+                     "Q17537576", "Q2188189", "Q4830453", "Q1656682", "Q2424752", "Q10864048", "Q15324",
+                     "Q2431196", "Q47461344", "Q7725634"})
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in fold(name).replace("-", " ").split() if w not in ("the", "'s", "’s")]
+
+
+class FineTyper:
+    """Types clusters from the signals in ``signals`` (all by default; fewer to measure one's share)."""
+
+    def __init__(self, signals: Iterable[str] = SIGNALS, *, min_class_items: int = MIN_CLASS_ITEMS,
+                 gazetteer: Gazetteer | None = None, table: TypeTable | None = None,
+                 fine: FineClasses | None = None) -> None:
+        self.signals = frozenset(signals)
+        self.min_class_items = min_class_items
+        unknown = self.signals - set(SIGNALS)
+        if unknown:
+            raise ValueError(f"unknown signals {sorted(unknown)}; choose from {', '.join(SIGNALS)}")
+        self.gz = gazetteer or load_gazetteer()
+        self.table = table or load_type_table()
+        self.fine = fine or load_fine_classes()
+
+    # -- the signals ---------------------------------------------------------------------------------------
+
+    def adjectival(self, ev: Evidence) -> Typing | None:
+        if ev.coarse not in ("LOC", "ORG", "MISC") or not ev.names:
+            return None
+        forms = self.gz.adjectival_for(ev.names[0])
+        if not forms:
+            return None
+        counts = ev.name_counts or {n: 1 for n in ev.names}
+        adjectival = sum(c for n, c in counts.items() if self.gz.adjectival_for(n))
+        if adjectival * 2 <= sum(counts.values()):  # mostly noun mentions ("Japan | Japanese"): the noun's type
+            return None
+        first = forms[0]
+        if ev.coarse == "MISC" and any(p.kind == "language" for p in self.gz.places_for(ev.names[0])):
+            return Typing(LANGUAGE, "adjectival")
+        qid = self.fine.adjectival_by_kind[first.kind]
+        return Typing(qid, "adjectival", adjectival=True, refers_to=first.refers_to)
+
+    def noun_names(self, ev: Evidence) -> list[str]:
+        """The names that are not adjectival forms (the typing of a mixed cluster uses these)."""
+        nouns = [n for n in ev.names if not self.gz.adjectival_for(n)] if "adjectival" in self.signals else []
+        return nouns or list(ev.names)
+
+    def name_votes(self, names: Sequence[str], coarse: str) -> Counter[str]:
+        votes: Counter[str] = Counter()
+        for i, name in enumerate(names):
+            q = self.name_rule(name, coarse)
+            if q:
+                votes[q] += WEIGHTS["name"] if i == 0 else WEIGHTS["name_alias"]
+        return votes
+
+    def name_rule(self, name: str, coarse: str) -> str | None:
+        words = _words(name)
+        if not words:
+            return None
+        text = " ".join(words)
+        for r in self.fine.contains:
+            if coarse in r.coarse and any(f" {w} " in f" {text} " for w in r.words):
+                return r.qid
+        for r in self.fine.first_words:
+            if coarse in r.coarse and any(text.startswith(w + " ") for w in r.words):
+                return r.qid
+        for r in self.fine.last_word.get(words[-1], ()):
+            if coarse in r.coarse and len(words) > 1:
+                return r.qid
+        return None
+
+    def place_class(self, p: Place, coarse: str) -> str | None:
+        if coarse != "LOC":
+            return LANGUAGE if coarse == "MISC" and p.kind == "language" else None
+        if p.kind in ("country", "country alias"):
+            return "Q3624078"  # sovereign state
+        if p.kind == "historical country":
+            return "Q3024240"
+        if p.kind == "continent":
+            return "Q5107"
+        if p.kind == "region":
+            return "Q82794"
+        if p.kind in ("us state",):
+            return "Q35657"
+        if p.kind == "city":
+            return "Q515"
+        if p.kind == "us county":
+            return "Q28575"
+        if p.kind == "subdivision":
+            return subdivision_class(p)
+        return None
+
+    @staticmethod
+    def place_rank(p: Place) -> int:
+        if p.kind in ("country", "country alias"):
+            return 100
+        if p.kind == "continent":
+            return 95
+        if p.kind == "historical country":
+            return 90
+        if p.kind == "us state" or (p.kind == "subdivision" and p.level == 1 and (
+                p.subtype == "State" or (p.subtype == "Province" and p.country == "CA"))):
+            return 86  # "Georgia", "Victoria", "Punjab", "Quebec": in English text the state more than the city
+        if p.kind == "city":
+            # a city above a subdivision of its name ("Tunis", "Coimbra", "L'Aquila"), larger ones first
+            return 85 if p.population >= 100_000 else 78
+        if p.kind == "region" or (p.kind == "subdivision" and p.level == 1):
+            return 76
+        if p.kind == "language":
+            return 60
+        if p.kind == "subdivision":
+            return 50
+        return 30
+
+    def gazetteer_votes(self, names: Sequence[str], coarse: str) -> tuple[Counter[str], Place | None]:
+        votes: Counter[str] = Counter()
+        best: Place | None = None
+        for name in names[:1] if coarse == "LOC" else names:
+            places = [p for p in self.gz.places_for(name) if self.place_class(p, coarse)]
+            if not places:
+                continue
+            ranked = sorted(places, key=lambda p: (-self.place_rank(p), -p.population, p.kind, p.country))
+            best = best or ranked[0]
+            top = self.place_class(ranked[0], coarse)
+            assert top is not None
+            votes[top] += WEIGHTS["gazetteer"]
+            for other in {self.place_class(p, coarse) for p in ranked[1:]} - {top}:
+                if other:
+                    votes[other] += WEIGHTS["gazetteer_other"]
+            break
+        return votes, best
+
+    def cue_class(self, word: str, coarse: str) -> str | None:
+        q = self.fine.cues.get(word)
+        if q and self.fine.fits(q, coarse):
+            return q
+        return None
+
+    def definition_votes(self, contexts: Sequence[MentionContext], coarse: str) -> Counter[str]:
+        votes: Counter[str] = Counter()
+        counted = 0
+        for c in contexts:
+            a = c.after
+            if len(a) >= 2 and a[0] in BE:
+                rest = a[1:]
+            elif len(a) >= 2 and a[0] == "," and a[1] in DETERMINERS:
+                rest = a[1:]
+            else:
+                continue
+            if not rest or rest[0] not in DETERMINERS:
+                continue
+            found = None
+            for w in rest[1:10]:
+                if w in PHRASE_END:
+                    break
+                q = self.cue_class(w, coarse)
+                if q:
+                    found = q  # the last kind noun of the phrase is its head ("a rock band", "a village")
+            if found:
+                votes[found] += WEIGHTS["definition"]
+                counted += 1
+                if counted >= MAX_COUNTED["definition"]:
+                    break
+        return votes
+
+    def context_votes(self, contexts: Sequence[MentionContext], coarse: str) -> Counter[str]:
+        votes: Counter[str] = Counter()
+        counted = 0
+        for c in contexts:
+            b = c.before
+            q = None
+            if b:
+                q = self.cue_class(b[-1], coarse)
+                if q is None and len(b) >= 2 and b[-1] == "of" and coarse == "LOC":
+                    q = self.cue_class(b[-2], coarse)  # "the village of X", "the city of X"
+            if q and counted < MAX_COUNTED["context"]:
+                votes[q] += WEIGHTS["context"]
+                counted += 1
+            if coarse == "MISC" and b and b[-1] in QUOTES_OPEN and c.after and c.after[0] in QUOTES_CLOSE:
+                votes[SONG] += WEIGHTS["quote"]
+        if votes[SONG] > WEIGHTS["quote"]:
+            votes[SONG] = WEIGHTS["quote"]  # quotes mark short works in general: one weak vote at most
+        return votes
+
+    def relation_votes(self, roles: Sequence[tuple[str, str]], coarse: str) -> Counter[str]:
+        raw: Counter[str] = Counter()
+        for pid, role in roles:
+            if (pid, role) in self.fine.relation_votes:
+                c = self.fine.relation_votes[(pid, role)]
+                if c is not None and self.fine.fits(c, coarse):
+                    raw[c] += 1
+                continue
+            for c in self.table.role_classes(pid, role):
+                if self.table.fits(c, coarse):
+                    raw[c] += 1
+                    break
+        specific = {c: n for c, n in raw.items() if c not in GENERIC}
+        pool = specific or dict(raw)
+        if not pool:
+            return Counter()
+        total = sum(pool.values())
+
+        def down(c: str) -> int:  # votes that say "at least c": for c or a subclass of it
+            return sum(n for d, n in pool.items() if c in self.fine.ancestors(d))
+
+        best = max(pool, key=lambda c: (down(c) * 2 > total, down(c), len(self.fine.ancestors(c)), -int(c[1:])))
+        if down(best) * 2 <= total and len(pool) > 1:
+            # no class has a majority: the nearest common superclass of the votes
+            common = set(self.fine.ancestors(next(iter(pool))))
+            for c in pool:
+                common &= set(self.fine.ancestors(c))
+            if not common:
+                return Counter()
+            best = max(common, key=lambda c: len(self.fine.ancestors(c)))
+        return Counter({best: min(down(best), MAX_COUNTED["relations"]) * WEIGHTS["relations"]})
+
+    # -- the decision --------------------------------------------------------------------------------------
+
+    def type_all(self, evidences: Sequence[Evidence]) -> list[Typing]:
+        """Type every cluster of a corpus: each on its own, then the ``learned`` signal over the corpus."""
+        typed = [self.type(ev) for ev in evidences]
+        if "learned" not in self.signals:
+            return typed
+        model = LearnedTypes.train(
+            [(ev, t.qid) for ev, t in zip(evidences, typed) if t.signal in LEARNED_FROM and t.qid not in GENERIC
+             and not self.fine.classes[t.qid].adjectival_kind])
+        out = []
+        for ev, t in zip(evidences, typed):
+            if t.qid in GENERIC and not t.adjectival:
+                guess = model.predict(ev)
+                if guess is not None:
+                    t = Typing(guess, "learned", place=t.place, scores=t.scores)
+            out.append(t)
+        return self.merge_small_classes(out)
+
+    def merge_small_classes(self, typed: list[Typing]) -> list[Typing]:
+        """Move the items of a class with fewer than ``min_class_items`` items to its superclass, repeatedly:
+        an item alone in its class has no candidate and would never be renamed. Adjectival classes stay."""
+        typed = list(typed)
+        while True:
+            sizes = Counter(t.qid for t in typed)
+            small = {q for q, n in sizes.items() if n < self.min_class_items and not self.fine.classes[q].adjectival_kind
+                     and self.fine.classes[q].parent is not None}
+            if not small:
+                return typed
+            typed = [Typing(self.fine.classes[t.qid].parent or t.qid, t.signal, t.adjectival, t.refers_to, t.place,
+                            t.scores) if t.qid in small else t for t in typed]
+
+    def type(self, ev: Evidence) -> Typing:
+        if "adjectival" in self.signals:
+            t = self.adjectival(ev)
+            if t is not None:
+                return t
+        names = self.noun_names(ev)
+        contexts = ev.contexts
+        by_signal: dict[str, Counter[str]] = {}
+        place = None
+        if "name" in self.signals:
+            by_signal["name"] = self.name_votes(names, ev.coarse)
+        if "gazetteer" in self.signals:
+            by_signal["gazetteer"], place = self.gazetteer_votes(names, ev.coarse)
+        if "definition" in self.signals:
+            by_signal["definition"] = self.definition_votes(contexts, ev.coarse)
+        if "context" in self.signals:
+            by_signal["context"] = self.context_votes(contexts, ev.coarse)
+        if "relations" in self.signals:
+            by_signal["relations"] = self.relation_votes(ev.roles, ev.coarse)
+        own: Counter[str] = Counter()
+        for votes in by_signal.values():
+            own.update(votes)
+        own = Counter({c: v for c, v in own.items() if v > 0})
+        if not own:
+            return Typing(self.table.coarse_fallback.get(ev.coarse, self.table.coarse_fallback["MISC"]), "fallback",
+                          place=place)
+        score = {c: v + 0.5 * sum(own.get(a, 0.0) for a in self.fine.ancestors(c)[1:]) for c, v in own.items()}
+        best = max(score, key=lambda c: (score[c], len(self.fine.ancestors(c)), -int(c[1:])))
+        chain = set(self.fine.ancestors(best))
+        share = {s: sum(v for c, v in votes.items() if c in chain) for s, votes in by_signal.items()}
+        signal = max(share, key=lambda s: (share[s], -SIGNALS.index(s)))
+        return Typing(best, signal, place=place if ev.coarse == "LOC" else None, scores=dict(score))
+
+
+def head_of(qid: str, fine: FineClasses | None = None) -> str:
+    """The kind word of a class (its ``head`` in fine_classes.json), "" for classes unknown here."""
+    return (fine or load_fine_classes()).head(qid)
+
+
+__all__ = ["SIGNALS", "Evidence", "FineClasses", "FineTyper", "MentionContext", "Typing", "head_of",
+           "load_fine_classes"]
+
+
+def subdivision_class(p: Place) -> str | None:
+    """The class of an ISO 3166-2 subdivision from its type (and country, where the class is national)."""
+    t = p.subtype.lower()
+    if t == "state":
+        return {"US": "Q35657", "AU": "Q5852411"}.get(p.country, "Q107390")
+    if t in ("land", "federal state", "regional state"):
+        return "Q107390"
+    if t in ("province", "autonomous province", "prefecture"):
+        return "Q34876"
+    if t in ("region", "autonomous region", "administrative region", "metropolitan region", "geographical region",
+             "autonomous community"):
+        return "Q82794"
+    if t in ("county", "two-tier county", "metropolitan county"):
+        return "Q28575"
+    if t in ("district", "metropolitan district", "rayon", "london borough", "council area", "unitary authority"):
+        return "Q149621"
+    if t in ("municipality", "rural municipality", "urban municipality", "city municipality", "district municipality",
+             "commune"):
+        return "Q15284"
+    if t in ("voivodship", "voivodeship"):
+        return "Q150093"
+    if t == "republic":
+        return "Q41162" if p.country == "RU" else "Q10864048"
+    if t == "country":
+        return "Q6256"
+    if t in ("city", "capital city", "metropolitan city", "city with county rights", "state city"):
+        return "Q515"
+    return "Q10864048"  # another first-level kind: first-level administrative country subdivision
+
+
+
+def features(ev: Evidence) -> list[str]:
+    """What the learned model sees of a cluster: context words, relation roles, the name's last word."""
+    out: set[str] = set()
+    for c in ev.contexts:
+        for w in (*c.before, *c.after[:8]):
+            if w.isalpha() and w not in STOP:
+                out.add("w:" + w)
+    for pid, role in ev.roles:
+        out.add(f"r:{pid}:{role}")
+    if ev.names:
+        words = _words(ev.names[0])
+        if words:
+            out.add("n:" + words[-1])
+    return sorted(out)
+
+
+@dataclass(frozen=True)
+class LearnedTypes:
+    """Multinomial naive Bayes over the features of :func:`features`, one model per coarse type, add-one
+    smoothing over the features seen in that coarse type's training clusters."""
+
+    log_prior: Mapping[str, Mapping[str, float]]  # coarse -> class -> log P(class)
+    log_like: Mapping[str, Mapping[str, Mapping[str, float]]]  # coarse -> class -> feature -> log P(f | class)
+    log_unseen: Mapping[str, Mapping[str, float]]  # coarse -> class -> log P(f | class) of a feature it lacks
+    vocabulary: Mapping[str, frozenset[str]]  # coarse -> features seen in training
+
+    @staticmethod
+    def train(examples: Sequence[tuple[Evidence, str]]) -> LearnedTypes:
+        import math
+
+        counts: dict[str, dict[str, Counter[str]]] = {}
+        n: dict[str, Counter[str]] = {}
+        for ev, q in examples:
+            n.setdefault(ev.coarse, Counter())[q] += 1
+            counts.setdefault(ev.coarse, {}).setdefault(q, Counter()).update(features(ev))
+        log_prior: dict[str, dict[str, float]] = {}
+        log_like: dict[str, dict[str, dict[str, float]]] = {}
+        log_unseen: dict[str, dict[str, float]] = {}
+        vocabulary: dict[str, frozenset[str]] = {}
+        for coarse in sorted(n):
+            kept = sorted(q for q, k in n[coarse].items() if k >= LEARNED_MIN_EXAMPLES)
+            total = sum(n[coarse][q] for q in kept)
+            vocab = frozenset(f for q in kept for f in counts[coarse][q])
+            vocabulary[coarse] = vocab
+            log_prior[coarse], log_like[coarse], log_unseen[coarse] = {}, {}, {}
+            for q in kept:
+                mass = sum(counts[coarse][q].values()) + len(vocab)
+                log_prior[coarse][q] = math.log(n[coarse][q] / total)
+                log_like[coarse][q] = {f: math.log((c + 1) / mass) for f, c in sorted(counts[coarse][q].items())}
+                log_unseen[coarse][q] = math.log(1 / mass)
+        return LearnedTypes(log_prior, log_like, log_unseen, vocabulary)
+
+    def predict(self, ev: Evidence) -> str | None:
+        """The most probable class when its posterior reaches ``LEARNED_MIN_POSTERIOR``, else None."""
+        import math
+
+        priors = self.log_prior.get(ev.coarse)
+        if not priors:
+            return None
+        vocab = self.vocabulary[ev.coarse]
+        feats = [f for f in features(ev) if f in vocab]
+        if len(feats) < 2:
+            return None
+        scores = {}
+        for q, lp in priors.items():
+            like, unseen = self.log_like[ev.coarse][q], self.log_unseen[ev.coarse][q]
+            scores[q] = lp + math.fsum(like.get(f, unseen) for f in feats)
+        best = max(scores, key=lambda q: (scores[q], -int(q[1:])))
+        top = scores[best]
+        z = math.fsum(math.exp(v - top) for _, v in sorted(scores.items()))
+        return best if 1 / z >= LEARNED_MIN_POSTERIOR else None
