@@ -40,3 +40,10 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(DEMO_DIR) .pytest_cache .ruff_cache
+
+# The ICL harness against a real llama.cpp server on 127.0.0.1: prompts -> run -> parse -> evaluate on
+# 3 Re-DocRED test documents, a cached rerun, a server killed mid-run. The first run installs the server
+# (compiled: ~6 minutes on 2 cores) and a 98 MB model into ~/.cache/envbench-icl (ENVBENCH_ICL_CACHE).
+.PHONY: icl-smoke
+icl-smoke: $(STAMP)
+	$(BIN)/python bench/icl_smoke.py

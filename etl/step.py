@@ -166,8 +166,15 @@ class Step:
     def __enter__(self) -> Step:
         if self.root is not None:
             check_writable(self.root, self.option, folder=True)
-        for out in self.outputs:
-            check_writable(out, self.option, folder=out in self.folders)
+        probed: set[Path] = set()
+        for out in self.outputs:  # a name taken by the wrong kind of thing, for every output
+            if out in self.folders and out.exists() and not out.is_dir():
+                raise InputError(f"{self.option} {out}: a file has that name; choose a folder path")
+            if out not in self.folders and out.is_dir():
+                raise InputError(f"{self.option} {out}: a folder has that name; choose a file path")
+            if out.parent not in probed:  # writability: one probe per folder, not per output
+                probed.add(out.parent)
+                check_writable(out, self.option, folder=out in self.folders)
         if not self.base.exists():
             self.base.mkdir(parents=True)
             self._created_root = True

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import urllib.parse
 
 import click
+
+from icl.templates import TEMPLATES as TEMPLATE_NAMES
 
 
 @click.group()
@@ -45,15 +48,26 @@ def icl() -> None:
               help="Use only training documents of at most this many tokens as demonstrations (shorter prompts).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N test documents (a quick look).")
 @click.option("--skip-invalid", is_flag=True, help="Skip invalid documents instead of stopping.")
+@click.option("--template", type=click.Choice(list(TEMPLATE_NAMES)), default="paper", show_default=True,
+              help="paper: after the paper's Appendix A (entities numbered in vertexSet order, 'mention [N]', "
+                   "answers '<[h]; relation; [t]>'; icl/templates.py says which sentences are verified); "
+                   "envbench-v1: the harness's first template ('<eN>mention</eN>', numbered by first mention).")
+@click.option("--system", default=None,
+              help="System message sent before each prompt. Default: the template's own (paper: the reference "
+                   "code's 'You are a helpful assistant.'; envbench-v1: none); '' sends none, so the server's "
+                   "chat template may insert its own default.")
+@click.option("--force", is_flag=True, help="Rebuild even when OUT is up to date with these inputs and options.")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
-              help="Folder for <nnnn>.json / <nnnn>.txt prompt files and index.json.")
+              help="Folder for prompts/<nnnn>.json and .txt, index.json and manifest.json.")
 def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: int, da: bool, cg: bool,
                 seed: int, same_demos_for_renamed: bool, max_demo_tokens: int | None, limit: int | None,
-                skip_invalid: bool, out: str) -> None:
+                skip_invalid: bool, template: str, system: str | None, force: bool, out: str) -> None:
     """Write one few-shot prompt per test document (JSON for `icl run`, .txt to read).
 
-    Entities are numbered in order of first mention and every mention is marked <eN>...</eN>;
-    each prompt file keeps entity_map (number N -> vertexSet index entity_map[N-1]).
+    Entities are numbered and every mention is marked as the template says; each prompt file
+    keeps entity_map (number N -> vertexSet index entity_map[N-1]). The summary gives the length
+    distribution in characters and estimated tokens. Rerunning with the same inputs and options
+    writes nothing (OUT/manifest.json says it is up to date).
 
     \b
     Example:
@@ -61,12 +75,15 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
           --shots 3 --out runs/icl/p3
       envbench icl prompts --docs data/sample/docs/test.json --train data/sample/docs/train.json \\
           --twins data/twins/train_twins.json --shots 1 --da --cg --out runs/icl/p1-da-cg
+      envbench icl prompts --docs data/sample/docs/test.json --train data/sample/docs/train.json \\
+          --template envbench-v1 --system '' --limit 2 --out runs/icl/v1
     """
     from icl.prompts import build_prompts
 
     result = build_prompts(docs_path, train_path, out, twins_path=twins_path, shots=shots, da=da, cg=cg,
                            seed=seed, same_demos_for_renamed=same_demos_for_renamed,
-                           max_demo_tokens=max_demo_tokens, limit=limit, skip_invalid=skip_invalid)
+                           max_demo_tokens=max_demo_tokens, limit=limit, skip_invalid=skip_invalid,
+                           template=template, system=system, force=force)
     click.echo(result.summary())
 
 
@@ -83,11 +100,26 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Environment variable holding the API key; local servers need none (unset is fine).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="Most tokens per answer.")
 @click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True, help="Sampling temperature.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Requests in flight at once.")
-@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True), default=120.0, show_default=True, help="Seconds per request.")
+@click.option("--stop", "stop", multiple=True,
+              help="A stop sequence (repeat for several); sent as the request's stop field, part of the cache key.")
+@click.option("--seed", type=int, default=None,
+              help="Sampling seed sent as the request's seed field (servers that honour it repeat sampled answers); "
+                   "part of the cache key.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Requests in flight at once. A server with fewer parallel slots queues the rest, and queue time "
+                   "counts against --timeout: raise it only as far as the server runs requests in parallel "
+                   "(llama.cpp --parallel, OLLAMA_NUM_PARALLEL; vLLM and hosted APIs: 8-32).")
+@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True), default=120.0, show_default=True,
+              help="Seconds to wait for a reply to one request, time spent in the server's queue included.")
 @click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True,
-              help="Further tries on 429, 5xx, timeouts and dropped connections (backoff doubles each time).")
+              help="Further tries on 429, 5xx, timeouts, dropped connections and cut replies (backoff doubles each time).")
 @click.option("--backoff", type=click.FloatRange(min=0.0), default=1.0, show_default=True, help="First retry delay in seconds.")
+@click.option("--max-wait", type=click.FloatRange(min=0.0), default=60.0, show_default=True,
+              help="Longest wait before one retry, in seconds, also when the server's Retry-After asks for longer; "
+                   "waits of 5 s or more are announced with their reason.")
+@click.option("--context", type=click.IntRange(min=1), default=None,
+              help="The model's context in tokens: prompts whose estimated length plus --max-tokens exceed it are "
+                   "named before sending. Default: what the server reports (vLLM /v1/models, llama.cpp /props).")
 @click.option("--extra-body", default=None,
               help='JSON object merged into each request (part of the cache key); null removes a field, e.g. '
                    '\'{"max_tokens": null, "max_completion_tokens": 4096}\' or '
@@ -97,21 +129,27 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
 @click.option("--cache-only", is_flag=True, help="Send no request; documents not in the cache count as failed.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: str, max_tokens: int,
-            temperature: float, concurrency: int, timeout: float, retries: int, backoff: float, extra_body: str | None,
+            temperature: float, stop: tuple[str, ...], seed: int | None, concurrency: int, timeout: float,
+            retries: int, backoff: float, max_wait: float, context: int | None, extra_body: str | None,
             cache_dir: str | None, cache_only: bool, no_progress: bool) -> None:
     """Send every prompt to a chat-completions server; cached, resumable, failures listed.
 
-    Answers are cached by sha256 of (model, prompt, temperature, max tokens): rerunning costs
-    nothing, an interrupted run resumes, and a rerun retries only the failed documents.
+    Answers are cached by sha256 of (model, messages, sampling parameters): rerunning costs
+    nothing, an interrupted run (Ctrl-C stops it at once) resumes, and a rerun retries only the
+    failed documents. Before sending, the server's /v1/models is asked whether it knows --model.
+    run.json counts every answer (tokens, answers cut at --max-tokens), and this run's requests,
+    retries by cause and latency; the last line says the same in short.
 
     \b
     Example:
       envbench icl run --prompts runs/icl/p3 --base-url http://localhost:8000/v1 \\
           --model meta-llama/Llama-3.1-8B-Instruct --concurrency 16 --out runs/icl/llama-p3
+      envbench icl run --prompts runs/icl/p3 --base-url http://127.0.0.1:8080/v1 --model smollm2 \\
+          --context 8192 --max-tokens 1024 --seed 0 --stop '</s>' --out runs/icl/smol-p3
       OPENAI_API_KEY=sk-... envbench icl run --prompts runs/icl/p3 \\
           --base-url https://api.openai.com/v1 --model gpt-4o-mini --out runs/icl/gpt-p3
     """
-    from icl.client import ChatClient, run_prompts
+    from icl.client import ChatClient, RunInterrupted, run_prompts
 
     url = urllib.parse.urlsplit(base_url)
     if url.scheme not in ("http", "https") or not url.netloc:
@@ -131,15 +169,30 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
             raise click.ClickException(f"--extra-body is not valid JSON ({exc}); pass an object such as '{{\"seed\": 0}}'") from None
         if not isinstance(extra, dict):
             raise click.ClickException("--extra-body must be a JSON object such as '{\"seed\": 0}'")
+    def notify(message: str) -> None:
+        click.echo(message, err=True)
+
     client = ChatClient(base_url, model, api_key=os.environ.get(api_key_env) or None, temperature=temperature,
-                        max_tokens=max_tokens, timeout=timeout, retries=retries, backoff=backoff, extra=extra)
-    result = run_prompts(prompts_dir, out, client, concurrency=concurrency, cache_dir=cache_dir,
-                         cache_only=cache_only, progress=not no_progress)
+                        max_tokens=max_tokens, timeout=timeout, retries=retries, backoff=backoff, max_wait=max_wait,
+                        stop=list(stop) or None, seed=seed, notify=notify, extra=extra)
+    try:
+        result = run_prompts(prompts_dir, out, client, concurrency=concurrency, cache_dir=cache_dir,
+                             cache_only=cache_only, progress=not no_progress, context=context, notify=notify)
+    except RunInterrupted as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(130)  # the shell's code for "stopped by SIGINT"
     click.echo(result.summary())
-    if result.documents and len(result.failed) == result.documents and not cache_only:
+    n = result.documents
+    if n and len(result.failed) == n:
+        if cache_only:
+            none = "the only document has" if n == 1 else f"none of the {n:,} documents has"
+            raise click.ClickException(
+                f"--cache-only: {none} an answer in the cache {cache_dir or os.path.join(out, 'cache')}; run "
+                "without --cache-only to ask the server, or give --cache the folder of the run that answered them"
+            )
+        every = "the only document" if n == 1 else f"all {n:,} documents"
         raise click.ClickException(
-            f"all {result.documents} documents failed (first error: {result.failed[0]['error']}); "
-            f"check that {base_url} serves --model {model}"
+            f"{every} failed (first error: {result.failed[0]['error']}); check that {base_url} serves --model {model}"
         )
 
 
@@ -153,9 +206,11 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
 @click.option("--stats", "stats_path", type=click.Path(dir_okay=False), default=None,
               help="Where to write parse counts (default: OUT with .stats.json).")
 def parse_cmd(prompts_dir: str, run_dir: str, out: str, stats_path: str | None) -> None:
-    """Turn answers into official-format predictions; count dropped triples by reason.
+    """Turn answers into official-format predictions; count dropped triples by reason, per document too.
 
-    Failed documents get no predictions, so their gold triples still count as missed.
+    Failed documents get no predictions, so their gold triples still count as missed. The stats
+    file lists, per document, what was kept and what was dropped and why (with the dropped text).
+    OUT.manifest.json names the documents the predictions cover (for scoring only those).
 
     \b
     Example:

@@ -19,11 +19,14 @@ from typing import Any
 
 from envbench.core.errors import EnvbenchError
 from envbench.core.relations import NAME_TO_ID, RELATIONS
-from etl.io import compression_of, read_json, write_json_atomic
+from etl.io import compression_of, dumps_json, read_json
+from etl.step import Step, manifest_beside, read_manifest
 from icl.client import RUN_FORMAT
 from icl.prompts import read_index, read_prompt
+from icl.util import plural
 
 DROP_REASONS = ("malformed", "bad_entity", "entity_out_of_range", "unknown_relation", "self_pair", "duplicate")
+EXAMPLES_PER_DOCUMENT = 5  # dropped triples quoted per document in the stats file
 
 # A triple inside one kind of bracket; the fields hold no bracket of that kind and no newline.
 _BRACKETED = [
@@ -50,6 +53,7 @@ class ParsedAnswer:
 
     triples: list[tuple[int, int, str]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    dropped: list[tuple[str, str]] = field(default_factory=list)  # (reason, the candidate text), in answer order
 
 
 def relation_id(text: str) -> str | None:
@@ -132,45 +136,51 @@ def parse_answer(text: str, names: list[list[str]]) -> ParsedAnswer:
         for cand in cands:
             out.counts["triples_found"] += 1
             parts = cand.split(";")
+            reason = None
             if len(parts) != 3:
-                out.counts["dropped_malformed"] += 1
-                continue
-            (h, h_by_name), (t, t_by_name) = _entity(parts[0], names), _entity(parts[2], names)
-            out.counts["resolved_by_name"] += int(h_by_name) + int(t_by_name)
-            r = relation_id(parts[1])
-            if h is None or t is None:
-                out.counts["dropped_bad_entity"] += 1
-            elif not (1 <= h <= n_entities and 1 <= t <= n_entities):
-                out.counts["dropped_entity_out_of_range"] += 1
-            elif r is None:
-                out.counts["dropped_unknown_relation"] += 1
-            elif h == t:
-                out.counts["dropped_self_pair"] += 1
-            elif (h, t, r) in seen:
-                out.counts["dropped_duplicate"] += 1
+                reason = "malformed"
             else:
-                seen.add((h, t, r))
-                out.triples.append((h, t, r))
-                out.counts["kept"] += 1
+                (h, h_by_name), (t, t_by_name) = _entity(parts[0], names), _entity(parts[2], names)
+                out.counts["resolved_by_name"] += int(h_by_name) + int(t_by_name)
+                r = relation_id(parts[1])
+                if h is None or t is None:
+                    reason = "bad_entity"
+                elif not (1 <= h <= n_entities and 1 <= t <= n_entities):
+                    reason = "entity_out_of_range"
+                elif r is None:
+                    reason = "unknown_relation"
+                elif h == t:
+                    reason = "self_pair"
+                elif (h, t, r) in seen:
+                    reason = "duplicate"
+                else:
+                    seen.add((h, t, r))
+                    out.triples.append((h, t, r))
+                    out.counts["kept"] += 1
+            if reason is not None:
+                out.counts[f"dropped_{reason}"] += 1
+                out.dropped.append((reason, cand.strip()))
     return out
 
 
 @dataclass
 class ParseResult:
-    """What ``parse_run`` wrote."""
+    """What ``parse_run`` wrote (or found up to date)."""
 
     out: Path
     stats_path: Path
     stats: dict[str, int]
+    up_to_date: bool = False
 
     def summary(self) -> str:
         s = self.stats
-        drops = ", ".join(f"{k[len('dropped_'):]} {v}" for k, v in sorted(s.items()) if k.startswith("dropped_") and v)
+        drops = ", ".join(f"{k[len('dropped_'):]} {v:,}" for k, v in sorted(s.items()) if k.startswith("dropped_") and v)
+        verb = "up to date:" if self.up_to_date else "wrote"
         return (
-            f"{s['predictions']} predictions for {s['documents']} documents ({s['failed_documents']} failed, "
-            f"scored as empty) written to {self.out}; triples found {s['triples_found']}, kept {s['kept']}"
-            + (f", dropped: {drops}" if drops else "")
-            + f"; stats in {self.stats_path}"
+            f"{verb} {plural(s['predictions'], 'prediction')} for {plural(s['documents'], 'document')} "
+            f"({s['failed_documents']:,} failed, scored as empty) in {self.out}; triples found "
+            f"{s['triples_found']:,}, kept {s['kept']:,}" + (f", dropped: {drops}" if drops else "")
+            + f"; per-document counts in {self.stats_path}"
         )
 
 
@@ -180,8 +190,15 @@ def parse_run(
     out: str | os.PathLike[str],
     *,
     stats_path: str | os.PathLike[str] | None = None,
+    force: bool = False,
 ) -> ParseResult:
-    """Parse RUN/answers.json against the prompts' entity maps; write predictions and their stats."""
+    """Parse RUN/answers.json against the prompts' entity maps; write predictions, their stats, and
+    OUT.manifest.json last (through ``etl.step.Step``: a rerun with the same inputs writes nothing).
+
+    The manifest's ``covers`` names the documents the predictions are for (every prompt, failed
+    ones included, which count as empty), the --docs file they came from, and --limit, so a scorer
+    can score only those documents.
+    """
     out_path = Path(out)
     stats_file = Path(stats_path) if stats_path is not None else out_path.with_name(out_path.stem + ".stats.json")
     if stats_file.resolve() == out_path.resolve():
@@ -196,6 +213,36 @@ def parse_run(
             f"no answers at {answers_path}; run `envbench icl run --prompts {prompts_dir} --base-url URL "
             f"--model NAME --out {run_dir}` first (an interrupted run resumes from its cache)"
         )
+    index_path = Path(prompts_dir) / "index.json"
+    with Step("icl-parse", manifest=manifest_beside(out_path), outputs=[out_path, stats_file],
+              inputs=[index_path, answers_path], option="--out", force=force) as step:
+        if step.up_to_date:
+            stats = read_json(stats_file, what="parse stats")
+            return ParseResult(out_path, stats_file, {k: v for k, v in stats.items() if isinstance(v, int)},
+                               up_to_date=True)
+        preds, totals, per_document, failed_titles = _parse(index, prompts_dir, run_dir, answers_path)
+        step.path(out_path).write_bytes(dumps_json(preds))
+        step.path(stats_file).write_bytes(dumps_json({**totals, "per_document": per_document}, indent=True))
+        params = index["params"]
+        step.info = {"covers": {
+            "docs": params.get("docs"), "docs_sha256": (index.get("inputs") or {}).get("docs_sha256"),
+            "docs_documents": index.get("docs_documents"), "limit": params.get("limit"),
+            "subset": index.get("subset", False), "documents": len(index["documents"]),
+            "titles": [e["title"] for e in index["documents"]], "failed_titles": failed_titles,
+        }}
+    return ParseResult(out_path, stats_file, totals)
+
+
+def covered_titles(pred_path: str | os.PathLike[str]) -> list[str] | None:
+    """The titles an ``icl parse`` prediction file covers (from its manifest), or None when unknown."""
+    manifest = read_manifest(manifest_beside(pred_path))
+    covers = manifest.get("covers") if manifest else None
+    titles = covers.get("titles") if isinstance(covers, dict) else None
+    return list(titles) if isinstance(titles, list) else None
+
+
+def _parse(index: dict[str, Any], prompts_dir: str | os.PathLike[str], run_dir: str | os.PathLike[str],
+           answers_path: Path) -> tuple[list[dict[str, Any]], dict[str, int], list[dict[str, Any]], list[str]]:
     run = read_json(answers_path, what="ICL answers file")
     if not isinstance(run, dict) or run.get("format") != RUN_FORMAT:
         raise EnvbenchError(f"{answers_path} is not an envbench ICL answers file; rerun `envbench icl run`")
@@ -204,7 +251,8 @@ def parse_run(
     for reason in DROP_REASONS:
         stats[f"dropped_{reason}"] += 0
     preds: list[dict[str, Any]] = []
-    failed = 0
+    per_document: list[dict[str, Any]] = []
+    failed_titles: list[str] = []
     for entry in index["documents"]:
         ans = by_file.get(entry["file"])
         if ans is None:
@@ -217,8 +265,10 @@ def parse_run(
                 f"{answers_path}: the answer for {entry['file']} was made from a different prompt; "
                 f"rerun `envbench icl run --prompts {prompts_dir} ... --out {run_dir}` (cached answers are reused)"
             )
+        doc = {"file": entry["file"], "title": entry["title"]}
         if ans["answer"] is None:
-            failed += 1  # no triples: the document's gold still counts against recall
+            failed_titles.append(entry["title"])  # no triples: the document's gold still counts against recall
+            per_document.append({**doc, "failed": True, "error": ans.get("error")})
             continue
         rec = read_prompt(prompts_dir, entry["file"])
         parsed = parse_answer(ans["answer"], rec["entity_names"])
@@ -226,8 +276,11 @@ def parse_run(
         emap = rec["entity_map"]
         doc_preds = {(emap[h - 1], emap[t - 1], r) for h, t, r in parsed.triples}
         preds.extend({"title": rec["title"], "h_idx": h, "t_idx": t, "r": r} for h, t, r in sorted(doc_preds))
-    result_stats = dict(sorted(stats.items()))
-    result_stats.update(documents=len(index["documents"]), failed_documents=failed, predictions=len(preds))
-    write_json_atomic(out_path, preds)
-    write_json_atomic(stats_file, result_stats, indent=True)
-    return ParseResult(out_path, stats_file, result_stats)
+        per_document.append({
+            **doc, "failed": False, "finish_reason": ans.get("finish_reason"),
+            **{k: v for k, v in sorted(parsed.counts.items())},
+            "dropped": [{"reason": r, "text": t} for r, t in parsed.dropped[:EXAMPLES_PER_DOCUMENT]],
+        })
+    totals = dict(sorted(stats.items()))
+    totals.update(documents=len(index["documents"]), failed_documents=len(failed_titles), predictions=len(preds))
+    return preds, totals, per_document, failed_titles

@@ -1,17 +1,25 @@
-"""Few-shot DocRE prompts after the paper's Appendix A, with demonstration augmentation and consistency guidance.
+"""Few-shot DocRE prompts, with demonstration augmentation (DA) and consistency guidance (CG).
 
-Layout of one prompt (a single user message):
+Layout of one prompt (``--template paper``, the default; ``icl/templates.py`` has the wording and
+says which of it is the paper's own):
 
-1. the instruction: the task, the mention marking, the 96 relation names, the output format;
+1. the instruction: the task, the 96 relation names separated by semicolons, how entities are
+   numbered, that examples come first, and the answer form;
 2. with CG, the consistency paragraph;
-3. the demonstrations ("Example 1", ...; with DA "Example 1a" and its renamed twin "Example 1b"),
-   each followed by its gold triples, one ``<h; relation name; t>`` line each;
-4. the test document, ending with ``Relations:`` for the model to continue.
+3. the demonstrations, each "Example document:" then "All relation triples extracted from the
+   document:" and its gold triples, one ``<[h]; relation name; [t]>`` line each (with DA every
+   demonstration is followed by its renamed twin, carrying the same triples);
+4. "Test document:" and the test document, ending in the answer header for the model to continue.
 
-Entities are numbered 1, 2, ... in order of first mention (sentence, start token; a longer span
-first when two start together; vertexSet index breaks ties), and every mention is enclosed as
-``<eN>tokens</eN>``. Because that numbering differs from the vertexSet order, each prompt file
-carries ``entity_map``: ``entity_map[N-1]`` is the vertexSet index of entity N.
+Entities are numbered as the template says: ``paper`` in vertexSet order (entity N is vertexSet
+index N-1, as the paper's reference scorer reads them), each mention followed by `` [N]``;
+``envbench-v1`` in order of first mention (sentence, start token; a longer span first when two start
+together; vertexSet index breaks ties), each mention enclosed as ``<eN>tokens</eN>``. Each prompt
+file carries ``entity_map``: ``entity_map[N-1]`` is the vertexSet index of entity N.
+
+The step writes OUT/prompts/<nnnn>.json (sent as is) and .txt (to read), OUT/index.json, then
+OUT/manifest.json last, through ``etl.step.Step``: a rebuild with the same inputs is skipped, and a
+rebuild with fewer documents leaves none of the earlier prompt files behind.
 """
 
 from __future__ import annotations
@@ -26,39 +34,36 @@ from typing import Any
 from envbench.core.errors import DataError, EnvbenchError
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import derive_seed
-from envbench.formats.docred import Doc, distinct_names
-from envbench.formats.linked_docred import read_documents
-from etl.io import dumps_json, read_json, sha256_bytes, sha256_file, write_json_atomic
+from envbench.formats.docred import Doc, distinct_names, read_docred
+from etl.io import dumps_json, read_json, sha256_bytes, sha256_file
+from etl.step import Step
+from icl.templates import DEFAULT_TEMPLATE, TEMPLATES, V1_CG_PARAGRAPH, Example, Template
+from icl.util import median, plural, quantile
 
-TEMPLATE_VERSION = 1
-INDEX_FORMAT = "envbench-icl-prompts/1"
-MARKING = "<eN>mention</eN>"
-
-INSTRUCTION = (
-    "Task: document-level relation extraction. Read the document and list the relations that hold "
-    "between its entities.\n"
-    "The entities are numbered 1, 2, 3, ... in order of their first mention, and every mention of an "
-    "entity is enclosed in tags carrying its number: <e1>Willi Schneider</e1> ... <e1>Schneider</e1> "
-    "are two mentions of entity 1.\n"
-    "Use only these {n} relation types:\n{relations}\n"
-    "Write one relation per line in the form <head entity number; relation type; tail entity number>, "
-    "for example <1; country of citizenship; 2>. List every relation the document states or implies, "
-    "and write nothing else. If no relation holds, write None."
-)
-
-CG_PARAGRAPH = (
-    "The examples come in pairs (a and b). The two documents of a pair differ only in the names of "
-    "their entities, and therefore their relations are exactly the same. Your output must not depend on "
-    "entity names either: base every relation on what the context says, not on the entities themselves "
-    "or on what you know about them."
-)
-
+INDEX_FORMAT = "envbench-icl-prompts/2"  # /2: prompt files under OUT/prompts/, template by name
+PROMPTS_DIR = "prompts"
+CG_PARAGRAPH = V1_CG_PARAGRAPH  # the envbench-v1 wording (the paper's is in icl.templates)
+# Characters per token for length estimates, chosen to err long. Measured with SmolLM2's tokenizer (a 49k
+# BPE vocabulary) on the 500 Re-DocRED test documents (dev as demonstrations; bench/icl_smoke.py
+# --measure-tokens): paper 1-shot 3.63 overall (lowest prompt 2.76), 3-shot +DA +CG 3.18 (lowest 2.66);
+# envbench-v1 1-shot 3.08 (2.55), 3-shot +DA +CG 2.84 (2.36), and 2.11 on one 3-shot +DA +CG prompt with
+# real renamed twins. chars/4, used before, was 30-40% short. Bigger vocabularies (Llama 3, Qwen 2.5)
+# pack more characters into a token, so these estimates stay on the long side for them too.
+CHARS_PER_TOKEN = {"paper": 2.6, "envbench-v1": 2.1}
 _SEED_SUFFIX = re.compile(r"-\d+$")
-_PROMPT_FILE = re.compile(r"^\d{4,}\.(?:json|txt)$")
 
 
-def entity_order(doc: Doc) -> list[int]:
-    """vertexSet indices in order of first mention: entity number N is ``entity_order(doc)[N-1]``."""
+def get_template(name: str) -> Template:
+    """The template called ``name``, or an error listing the names."""
+    if name not in TEMPLATES:
+        raise EnvbenchError(f"--template {name!r} is unknown; choose one of {', '.join(TEMPLATES)}")
+    return TEMPLATES[name]
+
+
+def entity_order(doc: Doc, numbering: str = "first-mention") -> list[int]:
+    """vertexSet indices in numbering order: entity number N is ``entity_order(doc)[N-1]``."""
+    if numbering == "vertexset":
+        return list(range(len(doc["vertexSet"])))
     keys = []
     for i, entity in enumerate(doc["vertexSet"]):
         first = min((m["sent_id"], m["pos"][0], -m["pos"][1]) for m in entity)
@@ -66,8 +71,12 @@ def entity_order(doc: Doc) -> list[int]:
     return [i for _, i in sorted(keys)]
 
 
-def render_document(doc: Doc, order: list[int]) -> str:
-    """The document's tokens joined by spaces, each mention enclosed as ``<eN>...</eN>``."""
+def render_document(doc: Doc, order: list[int], marking: str = "tags") -> str:
+    """The document's tokens joined by spaces, each mention marked with its entity number.
+
+    ``tags``: ``<eN>...</eN>`` around the mention (nested mentions stay nested); ``brackets``: `` [N]``
+    after the mention's last token (of several mentions ending together, the inner one first).
+    """
     number_of = {v: n for n, v in enumerate(order, start=1)}
     # per sentence: opens[token] and closes[token] (a close at token j comes after token j-1)
     spans: dict[int, set[tuple[int, int, int]]] = {}
@@ -82,18 +91,23 @@ def render_document(doc: Doc, order: list[int]) -> str:
             opens.setdefault(s, []).append((s, e, n))
             closes.setdefault(e, []).append((s, e, n))
         for j, tok in enumerate(sent):
+            ending = sorted(closes.get(j + 1, ()), key=lambda x: (-x[0], -x[2]))  # inner (later start) first
+            if marking == "brackets":
+                out.append(tok + "".join(f" [{n}]" for _, _, n in ending))
+                continue
             # outer spans open first and close last, so nested mentions stay properly nested
             pre = "".join(f"<e{n}>" for _, _, n in sorted(opens.get(j, ()), key=lambda x: (-x[1], x[2])))
-            post = "".join(f"</e{n}>" for _, _, n in sorted(closes.get(j + 1, ()), key=lambda x: (-x[0], -x[2])))
+            post = "".join(f"</e{n}>" for _, _, n in ending)
             out.append(f"{pre}{tok}{post}")
     return " ".join(out)
 
 
-def triple_lines(doc: Doc, order: list[int]) -> list[str]:
-    """The gold triples as ``<h; relation name; t>`` lines, sorted by (h, t, relation name)."""
+def triple_lines(doc: Doc, order: list[int], template: Template | None = None) -> list[str]:
+    """The gold triples as the template writes them, sorted by (h, t, relation name)."""
+    write = (template or TEMPLATES["envbench-v1"]).triple
     number_of = {v: n for n, v in enumerate(order, start=1)}
     triples = {(number_of[lab["h"]], number_of[lab["t"]], RELATIONS[lab["r"]]) for lab in doc.get("labels") or []}
-    return [f"<{h}; {r}; {t}>" for h, t, r in sorted(triples)]
+    return [write(h, r, t) for h, t, r in sorted(triples)]
 
 
 def demo_key(title: str, same_for_renamed: bool = True) -> str:
@@ -113,31 +127,29 @@ def build_prompt_text(
     twins: list[Doc] | None = None,
     *,
     cg: bool = False,
-    cache: dict[tuple[str, bool], tuple[str, str]] | None = None,
+    template: Template | str = DEFAULT_TEMPLATE,
+    cache: dict[tuple[str, bool], tuple[str, list[str]]] | None = None,
 ) -> tuple[str, list[int]]:
     """The prompt for ``test`` and its entity order; ``twins[i]`` is the renamed twin of ``demos[i]`` (DA).
 
     ``cache`` keeps rendered demonstrations between calls (a demonstration serves many test documents).
     """
-    relations = "\n".join(RELATIONS.values())
-    parts = [INSTRUCTION.format(n=len(RELATIONS), relations=relations)]
-    if cg:
-        parts.append(CG_PARAGRAPH)
+    tpl = get_template(template) if isinstance(template, str) else template
     cache = {} if cache is None else cache
+    examples: list[Example] = []
     for i, demo in enumerate(demos, start=1):
         for is_twin, doc in ((False, demo), (True, twins[i - 1] if twins is not None else None)):
             if doc is None:
                 continue
             if (demo["title"], is_twin) not in cache:
                 # the twin keeps the source's numbering so both carry literally the same triples
-                order = entity_order(demo)
-                cache[(demo["title"], is_twin)] = (render_document(doc, order), "\n".join(triple_lines(doc, order)))
+                order = entity_order(demo, tpl.numbering)
+                cache[(demo["title"], is_twin)] = (render_document(doc, order, tpl.marking),
+                                                   triple_lines(doc, order, tpl))
             text, triples = cache[(demo["title"], is_twin)]
-            label = f"Example {i}" if twins is None else f"Example {i}{'b' if is_twin else 'a'}"
-            parts.append(f"{label}:\nDocument: {text}\nRelations:\n{triples or 'None'}")
-    test_order = entity_order(test)
-    parts.append(f"Test document:\nDocument: {render_document(test, test_order)}\nRelations:")
-    return "\n\n".join(parts), test_order
+            examples.append(Example(text, triples, i, None if twins is None else is_twin))
+    test_order = entity_order(test, tpl.numbering)
+    return tpl.layout(examples, render_document(test, test_order, tpl.marking), cg), test_order
 
 
 def _doc_tokens(doc: Doc) -> int:
@@ -160,33 +172,39 @@ def _check_twin(demo: Doc, twin: Doc, twins_path: str) -> None:
         )
 
 
-def _write_unsynced(path: Path, data: bytes) -> None:
-    """Temp file + rename without fsync: a crash leaves no partial file under the final name, and
-    index.json (written last, synced) pins every prompt's hash, so a file lost to power failure is
-    detected by `icl run`. A fsync per prompt made builds several times slower on a busy disk."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def length_stats(chars: list[int], chars_per_token: float) -> dict[str, Any]:
+    """The prompt length distribution in characters and in estimated tokens."""
+    out: dict[str, Any] = {"chars_per_token": chars_per_token}
+    for name, values in (("chars", chars), ("tokens_estimated", [round(c / chars_per_token) for c in chars])):
+        out[name] = {"min": min(values, default=0), "median": round(median(values)),
+                     "p95": round(quantile(values, 0.95)), "max": max(values, default=0)}
+    return out
 
 
 @dataclass
 class PromptsResult:
-    """What ``build_prompts`` wrote."""
+    """What ``build_prompts`` wrote (or found up to date)."""
 
     out: Path
     documents: int
     demo_documents: int  # distinct training documents used as demonstrations
-    chars_total: int
-    chars_max: int
+    length: dict[str, Any]
     params: dict[str, Any] = field(default_factory=dict)
+    up_to_date: bool = False
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        mode = f"{self.params['shots']}-shot" + (" +DA" if self.params["da"] else "") + (" +CG" if self.params["cg"] else "")
-        return (
-            f"wrote {self.documents} prompts ({mode}) to {self.out}; {self.demo_documents} distinct demonstrations; "
-            f"prompt length mean {self.chars_total // max(self.documents, 1)} chars "
-            f"(~{self.chars_total // max(self.documents, 1) // 4} tokens), max {self.chars_max} chars"
+        p = self.params
+        mode = f"{p['shots']}-shot" + (" +DA" if p["da"] else "") + (" +CG" if p["cg"] else "")
+        c, t = self.length["chars"], self.length["tokens_estimated"]
+        verb = "up to date:" if self.up_to_date else "wrote"
+        line = (
+            f"{verb} {plural(self.documents, 'prompt')} ({mode}, template {p['template']}) in {self.out}; "
+            f"{plural(self.demo_documents, 'distinct demonstration')}; length in chars median {c['median']:,}, "
+            f"p95 {c['p95']:,}, max {c['max']:,} (~{t['median']:,} / {t['p95']:,} / {t['max']:,} tokens at "
+            f"{self.length['chars_per_token']} chars per token; plan a context of at least the max plus the answer)"
         )
+        return "\n".join([line, *self.notes])
 
 
 def build_prompts(
@@ -203,8 +221,16 @@ def build_prompts(
     max_demo_tokens: int | None = None,
     limit: int | None = None,
     skip_invalid: bool = False,
+    template: str = DEFAULT_TEMPLATE,
+    system: str | None = None,
+    force: bool = False,
 ) -> PromptsResult:
-    """Write OUT/<nnnn>.json and .txt (one prompt per document of ``docs_path``) and OUT/index.json."""
+    """Write OUT/prompts/<nnnn>.json and .txt (one prompt per document of ``docs_path``), OUT/index.json.
+
+    ``system``: the system message; None gives the template's own (``paper``: the reference code's
+    "You are a helpful assistant."; ``envbench-v1``: none), "" sends none.
+    """
+    tpl = get_template(template)
     if shots < 0:
         raise EnvbenchError(f"--shots must be at least 0, got {shots}")
     if da and shots == 0:
@@ -220,58 +246,101 @@ def build_prompts(
         )
     if limit is not None and limit < 1:
         raise EnvbenchError(f"--limit must be at least 1, got {limit}")
-    test_docs = read_documents(docs_path, skip_invalid=skip_invalid).docs
-    if not test_docs:
-        raise DataError(f"{docs_path}: has no{' valid' if skip_invalid else ''} documents; pass the DocRED-format "
-                        "test documents to write prompts for")
-    if limit is not None:
-        test_docs = test_docs[:limit]
-    train_docs = read_documents(train_path, skip_invalid=skip_invalid).docs
-    by_title = {d["title"]: d for d in train_docs}
-    candidates = [
-        d["title"]
-        for d in train_docs
-        if d.get("labels") and (max_demo_tokens is None or _doc_tokens(d) <= max_demo_tokens)
-    ]
-    twin_by_title: dict[str, Doc] = {}
-    if da:
-        assert twins_path is not None
-        twin_by_title = {d["title"]: d for d in read_documents(twins_path, skip_invalid=skip_invalid).docs}
-
+    system_text = tpl.system if system is None else (system or None)
+    inputs: list[str | os.PathLike[str]] = [docs_path, train_path] + ([twins_path] if da and twins_path else [])
     params: dict[str, Any] = {
-        "template": TEMPLATE_VERSION,
-        "marking": MARKING,
+        "template": tpl.name,
+        "template_sha256": tpl.sha256,
+        "numbering": tpl.numbering,
+        "marking": tpl.marking,
+        "system": system_text,
         "shots": shots,
         "da": da,
         "cg": cg,
         "seed": seed,
         "same_demos_for_renamed": same_demos_for_renamed,
         "max_demo_tokens": max_demo_tokens,
+        "limit": limit,
         "docs": str(docs_path),
-        "docs_sha256": sha256_file(docs_path),
         "train": str(train_path),
-        "train_sha256": sha256_file(train_path),
         "twins": str(twins_path) if da else None,
-        "twins_sha256": sha256_file(twins_path) if da and twins_path is not None else None,
     }
+    # read and check every input first: its errors come before any output is touched
+    test_set = read_docred(docs_path, skip_invalid=skip_invalid)
+    test_docs = test_set.docs
+    if not test_docs:
+        raise DataError(f"{docs_path}: has no{' valid' if skip_invalid else ''} documents; pass the "
+                        "DocRED-format test documents to write prompts for")
+    docs_total = len(test_docs)
+    if limit is not None:
+        test_docs = test_docs[:limit]
+    train_set = read_docred(train_path, skip_invalid=skip_invalid)
+    notes = [n for n in (test_set.skip_note(), train_set.skip_note()) if n]
+    twin_by_title: dict[str, Doc] = {}
+    if da:
+        assert twins_path is not None
+        twin_set = read_docred(twins_path, skip_invalid=skip_invalid)
+        notes += [n for n in (twin_set.skip_note(),) if n]
+        twin_by_title = {d["title"]: d for d in twin_set.docs}
     out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    earlier = _earlier_prompt_files(out_dir)
+    with Step("icl-prompts", root=out_dir, outputs=[f"{PROMPTS_DIR}/", "index.json"], inputs=inputs,
+              parameters=params, force=force) as step:
+        if step.up_to_date:
+            result = _result_from_index(out_dir, up_to_date=True)
+            result.notes = notes
+            return result
+        entries, used = _write_prompt_files(step.path(f"{PROMPTS_DIR}/"), test_docs, train_set.docs, twin_by_title,
+                                            tpl, params, system_text, str(train_path), str(twins_path))
+        chars = [e["chars"] for e in entries]
+        length = length_stats(chars, CHARS_PER_TOKEN[tpl.name])
+        index = {
+            "format": INDEX_FORMAT,
+            "params": params,
+            "inputs": {"docs_sha256": sha256_file(docs_path), "train_sha256": sha256_file(train_path),
+                       "twins_sha256": sha256_file(twins_path) if da and twins_path else None},
+            # what evaluate needs to score only what was asked: the file's size, and the subset taken
+            "docs_documents": docs_total,
+            "count": len(entries),
+            "subset": limit is not None and limit < docs_total,
+            "demo_documents": len(used),
+            "length": length,
+            "documents": entries,
+        }
+        step.path("index.json").write_bytes(dumps_json(index, indent=True))
+        step.info = {"documents": len(entries)}
+    return PromptsResult(out_dir, len(entries), len(used), length, params, notes=notes)
+
+
+def _write_prompt_files(
+    folder: Path,
+    test_docs: list[Doc],
+    train_docs: list[Doc],
+    twin_by_title: dict[str, Doc],
+    tpl: Template,
+    params: dict[str, Any],
+    system_text: str | None,
+    train_path: str,
+    twins_path: str,
+) -> tuple[list[dict[str, Any]], set[str]]:
+    shots, da, seed, max_demo_tokens = params["shots"], params["da"], params["seed"], params["max_demo_tokens"]
+    by_title = {d["title"]: d for d in train_docs}
+    candidates = [d["title"] for d in train_docs
+                  if d.get("labels") and (max_demo_tokens is None or _doc_tokens(d) <= max_demo_tokens)]
+    folder.mkdir(parents=True, exist_ok=True)
     width = max(4, len(str(max(len(test_docs) - 1, 0))))
     entries: list[dict[str, Any]] = []
     used: set[str] = set()
     drawn: dict[str, list[str]] = {}
-    rendered: dict[tuple[str, bool], tuple[str, str]] = {}
-    chars_total = chars_max = 0
+    rendered: dict[tuple[str, bool], tuple[str, list[str]]] = {}
     for i, doc in enumerate(test_docs):
-        key = demo_key(doc["title"], same_demos_for_renamed)
+        key = demo_key(doc["title"], params["same_demos_for_renamed"])
         if key not in drawn:  # a document and its renamed versions share one draw
             # one spare, in case the test document itself is among the training candidates
             drawn[key] = pick_demos(key, candidates, shots + 1, seed, exclude=(key,))
         demo_titles = [t for t in drawn[key] if t != doc["title"]][:shots]
         if len(demo_titles) < shots:
             raise DataError(
-                f"{train_path}: only {len(demo_titles)} usable demonstrations for {doc['title']!r} "
+                f"{train_path}: only {plural(len(demo_titles), 'usable demonstration')} for {doc['title']!r} "
                 f"(documents with labels{'' if max_demo_tokens is None else f' and at most {max_demo_tokens} tokens'}), "
                 f"{shots} needed; pass a larger --train file or fewer --shots"
             )
@@ -286,11 +355,12 @@ def build_prompts(
                         f"{twins_path}: no twin for demonstration {demo['title']!r}; pass the _twins.json that "
                         "`envbench generate --pool train --twins` made from the same --train file"
                     )
-                _check_twin(demo, twin, str(twins_path))
+                _check_twin(demo, twin, twins_path)
                 twins.append(twin)
-        text, order = build_prompt_text(doc, demos, twins, cg=cg, cache=rendered)
+        text, order = build_prompt_text(doc, demos, twins, cg=params["cg"], template=tpl, cache=rendered)
         used.update(demo_titles)
-        messages = [{"role": "user", "content": text}]
+        messages = ([{"role": "system", "content": system_text}] if system_text else []) + \
+            [{"role": "user", "content": text}]
         prompt_sha = sha256_bytes(dumps_json(messages))
         stem = f"{i:0{width}d}"
         record = {
@@ -303,45 +373,28 @@ def build_prompts(
             "params": params,
             "prompt_sha256": prompt_sha,
         }
-        _write_unsynced(out_dir / f"{stem}.json", dumps_json(record, indent=True))
+        # no fsync per file: the step publishes the folder whole, and index.json pins every prompt's hash
+        (folder / f"{stem}.json").write_bytes(dumps_json(record, indent=True))
         table = "\n".join(
             f"  {n:>3} -> vertexSet[{v}]  {' | '.join(record['entity_names'][n - 1])}" for n, v in enumerate(order, 1)
         )
-        readable = f"{text}\n\n----- not sent: entity number -> vertexSet index -----\n{table}\n"
-        _write_unsynced(out_dir / f"{stem}.txt", readable.encode("utf-8"))
-        entries.append({"file": f"{stem}.json", "title": doc["title"], "prompt_sha256": prompt_sha, "chars": len(text)})
-        chars_total += len(text)
-        chars_max = max(chars_max, len(text))
-    keep = {e["file"] for e in entries} | {e["file"][:-5] + ".txt" for e in entries}
-    for name in earlier - keep:  # prompts of an earlier, larger build would otherwise linger
-        (out_dir / name).unlink(missing_ok=True)
-    write_json_atomic(
-        out_dir / "index.json",
-        {"format": INDEX_FORMAT, "params": params, "documents": entries, "count": len(entries), "chars_total": chars_total},
-        indent=True,
-    )
-    return PromptsResult(out_dir, len(entries), len(used), chars_total, chars_max, params)
+        sent = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages) if system_text else text
+        readable = f"{sent}\n\n----- not sent: entity number -> vertexSet index -----\n{table}\n"
+        (folder / f"{stem}.txt").write_bytes(readable.encode("utf-8"))
+        chars = sum(len(m["content"]) for m in messages)
+        entries.append({"file": f"{PROMPTS_DIR}/{stem}.json", "title": doc["title"], "prompt_sha256": prompt_sha,
+                        "chars": chars})
+    return entries, used
 
 
-def _earlier_prompt_files(out_dir: Path) -> set[str]:
-    """Prompt files an earlier build listed in OUT/index.json; only those may be removed, so pointing
-    --out at a folder with other files never deletes them."""
-    path = out_dir / "index.json"
-    if not path.exists():
-        return set()
-    try:
-        index = read_json(path, what="prompt index")
-    except Exception:  # noqa: BLE001 - an unreadable old index just means nothing is known to be ours
-        return set()
-    if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
-        return set()
-    files = {e.get("file") for e in index.get("documents", []) if isinstance(e, dict)}
-    names = {f for f in files if isinstance(f, str) and _PROMPT_FILE.match(f)}
-    return names | {f[:-5] + ".txt" for f in names if f.endswith(".json")}
+def _result_from_index(out_dir: Path, *, up_to_date: bool) -> PromptsResult:
+    index = read_index(out_dir)
+    return PromptsResult(out_dir, index["count"], index.get("demo_documents", 0), index["length"], index["params"],
+                         up_to_date=up_to_date)
 
 
 def read_index(prompts_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """OUT/index.json of ``build_prompts``, with a fix-naming error when absent."""
+    """OUT/index.json of ``build_prompts``, with a fix-naming error when absent or from an older version."""
     path = Path(prompts_dir) / "index.json"
     if not path.exists():
         raise EnvbenchError(
@@ -349,6 +402,9 @@ def read_index(prompts_dir: str | os.PathLike[str]) -> dict[str, Any]:
             f"`envbench icl prompts --docs TEST --train TRAIN --shots 1 --out {prompts_dir}` first"
         )
     index = read_json(path, what="prompt index")
+    if isinstance(index, dict) and index.get("format") == "envbench-icl-prompts/1":
+        raise EnvbenchError(f"{path} was written by an older envbench (prompt files beside index.json); rebuild "
+                            f"it with `envbench icl prompts ... --out {prompts_dir}`")
     if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
         raise EnvbenchError(f"{path} is not an envbench ICL prompt index; rebuild it with `envbench icl prompts`")
     return index

@@ -35,7 +35,9 @@ def test_pipeline_prompts_run_parse_evaluate(runner: CliRunner, tmp_path: Path, 
     res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
                               "--twins", str(p["twins"]), "--shots", "3", "--da", "--cg", "--out", str(prompts)])
     assert res.exit_code == 0, res.output
-    assert res.output.startswith(f"wrote 3 prompts (3-shot +DA +CG) to {prompts};")
+    assert re.match(rf"wrote 3 prompts \(3-shot \+DA \+CG, template paper\) in {re.escape(str(prompts))}; "
+                    r"\d distinct demonstrations; length in chars median [\d,]+, p95 [\d,]+, max [\d,]+ "
+                    r"\(~[\d,]+ / [\d,]+ / [\d,]+ tokens at 2\.6 chars per token; ", res.output), res.output
     server = FakeServer()
     monkeypatch.setenv("MY_KEY", "sk-xyz")
     try:
@@ -43,17 +45,22 @@ def test_pipeline_prompts_run_parse_evaluate(runner: CliRunner, tmp_path: Path, 
                 "--out", str(run), "--api-key-env", "MY_KEY", "--no-progress"]
         res = runner.invoke(cli, args)
         assert res.exit_code == 0, res.output
-        assert res.output.startswith("3 documents: 0 from cache, 3 requested, 0 failed")
+        assert res.output.startswith("3 documents: 0 from cache, 3 answered now, 0 failed; 3 requests, 0 retries; "
+                                     "tokens 30 in + 15 out over all answers; latency median ")
+        assert len(res.output.splitlines()) == 1  # one line at the end of the run
         res = runner.invoke(cli, args)
-        assert res.exit_code == 0 and res.output.startswith("3 documents: 3 from cache, 0 requested, 0 failed")
+        assert res.exit_code == 0 and res.output.startswith(
+            "3 documents: 3 from cache, 0 answered now, 0 failed; 0 requests, 0 retries; tokens 30 in + 15 out "
+            "over all answers; ")
         assert server.total == 3 and server.headers[0]["Authorization"] == "Bearer sk-xyz"
     finally:
         server.close()
     res = runner.invoke(cli, ["icl", "parse", "--prompts", str(prompts), "--run", str(run), "--out", str(pred)])
     assert res.exit_code == 0, res.output
-    assert res.output.startswith("6 predictions for 3 documents (0 failed, scored as empty)")
-    assert json.loads(pred.read_text())[:2] == [{"title": "Test A", "h_idx": 1, "t_idx": 0, "r": "P27"},
-                                              {"title": "Test A", "h_idx": 2, "t_idx": 0, "r": "P17"}]
+    assert res.output.startswith(f"wrote 6 predictions for 3 documents (0 failed, scored as empty) in {pred}")
+    # the paper template numbers entities in vertexSet order: "<1; ...; 3>" is vertexSet 0 -> 2
+    assert json.loads(pred.read_text())[:2] == [{"title": "Test A", "h_idx": 0, "t_idx": 2, "r": "P27"},
+                                              {"title": "Test A", "h_idx": 1, "t_idx": 2, "r": "P17"}]
     res = runner.invoke(cli, ["evaluate", "--gold", str(p["test"]), "--pred", str(pred)])
     assert res.exit_code == 0, res.output
     assert re.search(r"^F1\s+\d", res.output, re.MULTILINE)
@@ -131,7 +138,7 @@ def test_all_documents_failing_exits_1_after_listing_them(runner: CliRunner, tmp
     assert len(json.loads((run / "failures.json").read_text())) == 3
     res = runner.invoke(cli, ["icl", "parse", "--prompts", str(prompts), "--run", str(run),
                               "--out", str(tmp_path / "pred.json")])
-    assert res.exit_code == 0 and res.output.startswith("0 predictions for 3 documents (3 failed, scored as empty)")
+    assert res.exit_code == 0 and res.output.startswith("wrote 0 predictions for 3 documents (3 failed, scored as empty)")
     assert json.loads((tmp_path / "pred.json").read_text()) == []
 
 
@@ -181,8 +188,7 @@ def test_bad_inputs_are_one_line_errors_naming_the_fix(runner: CliRunner, tmp_pa
     res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
                               "--out", str(blocker / "p")])
     assert res.exit_code == 1
-    assert res.output == (f"Error: {blocker / 'p'}: Not a directory; a file stands where a folder is needed; "
-                          "choose another path\n")
+    assert res.output == f"Error: --out {blocker / 'p'}: {blocker} is a file, not a folder; choose another path\n"
 
 
 def test_prompts_never_delete_files_they_did_not_write(runner: CliRunner, tmp_path: Path) -> None:
@@ -193,4 +199,55 @@ def test_prompts_never_delete_files_they_did_not_write(runner: CliRunner, tmp_pa
     args = ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]), "--out", str(out)]
     assert runner.invoke(cli, args).exit_code == 0
     assert runner.invoke(cli, [*args, "--limit", "1"]).exit_code == 0
-    assert sorted(f.name for f in out.iterdir()) == ["0000.json", "0000.txt", "2023.json", "index.json"]
+    assert sorted(str(f.relative_to(out)) for f in out.rglob("*")) == [
+        "2023.json", "index.json", "manifest.json", "prompts", "prompts/0000.json", "prompts/0000.txt"]
+
+
+def test_cache_only_with_nothing_cached_exits_1_and_says_what_is_missing(runner: CliRunner, tmp_path: Path) -> None:
+    # regression (issue 18): exit 0, and the advice to "rerun the same command", which cannot help
+    p = write_world(tmp_path)
+    prompts, run = tmp_path / "p", tmp_path / "r"
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(prompts)]).exit_code == 0
+    res = runner.invoke(cli, ["icl", "run", "--prompts", str(prompts), "--base-url", "http://127.0.0.1:9/v1",
+                              "--model", "m", "--out", str(run), "--cache-only", "--no-progress"])
+    assert res.exit_code == 1
+    lines = res.output.splitlines()
+    assert lines[1] == ("warning: 3 documents are not in the cache (--cache-only) and scored as empty; run without "
+                        "--cache-only to ask the server for them")
+    assert lines[-1] == (f"Error: --cache-only: none of the 3 documents has an answer in the cache {run / 'cache'}; "
+                         "run without --cache-only to ask the server, or give --cache the folder of the run that "
+                         "answered them")
+    assert "rerun the same command" not in res.output
+
+
+def test_run_options_reach_the_request(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    prompts = tmp_path / "p"
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--system", "Be terse.", "--limit", "1", "--out", str(prompts)]).exit_code == 0
+    server = FakeServer()
+    try:
+        res = runner.invoke(cli, ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", "m",
+                                  "--out", str(tmp_path / "r"), "--stop", "</s>", "--stop", "\n\n", "--seed", "3",
+                                  "--context", "50", "--max-tokens", "10", "--no-progress"])
+    finally:
+        server.close()
+    assert res.exit_code == 0, res.output
+    body = server.bodies[0]
+    assert body["messages"][0] == {"role": "system", "content": "Be terse."}
+    assert (body["stop"], body["seed"], body["max_tokens"]) == (["</s>", "\n\n"], 3, 10)
+    assert "warning: 1 prompt of 1 may not fit the context of 50 tokens (--context) with --max-tokens 10" in res.output
+
+
+def test_prompts_template_choice(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                              "--template", "envbench-v1", "--out", str(tmp_path / "v1")])
+    assert res.exit_code == 0 and "template envbench-v1" in res.output
+    rec = json.loads((tmp_path / "v1" / "prompts" / "0000.json").read_text())
+    assert [m["role"] for m in rec["messages"]] == ["user"] and "Relations:" in rec["messages"][0]["content"]
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                              "--template", "v2", "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "Invalid value for '--template': 'v2' is not one of 'paper', 'envbench-v1'." \
+        in res.output

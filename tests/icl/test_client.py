@@ -24,8 +24,8 @@ TIMEOUT = 0.3  # client timeout in these tests; the server stalls longer to prov
 
 def test_title(body: dict[str, Any]) -> str:
     """The test document a request is about: the first word after 'Test document:' (a given name)."""
-    text = body["messages"][-1]["content"]
-    return re.sub(r"</?e\d+>", "", text.split("Test document:\nDocument: ", 1)[1]).split()[0]
+    text = body["messages"][-1]["content"].split("Test document:\n", 1)[1].removeprefix("Document: ")
+    return re.sub(r"</?e\d+>", "", text).split()[0]
 
 
 test_title.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
@@ -35,7 +35,9 @@ class FakeServer:
     """An OpenAI-style /v1/chat/completions server on 127.0.0.1 with scripted answers and faults.
 
     ``faults[doc]`` is a list consumed one per request for that document: an HTTP status (500, 429,
-    400, 401), "timeout" (stall past the client timeout) or "garbage" (a non-JSON 200 reply).
+    400, 401), "timeout" (stall past the client timeout), "garbage" (a non-JSON 200 reply), "short"
+    (a reply shorter than its Content-Length), "context" (llama.cpp's 400 for a prompt too long),
+    ("retry-after", seconds) (a 429 asking to wait) or ("stall", seconds).
     """
 
     def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None) -> None:
@@ -44,12 +46,23 @@ class FakeServer:
         self.requests: Counter[str] = Counter()
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.models: list[str] | None = None  # served at GET /v1/models when set
+        self.model_meta: dict[str, Any] = {}
+        self.props: dict[str, Any] | None = None  # served at GET /props when set (llama.cpp)
         self.lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server API
+                if self.path == "/v1/models" and server.models is not None:
+                    data = [{"id": m, "object": "model", **server.model_meta} for m in server.models]
+                    return self._send(200, json.dumps({"object": "list", "data": data}).encode())
+                if self.path == "/props" and server.props is not None:
+                    return self._send(200, json.dumps(server.props).encode())
+                return self._send(404, b'{"error": "not found"}')
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -65,6 +78,24 @@ class FakeServer:
                 if fault == "timeout":
                     time.sleep(TIMEOUT * 2)
                     return self._send(200, b"{}")
+                if isinstance(fault, tuple) and fault[0] == "stall":
+                    time.sleep(fault[1])
+                    fault = None
+                if fault == "short":  # Content-Length promises more than is sent, then the connection closes
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "500")
+                    self.end_headers()
+                    self.wfile.write(b'{"choices": [')
+                    self.close_connection = True
+                    return None
+                if fault == "context":
+                    msg = ('{"error": {"code": 400, "message": "the request exceeds the available context size '
+                           '(9347 tokens > 8192), try increasing the context size or enable context shift", '
+                           '"type": "exceed_context_size_error"}}')
+                    return self._send(400, msg.encode())
+                if isinstance(fault, tuple) and fault[0] == "retry-after":
+                    return self._send(429, b'{"error": "slow down"}', {"Retry-After": str(fault[1])})
                 if fault == "garbage":
                     return self._send(200, b"<html>busy</html>")
                 if fault in ("null", "null-length"):  # no text: a refusal, or all tokens spent thinking
@@ -74,6 +105,8 @@ class FakeServer:
                 if isinstance(fault, int):
                     extra = {"Retry-After": "0.01"} if fault == 429 else {}
                     return self._send(fault, b'{"error": {"message": "scripted"}}', extra)
+                if fault is not None:
+                    raise AssertionError(f"unknown fault {fault!r}")
                 reply = {
                     "id": "x", "object": "chat.completion", "model": body["model"],
                     "choices": [{"index": 0, "finish_reason": "stop",
@@ -126,7 +159,9 @@ def prompts(tmp_path: Path) -> Path:
 
 def make_client(url: str, sleeps: list[float] | None = None, **kw: Any) -> ChatClient:
     rec = sleeps if sleeps is not None else []
-    return ChatClient(url, "test-model", timeout=TIMEOUT, retries=3, backoff=0.01, sleep=rec.append, **kw)
+    kw.setdefault("sleep", rec.append)
+    kw.setdefault("backoff", 0.01)
+    return ChatClient(url, "test-model", timeout=TIMEOUT, retries=3, **kw)
 
 
 def test_endpoint_url_forms() -> None:
@@ -137,21 +172,21 @@ def test_endpoint_url_forms() -> None:
 
 
 def test_backoff_doubles_with_deterministic_jitter() -> None:
-    c = ChatClient("http://x", "m", backoff=1.0, max_backoff=10.0)
+    c = ChatClient("http://x", "m", backoff=1.0, max_wait=10.0)
     delays = [c.delay("k", a, None) for a in range(1, 7)]
     assert delays == [c.delay("k", a, None) for a in range(1, 7)]  # same key, same waits
     for a, d in enumerate(delays, start=1):
         base = min(10.0, 2 ** (a - 1))
         assert 0.5 * base <= d < base
     assert c.delay("k", 1, retry_after=7.0) == 7.0  # the server's Retry-After wins when longer
-    assert c.delay("k", 1, retry_after=99.0) == 10.0  # but never past max_backoff
+    assert c.delay("k", 1, retry_after=99.0) == 10.0  # but never past max_wait
     assert c.delay("other", 3, None) != delays[2]
 
 
 def test_run_answers_every_prompt_and_rerun_costs_nothing(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     res = run_prompts(prompts, out, make_client(server.url), concurrency=3, progress=False)
-    assert (res.documents, res.requests, res.cache_hits, res.failed) == (3, 3, 0, [])
+    assert (res.documents, res.answered, res.requests, res.cache_hits, res.failed) == (3, 3, 3, 0, [])
     assert server.total == 3
     body = server.bodies[0]
     assert body["model"] == "test-model" and body["temperature"] == 0.0 and body["max_tokens"] == 2048
@@ -160,13 +195,19 @@ def test_run_answers_every_prompt_and_rerun_costs_nothing(server: FakeServer, pr
     assert [a["title"] for a in answers["answers"]] == ["Test A", "Test A-1", "Test B"]
     assert all(a["answer"].startswith("<1;") for a in answers["answers"])
     assert json.loads((out / "failures.json").read_text()) == []
-    assert json.loads((out / "run.json").read_text())["usage"]["total_tokens"] == 45
+    run = json.loads((out / "run.json").read_text())
+    assert run["usage"]["total_tokens"] == 45 and run["this_run"]["requests"] == 3
+    assert run["this_run"]["latency_s"]["median"] > 0 and run["this_run"]["retries"] == {}
     first = (out / "answers.json").read_bytes()
 
     again = run_prompts(prompts, out, make_client(server.url), concurrency=3, progress=False)
-    assert (again.requests, again.cache_hits) == (0, 3)
+    assert (again.answered, again.requests, again.cache_hits) == (0, 0, 3)
     assert server.total == 3  # zero new requests
     assert (out / "answers.json").read_bytes() == first
+    rerun = json.loads((out / "run.json").read_text())
+    # regression: a cached rerun reported "usage": {} and counted only this run's answers
+    assert rerun["usage"] == run["usage"] and rerun["answered"] == 3
+    assert rerun["this_run"]["requests"] == 0 and rerun["this_run"]["latency_s"] is None
 
     other = run_prompts(prompts, tmp_path / "run2", make_client(server.url, max_tokens=100), progress=False)
     assert other.requests == 3  # max_tokens is part of the cache key
@@ -176,9 +217,12 @@ def test_retries_on_500_429_timeout_and_garbage(server: FakeServer, prompts: Pat
     server.faults = {"Hans": [500, 429], "Karl": ["timeout"], "Ida": ["garbage", 503]}
     sleeps: list[float] = []
     res = run_prompts(prompts, tmp_path / "run", make_client(server.url, sleeps), concurrency=3, progress=False)
-    assert res.failed == [] and res.requests == 3
+    assert res.failed == [] and res.answered == 3 and res.requests == 8
     assert server.requests == Counter({"Hans": 3, "Karl": 2, "Ida": 3})
     assert len(sleeps) == 5
+    assert res.retries == {"http_5xx": 2, "http_429": 1, "timeout": 1, "not_a_completion": 1}
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["this_run"]["retries"] == res.retries
+    assert "8 requests, 5 retries (http_429 1, http_5xx 2, not_a_completion 1, timeout 1)" in res.summary()
     assert any(s >= 0.01 for s in sleeps)  # Retry-After of the 429 honoured
 
 
@@ -190,15 +234,16 @@ def test_persistent_failure_is_listed_and_rerun_retries_only_it(
     res = run_prompts(prompts, out, make_client(server.url), concurrency=2, progress=False)
     assert server.requests == Counter({"Hans": 1, "Karl": 4, "Ida": 1})  # 1 + 3 retries; a 400 is not retried
     failures = json.loads((out / "failures.json").read_text())
-    assert [(f["file"], f["title"]) for f in failures] == [("0001.json", "Test A-1"), ("0002.json", "Test B")]
+    assert [(f["file"], f["title"]) for f in failures] == [("prompts/0001.json", "Test A-1"), ("prompts/0002.json", "Test B")]
     assert "HTTP 500" in failures[0]["error"] and "gave up after 4 attempts" in failures[0]["error"]
     assert "HTTP 400" in failures[1]["error"] and "not retried" in failures[1]["error"]
     answers = {a["title"]: a["answer"] for a in json.loads((out / "answers.json").read_text())["answers"]}
     assert answers["Test A-1"] is None and answers["Test B"] is None and answers["Test A"]
-    assert "2 documents failed" in res.summary()
+    assert "2 documents failed" in res.summary() and "they are scored as empty predictions" in res.summary()
+    assert [f["reason"] for f in failures] == ["retries_exhausted", "http"]
 
     again = run_prompts(prompts, out, make_client(server.url), concurrency=2, progress=False)
-    assert (again.requests, again.cache_hits, again.failed) == (2, 1, [])
+    assert (again.answered, again.cache_hits, again.failed) == (2, 1, [])
     assert server.requests == Counter({"Hans": 1, "Karl": 5, "Ida": 2})
 
 
@@ -210,21 +255,22 @@ def test_fatal_status_stops_the_run_and_the_rerun_resumes(server: FakeServer, pr
     assert not (out / "answers.json").exists()  # never a partial answers file
     assert server.requests["Hans"] == 1 and server.requests["Ida"] == 0
     res = run_prompts(prompts, out, make_client(server.url), concurrency=1, progress=False)
-    assert (res.cache_hits, res.requests) == (1, 2)  # what was answered before the stop is kept
+    assert (res.cache_hits, res.answered) == (1, 2)  # what was answered before the stop is kept
 
 
 def test_api_key_header_and_cache_only(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
     res = run_prompts(prompts, tmp_path / "c", make_client(server.url), cache_only=True, progress=False)
     assert server.total == 0 and len(res.failed) == 3
     assert res.failed[0]["error"] == "not in the cache (--cache-only)"
+    assert "are not in the cache (--cache-only)" in res.summary() and "rerun the same command" not in res.summary()
     run_prompts(prompts, tmp_path / "k", make_client(server.url, api_key="sk-test"), progress=False)
     assert server.headers[0]["Authorization"] == "Bearer sk-test"
 
 
 def test_changed_prompt_file_is_refused(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
-    rec = json.loads((prompts / "0001.json").read_text())
-    rec["messages"][0]["content"] += " extra"
-    (prompts / "0001.json").write_text(json.dumps(rec))
+    rec = json.loads((prompts / "prompts" / "0001.json").read_text())
+    rec["messages"][-1]["content"] += " extra"
+    (prompts / "prompts" / "0001.json").write_text(json.dumps(rec))
     with pytest.raises(EnvbenchError, match=r"0001\.json was changed after index\.json was written"):
         run_prompts(prompts, tmp_path / "r", make_client(server.url), progress=False)
     assert server.total == 0
@@ -249,3 +295,127 @@ def test_a_reply_without_text_is_not_retried(server: FakeServer, prompts: Path, 
     assert res.truncated == 1 and "stopped at --max-tokens" in res.summary()
     assert [(f["title"], f["error"]) for f in res.failed] == [
         ("Test A-1", "reply has no text content (finish_reason 'stop') (attempt 1; not retried)")]
+    assert "1 answer stopped at --max-tokens" in res.summary()
+    assert "1 document failed" in res.summary() and "it is scored as an empty prediction" in res.summary()
+
+
+def test_a_reply_shorter_than_its_content_length_is_retried(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    # regression (issue 17 #7): http.client.IncompleteRead escaped as a traceback and the run left no files
+    server.faults = {"Hans": ["short"], "Karl": ["short"] * 4}
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url), concurrency=1, progress=False)
+    assert server.requests == Counter({"Hans": 2, "Karl": 4, "Ida": 1})
+    assert res.retries == {"incomplete_reply": 4}
+    assert [(f["title"], f["reason"]) for f in res.failed] == [("Test A-1", "retries_exhausted")]
+    assert res.failed[0]["error"].startswith("reply cut short: 13 bytes of 500 arrived (gave up after 4 attempts)")
+    assert (tmp_path / "run" / "answers.json").exists() and (tmp_path / "run" / "failures.json").exists()
+
+
+def test_retry_after_is_capped_and_the_wait_is_announced(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    # regression (issue 17 #8): "Retry-After: 100000" on a 429 was obeyed for hours
+    server.faults = {"Hans": [("retry-after", 100000)]}
+    said: list[str] = []
+    client = make_client(server.url, sleep=None, max_wait=0.2, notify=said.append)
+    began = time.monotonic()
+    res = run_prompts(prompts, tmp_path / "run", client, concurrency=1, progress=False)
+    assert time.monotonic() - began < 5 and res.failed == [] and res.retries == {"http_429": 1}
+    assert said == []  # a 0.2 s wait is not worth a line
+    assert client.delay("k", 1, 100000.0) == 0.2
+    announced: list[str] = []
+    slow = ChatClient(server.url, "m", max_wait=6.0, notify=announced.append, sleep=lambda s: None)
+    server.faults = {"Hans": [("retry-after", 100000)]}
+    slow.complete([{"role": "user", "content": "Test document:\nHans"}], label="prompts/0000.json")
+    assert announced == ["waiting 6 s before retry 1 of 6 for prompts/0000.json (HTTP 429: {\"error\": \"slow down\"}; "
+                         "the server asked for 100000 s (Retry-After), capped by --max-wait)"]
+
+
+def test_full_error_text_and_context_reason(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    server.faults = {"Hans": ["context"]}
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+    (fail,) = res.failed
+    assert fail["reason"] == "context"
+    # regression: the server's message was cut at 200 characters, mid-word
+    assert fail["error"].startswith('HTTP 400: {"error": {"code": 400, "message": "the request exceeds the available '
+                                    'context size (9347 tokens > 8192), try increasing the context size or enable '
+                                    'context shift", "type": "exceed_context_size_error"}} (the prompt and '
+                                    '--max-tokens 2048 do not fit')
+    assert json.loads((tmp_path / "run" / "failures.json").read_text())[0]["error"] == fail["error"]
+
+
+def test_server_metadata_warnings(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    server.models = ["qwen2.5-7b"]
+    server.model_meta = {"max_model_len": 700}
+    said: list[str] = []
+    res = run_prompts(prompts, tmp_path / "r1", make_client(server.url), progress=False, notify=said.append)
+    assert said == [f"warning: --model test-model is not among the models {server.url}/models lists (qwen2.5-7b); "
+                    "check the name"]
+    assert res.failed == []  # a warning only: some servers answer under any name
+    server.models = ["test-model"]
+    server.props = {"total_slots": 1}
+    said.clear()
+    run_prompts(prompts, tmp_path / "r2", make_client(server.url, max_tokens=100), concurrency=2, progress=False,
+                notify=said.append)
+    assert said[0] == ("warning: --concurrency 2 but the server has 1 slot; the other requests wait in its queue, "
+                       "and that wait counts against --timeout")
+    assert said[1].startswith("warning: 3 prompts of 3 may not fit the context of 700 tokens (/v1/models "
+                              "max_model_len) with --max-tokens 100: estimated at 2.6 chars per token, "
+                              "prompts/0000.json ~")
+    run = json.loads((tmp_path / "r2" / "run.json").read_text())
+    assert run["context"] == {"tokens": 700, "source": "/v1/models max_model_len", "prompts_over_estimate": 3}
+    assert run["server"] == {"models": ["test-model"], "slots": 1}
+    said.clear()
+    run_prompts(prompts, tmp_path / "r3", make_client(server.url), context=100_000, progress=False,
+                notify=said.append)
+    assert said == []  # --context wins over what the server says
+
+
+def test_stop_and_seed_are_sent_and_keyed(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    msgs = [{"role": "user", "content": "x"}]
+    plain = make_client(server.url)
+    assert "stop" not in plain.params and "seed" not in plain.params  # earlier answers keep their keys
+    assert make_client(server.url, stop=["\n\n"]).cache_key(msgs) != plain.cache_key(msgs)
+    assert make_client(server.url, seed=1).cache_key(msgs) != make_client(server.url, seed=2).cache_key(msgs)
+    run_prompts(prompts, tmp_path / "r", make_client(server.url, stop=["</s>", "\n\n"], seed=7), progress=False)
+    assert server.bodies[0]["stop"] == ["</s>", "\n\n"] and server.bodies[0]["seed"] == 7
+
+
+SIGINT_CHILD = "import sys; from envbench.cli import main; sys.exit(main())"
+
+
+def test_ctrl_c_stops_at_once_keeps_the_cache_and_says_how_to_resume(
+    server: FakeServer, prompts: Path, tmp_path: Path
+) -> None:
+    # regression (issue 17 #9): Ctrl-C was ignored while a request was in flight; it took SIGKILL
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    server.faults = {"Karl": [("stall", 30)]}  # the second document hangs; the first is answered
+    out = tmp_path / "run"
+    args = ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", "test-model",
+            "--out", str(out), "--retries", "0", "--timeout", "60", "--no-progress"]
+    child = subprocess.Popen([sys.executable, "-c", SIGINT_CHILD, *args],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             cwd=Path(__file__).resolve().parents[2])
+    try:
+        deadline = time.monotonic() + 60
+        while server.requests["Karl"] == 0 and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.05)
+        assert server.requests["Karl"] == 1, child.communicate()[0]
+        time.sleep(0.2)  # the request is in flight
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        output, _ = child.communicate(timeout=20)
+        took = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+    assert child.returncode == 130, output
+    assert took < 2.0, f"took {took:.2f} s to stop"  # "within a second", plus slack for a loaded machine
+    assert output.strip() == (f"interrupted: the cache {out / 'cache'} holds answers for 1 of the 3 documents; "
+                              "answers.json, failures.json and run.json were not written; rerun the same command "
+                              "to resume (cached answers are not asked again)")
+    assert not (out / "answers.json").exists()
+    server.faults = {}
+    res = run_prompts(prompts, out, make_client(server.url), progress=False)
+    assert (res.cache_hits, res.answered, res.failed) == (1, 2, [])

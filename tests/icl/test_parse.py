@@ -10,8 +10,9 @@ import pytest
 from envbench.core.errors import EnvbenchError
 from envbench.scoring.metrics import score
 from icl.client import run_prompts
-from icl.parse import entity_number, parse_answer, parse_run, relation_id
+from icl.parse import covered_titles, entity_number, parse_answer, parse_run, relation_id
 from icl.prompts import build_prompts, entity_order, render_document, triple_lines
+from icl.templates import TEMPLATES
 from tests.icl.test_client import FakeServer, make_client, test_title
 from tests.icl.test_prompts import write_world
 
@@ -72,11 +73,14 @@ That is all."""
     assert thinking.triples == [(1, 3, "P17")] and thinking.counts["thinking_removed"] == 1
     assert parse_answer("<think>cut off while thinking <1; country; 3>", NAMES).triples == []
     assert parse_answer("None.", NAMES).triples == []
+    # the paper's answer form, as its reference scorer reads it: numbers in square brackets
+    assert parse_answer("<[1]; country; [3]>\n<[2]; located in or next to body of water; [3]>", NAMES).triples == \
+        [(1, 3, "P17"), (2, 3, "P206")]
 
 
 def test_parse_run_maps_numbers_to_vertexset_and_scores(tmp_path: Path) -> None:
     p = write_world(tmp_path)
-    build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=1)
+    build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=1, template="envbench-v1")
     # Test documents: vertexSet (country 0, person 1, place 2); numbers (person 1, place 2, country 3).
     answers = {
         "Hans": "<1; country of citizenship; 3>\n<1; place of birth; 2>\n<2; country; 3>\n<1; country of citizenship; 3>",
@@ -99,9 +103,28 @@ def test_parse_run_maps_numbers_to_vertexset_and_scores(tmp_path: Path) -> None:
         {"title": "Test A-1", "h_idx": 1, "t_idx": 0, "r": "P27"},
     ]
     stats = json.loads((tmp_path / "pred.stats.json").read_text())
+    per_document = stats.pop("per_document")
     assert stats == res.stats
     assert (stats["documents"], stats["failed_documents"], stats["predictions"]) == (3, 1, 5)
     assert stats["dropped_duplicate"] == 1 and stats["dropped_self_pair"] == 0
+    # per document: what was kept, what was dropped and why, with the dropped text
+    assert [(d["title"], d["failed"]) for d in per_document] == [("Test A", False), ("Test A-1", False),
+                                                                 ("Test B", True)]
+    assert per_document[0]["kept"] == 3 and per_document[0]["dropped_duplicate"] == 1
+    assert per_document[0]["dropped"] == [{"reason": "duplicate", "text": "1; country of citizenship; 3"}]
+    assert per_document[1]["kept"] == 2 and per_document[1]["dropped"] == []
+    assert "HTTP 500" in per_document[2]["error"]
+    # the manifest, written last, names the documents these predictions cover (the failed one included)
+    manifest = json.loads((tmp_path / "pred.json.manifest.json").read_text())
+    assert manifest["step"] == "icl-parse" and sorted(o["name"] for o in manifest["outputs"]) == \
+        ["pred.json", "pred.stats.json"]
+    assert manifest["covers"]["titles"] == ["Test A", "Test A-1", "Test B"]
+    assert manifest["covers"]["failed_titles"] == ["Test B"]
+    assert (manifest["covers"]["limit"], manifest["covers"]["subset"], manifest["covers"]["docs_documents"]) == \
+        (None, False, 3)
+    assert covered_titles(tmp_path / "pred.json") == ["Test A", "Test A-1", "Test B"]
+    again = parse_run(tmp_path / "prompts", tmp_path / "run", tmp_path / "pred.json")
+    assert again.up_to_date and again.stats == res.stats and again.summary().startswith("up to date: 5 predictions")
     gold = json.loads(p["test"].read_text())
     s = score(gold, preds)
     # 9 gold triples; 4 correct of 5 predicted; the failed document's 3 stay in the denominator
@@ -119,31 +142,39 @@ def test_parse_run_refuses_missing_or_stale_answers(tmp_path: Path) -> None:
     finally:
         server.close()
     build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=2)
-    with pytest.raises(EnvbenchError, match=r"the answer for 0000\.json was made from a different prompt"):
+    with pytest.raises(EnvbenchError, match=r"the answer for prompts/0000\.json was made from a different prompt"):
         parse_run(tmp_path / "prompts", tmp_path / "run", tmp_path / "pred.json")
     assert not (tmp_path / "pred.json").exists()
 
 
-def test_oracle_answers_on_real_re_docred_score_perfectly(tmp_path: Path) -> None:
-    """Gold triples written as an LLM would (numbers in first-mention order) come back as the gold facts."""
+@pytest.mark.parametrize("name", ["paper", "envbench-v1"])
+def test_oracle_answers_on_real_re_docred_score_perfectly(tmp_path: Path, name: str) -> None:
+    """Gold triples written as the template's examples write them come back as the gold facts."""
     from tests.conftest import shared_path
 
+    tpl = TEMPLATES[name]
     test_path = shared_path("re-docred", "test_revised.json")
     train_path = shared_path("re-docred", "dev_revised.json")
     gold = json.loads(test_path.read_text())[:150]
-    by_text = {render_document(d, entity_order(d)): "\n".join(triple_lines(d, entity_order(d))) for d in gold}
+    by_text = {}
+    for d in gold:
+        order = entity_order(d, tpl.numbering)
+        by_text[render_document(d, order, tpl.marking)] = "\n".join(triple_lines(d, order, tpl))
+    head, tail = ("Test document:\n", "\nAll relation triples extracted from the document:") if name == "paper" \
+        else ("Test document:\nDocument: ", "\nRelations:")
 
     def oracle(body: dict) -> str:
-        test_part = body["messages"][-1]["content"].split("Test document:\nDocument: ", 1)[1]
-        return "Here you go:\n" + by_text[test_part[: -len("\nRelations:")]]
+        test_part = body["messages"][-1]["content"].split(head, 1)[1]
+        assert test_part.endswith(tail)
+        return "Here you go:\n" + by_text[test_part[: -len(tail)]]
 
-    build_prompts(test_path, train_path, tmp_path / "p", shots=1, limit=150)
+    build_prompts(test_path, train_path, tmp_path / "p", shots=1, limit=150, template=name)
     server = FakeServer(oracle)
     try:
         res = run_prompts(tmp_path / "p", tmp_path / "r", make_client(server.url), concurrency=4, progress=False)
     finally:
         server.close()
-    assert res.requests == 150
+    assert res.answered == 150 and res.requests == 150
     parsed = parse_run(tmp_path / "p", tmp_path / "r", tmp_path / "pred.json")
     assert parsed.stats["kept"] == sum(len(d["labels"]) for d in gold)
     assert all(parsed.stats[f"dropped_{r}"] == 0 for r in ("bad_entity", "unknown_relation", "self_pair"))

@@ -1,4 +1,4 @@
-"""Prompt builder: numbering by first mention, mention marking, demonstrations, DA twins, CG text."""
+"""Prompt builder: both templates' numbering and marking, demonstrations, DA twins, CG text, the step."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ from icl.prompts import (
     render_document,
     triple_lines,
 )
+from icl.templates import TEMPLATES
+
+V1 = TEMPLATES["envbench-v1"]
+PAPER = TEMPLATES["paper"]
 
 
 def make_doc(title: str, person: str, place: str, country: str) -> dict[str, Any]:
@@ -116,7 +120,7 @@ def test_prompt_layout_plain_da_cg() -> None:
     test = make_doc("T", "Hans Meier", "Basel", "Switzerland")
     demo = make_doc("D", "Anna Berg", "Uppsala", "Sweden")
     twin = make_doc("D", "Eva Lind", "Lund", "Norway")
-    plain, order = build_prompt_text(test, [demo])
+    plain, order = build_prompt_text(test, [demo], template=V1)
     assert order == [1, 2, 0]
     for name in RELATIONS.values():
         assert f"\n{name}\n" in plain
@@ -125,14 +129,14 @@ def test_prompt_layout_plain_da_cg() -> None:
                           "<e1>Meier</e1> lives in <e3>Switzerland</e3> .\nRelations:")
     assert CG_PARAGRAPH not in plain and "Example 1a" not in plain
 
-    da, _ = build_prompt_text(test, [demo], [twin])
+    da, _ = build_prompt_text(test, [demo], [twin], template=V1)
     assert "Example 1a:\nDocument: <e1>Anna Berg</e1>" in da
     assert "Example 1b:\nDocument: <e1>Eva Lind</e1> was born in <e2>Lund</e2>" in da
     blocks = re.findall(r"Relations:\n((?:<[^\n]*>\n?)+)", da)
     assert len(blocks) == 2 and blocks[0].strip() == blocks[1].strip()  # the twin carries the same triples
     assert CG_PARAGRAPH not in da
 
-    cg, _ = build_prompt_text(test, [demo], [twin], cg=True)
+    cg, _ = build_prompt_text(test, [demo], [twin], cg=True, template="envbench-v1")
     assert CG_PARAGRAPH in cg
     assert cg.index(CG_PARAGRAPH) < cg.index("Example 1a")
     assert "differ only in the names" in CG_PARAGRAPH and "context" in CG_PARAGRAPH
@@ -152,10 +156,13 @@ def test_demo_draw_is_deterministic_and_shared_by_renamed_versions() -> None:
 def test_build_prompts_writes_files_index_and_entity_maps(tmp_path: Path) -> None:
     p = write_world(tmp_path)
     out = tmp_path / "prompts"
-    res = build_prompts(p["test"], p["train"], out, twins_path=p["twins"], shots=3, da=True, cg=True)
-    assert res.documents == 3
+    res = build_prompts(p["test"], p["train"], out, twins_path=p["twins"], shots=3, da=True, cg=True,
+                        template="envbench-v1")
+    assert res.documents == 3 and not res.up_to_date
     index = json.loads((out / "index.json").read_text())
-    assert [e["file"] for e in index["documents"]] == ["0000.json", "0001.json", "0002.json"]
+    assert [e["file"] for e in index["documents"]] == ["prompts/0000.json", "prompts/0001.json", "prompts/0002.json"]
+    assert index["params"]["system"] is None and index["params"]["limit"] is None
+    assert (index["docs_documents"], index["count"], index["subset"]) == (3, 3, False)
     assert index["params"]["shots"] == 3 and index["params"]["da"] and index["params"]["cg"]
     recs = [json.loads((out / e["file"]).read_text()) for e in index["documents"]]
     assert recs[0]["title"] == "Test A" and recs[0]["entity_map"] == [1, 2, 0]
@@ -167,17 +174,29 @@ def test_build_prompts_writes_files_index_and_entity_maps(tmp_path: Path) -> Non
         k = int(demo.split()[1])
         assert f"Example {i + 1}a:\nDocument: <e1>{TRAIN_NAMES[k][0]}</e1>" in text
         assert f"Example {i + 1}b:\nDocument: <e1>{TWIN_NAMES[k][0]}</e1>" in text
-    txt = (out / "0000.txt").read_text()
+    txt = (out / "prompts" / "0000.txt").read_text()
     assert txt.startswith(text) and "1 -> vertexSet[1]" in txt
 
-    before = {f.name: f.read_bytes() for f in out.iterdir()}
-    build_prompts(p["test"], p["train"], out, twins_path=p["twins"], shots=3, da=True, cg=True)
-    assert {f.name: f.read_bytes() for f in out.iterdir()} == before  # byte-identical rebuild
+    def files() -> dict[str, bytes]:
+        return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
 
-    build_prompts(p["test"], p["train"], out, shots=1, limit=1)
-    assert sorted(f.name for f in out.iterdir()) == ["0000.json", "0000.txt", "index.json"]  # stale ones gone
-    one = json.loads((out / "0000.json").read_text())
+    before = files()
+    again = build_prompts(p["test"], p["train"], out, twins_path=p["twins"], shots=3, da=True, cg=True,
+                          template="envbench-v1")
+    assert again.up_to_date and files() == before and again.summary().startswith("up to date: 3 prompts")
+    forced = build_prompts(p["test"], p["train"], out, twins_path=p["twins"], shots=3, da=True, cg=True,
+                           template="envbench-v1", force=True)
+    assert not forced.up_to_date and files() == before  # byte-identical rebuild
+
+    build_prompts(p["test"], p["train"], out, shots=1, limit=1, template="envbench-v1")
+    assert sorted(files()) == ["index.json", "manifest.json", "prompts/0000.json", "prompts/0000.txt"]  # stale gone
+    one = json.loads((out / "prompts" / "0000.json").read_text())
     assert one["messages"][0]["content"].count("Example ") == 1
+    index = json.loads((out / "index.json").read_text())
+    assert (index["params"]["limit"], index["docs_documents"], index["count"], index["subset"]) == (1, 3, 1, True)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["step"] == "icl-prompts"
+    assert [o["name"] for o in manifest["outputs"]] == ["index.json", "prompts/0000.json", "prompts/0000.txt"]
 
 
 def test_option_errors_name_the_fix(tmp_path: Path) -> None:
@@ -275,7 +294,7 @@ def test_sample_world_prompts(tmp_path: Path) -> None:
     twins_path.write_text(json.dumps([rename_in_place(d) for d in train]))
     out = tmp_path / "p"
     res = build_prompts(docs_dir / "test.json", docs_dir / "train.json", out, twins_path=twins_path,
-                        shots=3, da=True, cg=True)
+                        shots=3, da=True, cg=True, template="envbench-v1")
     assert res.documents == len(test)
     train_by_title = {d["title"]: d for d in train}
     index = json.loads((out / "index.json").read_text())
@@ -298,3 +317,111 @@ def test_sample_world_prompts(tmp_path: Path) -> None:
             assert "Zed" not in demo_text and twin_text.split("\n\n", 1)[0].count("Zed") >= len(demo["vertexSet"])
             assert demo_text.split("Relations:\n")[1].strip() == \
                 twin_text.split("\n\n", 1)[0].split("Relations:\n")[1].strip()
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def paper_phrases() -> list[str]:
+    relations = "; ".join(RELATIONS.values())
+    lines = (DATA / "paper_appendix_a_quoted.txt").read_text(encoding="utf-8").splitlines()
+    return [line.replace("{relations}", relations) for line in lines if line and not line.startswith("#")]
+
+
+def test_paper_template_has_the_quoted_phrases_in_order() -> None:
+    test = make_doc("T", "Hans Meier", "Basel", "Switzerland")
+    demo = make_doc("D", "Anna Berg", "Uppsala", "Sweden")
+    text, order = build_prompt_text(test, [demo])  # paper is the default
+    pos = 0
+    for phrase in paper_phrases():
+        found = text.find(phrase, pos)
+        assert found >= 0, f"missing or out of order: {phrase!r}"
+        pos = found + len(phrase)
+    assert text.endswith("All relation triples extracted from the document:")
+    assert len(RELATIONS) == 96 and "; ".join(RELATIONS.values()) in text
+    # the reference scorer's reading: entity N is vertexSet index N-1, numbers written in square brackets
+    assert order == [0, 1, 2]
+    assert "Hans Meier [2] was born in Basel [3] . Meier [2] lives in Switzerland [1] ." in text
+    assert "All relation triples extracted from the document:\n<[2]; country of citizenship; [1]>\n" \
+        "<[2]; place of birth; [3]>\n<[3]; country; [1]>\n\nTest document:\n" in text
+    for old in ("Relations:", "Example 1", "<e1>", "If no relation holds", "write None"):
+        assert old not in text
+
+
+def test_paper_template_plural_forms_and_cg() -> None:
+    test = make_doc("T", "Hans Meier", "Basel", "Switzerland")
+    demos = [make_doc(f"D{i}", *names) for i, names in enumerate(TRAIN_NAMES[:3])]
+    twins = [make_doc(f"D{i}", *names) for i, names in enumerate(TWIN_NAMES[:3])]
+    from icl import templates as t
+
+    three, _ = build_prompt_text(test, demos)
+    assert t.PAPER_EXAMPLES_MANY in three and t.PAPER_EXAMPLES_ONE not in three
+    assert three.count("Example document:\n") == 3
+    pair, _ = build_prompt_text(test, demos[:1], twins[:1], cg=True)
+    assert t.PAPER_EXAMPLES_MANY in pair and t.PAPER_CG_ONE in pair and t.PAPER_CG_MANY not in pair
+    assert pair.index(t.PAPER_CG_ONE) < pair.index("Example document:")
+    pairs, _ = build_prompt_text(test, demos, twins, cg=True)
+    assert t.PAPER_CG_MANY in pairs and pairs.count("Example document:\n") == 6
+    assert t.PAPER_CG_ONE not in pairs and t.PAPER_CG_MANY not in build_prompt_text(test, demos, twins)[0]
+    zero, _ = build_prompt_text(test, [])
+    assert "example" not in zero.split("Test document:")[0].lower()  # no sentence about examples that are absent
+
+
+def test_paper_prompt_file_golden(tmp_path: Path) -> None:
+    # the whole 1-shot prompt, pinned: any change of wording must be deliberate (and rebuilds prompt folders)
+    p = write_world(tmp_path)
+    build_prompts(p["test"], p["train"], tmp_path / "o", shots=1, limit=1)
+    rec = json.loads((tmp_path / "o" / "prompts" / "0000.json").read_text())
+    assert rec["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
+    assert rec["messages"][1]["content"] == (DATA / "paper_1shot_golden.txt").read_text(encoding="utf-8")
+    assert rec["entity_map"] == [0, 1, 2] and rec["params"]["template"] == "paper"
+    txt = (tmp_path / "o" / "prompts" / "0000.txt").read_text()
+    assert txt.startswith("[system]\nYou are a helpful assistant.\n\n[user]\n")
+    build_prompts(p["test"], p["train"], tmp_path / "n", shots=1, limit=1, system="")
+    assert [m["role"] for m in json.loads((tmp_path / "n" / "prompts" / "0000.json").read_text())["messages"]] == \
+        ["user"]
+
+
+def test_bracket_marking_keeps_every_mention() -> None:
+    doc = {
+        "title": "N",
+        "sents": [["University", "of", "Basel", "opened", "."]],
+        "vertexSet": [
+            [{"name": "Basel", "sent_id": 0, "pos": [2, 3], "type": "LOC"}],
+            [{"name": "University of Basel", "sent_id": 0, "pos": [0, 3], "type": "ORG"}],
+            [{"name": "University", "sent_id": 0, "pos": [0, 1], "type": "ORG"}],
+        ],
+        "labels": [],
+    }
+    order = entity_order(doc, "vertexset")
+    assert render_document(doc, order, "brackets") == "University [3] of Basel [1] [2] opened ."
+
+
+def test_template_wording_is_part_of_the_up_to_date_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from icl import templates
+
+    p = write_world(tmp_path)
+    build_prompts(p["test"], p["train"], tmp_path / "o", shots=1)
+    assert build_prompts(p["test"], p["train"], tmp_path / "o", shots=1).up_to_date
+    monkeypatch.setattr(templates, "PAPER_TEST_HEADER", "Test document (new wording):")
+    assert not build_prompts(p["test"], p["train"], tmp_path / "o", shots=1).up_to_date
+
+
+def test_skipped_documents_are_counted_and_old_folders_named(tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    docs = json.loads(p["test"].read_text())
+    docs[1]["vertexSet"][0][0]["sent_id"] = 9  # a mention in a sentence that does not exist
+    p["test"].write_text(json.dumps(docs))
+    res = build_prompts(p["test"], p["train"], tmp_path / "o", shots=1, skip_invalid=True)
+    assert res.documents == 2
+    assert res.summary().splitlines()[1].startswith(f"skipped 1 invalid document of {p['test']}; the first: "
+                                                    "document 1 'Test A-1': ")
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "index.json").write_text(json.dumps({"format": "envbench-icl-prompts/1", "documents": []}))
+    from icl.prompts import read_index
+
+    with pytest.raises(EnvbenchError) as exc:
+        read_index(old)
+    assert str(exc.value) == (f"{old / 'index.json'} was written by an older envbench (prompt files beside "
+                              f"index.json); rebuild it with `envbench icl prompts ... --out {old}`")

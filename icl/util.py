@@ -1,0 +1,32 @@
+"""Small helpers for messages: plurals, quantiles, thousands separators."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 document``, ``2 documents``; ``words`` for irregular plurals (``1 entry``, ``2 entries``)."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """The q-quantile by the nearest-rank rule (a value that occurred); 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def median(values: Sequence[float]) -> float:
+    """The middle value (mean of the two middle ones for an even count); 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+__all__ = ["median", "plural", "quantile"]
