@@ -73,10 +73,10 @@ typedef struct {
 
 /* Tables and columns in wikidata_index.schema order (entities without popularity). Python
  * checks this layout against STAGE_SCHEMAS before using the module. */
-enum { T_ENTITIES, T_NAMES, T_TYPES, T_SUBCLASSES, T_EDGES, T_PROPERTIES, T_CONSTRAINTS, N_TABLES };
+enum { T_ENTITIES, T_NAMES, T_TYPES, T_SUBCLASSES, T_EDGES, T_PROPERTIES, T_CONSTRAINTS, T_DEMONYMS, N_TABLES };
 static const char *TABLE_NAMES[N_TABLES] = {"entities", "names", "types", "subclasses",
-                                            "edges", "properties", "property_constraints"};
-static const int TABLE_NCOLS[N_TABLES] = {6, 5, 3, 3, 3, 3, 4};
+                                            "edges", "properties", "property_constraints", "demonyms"};
+static const int TABLE_NCOLS[N_TABLES] = {6, 5, 3, 3, 3, 3, 4, 6};
 static const char *COL_NAMES[N_TABLES][6] = {
     {"id", "type", "label", "description", "sitelinks", "enwiki"},
     {"id", "lang", "name", "is_label", "folded"},
@@ -85,6 +85,7 @@ static const char *COL_NAMES[N_TABLES][6] = {
     {"subject", "property", "object"},
     {"id", "datatype", "label"},
     {"property", "constraint_type", "class", "relation"},
+    {"id", "lang", "text", "rank", "form", "folded"},
 };
 static const int COL_KINDS[N_TABLES][6] = {
     {K_STR, K_STR, K_STR, K_STR, K_I32, K_STR},
@@ -94,8 +95,9 @@ static const int COL_KINDS[N_TABLES][6] = {
     {K_STR, K_STR, K_STR},
     {K_STR, K_STR, K_STR},
     {K_STR, K_STR, K_STR, K_STR},
+    {K_STR, K_STR, K_STR, K_STR, K_STR, K_STR},
 };
-#define MAX_COLS 32
+#define MAX_COLS 48 /* at least the sum of TABLE_NCOLS (33) */
 
 typedef struct {
     Col cols[N_TABLES][6];
@@ -678,12 +680,14 @@ CAPTURE(term, "value");
 CAPTURE(quals, "P2308", "P2309");
 CAPTURE(link, "title");
 CAPTURE(enwiki, "enwiki");
+CAPTURE(mono, "text", "language");
+CAPTURE(formq, "P518");
 
 static void init_lens(void) {
 #define L(name)                                  \
     for (int i = 0; i < name##_n; i++)          \
         name##_lens[i] = (Py_ssize_t)strlen(name##_keys[i]);
-    L(top) L(stmt) L(snak) L(dv) L(val) L(term) L(quals) L(link) L(enwiki)
+    L(top) L(stmt) L(snak) L(dv) L(val) L(term) L(quals) L(link) L(enwiki) L(mono) L(formq)
 #undef L
 }
 
@@ -1007,17 +1011,96 @@ static int item_statement(Ctx *x, const Cur *c, Str eid, Str pid, const Stmt *st
     return OK;
 }
 
+/* The rows of one statement of a P1549 (demonym) group whose first main snak is monolingual text
+ * (extract._demonym_statements): a row for a non-deprecated monolingual-text value with a non-empty
+ * text in English or a requested language; form is the first item of the P518 qualifier. What the
+ * Python path skips is skipped here where it is plain JSON to tell, and falls back otherwise. */
+static int demonym_statement(Ctx *x, const Cur *c, Str eid, const Stmt *st) {
+    Str rank = NORMAL;
+    if (st->rank && !is_null(st->rank)) {
+        TRY(string_at(c, st->rank, &rank));
+        if (rank.n == 0)
+            rank = NORMAL;
+    }
+    if (str_eq(rank, "deprecated"))
+        return OK;
+    if (!st->snaktype || is_null(st->snaktype))
+        return OK;
+    Str stype;
+    TRY(string_at(c, st->snaktype, &stype));
+    if (!str_eq(stype, "value"))
+        return OK;
+    if (!st->datavalue || is_null(st->datavalue))
+        return OK;
+    const uint8_t *dp[dv_n];
+    CAP(dcap, dv, dp);
+    Cur d = at(c, st->datavalue);
+    TRY(capture_object(&d, &dcap)); /* a datavalue that is not an object falls back */
+    if (!dp[1] || is_null(dp[1]))
+        return OK;
+    Str ty;
+    TRY(string_at(c, dp[1], &ty));
+    if (!str_eq(ty, "monolingualtext"))
+        return OK;
+    if (!dp[0] || *dp[0] != '{')
+        return OK; /* a value that is not an object gives no row */
+    const uint8_t *mp[mono_n];
+    CAP(mcap, mono, mp);
+    Cur m = at(c, dp[0]);
+    TRY(capture_object(&m, &mcap));
+    if (!mp[0] || *mp[0] != '"' || !mp[1] || *mp[1] != '"')
+        return OK; /* text or language absent or not a string */
+    Str text, lang;
+    TRY(string_at(c, mp[0], &text));
+    TRY(string_at(c, mp[1], &lang));
+    if (text.n == 0)
+        return OK;
+    int wanted = str_eq(lang, "en");
+    for (int i = 0; i < x->nlangs && !wanted; i++)
+        wanted = lang.n == x->lang_lens[i] && memcmp(lang.s, x->langs[i], (size_t)lang.n) == 0;
+    if (!wanted)
+        return OK;
+    Str form;
+    int has_form = 0;
+    if (st->qualifiers && !is_null(st->qualifiers)) {
+        const uint8_t *qp[formq_n];
+        CAP(qcap, formq, qp);
+        Cur q = at(c, st->qualifiers);
+        TRY(capture_object(&q, &qcap));
+        if (qp[0] && !is_null(qp[0])) {
+            Cur a = at(c, qp[0]);
+            int first = 1, more;
+            TRY(walk_open(&a, '['));
+            for (;;) {
+                TRY(walk_next(&a, ']', &first, &more));
+                if (!more)
+                    break;
+                TRY(qual_item(x, c, a.p, &form, &has_form));
+                if (has_form)
+                    break; /* as extract._demonym_statements: later P518 snaks are not read */
+                TRY(skip_value(&a));
+            }
+        }
+    }
+    Col *k = x->t->cols[T_DEMONYMS];
+    if (col_s(&k[0], eid) < 0 || col_s(&k[1], lang) < 0 || col_s(&k[2], text) < 0 || col_s(&k[3], rank) < 0 ||
+        col_opt(&k[4], has_form ? &form : NULL) < 0)
+        return ERR;
+    return add_folded(x, &k[5], text);
+}
+
 /* One claim group (the array of statements at c->p), validated and passed. It gives rows when its
- * first main snak has datatype wikibase-item, as extract.extract_entity decides. */
+ * first main snak has datatype wikibase-item, or when it is P1549 with datatype monolingualtext, as
+ * extract.extract_entity decides. */
 static int claim_group(Ctx *x, Cur *c, Str eid, Str pid, int is_property) {
-    int first = 1, more, n = 0, is_item = 0, is_constraint = 0, target = -1;
+    int first = 1, more, n = 0, is_item = 0, is_demonym = 0, is_constraint = 0, target = -1;
     TRY(walk_open(c, '['));
     for (;;) {
         TRY(walk_next(c, ']', &first, &more));
         if (!more)
             return OK;
-        if (n++ && !is_item) {
-            TRY(skip_value(c)); /* not item-valued: only validated */
+        if (n++ && !is_item && !is_demonym) {
+            TRY(skip_value(c)); /* no rows from this group: only validated */
             continue;
         }
         Stmt st;
@@ -1029,12 +1112,16 @@ static int claim_group(Ctx *x, Cur *c, Str eid, Str pid, int is_property) {
             int is_p2302 = str_eq(pid, "P2302");
             if (!is_item && is_p2302)
                 return FALL;
-            if (!is_item)
+            is_demonym = !is_item && str_eq(datatype, "monolingualtext") && str_eq(pid, "P1549");
+            if (!is_item && !is_demonym)
                 continue;
             target = str_eq(pid, "P31") ? T_TYPES : str_eq(pid, "P279") ? T_SUBCLASSES : -1;
             is_constraint = is_property && is_p2302;
         }
-        TRY(item_statement(x, c, eid, pid, &st, is_constraint, target));
+        if (is_demonym)
+            TRY(demonym_statement(x, c, eid, &st));
+        else
+            TRY(item_statement(x, c, eid, pid, &st, is_constraint, target));
     }
 }
 

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from wikidata_index.names import fold
-from wikidata_index.schema import TABLES
+from wikidata_index.schema import DEMONYM_FORM_QUALIFIER, DEMONYM_LANGUAGE, DEMONYM_PROPERTY, TABLES
 
 try:  # pragma: no branch - pysimdjson is a core dependency, orjson the fallback
     import simdjson
@@ -36,6 +36,7 @@ P_SUBCLASS_OF = "P279"
 P_CONSTRAINT = "P2302"
 P_CONSTRAINT_CLASS = "P2308"
 P_CONSTRAINT_RELATION = "P2309"
+DEMONYM_DATATYPE = "monolingualtext"
 LABEL_LANGUAGE = "en"
 # Wikidata's language-neutral label ("mul", since 2024) stands in when an item has no English one.
 FALLBACK_LABEL_LANGUAGE = "mul"
@@ -131,7 +132,8 @@ def entity_id_of(value: Any) -> str | None:
 def _snak_item(snak: Any, stats: dict[str, int]) -> str | None:
     """The item id of a value snak, or None for novalue/somevalue and non-item values.
 
-    novalue/somevalue are counted in stats (for item-valued properties, the only ones read)."""
+    novalue/somevalue are counted in stats (for the item-valued properties and qualifiers read;
+    a demonym's own novalue/somevalue is not counted)."""
     snaktype = snak.get("snaktype")
     if snaktype != "value":
         if snaktype in ("novalue", "somevalue"):
@@ -255,6 +257,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
     subclasses: list[tuple] = []
     edges: list[tuple] = []
     constraints: list[tuple] = []
+    demonyms: list[tuple] = []
     claims = record.get("claims")
     if claims is not None and not hasattr(claims, "get"):
         if len(claims) == 0:
@@ -278,9 +281,13 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
                         _item_statements(eid, pid, statements, constraint_owner, types, subclasses, edges,
                                          constraints, stats)
                         continue
+                    if datatype == DEMONYM_DATATYPE and pid == DEMONYM_PROPERTY:
+                        _demonym_statements(eid, statements, languages, demonyms, stats)
+                        continue
                     if pid != P_CONSTRAINT:
                         continue
-            _statements(eid, etype, pid, statements, lazy, types, subclasses, edges, constraints, stats)
+            _statements(eid, etype, pid, statements, lazy, types, subclasses, edges, constraints, stats,
+                        languages, demonyms)
     datatype = _string(record.get("datatype"), eid, "'datatype'") if etype == "property" else None
     # Appended only now, so a record that fails half-way adds nothing.
     t = out.tables
@@ -292,6 +299,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
     t["subclasses"] += subclasses
     t["edges"] += edges
     t["property_constraints"] += constraints
+    t["demonyms"] += demonyms
     return str(etype)
 
 
@@ -335,7 +343,7 @@ def _item_statements(eid: str, pid: str, statements: Any, constraint_owner: bool
 
 def _statements(eid: str, etype: str, pid: str, statements: Any, lazy: bool, types: list[tuple],
                 subclasses: list[tuple], edges: list[tuple], constraints: list[tuple],
-                stats: dict[str, int]) -> None:
+                stats: dict[str, int], languages: Sequence[str], demonyms: list[tuple]) -> None:
     """Rows of one claim group, any shape (plain dicts from orjson, or unusual groups)."""
     first = True
     fast = False
@@ -344,6 +352,9 @@ def _statements(eid: str, etype: str, pid: str, statements: Any, lazy: bool, typ
             first = False
             # Every statement of a property has its datatype: skip non-item properties whole.
             datatype = st["mainsnak"].get("datatype")
+            if datatype == DEMONYM_DATATYPE and pid == DEMONYM_PROPERTY:
+                _demonym_statements(eid, statements, languages, demonyms, stats)
+                return
             if pid != P_CONSTRAINT and datatype is not None and datatype != "wikibase-item":
                 break
             fast = lazy and datatype == "wikibase-item"
@@ -374,6 +385,44 @@ def _statements(eid: str, etype: str, pid: str, statements: Any, lazy: bool, typ
             subclasses.append((eid, obj, rank))
         if rank != "deprecated":
             edges.append((eid, pid, obj))
+
+
+def _demonym_statements(eid: str, statements: Any, languages: Sequence[str], out: list[tuple],
+                        stats: dict[str, int]) -> None:
+    """Rows of a P1549 (demonym) group whose first main snak is monolingual text.
+
+    A statement gives a row when it is not deprecated and its main snak is a monolingual-text value
+    with a non-empty text in English or a requested language. Anything else in a statement (a
+    novalue, another value type, a value without text) gives no row rather than a malformed
+    record: the demonym is extra, and the record's other rows stand. A rank that is not a string
+    is malformed, as it is for every statement the index reads."""
+    for st in statements:
+        rank = _string(st.get("rank"), eid, "a rank") or "normal"
+        if rank == "deprecated":
+            continue
+        snak = st["mainsnak"]
+        if snak.get("snaktype") != "value":
+            continue
+        dv = snak.get("datavalue")
+        if dv is None or dv.get("type") != DEMONYM_DATATYPE:
+            continue
+        value = dv.get("value")
+        if not hasattr(value, "get"):
+            continue
+        text = value.get("text")
+        lang = value.get("language")
+        if type(text) is not str or not text or type(lang) is not str:
+            continue
+        if lang != DEMONYM_LANGUAGE and lang not in languages:
+            continue
+        form = None
+        quals = st.get("qualifiers")
+        if quals is not None and hasattr(quals, "get"):
+            for q in quals.get(DEMONYM_FORM_QUALIFIER) or ():
+                form = _snak_item(q, stats)
+                if form is not None:
+                    break  # as for P2309: later snaks are not read
+        out.append((eid, lang, text, rank, form, fold_name(text)))
 
 
 def _constraint_rows(pid: str, st: Any, ctype: str | None, out: list[tuple], stats: dict[str, int]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,13 +26,14 @@ import orjson
 from etl.io import InputError, dumps_json, sha256_bytes, sha256_file, write_json_atomic
 from etl.manifest import package_version
 from wikidata_index.names import fold
-from wikidata_index.schema import TABLES
+from wikidata_index.schema import DEMONYM_LANGUAGE, OPTIONAL_TABLES, TABLES
 
 log = logging.getLogger("wikidata_index")
 
 MANIFEST = "manifest.json"
 # The layout of the tables (schema.py) and of the folder. Indexes written before the manifest
-# recorded it have format 1.
+# recorded it have format 1. A table that older indexes lack (schema.OPTIONAL_TABLES: demonyms)
+# is not a new format: they are read with that table empty, and older readers ignore it.
 INDEX_FORMAT = 1
 HASH_CACHE = ".file-hashes.json"
 _warned_versions: set[str] = set()
@@ -269,6 +270,9 @@ class WikidataIndex:
         except Exception as exc:
             self._raise_if_damaged(exc)
             raise
+        for table in OPTIONAL_TABLES:
+            if table not in present:  # written before the table existed: queries over it find nothing
+                self.con.execute(f"CREATE VIEW {table} AS {_empty_select(table)}")
 
     # ------------------------------------------------------------------ plumbing
     def _glob(self, table: str) -> str:
@@ -276,7 +280,13 @@ class WikidataIndex:
         return str(self.path.resolve() / table / "*.parquet").replace("'", "''")
 
     def tables(self) -> list[str]:
+        """The tables the index was written with (an optional table it lacks is not listed)."""
         return list(self._tables)
+
+    def has(self, table: str) -> bool:
+        """Whether the index was written with ``table``. An index made before demonyms existed has
+        no ``demonyms`` table: its view is empty, and this is how to tell "none known" from "none"."""
+        return table in self._tables
 
     def require(self, *tables: str) -> None:
         for table in tables:
@@ -290,6 +300,8 @@ class WikidataIndex:
         """Load tables (default: all) into memory, replacing their views: for many small lookups
         on an index that fits in RAM (each view query otherwise rescans Parquet footers)."""
         for table in tables or tuple(self._tables):
+            if table in OPTIONAL_TABLES and table not in self._tables:
+                continue  # an empty view already
             self.require(table)
             if table in self._materialized:
                 continue
@@ -424,6 +436,32 @@ class WikidataIndex:
         )
         return [dict(zip(("constraint_type", "class", "relation"), r)) for r in cur.fetchall()]
 
+    def demonyms(self, qid: str, lang: str = DEMONYM_LANGUAGE) -> list[str]:
+        """P1549 demonyms of ``qid`` in ``lang`` ("Portuguese" for Q45): preferred rank first, then
+        by text, each text once. Empty when none is known, also on an index without the table."""
+        return list(dict.fromkeys(d.text for d in self.demonyms_of([qid], lang).get(qid, [])))
+
+    def demonyms_of(self, qids: Iterable[str], lang: str = DEMONYM_LANGUAGE) -> dict[str, list[Demonym]]:
+        """See :func:`demonyms_of` (one query for many ids)."""
+        try:
+            return demonyms_of(self.con, qids, lang)
+        except Exception as exc:
+            self._raise_if_damaged(exc)
+            raise
+
+    def find_demonym(self, name: str, lang: str = DEMONYM_LANGUAGE) -> list[str]:
+        """Ids with a demonym ``name`` ("American" -> Q30, ...): exact matches first, then case- and
+        diacritic-folded ones; each group by popularity (descending), then id."""
+        self.require("entities")
+        return self._col(
+            """WITH hits AS (
+                   SELECT id, min(CASE WHEN text = ? THEN 0 ELSE 1 END) AS tier
+                   FROM demonyms WHERE lang = ? AND (text = ? OR folded = ?) GROUP BY id)
+               SELECT h.id FROM hits h LEFT JOIN entities e ON e.id = h.id
+               ORDER BY h.tier, coalesce(e.popularity, 0) DESC, h.id""",
+            [name, lang, name, fold(name)],
+        )
+
     def counts(self) -> dict[str, int]:
         """Row count per table (reads Parquet footers only)."""
         return {t: int(self._execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in self._tables}
@@ -431,7 +469,8 @@ class WikidataIndex:
     # ------------------------------------------------------------------ what `envbench index` shows
     def card(self, qid: str, lang: str = "en") -> dict[str, Any]:
         """One entity as `envbench index get` shows it: label, description, aliases (the names
-        other than the label, sorted), types, sitelinks, enwiki, popularity."""
+        other than the label, sorted), demonyms (in ``lang``; :meth:`demonyms`), types, sitelinks,
+        enwiki, popularity."""
         ent = self.entity(qid)
         if ent is None:
             raise InputError(f"{qid} is not in the index at {self.path}; check the id (e.g. Q42)")
@@ -444,6 +483,7 @@ class WikidataIndex:
             "label": label,
             "description": ent["description"],
             "aliases": aliases,
+            "demonyms": self.demonyms(qid, lang),
             "types": self.types(qid),
             "sitelinks": ent["sitelinks"],
             "enwiki": ent["enwiki"],
@@ -458,6 +498,43 @@ class WikidataIndex:
             rows.append({"id": qid, "label": ent.get("label"), "description": ent.get("description"),
                          "popularity": ent.get("popularity", 0)})
         return rows
+
+
+@dataclass(frozen=True)
+class Demonym:
+    """One row of the demonyms table, for one item and language."""
+
+    text: str  # "Portuguese"
+    rank: str  # not "deprecated" (those are not ingested): "preferred" or "normal"
+    form: str | None  # the P518 item (Q499327 masculine, Q1775415 feminine, Q146786 plural), or None
+    folded: str  # wikidata_index.names.fold(text), as names.folded
+
+
+def demonyms_of(con: Any, qids: Iterable[str], lang: str = DEMONYM_LANGUAGE) -> dict[str, list[Demonym]]:
+    """P1549 demonyms of each of ``qids`` in ``lang``, over a DuckDB connection with a ``demonyms``
+    view (``WikidataIndex.con``: on an index without the table the view is empty, so the answer is
+    {}, "no demonyms known"). Ids without one are left out; each list has the preferred rank
+    first, then text, then form (None first)."""
+    ids: Sequence[str] = sorted(set(qids))
+    if not ids:
+        return {}
+    rows = con.execute(
+        """SELECT d.id, d.text, d.rank, d.form, d.folded
+           FROM demonyms d JOIN (SELECT unnest(?::VARCHAR[]) AS id) q ON q.id = d.id
+           WHERE d.lang = ?
+           ORDER BY d.id, d.rank = 'preferred' DESC, d.text, d.form NULLS FIRST, d.rank""",
+        [list(ids), lang],
+    ).fetchall()
+    out: dict[str, list[Demonym]] = {}
+    for qid, text, rank, form, folded in rows:
+        out.setdefault(qid, []).append(Demonym(text, rank, form, folded))
+    return out
+
+
+def _empty_select(table: str) -> str:
+    """A SELECT with the table's columns (all strings, the optional tables' only type) and no rows."""
+    cols = ", ".join(f'NULL::VARCHAR AS "{f.name}"' for f in TABLES[table])
+    return f"SELECT {cols} WHERE false"
 
 
 @dataclass
@@ -481,8 +558,13 @@ def index_info(path: str | os.PathLike[str], *, verify: bool = False) -> IndexIn
     made_by = manifest.get("package_version")
     if isinstance(made_by, str) and made_by != package_version():
         notes.append(f"made by envbench {made_by}; this is envbench {package_version()} (same index format)")
+    for table in OPTIONAL_TABLES:
+        if table not in rows:
+            notes.append(f"no {table} table (the index was made before it existed); {reingest_hint(path)} "
+                         f"to add it")
     return IndexInfo(Path(path), rows, manifest, verified, notes)
 
 
-__all__ = ["HASH_CACHE", "INDEX_FORMAT", "IndexInfo", "WikidataIndex", "check_files", "damaged_files",
-           "file_hashes", "index_fingerprint", "index_info", "read_index_manifest", "remember_hashes", "table_files"]
+__all__ = ["HASH_CACHE", "INDEX_FORMAT", "Demonym", "IndexInfo", "WikidataIndex", "check_files", "damaged_files",
+           "demonyms_of", "file_hashes", "index_fingerprint", "index_info", "read_index_manifest", "remember_hashes",
+           "table_files"]

@@ -59,8 +59,8 @@ from wikidata_index.schema import TABLES
 log = logging.getLogger("wikidata_index.ingest")
 
 # Bumped whenever extraction changes, so stale staged chunks are never reused. (Staged chunks
-# without the files of empty tables, since version 1 too, read the same.)
-EXTRACT_VERSION = 1
+# without the files of empty tables, since version 1 too, read the same.) 2: demonyms (P1549).
+EXTRACT_VERSION = 2
 DEFAULT_CHUNK_BYTES = 32 << 20
 FAST_MAX_CHUNK = 1 << 30
 # Final columns written without a dictionary: unique per row, or sorted so that repeats are
@@ -71,7 +71,7 @@ PLAIN_COLUMNS = {"entities": ("id", "label", "description", "enwiki"), "names": 
 # Final tables written concurrently (one DuckDB cursor and one Parquet writer each).
 FINAL_TABLES_AT_ONCE = 2
 # The order in which the final tables other than entities are started: largest first.
-FINAL_SCHEDULE = ("edges", "names", "types", "subclasses", "property_constraints", "properties")
+FINAL_SCHEDULE = ("edges", "names", "types", "subclasses", "property_constraints", "demonyms", "properties")
 ERROR_SAMPLES_PER_CHUNK = 20
 MANIFEST_ERROR_SAMPLES = 100
 STAGE_SCHEMAS: dict[str, pa.Schema] = {
@@ -97,6 +97,10 @@ FINAL_QUERIES: dict[str, tuple[str, str, list[str] | None]] = {
     "properties": ("SELECT * FROM staged_properties", "id, datatype, label", ["id"]),
     "property_constraints": ("SELECT * FROM staged_property_constraints",
                              "property, constraint_type, class NULLS FIRST, relation NULLS FIRST", None),
+    # A demonym stated twice (in copies of an entity, or twice in one) keeps its best rank
+    # (preferred sorts first); folded is a function of text.
+    "demonyms": ("SELECT * FROM staged_demonyms",
+                 "id, lang, text, form NULLS FIRST, rank = 'preferred' DESC, rank", ["id", "lang", "text", "form"]),
 }
 
 

@@ -11,6 +11,10 @@ Layout of an index directory::
 
 Conventions: ids are strings ("Q42", "P17"); ``rank`` is one of "preferred", "normal",
 "deprecated"; names are per language and deduplicated per (id, lang, name).
+
+Adding a table is not a format change when older indexes can do without it: such a table is in
+OPTIONAL_TABLES, an index written before it existed has no folder and no manifest entry for it, and
+``WikidataIndex`` shows it as an empty view (``WikidataIndex.has`` tells the two apart).
 """
 
 from __future__ import annotations
@@ -58,10 +62,33 @@ TABLES: dict[str, pa.Schema] = {
             ("relation", pa.string()),
         ]
     ),
+    # P1549 (demonym) statements, non-deprecated: monolingual texts ("Portuguese"@en) in English and the
+    # requested languages. form = the first item of the statement's P518 (applies to part) qualifier,
+    # the grammatical form where one is given (Q499327 masculine, Q1775415 feminine, Q146786 plural),
+    # else null. One row per (id, lang, text, form), the best rank kept. folded as in names.
+    "demonyms": pa.schema(
+        [
+            ("id", pa.string()),
+            ("lang", pa.string()),
+            ("text", pa.string()),
+            ("rank", pa.string()),  # not "deprecated"
+            ("form", pa.string()),
+            ("folded", pa.string()),
+        ]
+    ),
 }
+
+# Tables that an index of this format may lack (it was written before they existed); readers see
+# them as empty. Every other table an index was written with is listed in its manifest.
+OPTIONAL_TABLES = ("demonyms",)
 
 SUBJECT_TYPE_CONSTRAINT = "Q21503250"
 VALUE_TYPE_CONSTRAINT = "Q21510865"
 RELATION_INSTANCE_OF = "Q21503252"
 RELATION_SUBCLASS_OF = "Q21514624"
 RELATION_INSTANCE_OR_SUBCLASS = "Q30208840"
+# The demonym property and the qualifier that names a demonym's grammatical form.
+DEMONYM_PROPERTY = "P1549"
+DEMONYM_FORM_QUALIFIER = "P518"
+# Demonyms are always read in this language, beside the requested ones.
+DEMONYM_LANGUAGE = "en"

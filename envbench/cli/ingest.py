@@ -23,7 +23,8 @@ def _languages(value: str) -> tuple[str, ...]:
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Index directory to write (tables, index.duckdb, manifest.json).")
 @click.option("--languages", default="en", show_default=True,
-              help="Comma-separated language codes whose labels and aliases go into `names`.")
+              help="Comma-separated language codes whose labels and aliases go into `names`, and whose "
+                   "demonyms (P1549) go into `demonyms` beside the English ones.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Parsing processes (default: all cores). Output does not depend on it.")
 @click.option("--max-errors", type=click.IntRange(min=0), default=1000, show_default=True,
@@ -119,10 +120,10 @@ def info(path: str, as_json: bool, verify: bool) -> None:
 @index_group.command("get")
 @click.argument("path", type=click.Path())
 @click.argument("qid")
-@click.option("--lang", default="en", show_default=True, help="Language of the names shown.")
+@click.option("--lang", default="en", show_default=True, help="Language of the names and demonyms shown.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def get(path: str, qid: str, lang: str, as_json: bool) -> None:
-    """Show one entity: label, aliases, types, sitelinks, popularity.
+    """Show one entity: label, aliases, demonyms, types, sitelinks, popularity.
 
     \b
     Example:
@@ -139,6 +140,8 @@ def get(path: str, qid: str, lang: str, as_json: bool) -> None:
     if out["description"]:
         click.echo(f"  description: {out['description']}")
     click.echo(f"  aliases:     {', '.join(out['aliases']) or '-'}")
+    if out["demonyms"]:  # P1549, for places mostly: no line for the many items without one
+        click.echo(f"  demonyms:    {', '.join(out['demonyms'])}")
     click.echo(f"  types:       {', '.join(out['types']) or '-'}")
     click.echo(f"  sitelinks:   {out['sitelinks']}" + (f" (enwiki: {out['enwiki']})" if out["enwiki"] else ""))
     click.echo(f"  popularity:  {out['popularity']}")

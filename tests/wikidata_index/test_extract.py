@@ -49,8 +49,12 @@ def _expected(ent: dict) -> dict:
                 p31.append((vid, st["rank"]))
             if st["rank"] != "deprecated":
                 edges += 1
+    demonyms = sorted((st["mainsnak"]["datavalue"]["value"]["text"], st["rank"])
+                      for st in ent.get("claims", {}).get("P1549", [])
+                      if st["rank"] != "deprecated" and st["mainsnak"]["snaktype"] == "value"
+                      and st["mainsnak"]["datavalue"]["value"]["language"] == "en")
     return {"names": names, "p31": sorted(p31), "edges": edges,
-            "sitelinks": len(ent.get("sitelinks", {})), "label": en_label}
+            "sitelinks": len(ent.get("sitelinks", {})), "label": en_label, "demonyms": demonyms}
 
 
 @pytest.mark.parametrize("use_simdjson", [True, False], ids=["simdjson", "orjson"])
@@ -71,6 +75,9 @@ def test_real_samples_match_the_json(parts: tuple[str, str], use_simdjson: bool)
         t = rows.columns["types"]
         assert sorted(zip(t["class"], t["rank"])) == exp["p31"]
         assert rows.count("edges") == exp["edges"]
+        d = rows.columns["demonyms"]
+        assert sorted(zip(d["text"], d["rank"])) == exp["demonyms"]
+        assert d["folded"] == [fold(x) for x in d["text"]]
 
 
 def test_known_facts_of_douglas_adams() -> None:
@@ -171,6 +178,59 @@ def test_novalue_somevalue_and_deprecated(use_simdjson: bool) -> None:
         ("P31", "Q215627"), ("P279", "Q35120")]
     assert stats == {"snaks_novalue": 1, "snaks_somevalue": 1}
     assert rows.columns["entities"]["label"] == [None] and rows.count("names") == 0
+
+
+def _mono(text: object, lang: object = "en", rank: object = "normal", **extra: object) -> dict:
+    return {"mainsnak": {"snaktype": "value", "property": "P1549", "datatype": "monolingualtext",
+                         "datavalue": {"type": "monolingualtext", "value": {"text": text, "language": lang}}},
+            "rank": rank, **extra}
+
+
+@pytest.mark.parametrize("use_simdjson", [True, False], ids=["simdjson", "orjson"])
+@pytest.mark.parametrize("languages", [["en"], ["de", "fr"]], ids=["en", "de+fr"])
+def test_real_demonyms_of_portugal(use_simdjson: bool, languages: list[str]) -> None:
+    """Q45 (2021) states 30 P1549 demonyms in 18 languages; the only sample entity that has any."""
+    (ent,) = _load_entities("syvb-wikidata", "Q45.json")
+    rows = Rows()
+    extract_entity(EntityParser(use_simdjson).parse(orjson.dumps(ent)), languages, rows, {})
+    d = rows.columns["demonyms"]
+    got = sorted(zip(d["lang"], d["text"], d["form"]))
+    if languages == ["en"]:
+        assert got == [("en", "Portuguese", None)]
+    else:  # English always, and the requested languages: French has masculine and feminine forms
+        assert got == [("en", "Portuguese", None), ("fr", "Portugais", "Q47088290"),
+                       ("fr", "Portugaise", "Q47088293")]
+    assert set(d["rank"]) == {"normal"} and set(d["id"]) == {"Q45"}
+
+
+@pytest.mark.parametrize("use_simdjson", [True, False], ids=["simdjson", "orjson"])
+def test_demonym_rules(use_simdjson: bool) -> None:
+    form = {"P518": [{"snaktype": "novalue", "property": "P518"}, _snak("P518", qid="Q1775415"),
+                     _snak("P518", qid="Q499327")]}
+    ent = {"type": "item", "id": "Q30", "labels": {}, "claims": {
+        "P1549": [
+            _mono("American"), _mono("Yankee", rank="deprecated"), _mono("Amerikaner", "de"),
+            _mono("US-American", rank="preferred"), _mono(""), _mono(5), _mono("X", None),
+            _mono("américaine", "fr", qualifiers=form),
+            {"mainsnak": {"snaktype": "novalue", "property": "P1549", "datatype": "monolingualtext"},
+             "rank": "normal"},
+            {"mainsnak": {"snaktype": "value", "property": "P1549", "datatype": "monolingualtext",
+                          "datavalue": {"type": "string", "value": "American"}}, "rank": "normal"},
+        ],
+        # monolingual text of another property is no demonym
+        "P1705": [dict(_mono("United States"), mainsnak=dict(_mono("x")["mainsnak"], property="P1705"))],
+    }}
+    rows, stats = Rows(), {}
+    extract_entity(EntityParser(use_simdjson).parse(orjson.dumps(ent)), ["fr"], rows, stats)
+    d = rows.columns["demonyms"]
+    assert list(zip(d["lang"], d["text"], d["rank"], d["form"], d["folded"])) == [
+        ("en", "American", "normal", None, "american"), ("en", "US-American", "preferred", None, "us-american"),
+        ("fr", "américaine", "normal", "Q1775415", "americaine")]
+    assert stats == {"snaks_novalue": 1}  # the P518 qualifier's; the demonym's own novalue is not counted
+    # a rank that is not a string is a malformed record, as for every statement the index reads
+    ent["claims"]["P1549"].append(_mono("Bad", rank=5))
+    with pytest.raises(Malformed, match="rank"):
+        extract_entity(EntityParser(use_simdjson).parse(orjson.dumps(ent)), ["fr"], Rows(), {})
 
 
 def test_no_labels_no_claims_and_php_empty_arrays() -> None:

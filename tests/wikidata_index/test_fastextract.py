@@ -249,6 +249,34 @@ def test_current_format_samples_are_taken_by_c() -> None:
     assert {"Q42", "Q1299", "Q2112", "P17", "Q34987", "P3467"} <= taken
 
 
+def _json_demonyms(ent: dict, languages: Sequence[str]) -> list[tuple]:
+    """The demonym rows of a real entity, straight from its JSON (every P1549 statement there is a
+    plain monolingual-text value)."""
+    out = []
+    for statement in ent.get("claims", {}).get("P1549", []):
+        value = statement["mainsnak"]["datavalue"]["value"]
+        if statement["rank"] == "deprecated" or value["language"] not in ("en", *languages):
+            continue
+        forms = [q["datavalue"]["value"]["id"] for q in statement.get("qualifiers", {}).get("P518", [])]
+        out.append((ent["id"], value["language"], value["text"], statement["rank"], (forms or [None])[0]))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("languages", [("en",), ("de",), ("fr", "ru", "pt", "it", "sr")], ids=str)
+def test_real_demonyms_of_portugal_are_taken_by_c(languages: tuple[str, ...]) -> None:
+    """Q45 (Portugal, 2021) states 30 demonyms in 18 languages, some with P518 forms."""
+    (ent,) = _entities_of(orjson.loads(shared_path(SAMPLES, "syvb-wikidata", "Q45.json").read_bytes()))
+    data = dump_bytes([ent])
+    assert fallback_lines(data, languages) == []
+    res = both(data, languages)
+    assert res is not None
+    got = sorted((r["id"], r["lang"], r["text"], r["rank"], r["form"]) for r in res[0]["demonyms"].to_pylist())
+    assert got == _json_demonyms(ent, languages)
+    assert ("Q45", "en", "Portuguese", "normal", None) in got
+    if "fr" in languages:
+        assert ("Q45", "fr", "Portugaise", "normal", "Q47088293") in got and len(got) == 11
+
+
 @pytest.fixture(scope="module")
 def sample_dump(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     from envbench.worlds.sample.world import make_sample
@@ -665,6 +693,119 @@ case("property-datatype-number", D(prop(datatype=5)), MUL, False)
 case("property-datatype-object", D(prop(datatype={"a": 1})), taken=False)
 case("item-with-datatype", D(item(datatype={"a": 1})), taken=True)
 
+# --- demonyms (P1549, monolingual text)
+
+
+def mono(text: Any = "Portuguese", lang: Any = "en", *, rank: Any = "normal", forms: Sequence[Any] | None = None,
+         quals: Any = None, snaktype: str = "value", datatype: Any = "monolingualtext", pid: str = "P1549") -> dict:
+    """A demonym statement as Wikidata writes it; ``forms`` become P518 qualifier snaks (ids or snaks)."""
+    s: dict[str, Any] = {"snaktype": snaktype, "property": pid}
+    if snaktype == "value":
+        s["datavalue"] = {"value": {"text": text, "language": lang}, "type": "monolingualtext"}
+    if datatype is not DROP:
+        s["datatype"] = datatype
+    out: dict[str, Any] = {"mainsnak": s, "type": "statement", "id": f"Q1${pid}"}
+    if rank is not DROP:
+        out["rank"] = rank
+    if forms is not None:
+        quals = {"P518": [f if isinstance(f, dict) else snak("P518", f) for f in forms]}
+    if quals is not None:
+        out["qualifiers"] = quals
+        out["qualifiers-order"] = list(quals) if isinstance(quals, dict) else []
+    return out
+
+
+def with_dv(datavalue: Any, **kw: Any) -> dict:
+    """A demonym statement whose main snak has this datavalue as it is."""
+    st = mono(**kw)
+    st["mainsnak"]["datavalue"] = datavalue
+    return st
+
+
+MASC, FEM, PLURAL = "Q499327", "Q1775415", "Q146786"
+DEMONYMS_Q45 = [mono("Portuguese"), mono("português", "pt"), mono("Portugais", "fr", forms=[MASC]),
+                mono("Portugaise", "fr", forms=[FEM]), mono("португальцы", "ru", forms=[PLURAL]),
+                mono("Portugees", "nl")]
+FR = ("en", "fr", "ru", "mul")
+case("demonym-plain", IC({"P31": [stmt("P31", "Q6256")], "P1549": DEMONYMS_Q45}), FR, True)
+case("demonym-plain-en-only", IC({"P1549": DEMONYMS_Q45}), ("en",), True)
+case("demonym-english-not-requested", IC({"P1549": DEMONYMS_Q45}), ("de",), True)
+case("demonym-on-property", PC({"P1549": DEMONYMS_Q45}), FR, True)
+for rid, rank in [("deprecated", "deprecated"), ("preferred", "preferred"), ("missing", DROP), ("empty", ""),
+                  ("null", None), ("other", "weird")]:
+    case(f"demonym-rank-{rid}", IC({"P1549": [mono(rank=rank), mono("Lusitanian", rank=rank)]}), taken=True)
+for rid, rank in [("zero", 0), ("number", 5), ("list", ["normal"]), ("object", {"a": 1})]:
+    case(f"demonym-rank-{rid}", IC({"P1549": [mono(rank=rank)]}), taken=False)
+case("demonym-deprecated-then-bad-rank", IC({"P1549": [mono(rank="deprecated"), mono(rank=5)]}), taken=False)
+case("demonym-same-text-twice", IC({"P1549": [mono(), mono(rank="preferred"), mono(forms=[MASC]), mono()]}),
+     taken=True)
+case("demonym-novalue-somevalue", IC({"P1549": [mono(snaktype=NO), mono(snaktype=SOME), mono("Luso")]}),
+     taken=True)
+case("demonym-snaktype-other", IC({"P1549": [dict(mono(), mainsnak=dict(mono()["mainsnak"], snaktype="x"))]}),
+     taken=True)
+case("demonym-snaktype-missing", IC({"P1549": [dict(mono(), mainsnak={
+    k: v for k, v in mono()["mainsnak"].items() if k != "snaktype"})]}), taken=True)
+case("demonym-snaktype-number", IC({"P1549": [dict(mono(), mainsnak=dict(mono()["mainsnak"], snaktype=5))]}),
+     taken=False)
+for vid, dv in [("null", None), ("absent", DROP), ("string", "Portuguese"), ("list", []), ("number", 5),
+                ("empty-object", {}), ("type-string", {"value": {"text": "X", "language": "en"}, "type": "string"}),
+                ("type-missing", {"value": {"text": "X", "language": "en"}}),
+                ("type-null", {"value": {"text": "X", "language": "en"}, "type": None}),
+                ("type-number", {"value": {"text": "X", "language": "en"}, "type": 5}),
+                ("value-null", {"value": None, "type": "monolingualtext"}),
+                ("value-string", {"value": "Portuguese", "type": "monolingualtext"}),
+                ("value-list", {"value": ["Portuguese", "en"], "type": "monolingualtext"}),
+                ("value-empty", {"value": {}, "type": "monolingualtext"})]:
+    statement = with_dv(dv)
+    if dv is DROP:
+        del statement["mainsnak"]["datavalue"]
+    case(f"demonym-datavalue-{vid}", IC({"P1549": [statement, mono("Luso")]}))
+for vid, text, lang in [("text-empty", "", "en"), ("text-null", None, "en"), ("text-number", 5, "en"),
+                        ("text-object", {"a": 1}, "en"), ("text-spaces", "  Luso  Tuga ", "en"),
+                        ("text-non-ascii", "Portuguêse\u00a0ﬁ", "en"), ("text-escapes", "a\"b\\c\nd", "en"),
+                        ("lang-null", "X", None), ("lang-number", "X", 5), ("lang-empty", "X", ""),
+                        ("lang-unrequested", "X", "xx"), ("lang-variant", "X", "en-gb"),
+                        ("lang-upper", "X", "EN"), ("lang-mul", "X", "mul")]:
+    case(f"demonym-{vid}", IC({"P1549": [mono(text, lang), mono("Luso")]}), FR)
+case("demonym-text-escaped", D(raw('"labels":{}', '"claims":{"P1549":[{"mainsnak":{"snaktype":"value",'
+                                   '"datatype":"monolingualtext","datavalue":{"value":{"text":"Portugu\\u00eas",'
+                                   '"language":"\\u0065n"},"type":"monolingual\\u0074ext"}},"rank":"n\\u006frmal"}]}')),
+     taken=True)
+case("demonym-key-escaped", D(raw('"labels":{}', '"claims":{"P1549":[{"mainsnak":{"snaktype":"value",'
+                                  '"datatype":"monolingualtext","datavalue":{"value":{"t\\u0065xt":"X",'
+                                  '"language":"en"},"type":"monolingualtext"}}}]}')), taken=False)
+case("demonym-text-twice", D(raw('"labels":{}', '"claims":{"P1549":[{"mainsnak":{"snaktype":"value",'
+                                 '"datatype":"monolingualtext","datavalue":{"value":{"text":"A","text":"B",'
+                                 '"language":"en"},"type":"monolingualtext"}}}]}')), taken=False)
+for fid, forms in [("none", []), ("two", [MASC, FEM]), ("novalue-first", [snak("P518", snaktype=NO), PLURAL]),
+                   ("somevalue-only", [snak("P518", snaktype=SOME)]), ("property-id", ["P5", MASC]),
+                   ("string-snak", [snak("P518", "x", datatype="string"), FEM]),
+                   ("old-value", [{"snaktype": "value", "property": "P518", "datavalue": {
+                       "type": "wikibase-entityid", "value": {"entity-type": "item", "numeric-id": 5}}}]),
+                   ("bad-snaktype", [{"snaktype": "bad"}]), ("bad-after-item", [MASC, {"snaktype": "bad"}]),
+                   ("not-object", [5]), ("empty-id", [""])]:
+    case(f"demonym-form-{fid}", IC({"P1549": [mono(forms=forms)]}), FR)
+for qid, quals in [("null", None), ("empty", {}), ("list", []), ("string", "x"), ("p518-null", {"P518": None}),
+                   ("p518-object", {"P518": {"a": 1}}), ("p518-string", {"P518": "x"}), ("p518-zero", {"P518": 0}),
+                   ("other-qualifier", {"P580": [snak("P580", "x", datatype="time")]})]:
+    statement = mono(quals=quals)
+    if quals is None:
+        statement["qualifiers"] = None
+    case(f"demonym-qualifiers-{qid}", IC({"P1549": [statement]}))
+case("demonym-deprecated-bad-qualifiers", IC({"P1549": [mono(rank="deprecated", quals="x")]}))
+case("demonym-datatype-absent", IC({"P1549": [mono(datatype=DROP), mono("Luso")]}), taken=False)
+case("demonym-datatype-absent-second", IC({"P1549": [mono(), mono("Luso", datatype=DROP)]}), taken=True)
+case("demonym-datatype-string", IC({"P1549": [mono(datatype="string")]}), taken=True)
+case("demonym-datatype-item", IC({"P1549": [mono(datatype="wikibase-item"), stmt("P1549", "Q5")]}), taken=False)
+case("demonym-other-property", IC({"P1476": [mono(pid="P1476")], "P1705": [mono(pid="P1705")]}), FR, True)
+case("demonym-group-second-not-object", IC({"P1549": [mono(), 5]}), taken=False)
+case("demonym-group-second-without-mainsnak", IC({"P1549": [mono(), {"rank": "normal"}]}), taken=False)
+case("demonym-deprecated-without-mainsnak", IC({"P1549": [mono(), {"rank": "deprecated"}]}), taken=False)
+case("demonym-group-null", IC({"P1549": None}), taken=False)
+case("demonym-group-empty", IC({"P1549": []}), taken=True)
+case("demonym-many", IC({"P1549": [mono(f"D{i}", ("en", "fr")[i % 2], forms=[MASC] if i % 3 else None)
+                                   for i in range(300)]}), FR, True)
+
 # --- other records
 lexeme = {"type": "lexeme", "id": "L1", "lemmas": {"en": term("en", "run")}, "lexicalCategory": "Q1084",
           "language": "Q1860", "claims": {}, "forms": [], "senses": []}
@@ -824,6 +965,28 @@ def test_error_lines_and_offsets_match() -> None:
     assert n_lines == 7
 
 
+def test_demonym_rows_come_from_c_as_stated() -> None:
+    """Not vacuous: the C path itself gives these rows (nothing falls back), and they are what the
+    statements say: deprecated dropped, English always, requested languages only, P518 as form."""
+    claims = {"P1549": [*DEMONYMS_Q45, mono("Lusitanian", rank="deprecated"), mono("Tuga", rank="preferred"),
+                        mono("Portugiese", "de"), mono(snaktype=NO), mono("lusitano", "it", forms=[MASC, FEM])]}
+    data = D(item("Q45", claims=claims))
+    assert fallback_lines(data, FR) == []
+    res = both(data, FR)
+    assert res is not None
+    rows = sorted((r["lang"], r["text"], r["rank"], r["form"], r["folded"]) for r in res[0]["demonyms"].to_pylist())
+    assert rows == [
+        ("en", "Portuguese", "normal", None, "portuguese"), ("en", "Tuga", "preferred", None, "tuga"),
+        ("fr", "Portugais", "normal", MASC, "portugais"), ("fr", "Portugaise", "normal", FEM, "portugaise"),
+        ("ru", "португальцы", "normal", PLURAL, "португальцы")]
+    assert {r["id"] for r in res[0]["demonyms"].to_pylist()} == {"Q45"}
+    assert res[1].get("snaks_novalue", 0) == 0  # a demonym's novalue is not an item-valued snak
+    res = both(data, ("it",))
+    assert res is not None
+    assert sorted((r["lang"], r["text"], r["form"]) for r in res[0]["demonyms"].to_pylist()) == [
+        ("en", "Portuguese", None), ("en", "Tuga", None), ("it", "lusitano", MASC)]
+
+
 # ----------------------------------------------------------------------------- property test
 
 
@@ -869,6 +1032,18 @@ def statements(draw: st.DrawFn, pid: str, item_valued: bool) -> dict:
 
 
 @st.composite
+def demonym_statements(draw: st.DrawFn) -> dict:
+    snaktype = draw(st.sampled_from(["value", "value", "value", NO, SOME]))
+    lang = draw(st.sampled_from(["en", "en", "de", "fr", "mul", "", "en-gb", "xx"]))
+    forms = None
+    if draw(st.booleans()):
+        snaktypes = st.sampled_from(["value", "value", NO, SOME])
+        forms = [snak("P518", draw(ITEM_IDS), snaktype=draw(snaktypes)) for _ in range(draw(st.integers(0, 3)))]
+    datatype = draw(st.sampled_from(["monolingualtext"] * 8 + ["string", DROP]))
+    return mono(draw(NAME_TEXT), lang, rank=draw(RANKS), forms=forms, snaktype=snaktype, datatype=datatype)
+
+
+@st.composite
 def records(draw: st.DrawFn) -> dict:
     is_property = draw(st.booleans())
     eid = ("P" if is_property else "Q") + str(draw(st.integers(1, 10**9)))
@@ -882,10 +1057,12 @@ def records(draw: st.DrawFn) -> dict:
     ent["aliases"] = {lang: [term(lang, draw(NAME_TEXT)) for _ in range(draw(st.integers(0, 4)))]
                       for lang in draw(st.lists(st.sampled_from(TERM_LANGS), max_size=3, unique=True))}
     claims: dict[str, list] = {}
-    for pid in draw(st.lists(st.sampled_from(["P31", "P279", "P17", "P2302", "P18", "P1476"]), max_size=4,
-                             unique=True)):
+    for pid in draw(st.lists(st.sampled_from(["P31", "P279", "P17", "P2302", "P18", "P1476", "P1549"]),
+                             max_size=4, unique=True)):
         item_valued = pid in ("P31", "P279", "P17", "P2302") and draw(st.integers(0, 5)) > 0
-        if pid == "P2302" and is_property and item_valued:
+        if pid == "P1549":
+            group = [draw(demonym_statements()) for _ in range(draw(st.integers(0, 3)))]
+        elif pid == "P2302" and is_property and item_valued:
             group = [constraint(draw(ITEM_IDS), classes=draw(st.lists(ITEM_IDS, max_size=3)),
                                 relation=draw(st.lists(ITEM_IDS, max_size=2)),
                                 rank=draw(st.sampled_from(["normal", "preferred", "deprecated"])))

@@ -12,6 +12,7 @@ from etl.io import InputError
 from tests.conftest import shared_path
 from tests.wikidata_index.test_ingest import _dump_bytes, _item, _sample_entities, _write
 from wikidata_index import WikidataIndex
+from wikidata_index.index import index_info
 from wikidata_index.ingest import ingest_dump, write_tables
 
 B = 900000  # hand-made ids far from the real samples' ids
@@ -107,7 +108,52 @@ def test_materialize_gives_the_same_answers(index: Path) -> None:
         for q in ("Q900001", "Q900002", "Q42", "Q45"):
             assert mem.entity(q) == views.entity(q) and mem.names(q) == views.names(q)
             assert mem.superclasses(q) == views.superclasses(q)
+            assert mem.demonyms(q) == views.demonyms(q)
         assert mem.find("medias") == views.find("medias")
+        assert mem.find_demonym("portuguese") == views.find_demonym("portuguese") == ["Q45"]
+
+
+def test_demonyms_of_the_real_sample(index: Path) -> None:
+    with WikidataIndex(index) as ix:
+        assert ix.demonyms("Q45") == ["Portuguese"] and ix.demonyms("Q45", "fr") == []  # only en ingested
+        (d,) = ix.demonyms_of(["Q45", "Q42", "Q900001"])["Q45"]
+        assert (d.text, d.rank, d.form, d.folded) == ("Portuguese", "normal", None, "portuguese")
+        assert ix.find_demonym("PORTUGUESE") == ["Q45"] and ix.find_demonym("Portugal") == []
+        assert ix.card("Q45")["demonyms"] == ["Portuguese"] and ix.card("Q42")["demonyms"] == []
+
+
+def _without_demonyms(index: Path, out: Path) -> Path:
+    """The index as an ingest before the demonyms table wrote it: no folder, no manifest entry."""
+    shutil.copytree(index, out)
+    shutil.rmtree(out / "demonyms")
+    man = orjson.loads((out / "manifest.json").read_bytes())
+    man["outputs"] = [o for o in man["outputs"] if not o["name"].startswith("demonyms/")]
+    del man["rows"]["demonyms"]
+    (out / "manifest.json").write_bytes(orjson.dumps(man))
+    return out
+
+
+def test_an_index_made_before_demonyms_reads_as_none_known(tmp_path: Path, index: Path) -> None:
+    """Not a new index format: an older index is read, with an empty demonyms view (generate keeps
+    working on it, with no demonyms known), and `index info` says how to add the table."""
+    old = _without_demonyms(index, tmp_path / "old")
+    with WikidataIndex(old) as ix:
+        assert not ix.has("demonyms") and "demonyms" not in ix.tables() and ix.has("names")
+        assert ix.demonyms("Q45") == [] and ix.demonyms_of(["Q45"]) == {} and ix.find_demonym("Portuguese") == []
+        assert ix.con.execute("SELECT count(*) FROM demonyms d JOIN entities e USING (id)").fetchone() == (0,)
+        assert ix.card("Q45")["demonyms"] == [] and "demonyms" not in ix.counts()
+        ix.materialize()
+        ix.materialize("demonyms")
+        assert ix.demonyms("Q45") == [] and ix.names("Q45")[0] == "Portugal"
+        with pytest.raises(InputError, match=f"^index at {old} has no table 'demonyms'; rerun"):
+            ix.require("demonyms")
+        assert len(ix.fingerprint()) == 64
+    notes = index_info(old).notes
+    assert notes == [f"no demonyms table (the index was made before it existed); re-ingest: envbench ingest-dump "
+                     f"DUMP --out {old} --force to add it"]
+    with WikidataIndex(index) as ix:
+        assert ix.has("demonyms") and ix.counts()["demonyms"] == 1
+    assert index_info(index).notes == []
 
 
 def _copy(index: Path, tmp_path: Path, name: str = "copy") -> Path:
@@ -127,8 +173,9 @@ def test_card_and_search_are_what_the_cli_prints(index: Path) -> None:
     with WikidataIndex(index) as ix:
         card = ix.card("Q900001")
         assert card["label"] == "Mediaș" and card["aliases"] == ["Medias", "Mediasch"]
-        assert card["types"] == ["Q900010"] and set(card) == {
-            "id", "type", "label", "description", "aliases", "types", "sitelinks", "enwiki", "popularity"}
+        assert card["types"] == ["Q900010"] and card["demonyms"] == [] and set(card) == {
+            "id", "type", "label", "description", "aliases", "demonyms", "types", "sitelinks", "enwiki",
+            "popularity"}
         with pytest.raises(InputError, match=f"^Q999 is not in the index at {index}; check the id"):
             ix.card("Q999")
         hits = ix.search("medias", limit=2)

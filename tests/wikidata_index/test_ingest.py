@@ -100,6 +100,7 @@ def test_real_samples_rows_and_manifest(tmp_path: Path) -> None:
                       - {e.get("labels", {}).get("en", {}).get("value")}) for e in kept)
     n_label = sum("en" in e.get("labels", {}) for e in kept)
     assert res.rows["names"] == n_alias + n_label
+    assert res.rows["demonyms"] == 1  # Q45's "Portuguese"@en, the samples' only English demonym
     man = orjson.loads((tmp_path / "ix" / "manifest.json").read_bytes())
     assert man["inputs"][0]["sha256"] == hashlib.sha256(dump.read_bytes()).hexdigest()
     assert man["inputs"][0]["bytes"] == dump.stat().st_size
@@ -116,6 +117,7 @@ def test_real_samples_rows_and_manifest(tmp_path: Path) -> None:
         assert ix.types("Q45") == sorted({c for i, c, r in p31 if i == "Q45" and r != "deprecated"})
         # popularity counts statements with Q5 as object among the samples
         assert ix.popularity("Q42") >= 50
+        assert ix.demonyms("Q45") == ["Portuguese"] and ix.demonyms("Q42") == [] and ix.has("demonyms")
 
 
 def test_single_document_shapes_ingest(tmp_path: Path) -> None:
@@ -424,6 +426,51 @@ def test_an_entity_twice_gives_one_row_per_key(tmp_path: Path, workers: int) -> 
     types = pq.read_table(tmp_path / "ix" / "types").to_pylist()
     assert [(t["id"], t["class"]) for t in types] == [("Q1", "Q5"), ("Q1", "Q6"), ("Q2", "Q5"), ("Q3", "Q6"), ("Q4", "Q5")]
     assert pq.read_table(tmp_path / "ix" / "edges").num_rows == 5
+
+
+def _demonym(text: str, lang: str = "en", rank: str = "normal", form: str | None = None) -> dict:
+    st = {"mainsnak": {"snaktype": "value", "property": "P1549", "datatype": "monolingualtext",
+                       "datavalue": {"type": "monolingualtext", "value": {"text": text, "language": lang}}},
+          "type": "statement", "rank": rank}
+    if form:
+        st["qualifiers"] = {"P518": [{"snaktype": "value", "property": "P518", "datatype": "wikibase-item",
+                                      "datavalue": {"type": "wikibase-entityid", "value": {"id": form}}}]}
+    return st
+
+
+@pytest.mark.parametrize("extractor", ["python", "c"])
+def test_demonyms_table_keeps_one_row_per_form_with_the_best_rank(tmp_path: Path, extractor: str) -> None:
+    """A demonym stated twice (in one entity, or in two copies of it in different chunks) is one row,
+    with the preferred rank when either says so; deprecated ones are dropped; English beside the
+    requested languages."""
+    if extractor == "c":
+        fast_extractor_or_skip()
+    q1a = dict(_item(1, [6256]), claims={"P1549": [_demonym("Danish"), _demonym("Dane"), _demonym("Danish"),
+                                                   _demonym("dänisch", "de", form="Q499327"),
+                                                   _demonym("Danskie", rank="deprecated")]})
+    q1b = dict(_item(1, [6256]), claims={"P1549": [_demonym("Danish", rank="preferred"), _demonym("dänisch", "de"),
+                                                   _demonym("danois", "fr")]})
+    q2 = dict(_item(2, [6256]), claims={"P1549": [_demonym("Italian", rank="preferred"), _demonym("Ital", "xx")]})
+    dump = _write(tmp_path / "d.json", _dump_bytes([q1a, q2, _item(3, [5]), q1b]))
+    res = ingest_dump(dump, tmp_path / "ix", languages=("de",), workers=2, progress=False, chunk_lines=1,
+                      extractor=extractor)
+    rows = pq.read_table(tmp_path / "ix" / "demonyms").to_pylist()
+    assert [(r["id"], r["lang"], r["text"], r["rank"], r["form"], r["folded"]) for r in rows] == [
+        ("Q1", "de", "dänisch", "normal", None, "danisch"), ("Q1", "de", "dänisch", "normal", "Q499327", "danisch"),
+        ("Q1", "en", "Dane", "normal", None, "dane"), ("Q1", "en", "Danish", "preferred", None, "danish"),
+        ("Q2", "en", "Italian", "preferred", None, "italian")]
+    assert res.rows["demonyms"] == 5
+    with WikidataIndex(tmp_path / "ix") as ix:
+        assert ix.demonyms("Q1") == ["Danish", "Dane"] and ix.demonyms("Q1", "de") == ["dänisch"]
+        assert ix.demonyms("Q1", "fr") == [] and ix.demonyms("Q3") == []
+        got = ix.demonyms_of(["Q3", "Q2", "Q1", "Q2", "Q404"])
+        assert {q: [(d.text, d.rank) for d in ds] for q, ds in got.items()} == {
+            "Q1": [("Danish", "preferred"), ("Dane", "normal")], "Q2": [("Italian", "preferred")]}
+        assert [(d.text, d.form) for d in ix.demonyms_of(["Q1"], "de")["Q1"]] == [("dänisch", None),
+                                                                                ("dänisch", "Q499327")]
+        assert ix.demonyms_of([]) == {}
+        assert ix.find_demonym("danish") == ["Q1"] and ix.find_demonym("Dänisch", "de") == ["Q1"]
+        assert ix.find_demonym("Danskie") == [] and ix.find_demonym("Denmark") == []
 
 
 def test_final_schedule_covers_every_table() -> None:

@@ -54,6 +54,30 @@ def test_index_get(index: Path) -> None:
     assert data["types"] == ["Q5"] and data["popularity"] > 0 and data["label"] == "Douglas Adams"
 
 
+def test_index_get_shows_demonyms(tmp_path: Path, index: Path) -> None:
+    """P1549 demonyms in the --lang asked for (English is always ingested, others with --languages);
+    no demonyms line for an item without any (Q42 above)."""
+    assert "demonyms" not in CliRunner().invoke(cli, ["index", "get", str(index), "Q42"]).output
+    out = tmp_path / "pt"
+    dump = shared_path("wikidata-samples", "syvb-wikidata", "Q45.json")
+    res = CliRunner().invoke(cli, ["ingest-dump", str(dump), "--out", str(out), "--languages", "fr",
+                                   "--workers", "1", "-q"])
+    assert res.exit_code == 0, res.output
+    assert "property_constraints 0, demonyms 3" in res.output
+    res = CliRunner().invoke(cli, ["index", "get", str(out), "Q45"])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[:5] == [
+        "Q45  Portugal", "  description: country in southwestern Europe",
+        "  aliases:     -",  # names were ingested in French only
+        "  demonyms:    Portuguese", "  types:       Q20181813, Q3624078, Q6256"]
+    res = CliRunner().invoke(cli, ["index", "get", str(out), "Q45", "--lang", "fr"])
+    assert "\n  demonyms:    Portugais, Portugaise\n" in res.output
+    data = orjson.loads(CliRunner().invoke(cli, ["index", "get", str(out), "Q45", "--json"]).output)
+    assert data["demonyms"] == ["Portuguese"]
+    data = orjson.loads(CliRunner().invoke(cli, ["index", "get", str(index), "Q42", "--json"]).output)
+    assert data["demonyms"] == []
+
+
 def test_index_get_unknown_id(index: Path) -> None:
     res = CliRunner().invoke(cli, ["index", "get", str(index), "Q1"])
     assert res.exit_code == 1
@@ -293,9 +317,9 @@ def test_a_damaged_table_is_one_line_in_every_index_command(index: Path, tmp_pat
 def test_index_info_verify(index: Path) -> None:
     res = CliRunner().invoke(cli, ["index", "info", str(index), "--verify"])
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[-1] == "verified: 7 table files match the sha256s in manifest.json"
+    assert res.output.splitlines()[-1] == "verified: 8 table files match the sha256s in manifest.json"
     data = orjson.loads(CliRunner().invoke(cli, ["index", "info", str(index), "--verify", "--json"]).output)
-    assert data["verified_files"] == 7
+    assert data["verified_files"] == 8
 
 
 def test_index_info_names_a_deleted_table_and_a_missing_manifest(index: Path, tmp_path: Path) -> None:
