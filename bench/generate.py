@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/generate.py            # 1M and 10M items
     .venv/bin/python bench/generate.py --quick    # 100k and 1M items (about a minute and a half)
+    .venv/bin/python bench/generate.py --rss      # peak RSS on 5 MB and 50 MB DocRED files, --seeds 2
 
 Lean indexes are written straight to Parquet by one DuckDB query per table (the ingest path
 for 10M items would take too long here): every item has a label, 0-3 aliases, one P31 class
@@ -15,6 +16,11 @@ same work; only the size of the index differs. The time covers `generate` end to
 typing, candidate SQL, substitution, audit, writing), measured side by side in one run: a first run
 (which numbers the candidates of every class once and caches that in INDEX/derived/) and a later
 run on the same index.
+
+``--rss`` measures memory instead: each input size (the 1000 documents repeated under new titles
+until the file reaches the size) runs `generate --seeds 2` on the 100k-item index in a fresh
+process, which reports its peak RSS (``ru_maxrss``). The target: peak RSS grows sublinearly with
+the input size (10x the input, well under 10x the memory) and stays under 1.5 GB for 50 MB.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -48,6 +55,7 @@ SUBCLASSES = [("Q5", "Q215627"), ("Q515", "Q486972"), ("Q486972", "Q2221906"), (
 CONSTRAINTS = [("P27", "Q21503250", "Q5"), ("P27", "Q21510865", "Q6256"), ("P17", "Q21510865", "Q6256"),
                ("P131", "Q21503250", "Q2221906"), ("P19", "Q21510865", "Q2221906"), ("P569", "Q21503250", "Q5")]
 LINK_RANGE = 100_000  # links point into the first 100k items, present in every index size
+RSS_TARGET_MB = 1536  # peak RSS of generate on a 50 MB DocRED file (issue 17 #26)
 
 
 def qid(i: int) -> str:
@@ -107,6 +115,23 @@ def build_lean_index(root: Path, items: int) -> Path:
     return root
 
 
+def _links_for(docs: list[dict]) -> dict[str, list[str | None]]:
+    """Every PER/ORG/LOC/MISC entity linked to an item of a matching class, from a hash of its title."""
+    links = {}
+    for d in docs:
+        row = []
+        for ei, ent in enumerate(d["vertexSet"]):
+            t = entity_type(ent)
+            if t not in COARSE_BUCKETS:
+                row.append(None)
+                continue
+            h = derive_seed("bench-link", d["title"], ei)
+            cls, lo, hi = COARSE_BUCKETS[t][h % len(COARSE_BUCKETS[t])]
+            row.append(qid(100 * ((h >> 8) % (LINK_RANGE // 100)) + lo + (h >> 40) % (hi - lo)))
+        links[d["title"]] = row
+    return links
+
+
 def bench_docs(work: Path) -> tuple[Path, Path, str]:
     """1000 documents and links into the lean indexes."""
     shared = REPO.parent / "shared" / "data" / "re-docred"
@@ -124,33 +149,84 @@ def bench_docs(work: Path) -> tuple[Path, Path, str]:
                 docs.append({**d, "title": f"{d['title']} ({r})"})
         source = "sample world train split, repeated"
     docs = docs[:1000]
-    links = {}
-    for d in docs:
-        row = []
-        for ei, ent in enumerate(d["vertexSet"]):
-            t = entity_type(ent)
-            if t not in COARSE_BUCKETS:
-                row.append(None)
-                continue
-            h = derive_seed("bench-link", d["title"], ei)
-            cls, lo, hi = COARSE_BUCKETS[t][h % len(COARSE_BUCKETS[t])]
-            row.append(qid(100 * ((h >> 8) % (LINK_RANGE // 100)) + lo + (h >> 40) % (hi - lo)))
-        links[d["title"]] = row
     work.mkdir(parents=True, exist_ok=True)
     write_json_atomic(work / "docs.json", docs)
-    write_json_atomic(work / "links.json", links)
+    write_json_atomic(work / "links.json", _links_for(docs))
     return work / "docs.json", work / "links.json", source
+
+
+def sized_docs(base: Path, work: Path, megabytes: int) -> tuple[Path, Path]:
+    """The base documents repeated under new titles ("<title> (r)") until the file holds ``megabytes``."""
+    from etl.io import dumps_json
+
+    docs_path, links_path = work / f"docs-{megabytes}mb.json", work / f"links-{megabytes}mb.json"
+    if docs_path.is_file() and links_path.is_file():
+        return docs_path, links_path
+    src = json.loads(base.read_text())
+    per_copy = len(dumps_json(src))
+    copies = max(1, -(-megabytes * 1_000_000 // per_copy))
+    docs = [{**d, "title": f"{d['title']} ({r})"} for r in range(copies) for d in src]
+    write_json_atomic(docs_path, docs)
+    write_json_atomic(links_path, _links_for(docs))
+    return docs_path, links_path
+
+
+_RSS_CHILD = """
+import resource, sys, time
+from envbench.rename.generate import generate
+t = time.perf_counter()
+res = generate(sys.argv[1], sys.argv[2], sys.argv[3], links=sys.argv[4], seeds=int(sys.argv[5]), force=True,
+               progress=False)
+print(res.stats["output_documents"], time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def bench_rss(work: Path, sizes_mb: list[int], seeds: int) -> None:
+    """Peak RSS of `generate` per input size, each in a fresh process (see the module docstring)."""
+    docs, _, source = bench_docs(work / "generate-docs")
+    index = build_lean_index(work / "lean-100000", 100_000)
+    print(f"peak RSS of generate --seeds {seeds} on {source} repeated to size, 100k-item index")
+    results = []
+    for mb in sizes_mb:
+        docs_path, links_path = sized_docs(docs, work / "generate-docs", mb)
+        out = work / f"generate-rss-{mb}mb"
+        proc = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(docs_path), str(index), str(out),
+                               str(links_path), str(seeds)], capture_output=True, text=True, cwd=REPO)
+        if proc.returncode != 0:
+            sys.exit(f"generate on {docs_path} failed:\n{proc.stderr}")
+        n_out, secs, rss_kb = proc.stdout.split()
+        size = docs_path.stat().st_size / 1e6
+        rss = int(rss_kb) / 1024
+        results.append((size, rss))
+        print(f"  input {size:6.1f} MB: {n_out:>6} output docs in {float(secs):6.1f} s, peak RSS {rss:7.0f} MB")
+    if len(results) > 1:
+        (s0, r0), (s1, r1) = results[0], results[-1]
+        verdict = "sublinear" if r1 / r0 < s1 / s0 else "NOT sublinear"
+        print(f"growth: input x{s1 / s0:.1f} -> peak RSS x{r1 / r0:.2f} ({verdict})")
+        # what is left of linear growth: the reader holds the whole file while it validates it
+        slopes = ", ".join(f"{a:.0f}->{b:.0f} MB: {(rb - ra) / (b - a):.1f}"
+                           for (a, ra), (b, rb) in zip(results, results[1:]))
+        print(f"  MB of peak RSS per MB of input, between sizes: {slopes}")
+    big = [r for s, r in results if s >= 50]
+    if big:
+        print(f"target: < {RSS_TARGET_MB} MB at 50 MB: {'met' if max(big) < RSS_TARGET_MB else 'MISSED'}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="100k and 1M items instead of 1M and 10M")
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=None, help="seeds per document (5; 2 with --rss)")
     parser.add_argument("--work", default=str(REPO / "runs" / "bench"), help="cache for indexes and outputs")
+    parser.add_argument("--rss", action="store_true", help="measure peak RSS per input size instead (seeds 2)")
+    parser.add_argument("--rss-sizes", default="5,50", help="input sizes in MB for --rss")
     args = parser.parse_args()
     from envbench.rename.generate import generate
 
     work = Path(args.work)
+    args.seeds = args.seeds or (2 if args.rss else 5)
+    if args.rss:
+        bench_rss(work, [int(x) for x in args.rss_sizes.split(",")], args.seeds)
+        return
     sizes = [100_000, 1_000_000] if args.quick else [1_000_000, 10_000_000]
     docs, links, source = bench_docs(work / "generate-docs")
     n_docs = len(json.loads(docs.read_text()))
@@ -174,6 +250,10 @@ def main() -> None:
         results.append((size, secs))
     (s0, t0), (s1, t1) = results[0], results[-1]
     print(f"growth (later runs): index x{s1 // s0} -> time x{t1 / t0:.2f}")
+    import resource
+
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
+          "(memory per input size: --rss)")
 
 
 if __name__ == "__main__":

@@ -279,10 +279,20 @@ class Step:
                 if dest.is_dir():
                     shutil.rmtree(dest)
                 os.replace(src, dest)
+        # An output of the previous run that this run does not write goes, but only when it is still
+        # the file that run wrote (same sha256): a hand-edited or hostile manifest naming another file
+        # ("../victim.txt") must never make publishing delete it.
         kept = {f.resolve() for o in self.outputs for f in _files_under(o)}
-        for listed in _listed_outputs(old, self.base):
-            if listed.resolve() not in kept and listed.is_file() and listed.resolve() != self.manifest_path.resolve():
-                listed.unlink()
+        for entry in (old or {}).get("outputs", []) if isinstance((old or {}).get("outputs"), list) else []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                continue
+            listed = self.base / entry["name"]
+            if self.root is not None and not listed.resolve().is_relative_to(self.base.resolve()):
+                continue  # a folder step's outputs lie inside its folder
+            if (listed.resolve() in kept or not listed.is_file() or listed.resolve() == self.manifest_path.resolve()
+                    or describe_file(listed)["sha256"] != entry.get("sha256")):
+                continue
+            listed.unlink()
         files = [f for o in self.outputs for f in _files_under(o) if not f.name.startswith(".staging-")]
         described = [{**describe_file(f), "name": os.path.relpath(f, self.base)} for f in files]
         self.manifest = {**self._probe, **self.info, "outputs": sorted(described, key=lambda d: d["name"])}

@@ -96,7 +96,7 @@ def test_help_works_without_importing_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 0, out.stderr
-    for name in ("ingest-dump", "make-sample", "generate", "evaluate", "train", "icl"):
+    for name in ("ingest-dump", "make-sample", "generate", "evaluate", "explore", "train", "understand", "icl"):
         assert name in out.stdout
 
 

@@ -19,12 +19,14 @@ COMMANDS: dict[str, str] = {
     "validate": "envbench.cli.worlds:validate",
     "ingest-dump": "envbench.cli.ingest:ingest_dump",
     "index": "envbench.cli.ingest:index_group",
-    "link": "envbench.cli.generate:link",
+    "link": "envbench.cli.link:link",
     "generate": "envbench.cli.generate:generate",
     "evaluate": "envbench.cli.evaluate:evaluate",
     "report": "envbench.cli.evaluate:report",
+    "explore": "envbench.cli.explore:explore",
     "train": "models.cli:train",
     "predict": "models.cli:predict",
+    "understand": "models.understand:understand",
     "icl": "icl.cli:icl",
 }
 
@@ -54,6 +56,15 @@ class LazyGroup(click.Group):
             from envbench.cli._errors import describe_os_error
 
             raise click.ClickException(describe_os_error(exc)) from None
+        except click.ClickException:
+            raise
+        except Exception as exc:  # a library's own error for a full disk (DuckDB's IOException)
+            from envbench.cli._errors import describe_no_space
+            from etl.io import is_no_space
+
+            if not is_no_space(exc):
+                raise
+            raise click.ClickException(describe_no_space(exc)) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -23,14 +23,14 @@ from etl.io import read_json
 
 def run_demo(out: str | Path, *, seeds: int = 5, force: bool = False) -> str:
     """Run the three steps under ``out`` and return the printed summary."""
-    from envbench.core.errors import EnvbenchError
-    from envbench.rename.generate import check_writable, generate
+    from envbench.core.checks import check_seeds
+    from envbench.rename.generate import generate
     from envbench.worlds.sample.world import make_sample
+    from etl.step import check_writable
     from wikidata_index.ingest import ingest_dump
 
     # checked before the first step, so a bad option never leaves a half-built demo behind
-    if seeds < 1:
-        raise EnvbenchError(f"--seeds must be at least 1 (got {seeds}); pass --seeds 5 for the Env-DocRED setting")
+    check_seeds(seeds)
     check_writable(out, "--out", folder=True)
     out = Path(out)
     timings: list[tuple[str, float]] = []

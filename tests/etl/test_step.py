@@ -216,3 +216,17 @@ def test_undeclared_outputs_and_missing_outputs_are_bugs(tmp_path: Path, inp: Pa
         with Step("demo", root=tmp_path / "o", outputs=["a.txt"], inputs=[inp]):
             pass
     assert not (tmp_path / "o" / "manifest.json").exists()
+
+
+def test_a_hostile_manifest_never_deletes_other_files(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    from etl.io import sha256_file
+
+    (out / "manifest.json").write_text(json.dumps({"outputs": [{"name": "../victim.txt", "sha256": "0" * 64},
+                                                               {"name": "../victim.txt"},
+                                                               {"name": "../victim.txt", "sha256": sha256_file(victim)}]}))
+    _run(out, inp)
+    assert victim.read_text() == "precious"

@@ -28,25 +28,21 @@ def _run(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
-def test_generate_and_link_commands(tmp_path: Path) -> None:
-    w = sample_world()
-    code, out = _run("link", str(w.test), "--index", str(w.index), "--out", str(tmp_path / "l.json"),
-                     "--gold", str(w.links))
-    assert code == 0, out
-    assert "against gold" in out and (tmp_path / "l.json").is_file()
-    code, out = _run("generate", str(w.test), "--index", str(w.index), "--links", str(tmp_path / "l.json"),
+def test_generate_command(tmp_path: Path) -> None:
+    w = sample_world()  # `link` writing the link file: tests/envbench/cli/test_link.py
+    code, out = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links),
                      "--seeds", "2", "--out", str(tmp_path / "env"), "--no-progress")
     assert code == 0, out
     assert out.startswith("20 documents x 2 seeds -> 40 documents")
     assert _files(tmp_path / "env") == ["manifest.json", "stats.json", "substitutions.parquet", "test_env.json"]
-    code, out = _run("generate", str(w.test), "--index", str(w.index), "--links", str(tmp_path / "l.json"),
+    code, out = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links),
                      "--seeds", "2", "--out", str(tmp_path / "env"))
     assert code == 0 and out == (f"{tmp_path / 'env'} is up to date (same inputs, index and parameters); "
                                  "nothing to do. Pass --force to regenerate.\n")
 
 
 def test_help_has_examples() -> None:
-    for cmd in ("generate", "link"):
+    for cmd in ("generate",):
         code, out = _run(cmd, "--help")
         assert code == 0 and "Example" in out
 
@@ -117,7 +113,7 @@ def _docs(tmp_path: Path) -> Path:
 
 def test_help_examples_run_when_pasted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    for cmd in ("link", "generate"):
+    for cmd in ("generate",):
         code, out = _run(cmd, "--help")
         block = out.split("Example", 1)[1].split("\nOptions:", 1)[0].split("\n", 1)[1]
         lines = block.replace("\\\n", " ").strip().splitlines()
@@ -125,7 +121,7 @@ def test_help_examples_run_when_pasted(tmp_path: Path, monkeypatch: pytest.Monke
         for line in lines:
             code, res = _run(*shlex.split(line)[1:])
             assert code == 0, (line, res)
-    assert (tmp_path / "data" / "test.links.json").is_file() and (tmp_path / "data" / "twins").is_dir()
+    assert (tmp_path / "data" / "twins").is_dir()
 
 
 def test_link_file_for_other_documents(tmp_path: Path) -> None:
@@ -138,9 +134,6 @@ def test_link_file_for_other_documents(tmp_path: Path) -> None:
     code, out = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(links),
                      "--out", str(tmp_path / "o"))
     assert (code, out) == (1, expected) and _files(tmp_path / "o") == []
-    code, out = _run("link", str(_docs(tmp_path)), "--index", str(w.index), "--gold", str(links),
-                     "--out", str(tmp_path / "l.json"))
-    assert (code, out) == (1, expected) and not (tmp_path / "l.json").exists()
 
 
 def test_docred_file_given_as_links(tmp_path: Path) -> None:
@@ -169,13 +162,12 @@ def test_predictions_given_as_docs(tmp_path: Path) -> None:
     w = sample_world()
     preds = tmp_path / "preds.json"
     preds.write_text(json.dumps([{"title": "Anna", "h_idx": 0, "t_idx": 1, "r": "P551"}]))
-    for args in (["generate", "--out", str(tmp_path / "o")], ["link", "--out", str(tmp_path / "l.json")]):
-        code, out = _run(args[0], str(preds), "--index", str(w.index), *args[1:])
-        assert code == 1
-        assert out == (f"Error: {preds}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED "
-                       "documents; give a DocRED-format file (title, sents, vertexSet) here, and predictions to "
-                       "`envbench evaluate --pred`\n")
-    assert _files(tmp_path / "o") == [] and not (tmp_path / "l.json").exists()
+    code, out = _run("generate", str(preds), "--index", str(w.index), "--out", str(tmp_path / "o"))
+    assert code == 1
+    assert out == (f"Error: {preds}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED "
+                   "documents; give a DocRED-format file (title, sents, vertexSet) here, and predictions to "
+                   "`envbench evaluate --pred`\n")
+    assert _files(tmp_path / "o") == []
 
 
 def test_unwritable_outputs_fail_before_any_work(tmp_path: Path) -> None:
@@ -184,11 +176,6 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path: Path) -> None:
     blocker.write_text("")
     code, out = _run("generate", str(w.test), "--index", str(w.index), "--out", str(blocker / "env"))
     assert (code, out) == (1, f"Error: --out {blocker / 'env'}: {blocker} is a file, not a folder; "
-                              "choose another path\n")
-    # the link file used to be written before the report failed
-    code, out = _run("link", str(w.test), "--index", str(w.index), "--out", str(tmp_path / "l.json"),
-                     "--report", str(blocker / "r.json"))
-    assert (code, out) == (1, f"Error: --report {blocker / 'r.json'}: {blocker} is a file, not a folder; "
                               "choose another path\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
 
@@ -214,10 +201,9 @@ def test_no_documents(tmp_path: Path) -> None:
     w = sample_world()
     empty = tmp_path / "empty.json"
     empty.write_text("[]")
-    for args in (["generate", "--out", str(tmp_path / "o")], ["link", "--out", str(tmp_path / "l.json")]):
-        code, out = _run(args[0], str(empty), "--index", str(w.index), *args[1:])
-        assert (code, out) == (1, f"Error: {empty}: holds no documents; give a DocRED-format file with at least "
-                                  "one document\n")
+    code, out = _run("generate", str(empty), "--index", str(w.index), "--out", str(tmp_path / "o"))
+    assert (code, out) == (1, f"Error: {empty}: holds no documents; give a DocRED-format file with at least "
+                              "one document\n")
     bad = json.loads(json.dumps(DOC))
     bad["vertexSet"][1][0]["pos"] = [3, 9]
     invalid = tmp_path / "invalid.json"
@@ -226,3 +212,136 @@ def test_no_documents(tmp_path: Path) -> None:
     assert (code, out) == (1, f"Error: {invalid}: all 1 documents are invalid and were skipped; run without "
                               "--skip-invalid to see the first problem\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.json", "invalid.json"]
+
+
+def _links(tmp_path: Path) -> Path:
+    links = tmp_path / "links.json"
+    links.write_text(json.dumps({"Anna": [None, None]}))
+    return links
+
+
+def test_an_input_that_is_an_output_is_refused_and_kept(tmp_path: Path) -> None:
+    # issue 17 #2: a link file copied to OUT/stats.json used to be overwritten by the stats
+    w = sample_world()
+    out = tmp_path / "o"
+    out.mkdir()
+    shutil.copy(w.links, out / "stats.json")
+    before = (out / "stats.json").read_bytes()
+    code, res = _run("generate", str(w.test), "--index", str(w.index), "--links", str(out / "stats.json"),
+                     "--seeds", "1", "--out", str(out))
+    assert (code, res) == (1, f"Error: --out {out}: the input {out / 'stats.json'} would be overwritten by this "
+                              f"step's output {out / 'stats.json'}; choose another output location or move the input\n")
+    assert (out / "stats.json").read_bytes() == before and _files(out) == ["stats.json"]
+    # an output of the previous run, which this run would remove, counts too
+    code, res = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "1",
+                     "--out", str(tmp_path / "env"))
+    assert code == 0, res
+    again = tmp_path / "env" / "test_env.json"
+    kept = again.read_bytes()
+    code, res = _run("generate", str(again), "--index", str(w.index), "--seeds", "1", "--out", str(tmp_path / "env"))
+    assert (code, res) == (1, f"Error: --out {tmp_path / 'env'}: the input {again} would be overwritten by this "
+                              f"step's output {again}; choose another output location or move the input\n")
+    assert again.read_bytes() == kept
+
+
+def test_out_inside_the_index_is_refused(tmp_path: Path) -> None:
+    w = sample_world()
+    for out in (w.index, w.index / "names"):
+        code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--out", str(out))
+        assert (code, res) == (1, f"Error: --out {out}: it is the index folder {w.index} or a folder inside it; "
+                                  "choose an output folder outside the index\n")
+
+
+def test_a_manifest_that_is_not_an_object_is_replaced(tmp_path: Path) -> None:
+    # issue 17 #5: `echo '[1,2]' > OUT/manifest.json` made the up-to-date check raise AttributeError
+    w = sample_world()
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "manifest.json").write_text("[1,2]\n")
+    code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
+                     "--seeds", "1", "--out", str(out))
+    assert code == 0, res
+    assert res.startswith("1 documents x 1 seeds -> 1 documents in ")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["step"] == "generate" and [o["name"] for o in manifest["outputs"]] == \
+        ["docs_env.json", "stats.json", "substitutions.parquet"]
+
+
+def test_skip_invalid_says_how_many_and_why(tmp_path: Path) -> None:
+    # issue 17 #14: --skip-invalid dropped documents without a word on the console
+    w = sample_world()
+    bad = json.loads(json.dumps(DOC))
+    bad["title"] = "Anna 2"
+    bad["vertexSet"][1][0]["pos"] = [3, 9]
+    docs = tmp_path / "docs.json"
+    docs.write_text(json.dumps([DOC, bad]))
+    code, res = _run("generate", str(docs), "--index", str(w.index), "--links", str(_links(tmp_path)),
+                     "--seeds", "1", "--skip-invalid", "--out", str(tmp_path / "o"))
+    assert code == 0, res
+    assert (f"warning: skipped 1 invalid document of {docs}; the first: document 1 'Anna 2': entity 1 mention 0: "
+            "pos [3, 9] is out of range for sentence 0 (5 tokens); pos is a [start, end) token span inside the "
+            "sentence; fix it") in res.splitlines()
+    stats = json.loads((tmp_path / "o" / "stats.json").read_text())
+    assert stats["documents"] == 1 and stats["validation"]["skipped_documents"] == 1
+
+
+def test_staging_left_by_a_killed_run_is_removed(tmp_path: Path) -> None:
+    # issue 17 #24: a SIGKILLed generate left .generate-XXXX/ (before etl.step) that no rerun removed
+    w = sample_world()
+    out = tmp_path / "o"
+    for leftover in (".generate-k1l2", ".staging-generate-x9y8"):
+        (out / leftover).mkdir(parents=True)
+        (out / leftover / "test_env.json").write_text("[")
+    code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
+                     "--seeds", "1", "--out", str(out))
+    assert code == 0, res
+    assert sorted(p.name for p in out.iterdir()) == ["docs_env.json", "manifest.json", "stats.json",
+                                                      "substitutions.parquet"]
+
+
+def test_a_second_run_into_the_same_out_fails_at_once(tmp_path: Path) -> None:
+    # issue 17 #25: two runs into one OUT both reported success and the last silently won
+    import fcntl
+    import os
+
+    w = sample_world()
+    out = tmp_path / "o"
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY)  # what the first run holds while it writes
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links",
+                         str(_links(tmp_path)), "--seeds", "1", "--out", str(out))
+    finally:
+        os.close(fd)
+    assert (code, res) == (1, f"Error: --out {out}: another run is writing there now; wait for it to end, or "
+                              "choose another output location\n")
+    assert _files(out) == []
+
+
+@pytest.mark.slow
+def test_a_sigkilled_run_leaves_nothing_a_rerun_keeps(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    w = sample_world()
+    out = tmp_path / "o"
+    args = ["generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--no-progress",
+            "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "envbench", *args, "--seeds", "60"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob(".staging-generate-*")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, "generate ended before it staged anything; give it more work"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert list(out.glob(".staging-generate-*")) and not (out / "manifest.json").exists()
+    code, res = _run(*args, "--seeds", "1")
+    assert code == 0, res
+    assert _files(out) == ["manifest.json", "stats.json", "substitutions.parquet", "test_env.json"]

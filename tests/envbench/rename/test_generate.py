@@ -10,7 +10,8 @@ import pytest
 from envbench.formats.docred import read_docs, validate_document
 from envbench.formats.links import read_links
 from envbench.rename.candidates import POOL_SQL, pool_of
-from envbench.rename.generate import _DocInfo, generate
+from envbench.rename.engine import DocInfo
+from envbench.rename.generate import generate
 from envbench.rename.numtime import date_value
 from envbench.rename.substitute import name_key
 from tests.conftest import shared_path
@@ -72,7 +73,7 @@ def test_new_names_are_fresh_and_distinct(env: Path) -> None:
     src = {d["title"]: d for d in read_docs(sample_world().test).docs}
     subs = pl.read_parquet(env / "substitutions.parquet").filter(pl.col("kind") != "kept")
     for (title,), rows in subs.group_by("title", maintain_order=True):
-        info = _DocInfo(0, src[rows["source_title"][0]], [], {})
+        info = DocInfo(0, src[rows["source_title"][0]], [], {})
         seen: set[tuple[str, ...]] = set()
         for old, new in zip(rows["old_names"].to_list(), rows["new_names"].to_list()):
             for o, n in zip(old, new):
@@ -103,7 +104,7 @@ def test_temporal_order_kept(tmp_path: Path) -> None:
     generate(docs, index, tmp_path / "out", links=links, seeds=40, progress=False)
     out = json.loads((tmp_path / "out" / "docs_env.json").read_text())
     assert len(out) == 40
-    info = _DocInfo(0, doc, [], {})
+    info = DocInfo(0, doc, [], {})
     assert info.order_pairs == [(1, 2)]
     for d in out:
         born = d["vertexSet"][1][0]
@@ -141,7 +142,21 @@ def test_byte_identical_rerun_and_up_to_date(env: Path, tmp_path: Path) -> None:
     assert not forced.up_to_date and _sha(tmp_path / "test_env.json") == _sha(env / "test_env.json")
     changed = generate(w.test, w.index, tmp_path, links=w.links, seeds=2, progress=False)
     assert not changed.up_to_date and changed.stats["output_documents"] == 40
-    assert not list(tmp_path.glob(".generate-*"))
+    assert not list(tmp_path.glob(".generate-*")) and not list(tmp_path.glob(".staging-*"))
+
+
+def test_manifest_records_inputs_parameters_and_the_index(env: Path) -> None:
+    from envbench.rename.generate import index_fingerprint
+
+    w = sample_world()
+    man = json.loads((env / "manifest.json").read_text())
+    assert man["step"] == "generate"
+    assert [(i["name"], i["sha256"]) for i in man["inputs"]] == [(p.name, _sha(p)) for p in (w.test, w.links)]
+    assert man["parameters"] == {"seeds": 5, "pool": "eval", "twins": False, "skip_invalid": False, "links": "file",
+                                 "window": 4, "max_windows": 4}
+    assert man["identity"] == {"index": {"tables_sha256": index_fingerprint(w.index)}}
+    assert [(o["name"], o["sha256"]) for o in man["outputs"]] == \
+        [(n, _sha(env / n)) for n in ("stats.json", "substitutions.parquet", "test_env.json")]
 
 
 def test_twins_use_the_train_pool(env: Path, tmp_path: Path) -> None:
@@ -248,15 +263,6 @@ def test_time_entities_of_a_document_share_one_shift(tmp_path: Path) -> None:
             [s[p] for p in range(*e[0]["pos"])] for e in d["vertexSet"][1:])
         assert year == [year2] and again == [day, month, year2] and year2 != "1975"
         assert m1 == m2 and int(y2) - int(y1) == 6 and int(year2) - int(y1) == 44, s
-
-
-def test_num_and_time_names_keep_their_spacing() -> None:
-    from envbench.rename.generate import respell
-
-    assert respell("7%", ["7", "%"], ["1", "%"]) == "1%"
-    assert respell("February 10, 2004", ["February", "10", ",", "2004"], ["January", "9", ",", "1983"]) == \
-        "January 9, 1983"
-    assert respell("Oliver &amp; Co", ["Oliver", "&", "Co"], ["A", "&", "B"]) == "A & B"  # not spelled: joined
 
 
 def test_corrupt_index_manifest_names_the_file(tmp_path: Path) -> None:

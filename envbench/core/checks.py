@@ -1,0 +1,31 @@
+"""Option checks that several commands make, each written once with its one error text.
+
+    check_seeds(5)                       # returns 5
+    check_seeds(0)                       # EnvbenchError: --seeds must be at least 1 (got 0); ...
+    check_choice("eval", ("eval", "train"), "--pool")
+
+They run before any work, so a bad option never leaves half a result behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from envbench.core.errors import EnvbenchError
+
+
+def check_seeds(seeds: int) -> int:
+    """``--seeds K``: K renamed copies per document, at least one (``generate`` and ``demo``)."""
+    if not isinstance(seeds, int) or seeds < 1:
+        raise EnvbenchError(f"--seeds must be at least 1 (got {seeds}); pass --seeds 5 for the Env-DocRED setting")
+    return seeds
+
+
+def check_choice(value: str, choices: Sequence[str], option: str) -> str:
+    """A value that must be one of ``choices`` (for library callers; click checks the CLI's own)."""
+    if value not in choices:
+        raise EnvbenchError(f"{option} must be one of {', '.join(choices)} (got {value!r})")
+    return value
+
+
+__all__ = ["check_choice", "check_seeds"]

@@ -1,0 +1,481 @@
+"""How one renamed document settles its entities: the per-entity state machine of ``generate``.
+
+A *run* is one (source document, seed). What an entity of a run becomes depends only on the source
+document, the seed, the index and the entities settled before it in the same run, never on another
+run, so runs may be settled in any grouping (``generate`` settles them in chunks). The rule, in
+settling order:
+
+1. **TIME entities first, all together** (:func:`settle_times`). One document-level shift
+   (``numtime.rename_times``) renames every TIME entity outside the overlap policy. Attempts
+   0..49 redraw the shift until no new name clashes and no temporal pair (``TEMPORAL_PAIRS``
+   between two ends of one head) is reversed; when none succeeds, the attempt with the fewest
+   failing entities is used and those keep their names (``no_valid_value``; ``no_rule`` for an
+   entity no rule applies to).
+2. **Then every other entity, in vertexSet order** (:func:`advance`):
+
+   * a mention overlaps a mention of another entity, or two of its own do: kept (``overlap``);
+   * linked (a QID with a fine type, not NUM/TIME; :func:`settle_linked`): the first candidate in
+     draw order (``candidates``: windows of 4, 16, 64 and 256 items) whose names pair with the
+     entity's names (``substitute.pair_names``) without a clash, none of whose names an eval-pool
+     item carries (train pool only), and that passes every type-constraint check the original
+     item passed (``audit``; a failure counts as a rejection of that relation); after the last
+     window: kept (``no_candidate``);
+   * NUM (:func:`settle_other`): attempts 0..49 of ``numtime.rename_num`` until no new name
+     clashes; kept with ``no_valid_value`` when every value clashed, ``no_rule`` when the name
+     holds no number;
+   * anything else is kept: ``unlinked`` (no QID) or ``no_type`` (a QID without a P31 value).
+
+A new name *clashes* when its folded tokens (``substitute.name_key``) occur anywhere in the source
+document, or were given to an entity settled earlier in the same run. Examples:
+
+* "Anna lives in Rome." with Anna linked to a human: a candidate "Rome Vance" is taken (its tokens
+  "rome vance" do not occur in that order), a candidate "Rome" for a PER would clash, and if an
+  earlier entity of the run became "Maria Lopez", no later entity may become "MARIA LOPEZ".
+* "Person 3 (13 March 1963 - 2 April 1963)" with born/died labels: one shift moves both dates;
+  an attempt whose month shift puts the death before the birth is redrawn.
+* "7%" renamed by rule becomes "1%", written with the old spacing (:func:`respell`).
+
+The state machine never queries the index: :func:`advance` returns the (slot, window) it lacks,
+and :class:`Renamer` (the one part here that talks to DuckDB) fetches the windows every run of a
+chunk lacks in one batch per round, with their items' names, and calls it again.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from envbench.core.reasons import KeptReason
+from envbench.formats.docred import Doc, distinct_names, entity_type
+from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
+from envbench.formats.substitutions import schema as substitution_schema
+from envbench.rename.audit import Auditor
+from envbench.rename.candidates import (
+    MAX_WINDOWS,
+    CandidateSource,
+    ItemNames,
+    Slot,
+    item_names,
+    names_in_pool,
+    window_bounds,
+)
+from envbench.rename.numtime import RENAMERS, TEMPORAL_PAIRS, DateValue, date_value, order_kept, rename_times
+from envbench.rename.substitute import (
+    NewName,
+    mention_tokens,
+    name_key,
+    overlapping_entities,
+    pair_names,
+    self_overlapping_entities,
+)
+from wikidata_index.names import fold
+
+NUMTIME_ATTEMPTS = 50
+_SENTENCE, _TOKEN = "\x1e", "\x1f"  # separators in DocInfo's folded text (whitespace: no tokeniser keeps them)
+Request = tuple[int, int]  # (slot index, window number) the run waits for
+
+
+def respell(name: str, old: list[str], new: list[str]) -> str:
+    """The new tokens written with the old name's spacing ("7%" -> "1%", not "1 %").
+
+    Falls back to the tokens joined by spaces when the old tokens cannot be found in order in the
+    name (a name that does not spell its tokens).
+    """
+    if len(old) != len(new):
+        return " ".join(new)
+    parts: list[str] = []
+    pos = 0
+    for o, n in zip(old, new):
+        start = name.find(o, pos)
+        if start < 0 or name[pos:start].strip():
+            return " ".join(new)
+        parts += [name[pos:start], n]
+        pos = start + len(o)
+    if name[pos:].strip():
+        return " ".join(new)
+    return "".join(parts) + name[pos:]
+
+
+# ---------------------------------------------------------------------------- the facts of a document
+class DocInfo:
+    """What every seed of one source document shares."""
+
+    def __init__(self, order: int, doc: Doc, qids: list[str | None], ftypes: dict[str, str]) -> None:
+        self.order = order
+        self.doc = doc
+        self.title = doc["title"]
+        self.overlap = overlapping_entities(doc) | self_overlapping_entities(doc)
+        self.qids = qids
+        self.ftypes = ftypes
+        self.coarse = [entity_type(e) for e in doc["vertexSet"]]
+        self.names = [distinct_names(e) for e in doc["vertexSet"]]
+        self.tokens = [mention_tokens(doc, e) for e in doc["vertexSet"]]
+        # The folded sentences as one string, each sentence opened by _SENTENCE and each token closed
+        # by _TOKEN, so occurs() is a substring search (sets of every n-gram held most of a run's
+        # memory). Kept as lists only in the rare document whose tokens hold a separator.
+        folded = [[name_key([t])[0] for t in s] for s in doc["sents"]]
+        self._sentences = len(folded)
+        text = "".join(_SENTENCE + "".join(t + _TOKEN for t in s) for s in folded)
+        clean = text.count(_TOKEN) == sum(map(len, folded)) and text.count(_SENTENCE) == len(folded)
+        self._text = text if clean else None
+        self._folded = None if clean else folded
+        # (start entity, end entity) pairs whose order must survive (same head, TEMPORAL_PAIRS)
+        by_head: dict[tuple[int, str], set[int]] = {}
+        for lab in doc.get("labels", []) or []:
+            by_head.setdefault((lab["h"], lab["r"]), set()).add(lab["t"])
+        self.order_pairs: list[tuple[int, int]] = sorted(
+            (a, b)
+            for (h, r), ts in by_head.items()
+            for start, end in TEMPORAL_PAIRS
+            if r == start
+            for a in ts
+            for b in by_head.get((h, end), ())
+            if a != b
+        )
+
+    def occurs(self, key: tuple[str, ...]) -> bool:
+        """Whether the folded token sequence occurs inside one sentence of the source document."""
+        n = len(key)
+        if n == 0:
+            return self._sentences > 0  # the empty sequence occurs in any sentence
+        if self._text is None:
+            assert self._folded is not None
+            return any(tuple(s[i:i + n]) == key for s in self._folded for i in range(len(s) - n + 1))
+        body = "".join(t + _TOKEN for t in key)
+        if body.count(_TOKEN) != n or _SENTENCE in body:
+            return False  # a key token holds a separator, which no token of this document does
+        # a match starts where a sentence or a token starts, and ends where a token ends
+        return _SENTENCE + body in self._text or _TOKEN + body in self._text
+
+    def date(self, ei: int, tokens: dict[str, list[str]] | None = None) -> DateValue | None:
+        toks = tokens if tokens is not None else self.tokens[ei]
+        values = [v for t in toks.values() if (v := date_value(t)) is not None]
+        return max(values, key=lambda v: len(v.parts())) if values else None
+
+
+@dataclass
+class Row:
+    """What one entity of one run became: a row of substitutions.parquet."""
+
+    entity: int
+    coarse: str
+    kind: str  # linked, num, time or kept
+    reason: KeptReason | None  # kept only
+    qid: str | None
+    fine_type: str | None
+    new_qid: str | None
+    old_names: list[str]
+    new_names: list[str]
+
+
+@dataclass
+class Run:
+    """One (source document, seed): entities are settled in index order."""
+
+    info: DocInfo
+    seed: int
+    title: str
+    slots: dict[int, int]  # entity -> slot index
+    cursor: int = 0
+    window: int = 0  # window number being read for the current entity
+    taken: set[tuple[str, ...]] = field(default_factory=set)
+    plan: dict[int, dict[str, NewName]] = field(default_factory=dict)
+    new_tokens: dict[int, dict[str, list[str]]] = field(default_factory=dict)
+    rows: list[Row] = field(default_factory=list)
+    new_items: dict[int, str] = field(default_factory=dict)
+    times_done: bool = False  # TIME entities are settled together, before the others
+
+
+@dataclass
+class Draws:
+    """What the index has answered so far for the slots of the runs being settled."""
+
+    slots: list[Slot]
+    total: Callable[[Slot], int]  # eligible items of a slot's group
+    auditor: Auditor
+    windows: dict[Request, list[str]] = field(default_factory=dict)  # candidate QIDs in draw order
+    names: dict[str, ItemNames] = field(default_factory=dict)
+    eval_names: set[str] = field(default_factory=set)  # folded names of eval-pool items (train pool only)
+    required: dict[tuple[int, int], list[tuple[str, str]]] = field(default_factory=dict)
+
+
+def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: bool) -> tuple[list[Run], list[Slot]]:
+    """The runs of the documents (document order, then seed) and the candidate slot of each linked entity."""
+    slots: list[Slot] = []
+    runs: list[Run] = []
+    for info in infos:
+        for k in seeds:
+            run_slots: dict[int, int] = {}
+            for ei, q in enumerate(info.qids):
+                if q is None or ei in info.overlap or info.coarse[ei] in RENAMERS or q not in info.ftypes:
+                    continue
+                run_slots[ei] = len(slots)
+                slots.append(Slot(info.ftypes[q], len(info.names[ei]), pool, q, k, info.title, ei))
+            runs.append(Run(info, k, info.title if twins else f"{info.title}-{k}", run_slots))
+    return runs, slots
+
+
+# ---------------------------------------------------------------------------- the state machine
+def advance(run: Run, draws: Draws) -> Request | None:
+    """Settle entities until a window is missing (returned) or the run is done (None)."""
+    info = run.info
+    n = len(info.doc["vertexSet"])
+    if not run.times_done:
+        settle_times(run)
+        run.times_done = True
+    while run.cursor < n:
+        ei = run.cursor
+        if ei in run.slots:
+            need = settle_linked(run, ei, draws)
+            if need is not None:
+                return need
+        elif info.coarse[ei] != "TIME" or ei in info.overlap:
+            settle_other(run, ei)
+        run.cursor += 1
+        run.window = 0
+    return None
+
+
+def keep(run: Run, ei: int, reason: KeptReason) -> None:
+    info = run.info
+    q = info.qids[ei]
+    run.rows.append(Row(ei, info.coarse[ei], "kept", reason, q,
+                        info.ftypes.get(q) if q else None, None, info.names[ei], info.names[ei]))
+
+
+def _rule_plan(name_tokens: dict[str, list[str]], new: dict[str, list[str]]) -> dict[str, NewName]:
+    return {nm: NewName(respell(nm, name_tokens[nm], t), tuple(t)) for nm, t in new.items() if t != name_tokens[nm]}
+
+
+def settle_other(run: Run, ei: int) -> None:
+    """An entity without a slot: overlap, NUM by rule, or kept as unlinked / without a type."""
+    info = run.info
+    coarse = info.coarse[ei]
+    if ei in info.overlap:
+        return keep(run, ei, KeptReason.OVERLAP)
+    renamer = RENAMERS.get(coarse)
+    if renamer is None:
+        return keep(run, ei, KeptReason.UNLINKED if info.qids[ei] is None else KeptReason.NO_TYPE)
+    old = info.tokens[ei]
+    any_rule = False
+    for attempt in range(NUMTIME_ATTEMPTS):
+        new = renamer(old, run.seed, info.title, ei, attempt)
+        if new is None:
+            break
+        any_rule = True
+        keys = [name_key(t) for nm, t in new.items() if t != old[nm]]
+        if len(set(keys)) != len(keys) or any(k in run.taken or info.occurs(k) for k in keys):
+            continue
+        plan = _rule_plan(old, new)
+        run.plan[ei] = plan
+        run.new_tokens[ei] = new
+        run.taken.update(keys)
+        names = [plan[nm].name if nm in plan else nm for nm in info.names[ei]]
+        run.rows.append(Row(ei, coarse, coarse.lower(), None, None, None, None, info.names[ei], names))
+        return None
+    return keep(run, ei, KeptReason.NO_VALID_VALUE if any_rule else KeptReason.NO_RULE)
+
+
+def settle_times(run: Run) -> None:
+    """Rename every TIME entity of the run with one document-level shift (rule 1 of the module docstring)."""
+    info = run.info
+    todo = {ei: info.tokens[ei] for ei, c in enumerate(info.coarse) if c == "TIME" and ei not in info.overlap}
+    if not todo:
+        return
+    best: tuple[dict[int, dict[str, list[str]] | None], set[int]] | None = None
+    for attempt in range(NUMTIME_ATTEMPTS):
+        renamed = rename_times(todo, run.seed, info.title, attempt)
+        failed = time_failures(run, renamed)
+        if best is None or len(failed) < len(best[1]):
+            best = (renamed, failed)
+        if not failed:
+            break
+    assert best is not None
+    renamed, failed = best
+    for ei in todo:
+        new = renamed[ei]
+        if new is None:
+            keep(run, ei, KeptReason.NO_RULE)
+        elif ei in failed:
+            keep(run, ei, KeptReason.NO_VALID_VALUE)
+        else:
+            plan = _rule_plan(todo[ei], new)
+            run.plan[ei] = plan
+            run.new_tokens[ei] = new
+            run.taken.update(name_key(p.tokens) for p in plan.values())
+            names = [plan[nm].name if nm in plan else nm for nm in info.names[ei]]
+            run.rows.append(Row(ei, "TIME", "time", None, None, None, None, info.names[ei], names))
+
+
+def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> set[int]:
+    """TIME entities whose new names clash; then, keeping those, entities that reverse a pair."""
+    info = run.info
+    # new name -> (old name, entity): two names (of one entity or two) may share a new value only
+    # when they shared the old one (the same date written twice), which the shared shift keeps equal
+    owner: dict[tuple[str, ...], tuple[tuple[str, ...], int]] = {}
+    failed: set[int] = set()
+    for ei, new in renamed.items():
+        if new is None:
+            continue
+        pairs = [(name_key(info.tokens[ei][nm]), name_key(t)) for nm, t in new.items() if t != info.tokens[ei][nm]]
+        if any(k in run.taken or info.occurs(k) for _, k in pairs):
+            failed.add(ei)
+        for old_key, k in pairs:
+            first = owner.setdefault(k, (old_key, ei))
+            if first[0] != old_key:
+                failed.update((ei, first[1]))
+
+    def value(e: int) -> DateValue | None:
+        new = renamed.get(e)
+        return info.date(e, new if new is not None and e not in failed else None)
+
+    while True:  # a kept entity keeps its old date, which its partner's new date must respect
+        more = {b if b in renamed and b not in failed else a
+                for a, b in info.order_pairs
+                if not order_kept(info.date(a), info.date(b), value(a), value(b))}
+        more -= failed
+        if not more:
+            return failed
+        failed |= more
+
+
+def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
+    """A linked entity: the first fitting candidate of its windows, or the window still missing."""
+    info = run.info
+    si = run.slots[ei]
+    slot = draws.slots[si]
+    q = info.qids[ei]
+    assert q is not None
+    key = (info.order, ei)
+    if key not in draws.required:
+        draws.required[key] = draws.auditor.required(q, draws.auditor.entity_checks(info.doc, ei))
+    required = draws.required[key]
+    total = draws.total(slot)
+    while run.window < MAX_WINDOWS and window_bounds(run.window)[0] < total:
+        window = draws.windows.get((si, run.window))
+        if window is None:
+            return (si, run.window)
+        for cand in window:
+            names = draws.names.get(cand)
+            if names is None:
+                continue
+            mapping = pair_names(info.names[ei], names.label, names.aliases)
+            if mapping is None:
+                continue
+            keys = [name_key(nn.tokens) for nn in mapping.values()]
+            if any(k in run.taken or info.occurs(k) for k in keys):
+                continue
+            if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
+                continue  # a benchmark item has this name: training twins must not use it
+            failed = draws.auditor.first_failure(cand, required)
+            if failed is not None:
+                draws.auditor.reject(failed[0])
+                continue
+            run.plan[ei] = mapping
+            run.taken.update(keys)
+            run.new_items[ei] = cand
+            run.rows.append(Row(ei, info.coarse[ei], "linked", None, q, slot.fine_type, cand,
+                                info.names[ei], [mapping[nm].name for nm in info.names[ei]]))
+            return None
+        run.window += 1
+    keep(run, ei, KeptReason.NO_CANDIDATE)
+    return None
+
+
+# ---------------------------------------------------------------------------- the driver (queries the index)
+class Renamer:
+    """Settles the runs of chunk after chunk of documents against one index.
+
+    Per chunk: the first window of every slot in one query, then rounds in which every unfinished
+    run advances and the windows they lack are fetched together. The auditor (its constraint
+    memo and per-relation counts) lives across chunks; candidate windows and names live for one.
+    """
+
+    def __init__(self, con: Any, auditor: Auditor, pool: str, *, cache_dir: Any = None,
+                 fingerprint: str | None = None) -> None:
+        self.con = con
+        self.auditor = auditor
+        self.pool = pool
+        self.cache_dir = cache_dir
+        self.fingerprint = fingerprint
+        self.cache_used: str | None = None  # how the first chunk got the candidate numbering
+
+    def rename(self, infos: Sequence[DocInfo], seeds: Sequence[int], twins: bool, bar: Any = None,
+               lap: Callable[[str], None] | None = None) -> list[Run]:
+        """The settled runs of ``infos`` (document order, then seed).
+
+        ``bar`` is a tqdm bar (or None); ``lap(stage)`` is called after the candidate tables
+        ("candidate_tables (built|read|memory)", as the first chunk got them) and after the draws
+        ("draw_and_rename"), for the step's timings.
+        """
+        runs, slots = plan_runs(infos, seeds, self.pool, twins)
+        source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
+        self.cache_used = self.cache_used or source.cache_used
+        draws = Draws(slots, source.total, self.auditor)
+        self.auditor.prepare(sorted({q for i in infos for q in i.qids if q is not None}))
+        if lap is not None:
+            lap(f"candidate_tables ({self.cache_used})")
+        self._fetch(source, draws, [(si, 0) for run in runs for si in run.slots.values()])
+        active = runs
+        while active:
+            requests: list[Request] = []
+            still: list[Run] = []
+            for run in active:
+                req = advance(run, draws)
+                if req is None:
+                    if bar is not None:
+                        bar.update(1)
+                else:
+                    requests.append(req)
+                    still.append(run)
+            if requests:
+                self._fetch(source, draws, requests)
+            active = still
+        if lap is not None:
+            lap("draw_and_rename")
+        return runs
+
+    def _fetch(self, source: CandidateSource, draws: Draws, requests: list[Request]) -> None:
+        # a slot that needs a second window is likely a hard one: fetch all its remaining windows
+        # at once, so a document costs at most one extra round per hard entity
+        wanted = [(si, v) for si, w in requests for v in ([w] if w == 0 else range(w, MAX_WINDOWS))]
+        got = source.windows(wanted)
+        new_qids = sorted({q for lst in got.values() for q in lst} - draws.names.keys())
+        fetched = item_names(self.con, new_qids)
+        draws.names.update(fetched)
+        if self.pool == "train":
+            names = {n for v in fetched.values() for n in (v.label, *v.aliases)}
+            draws.eval_names |= names_in_pool(self.con, names, "eval")
+        self.auditor.prepare(new_qids)
+        draws.windows.update(got)
+
+
+def progress_bar(total: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="generate", unit="doc", disable=not enabled, file=sys.stderr)
+
+
+def substitution_table(runs: Sequence[Run]) -> Any:
+    """The runs' rows (entity order within a run) as a pyarrow table of substitutions.parquet's schema."""
+    import pyarrow as pa
+
+    cols: dict[str, list[Any]] = {name: [] for name, _ in SUBSTITUTION_COLUMNS}
+    for run in runs:
+        for r in sorted(run.rows, key=lambda r: r.entity):
+            for k, v in (("title", run.title), ("source_title", run.info.title), ("seed", run.seed),
+                         ("entity", r.entity), ("coarse_type", r.coarse), ("kind", r.kind),
+                         ("reason", r.reason.value if r.reason is not None else None),
+                         ("qid", r.qid), ("fine_type", r.fine_type), ("new_qid", r.new_qid),
+                         ("old_names", r.old_names), ("new_names", r.new_names)):
+                cols[k].append(v)
+    return pa.table(cols, schema=substitution_schema())
+
+
+__all__ = [
+    "NUMTIME_ATTEMPTS", "DocInfo", "Draws", "Renamer", "Row", "Run", "advance", "keep", "plan_runs",
+    "progress_bar", "respell", "settle_linked", "settle_other", "settle_times", "substitution_table",
+    "time_failures",
+]

@@ -1,0 +1,281 @@
+"""DocRED-HWE (Chen et al., ACL 2023): human evidence words per fact, and the MAP(K) metric.
+
+DocRED-HWE (``dev_keys_new.json``) is DocRED dev (699 documents) where each label carries
+``keywords``: word spans ``{name, sent_id, pos}`` that a human marked as the rationale for the
+fact. A model "understands" a fact when the words its attribution ranks highest are those words.
+
+Words are the document's tokens (``sents``), numbered in reading order across sentences (word
+``i`` of the flat list); an attribution method ranks them, and this module scores the rankings:
+
+    MAP(K) = (1/T) sum_t AP_t(K),   AP_t(K) = (1/K) sum_{i<=K} P_t(i) * 1_t(i)
+
+where T is the number of facts measured, P_t(i) the precision of the top-i words against fact
+t's evidence words and 1_t(i) whether the i-th word is one. Because of the 1/K, a fact with n
+evidence words scores at most min(K, n) / K (a perfect ranking): :func:`ideal_ap_curve`. The
+chance level, a random ranking's expected AP, is :func:`random_ap_curve`.
+
+Evidence words are the union of all of a fact's keyword spans by default (``spans="all"``); the
+official script keeps only the last span of each fact (``spans="last"``), offered for comparison.
+h and t index the HWE file's own ``vertexSet``: 81 of its documents have entity lists that differ
+from Re-DocRED's, so never resolve them against Re-DocRED.
+
+All 699 titles are in Re-DocRED (360 in dev, 339 in test). A model trained (or selected) on
+Re-DocRED dev must be measured on the other 339 documents only (``exclude_titles`` with the
+dev file's titles), or the curve measures memorisation. Pure Python; the plot imports matplotlib
+lazily.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envbench.core.errors import DataError
+from envbench.formats.docred import Doc, read_docs
+from etl.io import write_bytes_atomic, write_json_atomic
+
+MAX_K = 100  # MAP(K) is computed for K = 1..MAX_K, as the official script does
+TABLE_KS: tuple[int, ...] = (1, 5, 10, 20, 50)
+SPAN_MODES: tuple[str, ...] = ("all", "last")
+HWE_HINT = "pass DocRED-HWE's dev_keys_new.json (../shared/data/docred-hwe/dev_keys_new.json)"
+
+
+@dataclass(frozen=True)
+class HweFact:
+    """One labelled fact of a DocRED-HWE document and its keyword spans."""
+
+    label_index: int  # position in the document's ``labels`` list
+    h: int  # index into the HWE document's own vertexSet
+    t: int
+    r: str  # Wikidata property id, e.g. "P17"
+    spans: tuple[tuple[int, int, int], ...]  # (sent_id, start, end): [start, end) tokens of sentence sent_id
+
+
+def _keyword_problem(doc: Doc, label: Any) -> str | None:
+    kws = label.get("keywords") if isinstance(label, dict) else None
+    if not isinstance(kws, list) or not kws:
+        return "has no keywords"
+    sents = doc["sents"]
+    for ki, kw in enumerate(kws):
+        if not isinstance(kw, dict) or "sent_id" not in kw or "pos" not in kw:
+            return f"keyword {ki} lacks sent_id or pos"
+        sid, pos = kw["sent_id"], kw["pos"]
+        if not isinstance(sid, int) or not 0 <= sid < len(sents):
+            return f"keyword {ki} has sent_id {sid} out of range ({len(sents)} sentences)"
+        if (not isinstance(pos, list) or len(pos) != 2 or not all(isinstance(p, int) for p in pos)
+                or not 0 <= pos[0] < pos[1] <= len(sents[sid])):
+            return f"keyword {ki} has pos {pos} out of range for sentence {sid} ({len(sents[sid])} tokens)"
+    return None
+
+
+def read_hwe(path: str | os.PathLike[str]) -> list[Doc]:
+    """Read and validate a DocRED-HWE file: DocRED documents whose every label has keyword spans."""
+    docs = read_docs(path).docs
+    for di, doc in enumerate(docs):
+        for li, label in enumerate(doc.get("labels") or []):
+            problem = _keyword_problem(doc, label)
+            if problem:
+                raise DataError(f"{path}: document {di} {doc['title']!r}: label {li} {problem}; "
+                                f"every DocRED-HWE label needs keyword spans {{sent_id, pos}}; {HWE_HINT}")
+    return docs
+
+
+def hwe_facts(doc: Doc) -> list[HweFact]:
+    """The facts of a (validated) HWE document, in label order."""
+    out = []
+    for li, lab in enumerate(doc.get("labels") or []):
+        spans = tuple((kw["sent_id"], kw["pos"][0], kw["pos"][1]) for kw in lab["keywords"])
+        out.append(HweFact(li, lab["h"], lab["t"], lab["r"], spans))
+    return out
+
+
+def sentence_offsets(doc: Doc) -> list[int]:
+    """Flat index of each sentence's first word."""
+    offsets, n = [], 0
+    for sent in doc["sents"]:
+        offsets.append(n)
+        n += len(sent)
+    return offsets
+
+
+def word_count(doc: Doc) -> int:
+    return sum(len(s) for s in doc["sents"])
+
+
+def evidence_words(doc: Doc, fact: HweFact, spans: str = "all") -> frozenset[int]:
+    """Flat indices of the fact's evidence words: every span's words (``"all"``) or the last span's."""
+    if spans not in SPAN_MODES:
+        raise ValueError(f"spans={spans!r}; use one of {SPAN_MODES}")
+    offsets = sentence_offsets(doc)
+    chosen = fact.spans if spans == "all" else fact.spans[-1:]
+    return frozenset(offsets[sid] + i for sid, start, end in chosen for i in range(start, end))
+
+
+def read_titles(paths: Iterable[str | os.PathLike[str]]) -> set[str]:
+    """Titles of the documents of DocRED-format files (e.g. the training file of a run)."""
+    titles: set[str] = set()
+    for p in paths:
+        titles.update(d["title"] for d in read_docs(p, skip_invalid=True).docs)
+    return titles
+
+
+@dataclass
+class Selection:
+    """The documents to measure and why the others were left out."""
+
+    docs: list[Doc]
+    total: int  # documents in the HWE file
+    excluded: int  # titles found in an --exclude-titles-from file
+    without_labels: int  # documents (not excluded) with no labels: they contribute no fact
+    cut_by_max_docs: int  # documents dropped by max_docs
+    facts: int = 0  # facts of the selected documents
+
+    def as_dict(self) -> dict[str, int]:
+        return {"total": self.total, "excluded": self.excluded, "without_labels": self.without_labels,
+                "cut_by_max_docs": self.cut_by_max_docs, "documents": len(self.docs), "facts": self.facts}
+
+
+def select_documents(docs: Sequence[Doc], *, exclude_titles: Iterable[str] = (), max_docs: int = 0) -> Selection:
+    """Drop excluded titles and documents without labels, then keep the first ``max_docs`` (0 = all), in file order."""
+    exclude = set(exclude_titles)
+    kept = [d for d in docs if d["title"] not in exclude]
+    excluded = len(docs) - len(kept)
+    labelled = [d for d in kept if d.get("labels")]
+    chosen = labelled[:max_docs] if max_docs else labelled
+    sel = Selection(chosen, len(docs), excluded, len(kept) - len(labelled), len(labelled) - len(chosen))
+    sel.facts = sum(len(d["labels"]) for d in chosen)
+    return sel
+
+
+# --- the metric ---------------------------------------------------------------------------------
+
+def ap_curve(ranking: Sequence[int], relevant: frozenset[int] | set[int], max_k: int = MAX_K) -> list[float]:
+    """AP(K) for K = 1..max_k of one ranking (word indices, best first) against the evidence words.
+
+    A ranking shorter than K (a document of fewer than K words) contributes nothing past its end;
+    the 1/K stays, as in the formula.
+    """
+    out, hits, total = [], 0, 0.0
+    for i in range(1, max_k + 1):
+        if i <= len(ranking) and ranking[i - 1] in relevant:
+            hits += 1
+            total += hits / i  # P(i) * 1(i)
+        out.append(total / i)
+    return out
+
+
+def ideal_ap_curve(n_relevant: int, max_k: int = MAX_K) -> list[float]:
+    """AP(K) of a perfect ranking (all n evidence words first): min(K, n) / K."""
+    return [min(k, n_relevant) / k for k in range(1, max_k + 1)]
+
+
+def random_ap_curve(n_relevant: int, n_words: int, max_k: int = MAX_K) -> list[float]:
+    """Expected AP(K) of a uniformly random ranking of n_words words, n_relevant of them evidence.
+
+    The i-th word is evidence with probability n/N and, given that, the i - 1 before it hold
+    (i - 1)(n - 1)/(N - 1) evidence words on average: E[P(i) 1(i)] = (n/N)(1 + (i-1)(n-1)/(N-1)) / i.
+    """
+    n, big_n = n_relevant, n_words
+    out, total = [], 0.0
+    for i in range(1, max_k + 1):
+        if i <= big_n and big_n:
+            total += (n / big_n) * (1 + (i - 1) * (n - 1) / max(big_n - 1, 1)) / i
+        out.append(total / i)
+    return out
+
+
+def mean_curve(curves: Sequence[Sequence[float]], max_k: int = MAX_K) -> list[float]:
+    """The pointwise mean (MAP(K)); all zeros for no facts, which the caller reports as such."""
+    if not curves:
+        return [0.0] * max_k
+    return [sum(c[k] for c in curves) / len(curves) for k in range(max_k)]
+
+
+def map_curves(facts: Iterable[tuple[Sequence[int], frozenset[int]]], max_k: int = MAX_K,
+               words: Sequence[int] | None = None) -> dict[str, list[float]]:
+    """MAP(K) of the model's rankings and of a perfect ranking of the same facts; with ``words``
+    (each fact's document length) also the expected MAP(K) of a random ranking (chance level)."""
+    model, ideal, sizes = [], [], []
+    for ranking, relevant in facts:
+        model.append(ap_curve(ranking, relevant, max_k))
+        ideal.append(ideal_ap_curve(len(relevant), max_k))
+        sizes.append(len(relevant))
+    out = {"model": [round(x, 6) for x in mean_curve(model, max_k)],
+           "ideal": [round(x, 6) for x in mean_curve(ideal, max_k)]}
+    if words is not None:
+        if len(words) != len(sizes):
+            raise ValueError(f"{len(words)} document lengths for {len(sizes)} facts")
+        chance = [random_ap_curve(n, big_n, max_k) for n, big_n in zip(sizes, words)]
+        out["random"] = [round(x, 6) for x in mean_curve(chance, max_k)]
+    return out
+
+
+# --- outputs -------------------------------------------------------------------------------------
+
+@dataclass
+class RunMap:
+    """What one run scored: MAP curves per span mode and the facts behind them."""
+
+    run: str  # the run folder as given
+    label: str  # short unique name for tables and the plot
+    facts_total: int  # facts of the measured documents
+    facts_kept: int  # facts whose gold relation is among the model's top-k relations
+    curves: dict[str, dict[str, list[float]]]  # span mode -> {"model": [...], "ideal": [...]}
+    extra: dict[str, Any] = field(default_factory=dict)  # completeness, timing, above-threshold count, ...
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run": self.run, "label": self.label, "facts_total": self.facts_total,
+                "facts_kept": self.facts_kept, "map": self.curves, **self.extra}
+
+
+def write_map_json(path: str | os.PathLike[str], runs: Sequence[RunMap], settings: Mapping[str, Any]) -> None:
+    """map.json: MAP(K), K = 1..100 (list index K - 1), per run and span mode, beside the settings."""
+    write_json_atomic(path, {"settings": dict(settings), "k": list(range(1, MAX_K + 1)),
+                             "runs": [r.as_dict() for r in runs]}, indent=True)
+
+
+def format_table(runs: Sequence[RunMap], spans: str, ks: Sequence[int] = TABLE_KS) -> str:
+    """MAP at a few K per run, each run followed by the ideal (and chance) curves of its own facts."""
+    width = max([len(r.label) for r in runs] + [len("ideal (perfect ranking)") + 2])
+    head = f"{'run':<{width}}  {'facts':>6}  " + "  ".join(f"{'K=' + str(k):>6}" for k in ks)
+    lines = [head]
+    for r in runs:
+        c = r.curves[spans]
+        lines.append(f"{r.label:<{width}}  {r.facts_kept:>6}  " + "  ".join(f"{c['model'][k - 1]:>6.4f}" for k in ks))
+        lines.append(f"{'  ideal (perfect ranking)':<{width}}  {'':>6}  "
+                     + "  ".join(f"{c['ideal'][k - 1]:>6.4f}" for k in ks))
+        if "random" in c:
+            lines.append(f"{'  random ranking':<{width}}  {'':>6}  "
+                         + "  ".join(f"{c['random'][k - 1]:>6.4f}" for k in ks))
+    return "\n".join(lines)
+
+
+def plot_map(path: str | os.PathLike[str], runs: Sequence[RunMap], spans: str, title: str) -> Path:
+    """map.png: every run's MAP(K) (solid), its ideal (dashed) and chance (dotted) curves, same colour."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ks = list(range(1, MAX_K + 1))
+    fig, ax = plt.subplots(figsize=(6.4, 4), dpi=100)
+    for i, r in enumerate(runs):
+        colour = f"C{i % 10}"
+        ax.plot(ks, r.curves[spans]["model"], "-", color=colour, label=f"{r.label} ({r.facts_kept} facts)")
+        ax.plot(ks, r.curves[spans]["ideal"], "--", color=colour, linewidth=0.8, label=f"{r.label}: ideal")
+        if "random" in r.curves[spans]:
+            ax.plot(ks, r.curves[spans]["random"], ":", color=colour, linewidth=0.8, label=f"{r.label}: random")
+    ax.set_xlabel("K (top words)")
+    ax.set_ylabel("MAP(K)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})  # no version stamp: same inputs, same bytes
+    plt.close(fig)
+    write_bytes_atomic(path, buf.getvalue())
+    return Path(path)

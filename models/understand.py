@@ -1,0 +1,577 @@
+"""`envbench understand`: does a trained run base its predictions on the words humans mark as evidence?
+
+For each fact of DocRED-HWE (see ``envbench.scoring.hwe``) this computes integrated gradients
+(IG, Sundararajan et al. 2017) of the gold relation's logit for the pair (h, t) with respect to
+the input word embeddings, ranks the document's words by their attribution and scores the
+rankings with MAP(K).
+
+Choices, and where they differ from the official DocRED-HWE code:
+
+- **Baseline and path.** The baseline is the zero vector in place of every token's word embedding
+  ([CLS], [SEP] and the entity markers included); position and token-type embeddings are added
+  by the encoder as usual. The path integral uses Gauss-Legendre quadrature with ``steps`` nodes
+  (the official code uses a right Riemann sum, step/steps for step = 1..steps), all nodes of a
+  document in one batched forward pass (``step_batch`` splits it when memory is short). One
+  backward pass per fact then gives that fact's gradients at every node.
+- **Which facts count.** Only facts whose gold relation is among the model's top-k (k = 4, as
+  the official ``topk``) relation logits at the real input, the threshold class excluded. The
+  official code takes ``topk(logits[:, 1:])``, whose indices are class - 1, and compares them to
+  the class id: off by one (and its IG target is then the neighbouring class). Here indices are
+  shifted back before comparing (:func:`top_relation_classes`).
+- **Words, not wordpieces.** A word's score is the sum of its wordpieces' signed attributions,
+  each summed over the embedding dimensions. Words are mapped to wordpiece positions through the
+  same marked word list that ``models.data.build_feature`` tokenises, so [CLS] (position 0) and
+  the entity markers are accounted for: the official script indexes evidence spans without the
+  [CLS] shift. Markers, [CLS] and [SEP] are not words and are never ranked.
+- **Long documents.** A document longer than the encoder window (512 wordpieces) is encoded as
+  the model always encodes it: overlapping windows whose hidden states are averaged
+  (``models.encoder.encode``). IG is taken with respect to the document-level embeddings, so a
+  word in the overlap gets its gradient through both windows and completeness still holds.
+  Wordpieces past ``max_length`` (1,024) are cut as in training; words that lose all their
+  pieces this way (or have none) get no score and rank last, after every scored word; they are
+  counted (``unscored_words``).
+- **Completeness check.** IG's attributions sum to F(x) - F(baseline). Every fact's error
+  |sum - (F(x) - F(0))| is recorded; map.json reports its maximum and mean, relative to
+  max(1, |F(x) - F(0)|), and how many facts exceed :data:`COMPLETENESS_TOLERANCE`.
+
+Ranks are stored per fact (the top 100 words) in ``OUT/attributions/<run>.jsonl``, one line per
+document; a rerun with the same run, checkpoint weights and settings reuses those lines, so an
+interrupted measurement continues where it stopped. Documented use (a run trained on Re-DocRED
+dev): ``--exclude-titles-from dev_revised.json`` leaves the 339 test-side documents.
+
+torch is imported inside the functions: ``envbench --help`` imports this module to list it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from envbench.core.errors import EnvbenchError
+from envbench.scoring.hwe import (
+    HWE_HINT,
+    MAX_K,
+    SPAN_MODES,
+    RunMap,
+    evidence_words,
+    format_table,
+    hwe_facts,
+    map_curves,
+    plot_map,
+    read_hwe,
+    read_titles,
+    select_documents,
+    word_count,
+    write_map_json,
+)
+from etl.io import dumps_json, sha256_file
+from models.data import REL2CLASS, RELATION_IDS, build_feature
+from models.predict import CHECKPOINT_FILE, checkpoint_dir
+
+TOP_K = 4  # a fact counts when its gold relation is among the model's 4 best relations (DocRED-HWE's topk)
+# |sum of attributions - (F(x) - F(0))| / max(1, |F(x) - F(0)|). Measured at 10 steps: <= 1.2% with a random
+# MiniLM head; mean 7%, max 43% on barely trained MiniLM runs, whose path F(a x) rises sharply near a = 0.2
+# (30 steps: < 1%). Facts over it are counted and the command says to raise --steps.
+COMPLETENESS_TOLERANCE = 0.05
+CHECKPOINT = "best"
+CACHE_VERSION = 1
+
+
+# --- words and wordpieces ------------------------------------------------------------------------
+
+def word_pieces(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_length: int = 1024
+                ) -> tuple[list[int], list[list[int]]]:
+    """``input_ids`` as ``build_feature`` makes them, and for each word (flat reading order) the
+    positions of its wordpieces in ``input_ids`` ([CLS] is position 0; markers belong to no word)."""
+    starts, ends = set(), set()
+    for entity in doc["vertexSet"]:
+        for m in entity:
+            starts.add((m["sent_id"], m["pos"][0]))
+            ends.add((m["sent_id"], m["pos"][1] - 1))
+    words: list[str] = []
+    word_slot: list[int] = []  # flat word index -> index in `words`
+    for sid, sent in enumerate(doc["sents"]):
+        for ti, tok in enumerate(sent):
+            if (sid, ti) in starts:
+                words.append(marker)
+            word_slot.append(len(words))
+            words.append(tok)
+            if (sid, ti) in ends:
+                words.append(marker)
+    enc = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+    body = list(enc["input_ids"])
+    limit = max_length - 2 if max_length and len(body) + 2 > max_length else len(body)
+    by_slot: dict[int, list[int]] = {}
+    for piece, slot in enumerate(enc.word_ids()):
+        if slot is not None and piece < limit:
+            by_slot.setdefault(slot, []).append(piece + 1)  # +1: [CLS] comes first
+    input_ids = [tokenizer.cls_token_id, *body[:limit], tokenizer.sep_token_id]
+    return input_ids, [by_slot.get(slot, []) for slot in word_slot]
+
+
+def word_scores(token_attr: Sequence[float], pieces: Sequence[Sequence[int]]) -> list[float | None]:
+    """Per word, the sum of its wordpieces' attributions; None for a word without pieces."""
+    return [sum(token_attr[p] for p in ps) if ps else None for ps in pieces]
+
+
+def rank_words(scores: Sequence[float | None], limit: int = MAX_K) -> list[int]:
+    """Word indices by score, highest first; ties by position; words without a score last."""
+    scored = sorted((i for i, s in enumerate(scores) if s is not None), key=lambda i: (-scores[i], i))
+    unscored = [i for i, s in enumerate(scores) if s is None]
+    return (scored + unscored)[:limit]
+
+
+def top_relation_classes(logits: Sequence[float], k: int = TOP_K) -> list[int]:
+    """The k relation classes (1..96) with the highest logits; class 0, the threshold, is not a relation.
+
+    Logits are indexed by class; dropping class 0 shifts positions by one, which is undone here
+    (the official code compares the shifted positions to class ids).
+    """
+    rel = sorted(range(1, len(logits)), key=lambda c: (-logits[c], c))
+    return rel[:k]
+
+
+# --- the model on embeddings ---------------------------------------------------------------------
+
+def encode_embeddings(encoder: Any, embeds: Any, window: int) -> tuple[Any, Any]:
+    """``models.encoder.encode`` for rows of one document given as word embeddings [R, L, H] (no padding).
+
+    Rows longer than ``window`` use the same overlapping windows; gradients reach the
+    document-level embeddings through every window that holds a position.
+    """
+    import torch
+
+    from models.encoder import window_spans
+
+    rows, length, hidden_size = embeds.shape
+    mask = embeds.new_ones((rows, length))
+    if length <= window:
+        out = encoder(inputs_embeds=embeds, attention_mask=mask, output_attentions=True)
+        return out.last_hidden_state, out.attentions[-1]
+    spans = window_spans(length - 2, window)
+    device = embeds.device
+    positions = [torch.cat([torch.tensor([0]), torch.arange(s + 1, e + 1), torch.tensor([length - 1])]).to(device)
+                 for s, e in spans]
+    win = torch.stack([embeds[:, pos] for pos in positions], dim=1)  # [R, W, w, H]
+    wlen = win.shape[2]
+    win = win.reshape(rows * len(spans), wlen, hidden_size)
+    out = encoder(inputs_embeds=win, attention_mask=win.new_ones((win.shape[0], wlen)), output_attentions=True)
+    hidden_w = out.last_hidden_state.float().view(rows, len(spans), wlen, -1)
+    att_w = out.attentions[-1].float()
+    heads = att_w.shape[1]
+    att_w = att_w.view(rows, len(spans), heads, wlen, wlen)
+    hidden = hidden_w.new_zeros((rows, length, hidden_w.shape[-1]))
+    count = hidden_w.new_zeros((length, 1))
+    att = att_w.new_zeros((rows, heads, length, length))
+    for j, pos in enumerate(positions):
+        hidden = hidden.index_add(1, pos, hidden_w[:, j])
+        count[pos] += 1
+        att[:, :, pos.unsqueeze(1), pos.unsqueeze(0)] += att_w[:, j]
+    hidden = hidden / count.clamp(min=1)
+    att = att / (att.sum(-1, keepdim=True) + 1e-10)
+    return hidden, att
+
+
+def logits_from_embeddings(model: Any, embeds: Any, entity_pos: list[list[int]], pairs: list[tuple[int, int]]) -> Any:
+    """ATLOP's logits [R, P, C] for R rows of one document given as word embeddings, for ``pairs`` only.
+
+    Mirrors ``models.atlop.ATLOP.forward`` (a test checks the two agree), except that the pooling
+    gathers every mention's attention row once, for all rows together: ``ATLOP.pooled`` indexes the
+    full [heads, L, L] map per entity and row, and the backward pass of each such index allocates a
+    map-sized tensor, which made one backward pass per fact several times slower on long documents.
+    """
+    import torch
+
+    rows = embeds.shape[0]
+    seq, att = encode_embeddings(model.encoder, embeds, model.window)
+    seq, att = seq.float(), att.float()
+    flat = [p for pos in entity_pos for p in pos]
+    index = torch.tensor(flat, device=seq.device)
+    seq_m, att_m = seq[:, index], att[:, :, index]  # [R, M, H], [R, heads, M, L]
+    embs, atts, start = [], [], 0
+    for pos in entity_pos:
+        n = len(pos)
+        e = seq_m[:, start : start + n]
+        embs.append(torch.logsumexp(e, dim=1) if n > 1 else e[:, 0])
+        atts.append(att_m[:, :, start : start + n].mean(2))
+        start += n
+    emb, ent_att = torch.stack(embs, 1), torch.stack(atts, 1)  # [R, E, H], [R, E, heads, L]
+    ph = torch.tensor([h for h, _ in pairs], device=seq.device)
+    pt = torch.tensor([t for _, t in pairs], device=seq.device)
+    ht_att = (ent_att[:, ph] * ent_att[:, pt]).mean(2)  # [R, P, L]
+    ht_att = ht_att / (ht_att.sum(-1, keepdim=True) + 1e-5)
+    width = seq.shape[-1]
+    rs = torch.bmm(ht_att, seq).reshape(-1, width)
+    hs, ts = emb[:, ph].reshape(-1, width), emb[:, pt].reshape(-1, width)
+    zh = torch.tanh(model.head_extractor(torch.cat([hs, rs], dim=1)))
+    zt = torch.tanh(model.tail_extractor(torch.cat([ts, rs], dim=1)))
+    groups = model.emb_size // model.block_size
+    b1 = zh.view(-1, groups, model.block_size)
+    b2 = zt.view(-1, groups, model.block_size)
+    bl = (b1.unsqueeze(3) * b2.unsqueeze(2)).reshape(-1, model.emb_size * model.block_size)
+    return model.bilinear(bl).float().view(rows, len(pairs), -1)
+
+
+def input_embeddings(model: Any, input_ids: Sequence[int]) -> Any:
+    """The word embeddings [L, H] of one document's wordpieces (float32, no gradient)."""
+    import torch
+
+    layer = model.encoder.get_input_embeddings()
+    ids = torch.tensor([list(input_ids)], dtype=torch.long, device=layer.weight.device)
+    with torch.no_grad():
+        return layer(ids)[0].float()
+
+
+def gauss_legendre(n: int) -> tuple[Any, Any]:
+    """Nodes in (0, 1) and weights (summing to 1) of n-point Gauss-Legendre quadrature (Golub-Welsch)."""
+    import torch
+
+    if n == 1:
+        return torch.tensor([0.5], dtype=torch.float64), torch.tensor([1.0], dtype=torch.float64)
+    k = torch.arange(1, n, dtype=torch.float64)
+    off = k / torch.sqrt(4 * k * k - 1)
+    jacobi = torch.diag(off, 1) + torch.diag(off, -1)
+    nodes, vecs = torch.linalg.eigh(jacobi)
+    weights = vecs[0] ** 2  # 2 * v0^2 on [-1, 1], halved for [0, 1]
+    return (nodes + 1) / 2, weights
+
+
+def integrated_gradients(model: Any, x: Any, entity_pos: list[list[int]], targets: Sequence[tuple[int, int, int]], *,
+                         steps: int = 10, step_batch: int = 0) -> Any:
+    """IG with a zero baseline of each target (h, t, class) logit w.r.t. the embeddings ``x`` [L, H].
+
+    Returns [T, L]: per target, each wordpiece's attribution summed over the embedding dimensions.
+    The ``steps`` interpolation points go through the model together (``step_batch`` at a time).
+    """
+    import torch
+
+    pairs = sorted({(h, t) for h, t, _ in targets})
+    pair_index = {p: i for i, p in enumerate(pairs)}
+    alphas, weights = gauss_legendre(steps)
+    alphas, weights = alphas.to(x.device, torch.float32), weights.to(x.device, torch.float32)
+    attr = x.new_zeros((len(targets), x.shape[0]))
+    chunk = step_batch if step_batch > 0 else steps
+    for start in range(0, steps, chunk):
+        a, w = alphas[start : start + chunk], weights[start : start + chunk]
+        xs = (a.view(-1, 1, 1) * x.unsqueeze(0)).detach().requires_grad_(True)
+        logits = logits_from_embeddings(model, xs, entity_pos, pairs)
+        for i, (h, t, c) in enumerate(targets):
+            y = (logits[:, pair_index[(h, t)], c] * w).sum()
+            (grad,) = torch.autograd.grad(y, xs, retain_graph=i < len(targets) - 1)
+            attr[i] += (grad.sum(0) * x).sum(-1)
+    return attr
+
+
+# --- one document ----------------------------------------------------------------------------------
+
+def attribute_document(model: Any, tokenizer: Any, cfg: Any, doc: dict[str, Any], *, steps: int = 10,
+                       step_batch: int = 0, top_k: int = TOP_K, every_fact: bool = False) -> dict[str, Any]:
+    """Attributions of one HWE document: per fact, whether it counts, its top-100 words and the completeness terms.
+
+    ``every_fact`` attributes every fact whatever the model predicts (for timing an untrained model).
+    """
+    import torch
+
+    t0 = time.time()
+    feat = build_feature(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length)
+    input_ids, pieces = word_pieces(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length)
+    if input_ids != feat.input_ids:  # the two must tokenise alike, or words would map to the wrong pieces
+        raise EnvbenchError(f"document {doc['title']!r}: word-to-wordpiece mapping disagrees with models.data."
+                            "build_feature; report this as a bug")
+    facts = hwe_facts(doc)
+    known = [f for f in facts if f.r in REL2CLASS]
+    x = input_embeddings(model, input_ids)
+    pairs = sorted({(f.h, f.t) for f in known})
+    records: list[dict[str, Any]] = []
+    if pairs:
+        with torch.no_grad():
+            both = logits_from_embeddings(model, torch.stack([x, torch.zeros_like(x)]), feat.entity_pos, pairs)
+        real, base = both[0].tolist(), both[1].tolist()
+    for f in facts:
+        rec: dict[str, Any] = {"label": f.label_index, "h": f.h, "t": f.t, "r": f.r, "kept": False}
+        if f.r in REL2CLASS:
+            row = real[pairs.index((f.h, f.t))]
+            c = REL2CLASS[f.r]
+            top = top_relation_classes(row, top_k)
+            rec.update(kept=every_fact or c in top, above_threshold=row[c] > row[0], top=[RELATION_IDS[k - 1] for k in top],
+                       f_x=row[c], f_0=base[pairs.index((f.h, f.t))][c])
+        else:
+            rec["unknown_relation"] = True
+        records.append(rec)
+    kept = [rec for rec in records if rec["kept"]]
+    if kept:
+        targets = [(rec["h"], rec["t"], REL2CLASS[rec["r"]]) for rec in kept]
+        attr = integrated_gradients(model, x, feat.entity_pos, targets, steps=steps, step_batch=step_batch)
+        for rec, row in zip(kept, attr.tolist()):
+            rec["attr_sum"] = sum(row)
+            rec["ranking"] = rank_words(word_scores(row, pieces))
+    return {"title": doc["title"], "words": word_count(doc), "wordpieces": len(input_ids),
+            "windows": len(input_ids) > cfg.window, "cut": feat.cut, "unscored_words": sum(not p for p in pieces),
+            "seconds": round(time.time() - t0, 3), "facts": records}
+
+
+def completeness(records: Sequence[dict[str, Any]], tolerance: float = COMPLETENESS_TOLERANCE) -> dict[str, Any]:
+    """How far the attributions' sums are from F(x) - F(0), over the kept facts of ``records`` (documents)."""
+    errs = []
+    for doc in records:
+        for f in doc["facts"]:
+            if f.get("kept"):
+                delta = f["f_x"] - f["f_0"]
+                errs.append((abs(f["attr_sum"] - delta), abs(f["attr_sum"] - delta) / max(1.0, abs(delta))))
+    if not errs:
+        return {"facts": 0, "tolerance": tolerance}
+    return {"facts": len(errs), "tolerance": tolerance, "max_abs_error": round(max(e for e, _ in errs), 6),
+            "mean_abs_error": round(sum(e for e, _ in errs) / len(errs), 6),
+            "max_rel_error": round(max(r for _, r in errs), 6),
+            "mean_rel_error": round(sum(r for _, r in errs) / len(errs), 6),
+            "over_tolerance": sum(r > tolerance for _, r in errs)}
+
+
+# --- runs and the measurement -----------------------------------------------------------------------
+
+@dataclass
+class UnderstandResult:
+    out: str
+    runs: list[RunMap]
+    selection: dict[str, int]
+    spans: str
+    files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def run_labels(runs: Sequence[str]) -> list[str]:
+    """Short unique names: the folder name, or more of the path (or a number) where two collide."""
+    paths = [Path(r) for r in runs]
+    names = [p.name or str(p) for p in paths]
+    out = list(names)
+    for name in sorted(set(names)):
+        group = [i for i, n in enumerate(names) if n == name]
+        if len(group) == 1:
+            continue
+        longer = ["/".join(paths[i].parts[-2:]) for i in group]
+        distinct = len(set(longer)) == len(longer)
+        for k, i in enumerate(group):
+            out[i] = longer[k] if distinct else f"{name}#{k + 1}"
+    return out
+
+
+def _cache_file(out: Path, index: int, label: str) -> Path:
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
+    return out / "attributions" / f"{index + 1:02d}-{safe}.jsonl"
+
+
+def _read_cache(path: Path, header: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    import orjson
+
+    if not path.is_file():
+        return {}
+    lines = path.read_bytes().splitlines()
+    try:
+        if not lines or orjson.loads(lines[0]) != header:
+            return {}  # another run, checkpoint or setting: start over
+    except orjson.JSONDecodeError:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for ln in lines[1:]:
+        try:
+            rec = orjson.loads(ln)
+        except orjson.JSONDecodeError:  # a line cut by an interruption: keep what parsed before it
+            break
+        out[rec["title"]] = rec
+    return out
+
+
+def _train_overlap(cfg: Any, titles: set[str], run: str) -> list[str]:
+    """Warnings for measured documents that the run trained or selected its checkpoint on."""
+    out = []
+    for name in ("train", "dev"):
+        path = getattr(cfg, name, "")
+        if path and Path(path).is_file():
+            n = len(titles & read_titles([path]))
+            if n:
+                what = "training" if name == "train" else "checkpoint-selection (dev)"
+                out.append(f"{n} of the {len(titles)} measured documents are in {run}'s {what} file {path}: the curve "
+                           f"then measures memorisation; pass --exclude-titles-from {path}")
+    return out
+
+
+def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out: str | os.PathLike[str], *, max_docs: int = 0,
+               steps: int = 10, exclude_titles_from: Sequence[str] = (), spans: str = "all", device: str = "cpu",
+               threads: int = 0, step_batch: int = 0, progress: bool = True) -> UnderstandResult:
+    """MAP(K) of each run's IG word rankings against DocRED-HWE's evidence words; writes map.json and map.png."""
+    if spans not in SPAN_MODES:
+        raise EnvbenchError(f"--spans {spans}: use one of {', '.join(SPAN_MODES)}")
+    if steps < 1:
+        raise EnvbenchError(f"--steps {steps}: use at least 1 interpolation step (default 10)")
+    for run in runs:
+        checkpoint_dir(run, CHECKPOINT)  # fail on a bad run before hours of work on the good ones
+    docs = read_hwe(hwe)
+    sel = select_documents(docs, exclude_titles=read_titles(exclude_titles_from), max_docs=max_docs)
+    if not sel.docs:
+        raise EnvbenchError(f"{hwe}: no documents left to measure ({sel.total} in the file, {sel.excluded} excluded "
+                            f"by --exclude-titles-from, {sel.without_labels} without labels); exclude fewer titles")
+
+    import orjson
+    import torch
+    from tqdm import tqdm
+
+    from models.predict import load_run, resolve_device
+
+    if threads:
+        torch.set_num_threads(threads)
+    dev = resolve_device(device)
+    out_p = Path(out)
+    out_p.mkdir(parents=True, exist_ok=True)
+    titles = {d["title"] for d in sel.docs}
+    labels = run_labels(runs)
+    results: list[RunMap] = []
+    warnings: list[str] = []
+    for ri, (run, label) in enumerate(zip(runs, labels)):
+        model, cfg, tokenizer = load_run(run, CHECKPOINT, dev)
+        if cfg.model != "atlop":  # logits_from_embeddings mirrors ATLOP's forward only
+            raise EnvbenchError(f"run {run} is a {cfg.model} model; understand measures ATLOP runs only "
+                                "(trained with --model atlop, the default)")
+        for p in model.parameters():
+            p.requires_grad_(False)  # gradients are wanted for the inputs only
+        for w in _train_overlap(cfg, titles, run):
+            warnings.append(w)
+            click.echo(f"warning: {w}", err=True)
+        ckpt = checkpoint_dir(run, CHECKPOINT)
+        weights = ckpt / CHECKPOINT_FILE if (ckpt / CHECKPOINT_FILE).is_file() else ckpt / "state.pt"
+        header = {"cache": CACHE_VERSION, "run": str(Path(run).resolve()), "weights_sha256": sha256_file(weights),
+                  "hwe_sha256": sha256_file(hwe), "steps": steps, "top_k": TOP_K}
+        cache_path = _cache_file(out_p, ri, label)
+        cached = _read_cache(cache_path, header)
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        records: list[dict[str, Any]] = []
+        t0 = time.time()
+        computed = 0
+        with open(cache_path, "wb") as fh:
+            fh.write(dumps_json(header))
+            for doc in tqdm(sel.docs, desc=f"IG {label}", disable=None if progress else True, leave=False):
+                rec = cached.get(doc["title"])
+                if rec is None:
+                    rec = attribute_document(model, tokenizer, cfg, doc, steps=steps, step_batch=step_batch)
+                    computed += 1
+                fh.write(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
+                fh.flush()
+                records.append(rec)
+            for title, rec in cached.items():  # documents of an earlier, larger selection stay for later reruns
+                if title not in titles:
+                    fh.write(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
+        seconds = time.time() - t0
+        by_title = {d["title"]: d for d in sel.docs}
+        curves = {}
+        for mode in SPAN_MODES:
+            items, words = [], []
+            for rec in records:
+                doc = by_title[rec["title"]]
+                facts = {f.label_index: f for f in hwe_facts(doc)}
+                for f in rec["facts"]:
+                    if f["kept"]:
+                        items.append((f["ranking"], evidence_words(doc, facts[f["label"]], mode)))
+                        words.append(rec["words"])
+            curves[mode] = map_curves(items, words=words)
+        kept = sum(f["kept"] for rec in records for f in rec["facts"])
+        comp = completeness(records)
+        if not kept:
+            w = (f"{label}: no fact's gold relation is among the model's top {TOP_K}, so its MAP curve is empty (all 0); "
+                 "is the run trained?")
+            warnings.append(w)
+            click.echo(f"warning: {w}", err=True)
+        if comp.get("over_tolerance"):
+            w = (f"{label}: {comp['over_tolerance']} of {comp['facts']} facts miss IG completeness by more than "
+                 f"{COMPLETENESS_TOLERANCE:.0%} of the logit difference; raise --steps (now {steps})")
+            warnings.append(w)
+            click.echo(f"warning: {w}", err=True)
+        extra = {
+            "checkpoint": CHECKPOINT, "top_k": TOP_K,
+            "facts_kept_above_threshold": sum(bool(f.get("above_threshold")) and f["kept"]
+                                              for rec in records for f in rec["facts"]),
+            "facts_unknown_relation": sum(bool(f.get("unknown_relation")) for rec in records for f in rec["facts"]),
+            "documents": len(records), "documents_over_window": sum(r["windows"] for r in records),
+            "documents_cut": sum(r["cut"] for r in records), "unscored_words": sum(r["unscored_words"] for r in records),
+            "completeness": comp, "seconds": round(seconds, 1), "documents_computed": computed,
+            "seconds_per_document": round(sum(r["seconds"] for r in records) / len(records), 3),
+            "attributions": str(cache_path),
+        }
+        results.append(RunMap(run, label, sel.facts, kept, curves, extra))
+        del model
+    settings = {"hwe": str(hwe), "steps": steps, "quadrature": "gauss-legendre", "baseline": "zero word embeddings",
+                "top_k": TOP_K, "spans": spans, "max_docs": max_docs, "checkpoint": CHECKPOINT,
+                "exclude_titles_from": [str(p) for p in exclude_titles_from], "selection": sel.as_dict(),
+                "completeness_tolerance": COMPLETENESS_TOLERANCE}
+    write_map_json(out_p / "map.json", results, settings)
+    title = f"MAP(K) on DocRED-HWE: {len(sel.docs)} documents, {spans} keyword spans"
+    plot_map(out_p / "map.png", results, spans, title)
+    return UnderstandResult(str(out_p), results, sel.as_dict(), spans,
+                            [str(out_p / "map.json"), str(out_p / "map.png")], warnings)
+
+
+# --- the command -------------------------------------------------------------------------------------
+
+@click.command("understand", context_settings={"max_content_width": 100})
+@click.option("--run", "runs", multiple=True, required=True, type=click.Path(file_okay=False),
+              help="Run directory written by `envbench train` (its best/ checkpoint); repeat to compare runs.")
+@click.option("--hwe", "hwe_path", required=True, type=click.Path(dir_okay=False),
+              help="DocRED-HWE's dev_keys_new.json (documents whose labels carry human evidence words).")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for map.json, map.png, attributions/.")
+@click.option("--max-docs", default=0, type=int, help="Only the first N documents left after exclusions (0 = all).")
+@click.option("--steps", default=10, show_default=True, type=int, help="Interpolation steps of integrated gradients.")
+@click.option("--exclude-titles-from", "exclude", multiple=True, type=click.Path(dir_okay=False),
+              help="DocRED-format file whose titles are left out, e.g. the runs' training file (repeatable).")
+@click.option("--spans", default="all", show_default=True, type=click.Choice(list(SPAN_MODES)),
+              help="Evidence words: all keyword spans of a fact, or only the last one (the official script).")
+@click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N (auto picks cuda if present).")
+@click.option("--threads", default=0, type=int, help="torch CPU threads (0 = torch's default).")
+def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, device, threads) -> None:
+    """MAP(K): do a run's integrated-gradients word rankings match DocRED-HWE's human evidence words?
+
+    Writes OUT/map.json (MAP(K), K = 1..100, per run; facts kept; settings), OUT/map.png and
+    prints MAP at K = 1, 5, 10, 20, 50 beside the ideal curve of the same facts. A run trained
+    (or selected) on Re-DocRED dev must be measured on the 339 test-side documents only: exclude
+    the dev titles. Cost: one forward pass over the --steps interpolated copies of a document and
+    one backward pass per counted fact; with MiniLM at 10 steps about 3 CPU-seconds per fact, so
+    hours on CPU for the 339 documents (bench/understand.py). Rerunning continues an interrupted run.
+
+    \b
+    Example (vanilla vs EVRT, both trained on Re-DocRED dev):
+      envbench understand --run runs/vanilla --run runs/evrt \\
+          --hwe ../shared/data/docred-hwe/dev_keys_new.json \\
+          --exclude-titles-from ../shared/data/re-docred/dev_revised.json --out runs/understand
+    """
+    if not Path(hwe_path).is_file():
+        raise EnvbenchError(f"--hwe {hwe_path}: no such file; {HWE_HINT}")
+    for p in exclude:
+        if not Path(p).is_file():
+            raise EnvbenchError(f"--exclude-titles-from {p}: no such file")
+    if max_docs < 0:
+        raise EnvbenchError(f"--max-docs {max_docs}: use 0 (all) or a positive number")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    r = measure_understanding(list(runs), hwe_path, out, max_docs=max_docs, steps=steps, exclude_titles_from=list(exclude),
+                   spans=spans, device=device, threads=threads, progress=sys.stderr.isatty())
+    sel = r.selection
+    click.echo(f"{sel['documents']} documents, {sel['facts']} facts ({sel['excluded']} documents excluded, "
+               f"{sel['without_labels']} without labels, {sel['cut_by_max_docs']} past --max-docs); "
+               f"IG with {steps} steps; a fact counts when its relation is in the model's top {TOP_K}")
+    click.echo(f"MAP(K), evidence = {spans} keyword spans of each fact:")
+    click.echo(format_table(r.runs, spans))
+    other = "last" if spans == "all" else "all"
+    click.echo(f"with {other} keyword spans: " + "; ".join(
+        f"{m.label} K=1 {m.curves[other]['model'][0]:.4f} K=10 {m.curves[other]['model'][9]:.4f}" for m in r.runs))
+    for m in r.runs:
+        c = m.extra["completeness"]
+        if c["facts"]:
+            click.echo(f"{m.label}: IG completeness error max {c['max_rel_error']:.2e}, mean {c['mean_rel_error']:.2e} "
+                       f"(relative to max(1, |F(x) - F(0)|); tolerance {c['tolerance']:.0%}, exceeded by "
+                       f"{c['over_tolerance']} facts); {m.extra['seconds_per_document']:.1f} s/document")
+    click.echo(f"wrote {', '.join(r.files)}")
+

@@ -1,0 +1,157 @@
+"""The per-entity state machine on hand-made documents, with the index's answers given directly."""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envbench.core.reasons import KeptReason
+from envbench.rename.audit import Auditor
+from envbench.rename.candidates import ItemNames, Slot
+from envbench.rename.engine import (
+    DocInfo,
+    Draws,
+    Run,
+    advance,
+    plan_runs,
+    respell,
+    settle_linked,
+    settle_other,
+)
+from envbench.rename.numtime import date_value
+from envbench.rename.substitute import name_key
+from tests.envbench.index_fixture import mention
+
+
+def _doc() -> dict[str, Any]:
+    return {
+        "title": "Anna",
+        "sents": [["Anna", "Vance", "lives", "in", "Rome", "."], ["She", "paid", "7", "%", "in", "1990", "."]],
+        "vertexSet": [[mention("Anna Vance", 0, [0, 2], "PER")], [mention("Rome", 0, [4, 5], "LOC")],
+                      [mention("7 %", 1, [2, 4], "NUM")], [mention("1990", 1, [5, 6], "TIME")],
+                      [mention("She", 1, [0, 1], "MISC")]],
+        "labels": [{"h": 0, "t": 1, "r": "P551", "evidence": [0]}],
+    }
+
+
+def _run(doc: dict[str, Any], qids: list[str | None], ftypes: dict[str, str], seed: int = 1) -> tuple[Run, list[Slot]]:
+    info = DocInfo(0, doc, qids, ftypes)
+    runs, slots = plan_runs([info], [seed], "eval", twins=False)
+    return runs[0], slots
+
+
+def _draws(slots: list[Slot], total: int, windows: dict[tuple[int, int], list[str]],
+           names: dict[str, ItemNames], auditor: Auditor | None = None) -> Draws:
+    return Draws(slots, lambda slot: total, auditor or Auditor(con=None, constraints={}), dict(windows), names)
+
+
+def test_respell_keeps_the_old_spacing() -> None:
+    assert respell("7%", ["7", "%"], ["1", "%"]) == "1%"
+    assert respell("February 10, 2004", ["February", "10", ",", "2004"], ["January", "9", ",", "1983"]) == \
+        "January 9, 1983"
+    assert respell("Oliver &amp; Co", ["Oliver", "&", "Co"], ["A", "&", "B"]) == "A & B"  # not spelled: joined
+
+
+def test_occurs_is_a_token_sequence_inside_one_sentence() -> None:
+    info = DocInfo(0, _doc(), [None] * 5, {})
+    assert info.occurs(("anna", "vance")) and info.occurs(("rome",)) and info.occurs(("7", "%", "in"))
+    assert not info.occurs(("vance", "anna"))  # order matters
+    assert not info.occurs((".", "she"))  # never across sentences
+    assert not info.occurs(("ann",)) and not info.occurs(("rom", "e"))  # whole tokens only
+    assert info.occurs(()) and info.occurs(name_key(["ROME"]))
+
+
+_TOKENS = st.sampled_from(["a", "b", "ab", "", "\x1f", "a\x1fb", "\x1e", "c"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_TOKENS, max_size=6), max_size=4), st.lists(_TOKENS, max_size=3))
+def test_occurs_matches_every_ngram_of_the_document(sents: list[list[str]], key: list[str]) -> None:
+    # the definition occurs() implements without building the n-gram sets (over the folded tokens):
+    # separators inside tokens (document or key) and empty tokens must not change the answer
+    doc = {"title": "T", "sents": sents, "vertexSet": []}
+    n = len(key)
+    for fold in (name_key, tuple):  # today's folding maps separators to spaces; one that kept them
+        with mock.patch("envbench.rename.engine.name_key", fold):
+            folded = [list(fold(s)) for s in sents]
+            grams = {tuple(s[i:i + n]) for s in folded for i in range(len(s) - n + 1)}
+            assert DocInfo(0, doc, [], {}).occurs(tuple(key)) == (tuple(key) in grams)
+
+
+def test_kept_entities_and_their_reasons() -> None:
+    doc = _doc()
+    doc["vertexSet"].append([mention("Rome", 0, [4, 5], "LOC")])  # a second entity on Rome's span
+    run, slots = _run(doc, ["Q1", None, None, None, "Q9", None], {"Q1": "Q5"})
+    assert list(run.slots) == [0] and slots[0].qid == "Q1"  # overlapping and unlinked entities get no slot
+    for ei in (1, 4, 5):
+        settle_other(run, ei)
+    assert [(r.entity, r.kind, r.reason) for r in run.rows] == [
+        (1, "kept", KeptReason.OVERLAP), (4, "kept", KeptReason.NO_TYPE), (5, "kept", KeptReason.OVERLAP)]
+    assert all(r.old_names == r.new_names for r in run.rows)
+
+
+def test_num_is_renamed_by_rule_in_its_own_spacing() -> None:
+    run, _ = _run(_doc(), [None] * 5, {})
+    settle_other(run, 2)
+    (row,) = run.rows
+    assert row.kind == "num" and row.reason is None and row.old_names == ["7 %"]
+    new = row.new_names[0]
+    assert new != "7 %" and new.endswith(" %") and not run.info.occurs(name_key(new.split()))
+    assert run.plan[2]["7 %"].name == new and name_key(new.split()) in run.taken
+
+
+def test_a_linked_entity_takes_the_first_candidate_without_a_clash() -> None:
+    run, slots = _run(_doc(), ["Q1", None, None, None, None], {"Q1": "Q5"})
+    names = {"Q7": ItemNames("Rome", ()),  # its name occurs in the document
+             "Q8": ItemNames("Maria Lopez", ("Lopez",)), "Q9": ItemNames("Tom Ash", ())}
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8", "Q9"]}, names=names)
+    assert settle_linked(run, 0, draws) is None
+    (row,) = run.rows
+    assert (row.kind, row.new_qid, row.new_names, row.fine_type) == ("linked", "Q8", ["Maria Lopez"], "Q5")
+    assert run.new_items == {0: "Q8"} and ("maria", "lopez") in run.taken
+
+
+def test_a_missing_window_is_asked_for_and_the_last_one_ends_in_no_candidate() -> None:
+    run, slots = _run(_doc(), ["Q1", None, None, None, None], {"Q1": "Q5"})
+    draws = _draws(slots, total=10, windows={}, names={"Q7": ItemNames("Rome", ())})
+    assert advance(run, draws) == (0, 0)  # TIME was settled first, then entity 0 waits for its window
+    assert [r.kind for r in run.rows] == ["time"]
+    draws.windows[(0, 0)] = ["Q7"]
+    assert advance(run, draws) == (0, 1)  # 10 items: window 1 (items 4-20) still exists
+    draws.windows[(0, 1)] = []
+    assert advance(run, draws) is None
+    assert [(r.entity, r.kind, r.reason) for r in sorted(run.rows, key=lambda r: r.entity)] == [
+        (0, "kept", KeptReason.NO_CANDIDATE), (1, "kept", KeptReason.UNLINKED), (2, "num", None),
+        (3, "time", None), (4, "kept", KeptReason.UNLINKED)]
+
+
+def test_a_candidate_failing_a_constraint_the_original_met_is_rejected() -> None:
+    doc = _doc()
+    auditor = Auditor(con=None, constraints={("P551", "subject"): [("Q5", "")]},
+                      types={"Q1": {"Q5"}, "Q8": {"Q515"}, "Q9": {"Q5"}},
+                      anc={"Q5": frozenset({"Q5"}), "Q515": frozenset({"Q515"})})
+    run, slots = _run(doc, ["Q1", None, None, None, None], {"Q1": "Q5"})
+    names = {"Q8": ItemNames("Maria Lopez", ()), "Q9": ItemNames("Tom Ash", ())}
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q8", "Q9"]}, names=names, auditor=auditor)
+    assert settle_linked(run, 0, draws) is None
+    assert run.new_items == {0: "Q9"} and auditor.report["P551"].rejected == 1
+
+
+def test_birth_stays_before_death() -> None:
+    doc = {
+        "title": "Person 3",
+        "sents": [["Person", "3", "(", "13", "March", "1963", "-", "2", "April", "1963", ")", "."]],
+        "vertexSet": [[mention("Person 3", 0, [0, 2], "PER")], [mention("13 March 1963", 0, [3, 6], "TIME")],
+                      [mention("2 April 1963", 0, [7, 10], "TIME")]],
+        "labels": [{"h": 0, "t": 1, "r": "P569", "evidence": [0]}, {"h": 0, "t": 2, "r": "P570", "evidence": [0]}],
+    }
+    for seed in range(1, 30):
+        run, slots = _run(doc, [None, None, None], {}, seed)
+        assert advance(run, _draws(slots, 0, {}, {})) is None
+        renamed = {ei: t for ei, t in run.new_tokens.items()}
+        born = date_value(renamed.get(1, run.info.tokens[1])["13 March 1963"])
+        died = date_value(renamed.get(2, run.info.tokens[2])["2 April 1963"])
+        assert born is not None and died is not None and born.parts() <= died.parts(), (seed, born, died)

@@ -1,0 +1,185 @@
+"""DocRED-HWE reading and the MAP(K) metric, against hand-computed values."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from envbench.core.errors import DataError
+from envbench.scoring.hwe import (
+    MAX_K,
+    HweFact,
+    RunMap,
+    ap_curve,
+    evidence_words,
+    format_table,
+    hwe_facts,
+    ideal_ap_curve,
+    map_curves,
+    plot_map,
+    random_ap_curve,
+    read_hwe,
+    read_titles,
+    select_documents,
+    write_map_json,
+)
+from tests.conftest import shared_path
+
+
+def _doc(title: str = "T", labels: list | None = None) -> dict:
+    sents = [["Anna", "was", "born", "in", "Umea", "."], ["Umea", "lies", "in", "Sweden", "."]]
+    ents = [[{"name": "Anna", "sent_id": 0, "pos": [0, 1], "type": "PER"}],
+            [{"name": "Umea", "sent_id": 0, "pos": [4, 5], "type": "LOC"},
+             {"name": "Umea", "sent_id": 1, "pos": [0, 1], "type": "LOC"}],
+            [{"name": "Sweden", "sent_id": 1, "pos": [3, 4], "type": "LOC"}]]
+    if labels is None:
+        labels = [{"h": 0, "t": 1, "r": "P19", "evidence": [0],
+                   "keywords": [{"name": "born in", "sent_id": 0, "pos": [2, 4]}]},
+                  {"h": 1, "t": 2, "r": "P17", "evidence": [1],
+                   "keywords": [{"name": "lies in", "sent_id": 1, "pos": [1, 3]},
+                                {"name": "in", "sent_id": 1, "pos": [2, 3]},
+                                {"name": "born", "sent_id": 0, "pos": [2, 3]}]}]
+    return {"title": title, "sents": sents, "vertexSet": ents, "labels": labels}
+
+
+# --- AP(K) on hand-made rankings ---
+
+def test_perfect_ranking_is_the_ideal_curve() -> None:
+    relevant = frozenset({3, 7})
+    ap = ap_curve([3, 7, 1, 2, 4], relevant, max_k=5)
+    # i=1 hit P=1, i=2 hit P=1, then misses: AP(K) = 2/K from K=2 on
+    assert ap == pytest.approx([1.0, 1.0, 2 / 3, 2 / 4, 2 / 5])
+    assert ap == pytest.approx(ideal_ap_curve(2, max_k=5))
+    assert ideal_ap_curve(3, max_k=4) == pytest.approx([1.0, 1.0, 1.0, 3 / 4])
+
+
+def test_reversed_ranking() -> None:
+    # the 2 evidence words of a 5-word document ranked last
+    ap = ap_curve([1, 2, 4, 3, 7], frozenset({3, 7}), max_k=6)
+    # i=4: hits 1, P=1/4; i=5: hits 2, P=2/5
+    assert ap == pytest.approx([0.0, 0.0, 0.0, 0.25 / 4, (0.25 + 0.4) / 5, (0.25 + 0.4) / 6])
+
+
+def test_a_shuffled_ranking_by_hand() -> None:
+    ap = ap_curve([2, 7, 0, 3, 5, 1, 4, 6], frozenset({3, 7, 6}), max_k=8)
+    # hits at i = 2 (P 1/2), 4 (P 2/4), 8 (P 3/8)
+    assert ap[0] == 0.0
+    assert ap[1] == pytest.approx(0.5 / 2)
+    assert ap[3] == pytest.approx(1.0 / 4)
+    assert ap[7] == pytest.approx(1.375 / 8)
+
+
+def test_random_rankings_average_to_the_expected_value() -> None:
+    # every ordering of 5 words, 2 of them evidence. E[P(i) 1(i)] = (n/N)(1 + (i-1)(n-1)/(N-1)) / i:
+    # i=1: 0.4, i=2: 0.4 * 1.25 / 2 = 0.25, i=3: 0.4 * 1.5 / 3 = 0.2, so E[AP(3)] = 0.85 / 3
+    perms = list(itertools.permutations(range(5)))
+    mean = map_curves([(p, frozenset({0, 1})) for p in perms], max_k=5)["model"]
+    assert mean[0] == pytest.approx(0.4, abs=1e-6)
+    assert mean[1] == pytest.approx(0.65 / 2, abs=1e-6)
+    assert mean[2] == pytest.approx(0.85 / 3, abs=1e-6)
+    assert mean[4] < ideal_ap_curve(2, 5)[4]
+    assert random_ap_curve(2, 5, max_k=5) == pytest.approx(mean, abs=1e-6)  # the chance curve, in closed form
+    with_chance = map_curves([(p, frozenset({0, 1})) for p in perms[:3]], max_k=5, words=[5, 5, 5])
+    assert with_chance["random"] == pytest.approx(mean, abs=1e-6)
+    assert random_ap_curve(1, 1, max_k=2) == pytest.approx([1.0, 0.5])
+
+
+def test_short_document_and_the_mean_over_facts() -> None:
+    # a 2-word document: nothing past its end, the 1/K stays
+    assert ap_curve([0, 1], frozenset({0}), max_k=5) == pytest.approx([1.0, 0.5, 1 / 3, 0.25, 0.2])
+    curves = map_curves([([0, 1, 2], frozenset({0})), ([0, 1, 2], frozenset({2}))], max_k=3)
+    # AP of the second: i=3 hit, P=1/3 -> AP(3) = 1/9
+    assert curves["model"] == pytest.approx([0.5, 0.25, (1 / 3 + 1 / 9) / 2], abs=1e-6)
+    assert curves["ideal"] == pytest.approx([1.0, 0.5, 1 / 3], abs=1e-6)
+    assert map_curves([], max_k=2) == {"model": [0.0, 0.0], "ideal": [0.0, 0.0]}
+    assert len(map_curves([([0], frozenset({0}))])["model"]) == MAX_K
+
+
+# --- evidence words ---
+
+def test_evidence_words_all_spans_or_the_last() -> None:
+    doc = _doc()
+    facts = hwe_facts(doc)
+    assert facts[1] == HweFact(1, 1, 2, "P17", ((1, 1, 3), (1, 2, 3), (0, 2, 3)))
+    # sentence 1 starts at flat word 6; "lies in" = 7, 8; "in" = 8 again; "born" (sentence 0) = 2
+    assert evidence_words(doc, facts[1]) == frozenset({7, 8, 2})
+    assert evidence_words(doc, facts[1], "last") == frozenset({2})  # the official script keeps the last span only
+    assert evidence_words(doc, facts[0]) == evidence_words(doc, facts[0], "last") == frozenset({2, 3})
+    with pytest.raises(ValueError):
+        evidence_words(doc, facts[0], "first")
+
+
+def test_read_hwe_rejects_labels_without_keywords(tmp_path: Path) -> None:
+    path = tmp_path / "hwe.json"
+    doc = _doc()
+    del doc["labels"][1]["keywords"]
+    path.write_text(json.dumps([doc]))
+    with pytest.raises(DataError) as e:
+        read_hwe(path)
+    assert str(e.value) == (f"{path}: document 0 'T': label 1 has no keywords; every DocRED-HWE label needs keyword "
+                            "spans {sent_id, pos}; pass DocRED-HWE's dev_keys_new.json "
+                            "(../shared/data/docred-hwe/dev_keys_new.json)")
+    doc = _doc()
+    doc["labels"][0]["keywords"][0]["pos"] = [4, 9]
+    path.write_text(json.dumps([doc]))
+    with pytest.raises(DataError, match=r"label 0 keyword 0 has pos \[4, 9\] out of range for sentence 0 \(6 tokens\)"):
+        read_hwe(path)
+
+
+def test_selection_exclusions_labels_and_max_docs(tmp_path: Path) -> None:
+    docs = [_doc("A"), _doc("B", labels=[]), _doc("C"), _doc("D")]
+    sel = select_documents(docs, exclude_titles={"C"}, max_docs=1)
+    assert [d["title"] for d in sel.docs] == ["A"]
+    assert sel.as_dict() == {"total": 4, "excluded": 1, "without_labels": 1, "cut_by_max_docs": 1, "documents": 1,
+                             "facts": 2}
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps([_doc("A"), _doc("D")]))
+    assert read_titles([train]) == {"A", "D"}
+
+
+# --- outputs ---
+
+def test_outputs_table_json_and_plot(tmp_path: Path) -> None:
+    curves = map_curves([([0, 1, 2], frozenset({0}))])
+    runs = [RunMap("runs/vanilla", "vanilla", 3, 1, {"all": curves, "last": curves}, {"seconds": 1.0})]
+    table = format_table(runs, "all").splitlines()
+    assert table[0].split() == ["run", "facts", "K=1", "K=5", "K=10", "K=20", "K=50"]
+    assert table[1].split() == ["vanilla", "1", "1.0000", "0.2000", "0.1000", "0.0500", "0.0200"]
+    assert table[2].split() == ["ideal", "(perfect", "ranking)", "1.0000", "0.2000", "0.1000", "0.0500", "0.0200"]
+    write_map_json(tmp_path / "map.json", runs, {"steps": 10})
+    data = json.loads((tmp_path / "map.json").read_text())
+    assert data["k"][0] == 1 and data["k"][-1] == 100 and data["settings"] == {"steps": 10}
+    assert data["runs"][0]["facts_kept"] == 1 and len(data["runs"][0]["map"]["all"]["model"]) == 100
+    plot_map(tmp_path / "a.png", runs, "all", "t")
+    plot_map(tmp_path / "b.png", runs, "all", "t")
+    assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+
+
+# --- the real file ---
+
+def test_the_real_hwe_file_and_the_test_side_documents() -> None:
+    hwe = shared_path("docred-hwe", "dev_keys_new.json")
+    dev = shared_path("re-docred", "dev_revised.json")
+    test = shared_path("re-docred", "test_revised.json")
+    docs = read_hwe(hwe)
+    assert len(docs) == 699
+    everything = select_documents(docs)
+    assert (len(everything.docs), everything.without_labels, everything.facts) == (644, 55, 7342)
+    # the documented way for a model trained on Re-DocRED dev: the 339 test-side documents only
+    side = select_documents(docs, exclude_titles=read_titles([dev]))
+    assert side.excluded == 360 and side.total - side.excluded == 339
+    assert (len(side.docs), side.without_labels, side.facts) == (310, 29, 3512)
+    assert {d["title"] for d in side.docs} <= read_titles([test])
+    # 81 documents have entity lists that differ from Re-DocRED's: h and t index the HWE file's own vertexSet
+    redocred = {d["title"]: d for p in (dev, test) for d in json.loads(Path(p).read_text())}
+
+    def strip(vs: list) -> list:
+        return [[(m["name"], m["sent_id"], tuple(m["pos"])) for m in e] for e in vs]
+
+    differ = [d for d in docs if strip(d["vertexSet"]) != strip(redocred[d["title"]]["vertexSet"])]
+    assert len(differ) == 81
+    assert all(0 <= f.h < len(d["vertexSet"]) and 0 <= f.t < len(d["vertexSet"]) for d in docs for f in hwe_facts(d))
