@@ -139,7 +139,7 @@ def bench_docs(work: Path) -> tuple[Path, Path, str]:
         docs = json.loads((shared / "dev_revised.json").read_text()) + json.loads((shared / "test_revised.json").read_text())
         source = "Re-DocRED dev + test"
     else:
-        from envbench.worlds.sample.world import make_sample
+        from envbench.worlds.sample import make_sample
 
         make_sample(work / "sample")
         base = json.loads((work / "sample" / "docs" / "train.json").read_text())

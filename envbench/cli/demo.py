@@ -25,7 +25,7 @@ def run_demo(out: str | Path, *, seeds: int = 5, force: bool = False) -> str:
     """Run the three steps under ``out`` and return the printed summary."""
     from envbench.core.checks import check_seeds
     from envbench.rename.generate import generate
-    from envbench.worlds.sample.world import make_sample
+    from envbench.worlds.sample import make_sample
     from etl.step import check_writable
     from wikidata_index.ingest import ingest_dump
 

@@ -291,9 +291,8 @@ def read_docred(
     return docset
 
 
-# The names callers used before there was one reader; they are that reader.
+# The short name every caller uses.
 read_docs = read_docred
-read_documents = read_docred
 
 
 def require_documents(docset: DocSet, skip_flag: str = SKIP_FLAG) -> None:

@@ -24,8 +24,6 @@ from envbench.formats.docred import (
     DocSet,
     entity_type,
     read_docred,
-    read_documents,  # noqa: F401 - the old name of read_docred, still imported from here
-    read_json_file,  # noqa: F401 - still imported from here
 )
 from etl.io import write_json_atomic
 

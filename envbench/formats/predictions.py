@@ -21,7 +21,7 @@ from typing import Any
 
 from envbench.core.errors import DataError
 from envbench.core.relations import NAME_TO_ID, RELATIONS
-from envbench.formats.linked_docred import read_json_file
+from envbench.formats.docred import read_json_file
 
 Fact = tuple[str, int, int, str]  # (title, h_idx, t_idx, r)
 SHAPE = "{title, h_idx, t_idx, r[, evidence]}"

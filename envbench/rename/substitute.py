@@ -23,6 +23,7 @@ sentences, the entities and their order, the labels and the evidence stay as the
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,9 +50,24 @@ Plan = Mapping[int, Mapping[str, NewName]]
 _fold = functools.lru_cache(maxsize=1 << 18)(fold)
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def text_key(text: str) -> tuple[str, ...]:
+    """Comparison key of a written name: the runs of letters and digits of its folded text.
+
+    The key ignores punctuation and how the name was tokenised, so a name clashes with the document
+    however either side was split: "Mr. Lawrence", the tokens "Mr" "." "Lawrence" and the tokens
+    "Mr." "Lawrence" all give ("mr", "lawrence"); "Nintendo 3DS" gives ("nintendo", "3ds") whether
+    the document wrote "3DS" or "3" "DS" was its tokenisation; "PARIS" and "Paris" collide.
+    """
+    return tuple(_WORD.findall(_fold(text)))
+
+
 def name_key(tokens: Sequence[str]) -> tuple[str, ...]:
-    """Comparison key of a tokenised name: folded tokens (so "Paris" and "PARIS" collide)."""
-    return tuple(map(_fold, tokens))
+    """The key (:func:`text_key`) of a tokenised name: each token's runs, in order."""
+    return tuple(run for tok in tokens for run in text_key(tok))
 
 
 @functools.lru_cache(maxsize=1 << 18)

@@ -30,8 +30,7 @@ from typing import Any
 
 from envbench.core.errors import DataError
 from envbench.core.notes import Level, Note, NoteCode, note, texts
-from envbench.formats.docred import Doc
-from envbench.formats.linked_docred import read_documents
+from envbench.formats.docred import Doc, read_docs
 from envbench.formats.predictions import load_predictions, unknown_titles
 from envbench.formats.substitutions import read_substitutions
 from envbench.scoring.metrics import SCORE_KEYS, score, score_groups, train_facts
@@ -88,7 +87,7 @@ def env_seeds(gold_docs: Sequence[Mapping[str, Any]], *, consecutive: bool = Tru
 # --------------------------------------------------------------------------- inputs
 def read_gold(path: str | os.PathLike[str]) -> list[Doc]:
     """Gold documents; all of them count, so an invalid one is an error (there is no skipping)."""
-    docs = read_documents(path, skip_flag=None).docs
+    docs = read_docs(path, skip_flag=None).docs
     if not docs:
         raise DataError(f"{path}: has no documents; pass the gold DocRED file the predictions were made for")
     return docs
@@ -106,7 +105,7 @@ def load_train_facts(paths: Sequence[str | os.PathLike[str]], *, skip_invalid: b
         return None
     facts: set[tuple[str, str, str]] = set()
     for p in paths:
-        facts |= train_facts(read_documents(p, skip_invalid=skip_invalid, skip_flag="--skip-invalid-train").docs)
+        facts |= train_facts(read_docs(p, skip_invalid=skip_invalid, skip_flag="--skip-invalid-train").docs)
     return frozenset(facts)
 
 

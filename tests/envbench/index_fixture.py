@@ -92,7 +92,7 @@ class SampleWorld:
 @functools.cache
 def sample_world() -> SampleWorld:
     """make-sample + ingest-dump once per test process (about a second)."""
-    from envbench.worlds.sample.world import make_sample
+    from envbench.worlds.sample import make_sample
     from wikidata_index.ingest import ingest_dump
 
     root = Path(tempfile.mkdtemp(prefix="envbench-gen-tests-"))

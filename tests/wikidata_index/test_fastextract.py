@@ -279,7 +279,7 @@ def test_real_demonyms_of_portugal_are_taken_by_c(languages: tuple[str, ...]) ->
 
 @pytest.fixture(scope="module")
 def sample_dump(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    from envbench.worlds.sample.world import make_sample
+    from envbench.worlds.sample import make_sample
 
     res = make_sample(tmp_path_factory.mktemp("sample"))
     return gzip.decompress(res.dump.read_bytes())
@@ -287,7 +287,7 @@ def sample_dump(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 @pytest.fixture(scope="module")
 def lean_dump(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    from envbench.worlds.sample.world import make_sample
+    from envbench.worlds.sample import make_sample
 
     res = make_sample(tmp_path_factory.mktemp("lean"), entities=2000, lean=True)
     return gzip.decompress(res.dump.read_bytes())

@@ -16,8 +16,7 @@ from typing import Any
 
 from envbench.core.errors import DataError
 from envbench.core.notes import Level, Note, NoteCode, note, texts
-from envbench.formats.docred import Doc
-from envbench.formats.linked_docred import read_documents, read_json_file
+from envbench.formats.docred import Doc, read_docs, read_json_file
 from envbench.formats.predictions import load_predictions
 from envbench.formats.substitutions import read_substitution_rows
 from envbench.scoring.evaluate import (
@@ -151,7 +150,7 @@ def _analyse(
     _check_same_benchmark(env_gold, original_gold, og, eg)
     train_docs: list[Doc] = []
     for p in train:
-        train_docs.extend(read_documents(p, skip_flag=None).docs)
+        train_docs.extend(read_docs(p, skip_flag=None).docs)
     facts = train_facts(train_docs) if train else None
     subs_rows = read_substitution_rows(sub_path) if sub_path.exists() else None
 

@@ -153,10 +153,7 @@ def test_one_reader_names_the_commands_own_skip_option(tmp_path: Path) -> None:
     assert ds.skip_note() == (f"skipped 1 invalid document of {p}; the first: document 1 'Bad': label 0: relation "
                               "'P0' is not one of the 96 DocRED relations; use a DocRED property id such as P17")
     assert read_docred(p, skip_invalid=True, expect="any").format == "DocRED"
-    # the old names are the one reader
-    from envbench.formats.linked_docred import read_documents as old_documents
-
-    assert read_docs is read_docred and old_documents is read_docred
+    assert read_docs is read_docred  # one reader, one short name
 
 
 def test_the_reader_keeps_linked_docred_records_beside_their_docred_view(tmp_path: Path) -> None:

@@ -1,0 +1,159 @@
+"""Hostile input, one class of failure at a time, through the real command line (issue 17).
+
+Each case is what a careless or hostile user does; each must end in exit code 1 (or a warning and
+exit 0 where the input is usable) with ONE line that names the file and the fix, must not print a
+traceback, and must leave nothing half-written behind. The regression tests of each fix live beside
+their modules; this module keeps the classes together so a new command can be checked against all.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from envbench.cli import cli
+from tests.envbench.index_fixture import sample_world
+
+
+def _run(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, list(args), input=stdin)
+    assert "Traceback" not in res.output, res.output
+    return res.exit_code, res.output
+
+
+def _error_line(out: str) -> str:
+    """The one error line (progress bars and warnings may precede it)."""
+    lines = [ln for ln in out.splitlines() if ln.startswith("Error: ")]
+    assert len(lines) == 1, out
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory):
+    return sample_world()
+
+
+# ---------------------------------------------------------------------------- data loss
+def test_an_empty_dump_never_replaces_a_good_index(tmp_path: Path, world) -> None:
+    idx = tmp_path / "idx"
+    shutil.copytree(world.index, idx)
+    before = sorted(p.relative_to(idx) for p in idx.rglob("*"))
+    empty = tmp_path / "e.json"
+    empty.write_text("[\n]\n")
+    code, out = _run("ingest-dump", str(empty), "--out", str(idx))
+    assert code == 1 and _error_line(out) == (f"Error: {empty}: the dump holds no entities (an empty list); give a "
+                                              "Wikidata JSON dump such as latest-all.json.gz")
+    assert sorted(p.relative_to(idx) for p in idx.rglob("*")) == before
+
+
+def test_an_input_inside_out_is_never_overwritten(tmp_path: Path, world) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    links = out / "stats.json"
+    shutil.copyfile(world.links, links)
+    code, text = _run("generate", str(world.test), "--index", str(world.index), "--links", str(links), "--seeds", "1",
+                      "--out", str(out))
+    assert code == 1 and "would be overwritten by this step's output" in _error_line(text)
+    assert links.read_bytes() == Path(world.links).read_bytes()
+
+
+# ---------------------------------------------------------------------------- tracebacks
+def test_a_damaged_index_table_is_named(tmp_path: Path, world) -> None:
+    idx = tmp_path / "idx"
+    shutil.copytree(world.index, idx)
+    part = sorted((idx / "names").glob("*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[:1000])
+    for args in (["index", "info", str(idx)], ["generate", str(world.test), "--index", str(idx), "--links",
+                                                str(world.links), "--out", str(tmp_path / "o")]):
+        code, out = _run(*args)
+        line = _error_line(out)
+        assert code == 1 and line.startswith(f"Error: index at {idx}: table 'names' is damaged"), line
+        assert line.endswith(f"re-ingest: envbench ingest-dump DUMP --out {idx} --force")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_manifest_that_is_not_an_object(tmp_path: Path, world) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "manifest.json").write_text("[1, 2]")
+    code, text = _run("generate", str(world.test), "--index", str(world.index), "--links", str(world.links),
+                      "--seeds", "1", "--out", str(out))
+    assert code == 0, text
+    assert json.loads((out / "manifest.json").read_text())["step"] == "generate"
+
+
+# ---------------------------------------------------------------------------- silent degradation
+def test_a_mention_type_outside_docred_is_an_error(tmp_path: Path, world) -> None:
+    docs = json.loads(Path(world.test).read_text())
+    docs[0]["vertexSet"][0][0]["type"] = "XYZ"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(docs))
+    code, out = _run("validate", str(bad))
+    line = _error_line(out)
+    assert code == 1 and "type 'XYZ' is not a DocRED type; give each mention one of PER, ORG, LOC, MISC, NUM, TIME" in line
+
+
+def test_train_equal_to_gold_warns(tmp_path: Path, world) -> None:
+    pred = tmp_path / "pred.json"
+    pred.write_text("[]")
+    code, out = _run("evaluate", "--gold", str(world.test), "--pred", str(pred), "--train", str(world.test))
+    assert code == 0 and f"Warning: --train {world.test} is the same file as --gold {world.test}" in out
+
+
+def test_an_env_looking_title_is_scored_as_plain(tmp_path: Path, world) -> None:
+    doc = json.loads(Path(world.test).read_text())[:1]
+    doc[0]["title"] = "Su-27"
+    gold = tmp_path / "su.json"
+    gold.write_text(json.dumps(doc))
+    pred = tmp_path / "pred.json"
+    pred.write_text("[]")
+    code, out = _run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert code == 0 and "Note: scored as a plain benchmark: the titles of" in out
+
+
+# ---------------------------------------------------------------------------- misleading messages
+def test_a_file_that_is_not_utf8(tmp_path: Path) -> None:
+    bad = tmp_path / "ff.json"
+    bad.write_bytes(b'[{"title": "a\xff"}]')
+    code, out = _run("validate", str(bad))
+    assert code == 1 and _error_line(out) == (f"Error: {bad}: not UTF-8 text: byte 13 (0xFF, line 1) is not valid "
+                                              "UTF-8; save the DocRED JSON file as UTF-8, or re-download it")
+
+
+def test_compression_is_read_from_the_first_bytes(tmp_path: Path, world, caplog: pytest.LogCaptureFixture) -> None:
+    misnamed = tmp_path / "g.json.bz2"
+    misnamed.write_bytes(gzip.compress(Path(world.test).read_bytes()))
+    code, out = _run("validate", str(misnamed))
+    assert code == 0 and out.endswith("DocRED, 20 documents, 20 valid, 0 skipped, 0 warnings\n")
+    assert f"{misnamed} is gz-compressed (by its first bytes) although its name ends in .bz2; reading it as gz" in [
+        r.getMessage() for r in caplog.records]
+
+
+def test_a_compressed_dump_on_stdin_is_decompressed(tmp_path: Path, world) -> None:
+    data = Path(world.root / "sample" / "wikidata-sample.json.gz").read_bytes()
+    code, out = _run("ingest-dump", "-", "--out", str(tmp_path / "idx"), stdin=data)
+    assert code == 0, out
+    assert (tmp_path / "idx" / "manifest.json").is_file()
+
+
+def test_empty_stdin_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    code, out = _run("ingest-dump", "-", "--out", str(tmp_path / "o"), stdin=b"")
+    assert code == 1 and _error_line(out) == "Error: -: the input is empty (0 bytes after decompression); check the file"
+    assert not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------------------- leftovers and races
+def test_a_killed_run_leaves_nothing_a_rerun_trips_on(tmp_path: Path, world) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / ".staging-generate-abc").mkdir()  # what a SIGKILL during staging leaves
+    (out / ".generate-x1y2").mkdir()  # the same, from before the step lifecycle
+    code, text = _run("generate", str(world.test), "--index", str(world.index), "--links", str(world.links),
+                      "--seeds", "1", "--out", str(out))
+    assert code == 0, text
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
