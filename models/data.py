@@ -71,16 +71,30 @@ def _marked_words(doc: dict[str, Any], marker: str) -> tuple[list[str], dict[tup
     return words, start_word
 
 
-def build_feature(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_length: int = 1024) -> Feature:
-    """Tokenise one document (ATLOP style: a marker before and after each mention)."""
+def word_pieces(tokenizer: Any, words: Sequence[str], cache: dict[str, list[int]] | None = None) -> list[list[int]]:
+    """The token ids of each word, tokenised on its own, as the EVRT reference code does.
+
+    Each word is its own text, so byte-level BPE (RoBERTa) gives no word and no marker the
+    leading-space piece ("Ġ") that pre-split input with ``add_prefix_space`` would add; for WordPiece
+    (BERT) this equals tokenising the pre-split words in one call. ``cache`` (word -> ids, shared
+    across documents) tokenises each distinct word once.
+    """
+    cache = {} if cache is None else cache
+    new = sorted({w for w in words if w not in cache})
+    if new:
+        cache.update(zip(new, (list(ids) for ids in tokenizer(new, add_special_tokens=False)["input_ids"])))
+    return [cache[w] for w in words]
+
+
+def build_feature(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_length: int = 1024,
+                  cache: dict[str, list[int]] | None = None) -> Feature:
+    """Tokenise one document (ATLOP style: a marker before and after each mention), word by word."""
     words, start_word = _marked_words(doc, marker)
-    enc = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
-    word_ids = enc.word_ids()
     first_piece: dict[int, int] = {}
-    for piece, w in enumerate(word_ids):
-        if w is not None and w not in first_piece:
-            first_piece[w] = piece
-    body = list(enc["input_ids"])
+    body: list[int] = []
+    for w, ids in enumerate(word_pieces(tokenizer, words, cache)):
+        first_piece[w] = len(body)
+        body.extend(ids)
     cut = False
     limit = len(body)
     if max_length and len(body) + 2 > max_length:
@@ -125,8 +139,9 @@ def build_features(
     feats: list[Feature] = []
     stats = FeatureStats()
     total = 0
+    cache: dict[str, list[int]] = {}
     for doc in tqdm(docs, desc=desc, disable=None if progress else True, leave=False):
-        f = build_feature(doc, tokenizer, marker=marker, max_length=max_length)
+        f = build_feature(doc, tokenizer, marker=marker, max_length=max_length, cache=cache)
         feats.append(f)
         n = len(f.input_ids)
         total += n

@@ -1,7 +1,9 @@
 """Local BERT-family encoders and long-document encoding with overlapping windows.
 
 transformers 5 returns attention maps only from the "eager" attention implementation, and ATLOP's
-localized context pooling needs the last layer's map, so every encoder is loaded that way.
+localized context pooling needs the last layer's map, so every encoder is loaded that way. Weights
+are loaded as float32 whatever the checkpoint's dtype: transformers 5 otherwise keeps a bf16
+folder bf16, and the run would train bf16 weights (autocast, not the weights, gives the speed-up).
 """
 
 from __future__ import annotations
@@ -39,29 +41,38 @@ def check_encoder_path(path: str) -> str:
     return str(p)
 
 
-def load_tokenizer(path: str) -> Any:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from transformers import AutoConfig, AutoTokenizer
+def hidden_size(path: str) -> int:
+    """The encoder's hidden size, from its config.json (no weights loaded)."""
+    from etl.io import read_json
 
-    kwargs: dict[str, Any] = {}
-    model_type = getattr(AutoConfig.from_pretrained(path), "model_type", "")
-    if model_type in ("roberta", "xlm-roberta", "longformer", "bart", "gpt2"):
-        kwargs["add_prefix_space"] = True  # byte-level BPE needs it for pre-split words (documents come tokenised)
-    tok = AutoTokenizer.from_pretrained(path, **kwargs)
+    return int(read_json(Path(check_encoder_path(path)) / "config.json", what="encoder config")["hidden_size"])
+
+
+def load_tokenizer(path: str) -> Any:
+    """The encoder's tokenizer as saved, with no length limit.
+
+    No ``add_prefix_space`` for byte-level BPE (RoBERTa): ``models.data`` tokenises each word on its
+    own, as the reference code does, so no word and no ``*`` marker gets the leading-space piece.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
     tok.model_max_length = 10**9  # long documents are windowed by `encode`, not truncated by the tokenizer
     return tok
 
 
 def load_encoder(path: str, *, weights: bool = True) -> Any:
-    """An encoder from a local folder, with eager attention; ``weights=False`` builds it from config only."""
+    """A float32 encoder from a local folder, with eager attention; ``weights=False`` builds it from config only."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
     from transformers import AutoConfig, AutoModel
 
     check_encoder_path(path)
     if weights:
-        return AutoModel.from_pretrained(path, attn_implementation="eager")
+        return AutoModel.from_pretrained(path, attn_implementation="eager", dtype=torch.float32)
     config = AutoConfig.from_pretrained(path)
-    return AutoModel.from_config(config, attn_implementation="eager")
+    return AutoModel.from_config(config, attn_implementation="eager", dtype=torch.float32)
 
 
 def window_spans(n_body: int, window: int) -> list[tuple[int, int]]:

@@ -91,11 +91,50 @@ def infer(
 
 
 def build_model(cfg: TrainConfig, encoder_dir: str, *, weights: bool) -> Any:
+    """``cfg.model`` (ATLOP, DocuNet, KD-DocRE) over the encoder in ``encoder_dir``; emb_size 0 = its hidden size."""
     from models.atlop import ATLOP
     from models.encoder import load_encoder
 
     encoder = load_encoder(encoder_dir, weights=weights)
+    if cfg.model == "docunet":
+        from models.docunet import DocuNet
+
+        return DocuNet.from_config(encoder, cfg)
+    if cfg.model == "kd-docre":
+        from models.kd_docre import KDDocRE
+
+        return KDDocRE.from_config(encoder, cfg)
     return ATLOP(encoder, emb_size=cfg.emb_size, block_size=cfg.block_size, num_class=cfg.num_class, window=cfg.window)
+
+
+def load_checkpoint(path: str | os.PathLike[str], *, fix: str, full: bool = False) -> Any:
+    """``torch.load`` of a checkpoint file, with one line naming the file when it is damaged.
+
+    A file cut short (an interrupted copy, a full disk) or overwritten raises a long
+    ``PytorchStreamReader`` traceback from torch; ``fix`` says what to do instead. ``full`` allows
+    the pickled optimizer state of ``last/state.pt`` (files this tool wrote itself).
+    """
+    import pickle
+    import zipfile
+
+    import torch
+
+    p = Path(path)
+    try:
+        return torch.load(p, map_location="cpu", weights_only=not full)
+    except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError, zipfile.BadZipFile) as exc:
+        # torch's first sentence names the failure; the rest is generic advice
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0].rstrip(".")
+        raise EnvbenchError(f"{p}: damaged checkpoint ({p.stat().st_size:,} bytes; torch: {first}); {fix}") from None
+
+
+def load_weights(model: Any, state: dict[str, Any], path: str | os.PathLike[str], fix: str) -> None:
+    """``model.load_state_dict`` with one line when the weights belong to another model shape."""
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        first = str(exc).strip().splitlines()[0].rstrip(":.")
+        raise EnvbenchError(f"{path}: weights do not fit this model ({first}); {fix}") from None
 
 
 @dataclass
@@ -122,22 +161,34 @@ def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
     return cand
 
 
+def checkpoint_names(run: str | os.PathLike[str]) -> list[str]:
+    """The ``--checkpoint`` values a run offers: best, epoch-N (in epoch order), last."""
+    run_p = Path(run)
+    epochs = sorted((p.parent.name for p in run_p.glob(f"checkpoints/epoch-*/{CHECKPOINT_FILE}")),
+                    key=lambda name: (len(name), name))
+    return ((["best"] if (run_p / "best" / CHECKPOINT_FILE).is_file() else []) + epochs
+            + (["last"] if (run_p / "last" / "state.pt").is_file() else []))
+
+
 def load_run(run: str | os.PathLike[str], checkpoint: str = "best", device: Any = None) -> tuple[Any, TrainConfig, Any]:
     """Model (weights loaded, eval mode), its config and tokenizer from a run directory."""
-    import torch
-
     from models.encoder import load_tokenizer
 
     ckpt = checkpoint_dir(run, checkpoint)
-    cfg = TrainConfig.from_dict(read_json(ckpt / "config.json", what="checkpoint config"))
+    config_file = ckpt / "config.json"
+    cfg = TrainConfig.from_dict(read_json(config_file, what="checkpoint config"), source=str(config_file))
     encoder_dir = str(Path(run) / "encoder")
     model = build_model(cfg, encoder_dir, weights=False)
     weights_file = ckpt / CHECKPOINT_FILE
+    others = [name for name in checkpoint_names(run) if checkpoint_dir(run, name) != ckpt]
+    fix = ("it was cut short or overwritten: copy it again from where it was trained, or pass another "
+           f"--checkpoint ({', '.join(others) or 'none left in this run'})")
     if weights_file.is_file():
-        state = torch.load(weights_file, map_location="cpu", weights_only=True)
+        state = load_checkpoint(weights_file, fix=fix)
     else:
-        state = torch.load(ckpt / "state.pt", map_location="cpu", weights_only=False)["model"]
-    model.load_state_dict(state)
+        weights_file = ckpt / "state.pt"
+        state = load_checkpoint(weights_file, fix=fix, full=True)["model"]
+    load_weights(model, state, weights_file, f"its config.json ({config_file}) must be the one it was trained with")
     model.to(device or "cpu").eval()
     return model, cfg, load_tokenizer(encoder_dir)
 

@@ -1,8 +1,9 @@
 """Training, nanoGPT style: one function that reads top to bottom.
 
 setup (DDP when WORLD_SIZE > 1, seed, device, bf16) -> data -> model and optimizer -> resume
--> loop over micro-batches (EVRT adds the twins to the same forward pass) -> at each epoch end
-score dev, write the epoch checkpoint, `best/` (dev F1 + Ign F1) and the resumable `last/`.
+(from OUT/last/, only when its config.json matches this run's outside ``RESUME_FREE``) -> loop over
+micro-batches (EVRT encodes the twins as a second batch, as the reference code) -> at each epoch
+end score dev, write the epoch checkpoint, `best/` (dev F1 + Ign F1) and the resumable `last/`.
 
 Run directory::
 
@@ -30,10 +31,19 @@ from envbench.core.errors import EnvbenchError
 from envbench.core.seeding import derive_seed
 from envbench.formats.docred import read_docs
 from envbench.scoring.metrics import score, train_facts
-from etl.io import atomic_path, write_json_atomic
+from etl.io import atomic_path, read_json, write_json_atomic
 from models.config import TrainConfig
 from models.data import build_features, collate, pair_twins
-from models.predict import CHECKPOINT_FILE, autocast_context, build_model, infer, resolve_device, use_bf16
+from models.predict import (
+    CHECKPOINT_FILE,
+    autocast_context,
+    build_model,
+    infer,
+    load_checkpoint,
+    load_weights,
+    resolve_device,
+    use_bf16,
+)
 
 
 @dataclass
@@ -77,15 +87,23 @@ def train(cfg: TrainConfig) -> TrainResult:
     import torch.distributed as dist
     from tqdm import tqdm
 
-    from models.encoder import check_encoder_path, default_encoder_path, load_tokenizer
-    from models.losses import classification_loss, pcr_loss, rcr_loss
+    from models.encoder import check_encoder_path, default_encoder_path, hidden_size, load_tokenizer
+    from models.losses import classification_loss, pcr_loss, rcr_grouped_bilinear, rcr_loss
 
     t_start = time.time()
     cfg.validate()
-    if not cfg.train or not cfg.dev:
-        raise EnvbenchError("pass --train FILE and --dev FILE (DocRED-format JSON)")
+    cfg.check_files()
     cfg.encoder = check_encoder_path(cfg.encoder or default_encoder_path())
+    cfg.emb_size = cfg.emb_size or hidden_size(cfg.encoder)  # 0 = the encoder's; the saved config says which
     out = Path(cfg.out)
+    state_file = out / "last" / "state.pt"
+    if cfg.resume and state_file.is_file() and (out / "last" / "config.json").is_file():
+        changed = cfg.resume_differences(read_json(out / "last" / "config.json", what="checkpoint config"))
+        if changed:
+            raise EnvbenchError(
+                f"{out}/last was written by a run with other settings ({'; '.join(changed)}); rerun with those "
+                "settings to continue it, or start over with --set resume=false or another --out"
+            )
 
     # --- setup: processes, device, precision, seed ---
     ddp = int(os.environ.get("WORLD_SIZE", "1")) > 1
@@ -130,19 +148,38 @@ def train(cfg: TrainConfig) -> TrainResult:
     # --- model, optimizer, schedule ---
     model = build_model(cfg, cfg.encoder, weights=True)
     if cfg.init_from:
-        if not Path(cfg.init_from).is_file():
-            raise EnvbenchError(f"init_from {cfg.init_from}: no such file; point it at a checkpoint's model.pt")
-        model.load_state_dict(torch.load(cfg.init_from, map_location="cpu", weights_only=True))
+        fix = "point init_from at an intact model.pt of a run with this encoder and emb_size"
+        load_weights(model, load_checkpoint(cfg.init_from, fix=fix), cfg.init_from, fix)
     model = model.to(device)
     raw_model = model
+
+    class EachBatch(torch.nn.Module):
+        """The model on each batch in turn, in one forward call (so one DDP forward per micro-batch).
+
+        EVRT encodes the originals and their twins as two batches, as the reference code does: one
+        padded batch of both cost about 1.3 times the two on CPU (every op on twice the rows, all
+        padded to the longest of the eight documents).
+        """
+
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, batches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [self.inner(b["input_ids"].to(device), b["attention_mask"].to(device), b["entity_pos"], b["hts"])
+                    for b in batches]
+
+    model = EachBatch(raw_model)
     if ddp:
         model = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None, find_unused_parameters=True
         )
     enc_params = [p for n, p in raw_model.named_parameters() if n.startswith("encoder.")]
-    cls_params = [p for n, p in raw_model.named_parameters() if not n.startswith("encoder.")]
+    cls_params = [p for n, p in raw_model.named_parameters() if not n.startswith(("encoder.", "grid_net."))]
+    grid_params = [p for n, p in raw_model.named_parameters() if n.startswith("grid_net.")]  # DocuNet, KD-DocRE
+    grid_group = [{"params": grid_params, "lr": cfg.lr_grid or cfg.lr_classifier}] if grid_params else []
     optimizer = torch.optim.AdamW(
-        [{"params": enc_params, "lr": cfg.lr_encoder}, {"params": cls_params, "lr": cfg.lr_classifier}],
+        [{"params": enc_params, "lr": cfg.lr_encoder}, {"params": cls_params, "lr": cfg.lr_classifier}, *grid_group],
         eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
     )
     n_local = len(train_feats) // world if ddp else len(train_feats)
@@ -162,9 +199,9 @@ def train(cfg: TrainConfig) -> TrainResult:
 
     # --- resume ---
     mb, step, best, last_eval, resumed_from = 0, 0, {}, {}, 0
-    state_file = out / "last" / "state.pt"
     if cfg.resume and state_file.is_file():
-        state = torch.load(state_file, map_location="cpu", weights_only=False)
+        fresh = f"delete {out / 'last'} or pass --set resume=false to start over"
+        state = load_checkpoint(state_file, fix=f"it was cut short: {fresh}", full=True)
         raw_model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -215,24 +252,25 @@ def train(cfg: TrainConfig) -> TrainResult:
         if order_epoch != epoch:
             order, order_epoch = epoch_order(epoch), epoch
         idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-        feats = [train_feats[i] for i in idx]
+        batches = [collate([train_feats[i] for i in idx])]
         if twin_feats is not None:
-            feats = feats + [twin_feats[i] for i in idx]
-        batch = collate(feats)
-        labels = batch["labels"].to(device)
-        n_orig = sum(len(train_feats[i].hts) for i in idx)
+            batches.append(collate([twin_feats[i] for i in idx]))  # same pairs, same order, same labels
+        labels = batches[0]["labels"].to(device)
         with autocast_context(device, bf16):
-            res = model(batch["input_ids"].to(device), batch["attention_mask"].to(device), batch["entity_pos"],
-                        batch["hts"])
-        logits, reprs = res["logits"].float(), res["pair_repr"].float()
-        parts = {"clo": classification_loss(cfg.loss, logits[:n_orig], labels[:n_orig], cfg.shift)}
+            res = model(batches)
+        logits = res[0]["logits"].float()
+        parts = {"clo": classification_loss(cfg.loss, logits, labels, cfg.shift)}
         if twin_feats is not None:
+            twin_logits = res[1]["logits"].float()
             if cfg.use_clp:
-                parts["clp"] = classification_loss(cfg.loss, logits[n_orig:], labels[n_orig:], cfg.shift)
-            if cfg.use_rcr:
-                parts["rcr"] = rcr_loss(reprs[:n_orig], reprs[n_orig:], cfg.rcr_reduction)
+                parts["clp"] = classification_loss(cfg.loss, twin_logits, batches[1]["labels"].to(device), cfg.shift)
+            if cfg.use_rcr and cfg.rcr_repr == "bl" and getattr(raw_model, "bl_is_grouped_outer_product", False):
+                parts["rcr"] = rcr_grouped_bilinear(res[0]["zhzt"], res[1]["zhzt"], raw_model.block_size,
+                                                    cfg.rcr_reduction)  # = rcr_loss of bl, without bl's difference
+            elif cfg.use_rcr:
+                parts["rcr"] = rcr_loss(res[0][cfg.rcr_repr], res[1][cfg.rcr_repr], cfg.rcr_reduction)
             if cfg.use_pcr:
-                parts["pcr"] = pcr_loss(logits[:n_orig], logits[n_orig:])
+                parts["pcr"] = pcr_loss(cfg.pcr_form, logits, twin_logits)
         weights = {"clo": 1.0, "clp": 1.0, "rcr": cfg.alpha, "pcr": cfg.beta}
         loss = sum(weights[k] * v for k, v in parts.items())
         (loss / cfg.grad_accum).backward()

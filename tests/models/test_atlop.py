@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from envbench.core.errors import DataError
+from envbench.core.errors import DataError, EnvbenchError
 from tests.models.conftest import make_tiny_encoder, tiny_docs
 
 pytestmark = pytest.mark.train
@@ -154,3 +154,111 @@ def test_tiny_model_learns_the_relations_of_tiny_docs(tiny_encoder: Path) -> Non
     with torch.no_grad():
         pred = decode(model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])["logits"])
     assert torch.equal(pred, b["labels"])
+
+
+def test_pair_representations_bl_is_the_classifier_input(tiny_encoder: Path) -> None:
+    tok = load_tokenizer(str(tiny_encoder))
+    model = _model(tiny_encoder).eval()
+    b = collate([build_feature(d, tok) for d in tiny_docs(2)])
+    with torch.no_grad():
+        out = model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])
+    pairs = b["labels"].shape[0]
+    assert out["bl"].shape == (pairs, 32 * 8)  # emb_size x block_size, what L_rcr compares by default
+    assert out["zhzt"].shape == (pairs, 2 * 32)
+    assert torch.allclose(model.bilinear(out["bl"]), out["logits"], atol=1e-6)
+    # the grouped outer product: group g of bl is z_h[g] (x) z_t[g]
+    zh, zt = out["zhzt"][:, :32], out["zhzt"][:, 32:]
+    assert torch.allclose(out["bl"][:, :64], (zh[:, :8, None] * zt[:, None, :8]).reshape(pairs, 64), atol=1e-6)
+
+
+def test_emb_size_defaults_to_the_encoders_hidden_size(tiny_encoder: Path) -> None:
+    model = ATLOP(load_encoder(str(tiny_encoder)), block_size=8)
+    assert model.emb_size == 32 and model.head_extractor.out_features == 32
+    assert model.bilinear.in_features == 32 * 8
+    with pytest.raises(EnvbenchError, match="emb_size 32 must be a multiple of block_size 5"):
+        ATLOP(load_encoder(str(tiny_encoder)), block_size=5)
+
+
+def test_encoder_weights_load_as_float32_from_a_bf16_folder(tmp_path: Path) -> None:
+    # transformers 5 keeps a checkpoint's dtype: a bf16 folder would train bf16 weights
+    from transformers import AutoModel
+
+    enc_dir = make_tiny_encoder(tmp_path / "enc", tiny_docs(2))
+    AutoModel.from_pretrained(enc_dir).to(torch.bfloat16).save_pretrained(enc_dir)
+    assert AutoModel.from_pretrained(enc_dir).embeddings.word_embeddings.weight.dtype == torch.bfloat16
+    for weights in (True, False):
+        params = list(load_encoder(str(enc_dir), weights=weights).parameters())
+        assert {p.dtype for p in params} == {torch.float32}
+
+
+def test_bert_word_by_word_equals_one_presplit_call(tiny_encoder: Path) -> None:
+    from models.data import _marked_words, word_pieces
+
+    tok = load_tokenizer(str(tiny_encoder))
+    for doc in tiny_docs(4, rename=True):
+        words, _ = _marked_words(doc, "*")
+        presplit = tok(words, is_split_into_words=True, add_special_tokens=False)["input_ids"]
+        assert [i for ids in word_pieces(tok, words) for i in ids] == presplit
+
+
+def _tiny_roberta(folder: Path) -> Path:
+    """A byte-level BPE tokenizer with no merges (every byte its own token) and a RoBERTa config."""
+    from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import RobertaConfig, RobertaTokenizer
+
+    vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>", *sorted(ByteLevel.alphabet()), "<mask>"])}
+    RobertaTokenizer(vocab=vocab, merges=[]).save_pretrained(folder)
+    RobertaConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                  intermediate_size=64).save_pretrained(folder)
+    return folder
+
+
+def test_roberta_is_tokenised_word_by_word_without_a_space_prefix(tmp_path: Path) -> None:
+    # the reference tokenises each word on its own (tokenizer.tokenize(word)) and inserts the raw "*" token,
+    # so neither words nor markers carry the leading-space piece "Ġ" that add_prefix_space gives
+    tok = load_tokenizer(str(_tiny_roberta(tmp_path / "roberta")))
+    space, star = tok.convert_tokens_to_ids("Ġ"), tok.convert_tokens_to_ids("*")
+    doc = tiny_docs(1)[0]
+    f = build_feature(doc, tok)
+    assert space not in f.input_ids
+    assert f.input_ids[0] == tok.cls_token_id and f.input_ids[-1] == tok.sep_token_id
+    expected = [tok.convert_tokens_to_ids(t) for w in ["*", *"Anna", *"Berg", "*", *"was"] for t in tok.tokenize(w)]
+    assert f.input_ids[1 : 1 + len(expected)] == expected
+    for positions in f.entity_pos:
+        assert all(f.input_ids[p] == star for p in positions)
+    # "* Anna Berg * was born in * Umea" -> the city's marker follows 1+4+4+1+3+4+2 pieces and [CLS]
+    assert f.entity_pos[0][0] == 1 and f.entity_pos[1][0] == 1 + 1 + 4 + 4 + 1 + 3 + 4 + 2
+
+
+def test_pooling_gathers_once_per_document_with_the_per_entity_values_and_gradients(tiny_encoder: Path) -> None:
+    """The pooled outputs and their gradients equal ATLOP's per-entity indexing, written out here."""
+    model = _model(tiny_encoder)
+    torch.manual_seed(1)
+    seq = torch.randn(2, 12, 32, requires_grad=True)
+    att = torch.rand(2, 2, 12, 12).softmax(-1).requires_grad_(True)
+    entity_pos = [[[1, 5], [3], [7, 8, 9]], [[2], [4, 10]]]
+    hts = [[(h, t) for h in range(3) for t in range(3) if h != t], [(0, 1), (1, 0)]]
+
+    def per_entity(seq, att):
+        hs, ts, rs = [], [], []
+        for i, ents in enumerate(entity_pos):
+            embs = [torch.logsumexp(seq[i, pos], 0) if len(pos) > 1 else seq[i, pos[0]] for pos in ents]
+            atts = [att[i, :, pos].mean(1) for pos in ents]
+            emb, ent_att = torch.stack(embs), torch.stack(atts)
+            h, t = torch.tensor([p[0] for p in hts[i]]), torch.tensor([p[1] for p in hts[i]])
+            ht_att = (ent_att[h] * ent_att[t]).mean(1)
+            ht_att = ht_att / (ht_att.sum(1, keepdim=True) + 1e-5)
+            hs.append(emb[h])
+            ts.append(emb[t])
+            rs.append(ht_att @ seq[i])
+        return torch.cat(hs), torch.cat(ts), torch.cat(rs)
+
+    weights = [torch.randn(8, 32) for _ in range(3)]
+    grads = []
+    for fn in (lambda s, a: model.pooled(s, a, entity_pos, hts), per_entity):
+        outs = fn(seq, att)
+        assert [o.shape for o in outs] == [(8, 32)] * 3
+        grads.append((outs, torch.autograd.grad(sum((o * w).sum() for o, w in zip(outs, weights)), [seq, att])))
+    (out_new, g_new), (out_old, g_old) = grads
+    for x, y in [*zip(out_new, out_old), *zip(g_new, g_old)]:
+        assert torch.allclose(x, y, atol=1e-6)

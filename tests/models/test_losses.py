@@ -15,6 +15,9 @@ from models.losses import (  # noqa: E402
     decode,
     ncrl_loss,
     pcr_loss,
+    pcr_soft_bce,
+    pcr_sym_kl,
+    rcr_grouped_bilinear,
     rcr_loss,
     relation_probs,
 )
@@ -46,20 +49,89 @@ def test_rcr_default_is_mse_over_pairs_and_dims() -> None:
         rcr_loss(a, b, "max")
 
 
-def test_pcr_is_symmetric_bernoulli_kl_summed_over_relations_averaged_over_pairs() -> None:
-    la = torch.tensor([[0.5, 1.0, -2.0], [0.0, 0.3, 0.1]])
-    lb = torch.tensor([[0.0, 0.0, 1.0], [1.0, 2.0, -1.0]])
+def _grouped_bl(zhzt: torch.Tensor, block: int) -> torch.Tensor:
+    """bl as ATLOP builds it: per group, the outer product of the z_h and z_t blocks, flattened."""
+    emb = zhzt.shape[1] // 2
+    b1, b2 = zhzt[:, :emb].view(len(zhzt), -1, block), zhzt[:, emb:].view(len(zhzt), -1, block)
+    return (b1.unsqueeze(3) * b2.unsqueeze(2)).reshape(len(zhzt), emb * block)
+
+
+def test_rcr_on_bl_from_zhzt_equals_the_mse_of_bl_in_value_and_gradient() -> None:
+    torch.manual_seed(0)
+    za = torch.tanh(torch.randn(5, 2 * 24)).requires_grad_(True)  # emb 24, block 4: 6 groups
+    zb = (za.detach() + 0.1 * torch.randn(5, 48)).requires_grad_(True)
+    for reduction in ("mean", "sum"):
+        direct = rcr_loss(_grouped_bl(za, 4), _grouped_bl(zb, 4), reduction)
+        closed = rcr_grouped_bilinear(za, zb, 4, reduction)
+        assert closed.item() == pytest.approx(direct.item(), rel=1e-6)
+        g_direct = torch.autograd.grad(direct, [za, zb])
+        g_closed = torch.autograd.grad(closed, [za, zb])
+        for x, y in zip(g_closed, g_direct):
+            assert torch.allclose(x, y, rtol=1e-5, atol=1e-6 * y.abs().max().item())
+    # one pair, one group of two by hand: bl = [a1 b1, a1 b2, a2 b1, a2 b2]
+    a, b = torch.tensor([[1.0, 2.0, 3.0, -1.0]]), torch.tensor([[0.0, 1.0, 1.0, 1.0]])
+    bl_a, bl_b = [3.0, -1.0, 6.0, -2.0], [0.0, 0.0, 1.0, 1.0]
+    expected = sum((x - y) ** 2 for x, y in zip(bl_a, bl_b)) / 4
+    assert rcr_grouped_bilinear(a, b, 2).item() == pytest.approx(expected)
+    assert rcr_grouped_bilinear(a, a, 2).item() == pytest.approx(0.0, abs=1e-12)
+
+
+LA = torch.tensor([[0.5, 1.0, -2.0], [0.0, 0.3, 0.1]])
+LB = torch.tensor([[0.0, 0.0, 1.0], [1.0, 2.0, -1.0]])
+
+
+def _bernoulli_pairs() -> list[tuple[float, float]]:
+    """(P, Q) = (sigmoid(b), sigmoid(c)) for every pair and relation of LA, LB, by hand."""
+    return [(_sigmoid(ra[r] - ra[0]), _sigmoid(rb[r] - rb[0]))
+            for ra, rb in zip(LA.tolist(), LB.tolist()) for r in (1, 2)]
+
+
+def test_pcr_sym_kl_is_the_papers_symmetric_kl_summed_over_relations_averaged_over_pairs() -> None:
     expected = 0.0
-    for row_a, row_b in zip(la.tolist(), lb.tolist()):
-        for r in (1, 2):
-            p, q = _sigmoid(row_a[r] - row_a[0]), _sigmoid(row_b[r] - row_b[0])
-            kl_pq = p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
-            kl_qp = q * math.log(q / p) + (1 - q) * math.log((1 - q) / (1 - p))
-            expected += kl_pq + kl_qp
+    for p, q in _bernoulli_pairs():
+        kl_pq = p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
+        kl_qp = q * math.log(q / p) + (1 - q) * math.log((1 - q) / (1 - p))
+        expected += kl_pq + kl_qp
+    expected /= 2  # two pairs
+    assert pcr_sym_kl(LA, LB).item() == pytest.approx(expected, rel=1e-5)
+    assert pcr_loss("sym_kl", LA, LB).item() == pytest.approx(expected, rel=1e-5)
+    assert pcr_sym_kl(LA, LB).item() == pytest.approx(pcr_sym_kl(LB, LA).item(), rel=1e-6)
+    assert pcr_sym_kl(LA, LA).item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_pcr_soft_bce_is_the_reference_codes_half_sum_of_two_soft_bces() -> None:
+    # 1/2 [BCE(c; P) + BCE(b; Q)], BCE(x; t) = -[t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))]
+    expected, kl_part, entropy_part = 0.0, 0.0, 0.0
+    for p, q in _bernoulli_pairs():
+        bce_c_p = -(p * math.log(q) + (1 - p) * math.log(1 - q))
+        bce_b_q = -(q * math.log(p) + (1 - q) * math.log(1 - p))
+        expected += (bce_c_p + bce_b_q) / 2
+        kl_part += (p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
+                    + q * math.log(q / p) + (1 - q) * math.log((1 - q) / (1 - p)))
+        entropy_part += -(p * math.log(p) + (1 - p) * math.log(1 - p)) - (q * math.log(q) + (1 - q) * math.log(1 - q))
     expected /= 2
-    assert pcr_loss(la, lb).item() == pytest.approx(expected, rel=1e-5)
-    assert pcr_loss(la, lb).item() == pytest.approx(pcr_loss(lb, la).item(), rel=1e-6)
-    assert pcr_loss(la, la).item() == pytest.approx(0.0, abs=1e-6)
+    assert pcr_soft_bce(LA, LB).item() == pytest.approx(expected, rel=1e-5)
+    assert pcr_loss("soft_bce", LA, LB).item() == pytest.approx(expected, rel=1e-5)
+    # = 1/2 symKL + 1/2 [H(P) + H(Q)] (issue 14): half the paper's term plus an entropy term
+    assert expected == pytest.approx((kl_part / 2 + entropy_part / 2) / 2, rel=1e-9)
+    assert pcr_soft_bce(LA, LB).item() == pytest.approx(pcr_sym_kl(LA, LB).item() / 2 + entropy_part / 4, rel=1e-5)
+    # unlike the KL, it is not 0 for identical documents: the entropy stays
+    assert pcr_soft_bce(LA, LA).item() > 0.1
+    with pytest.raises(ValueError, match="pcr form 'kl'"):
+        pcr_loss("kl", LA, LB)
+
+
+def test_pcr_soft_bce_targets_carry_gradient() -> None:
+    # one pair, one relation, Na logit 0: b = f_a, c = f_b. By hand, with P = sigmoid(b), Q = sigmoid(c):
+    # d/db 1/2 [BCE(c; P) + BCE(b; Q)] = 1/2 [(P - Q) - P (1 - P) c]. Detached targets would give 1/2 (P - Q).
+    b, c = 0.7, -1.3
+    la = torch.tensor([[0.0, b]], requires_grad=True)
+    lb = torch.tensor([[0.0, c]], requires_grad=True)
+    pcr_soft_bce(la, lb).backward()
+    p, q = _sigmoid(b), _sigmoid(c)
+    assert la.grad[0, 1].item() == pytest.approx(0.5 * ((p - q) - p * (1 - p) * c), rel=1e-5)
+    assert lb.grad[0, 1].item() == pytest.approx(0.5 * ((q - p) - q * (1 - q) * b), rel=1e-5)
+    assert abs(la.grad[0, 1].item() - 0.5 * (p - q)) > 0.05
 
 
 def test_relation_probs_are_sigmoid_of_margin_to_threshold() -> None:

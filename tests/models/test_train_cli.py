@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -38,6 +39,78 @@ def test_config_overrides_parse_by_type() -> None:
     assert TrainConfig().rcr_reduction == "mean"  # the reference code's MSE scale, which alpha = 0.1 fits
     with pytest.raises(EnvbenchError, match="rcr_reduction='max'; use 'mean' or 'sum'"):
         TrainConfig(rcr_reduction="max").validate()
+    with pytest.raises(EnvbenchError, match="rcr_repr='z'; use 'bl' or 'zhzt'"):
+        TrainConfig(rcr_repr="z").validate()
+    with pytest.raises(EnvbenchError, match="pcr_form='kl'; use 'soft_bce' or 'sym_kl'"):
+        TrainConfig(pcr_form="kl").validate()
+
+
+def test_defaults_are_the_reference_codes() -> None:
+    cfg = TrainConfig()
+    assert cfg.seed == 42  # the reference scripts' --seed 42
+    assert cfg.emb_size == 0  # = the encoder's hidden size
+    assert (cfg.rcr_repr, cfg.rcr_reduction, cfg.pcr_form) == ("bl", "mean", "soft_bce")
+
+
+PAPER = {  # issue 14: the EVRT paper's Re-DocRED values
+    "redocred-bert-base": {"lr_encoder": 5e-5, "grad_accum": 1, "alpha": 0.1, "beta": 0.1, "encoder": "bert-base-cased"},
+    "redocred-roberta-large": {"lr_encoder": 3e-5, "grad_accum": 2, "alpha": 0.2, "beta": 0.2, "encoder": "roberta-large"},
+}
+PAPER_SHARED = {"lr_classifier": 1e-4, "batch_size": 4, "epochs": 8.0, "shift": 0.04, "max_labels": 4,
+                "warmup_ratio": 0.06, "seed": 42, "loss": "ncrl", "emb_size": 0, "block_size": 64}
+
+
+def test_every_shipped_preset_loads_and_comments_every_field() -> None:
+    from models.config import PRESETS_DIR, preset_names
+
+    names = preset_names()
+    assert set(names) >= {f"{base}-{v}" for base in ("cpu-minilm", *PAPER) for v in ("vanilla", "evrt")}
+    for name in names:
+        text = (PRESETS_DIR / f"{name}.toml").read_text()
+        fields = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+        assert fields and all(" # " in ln and ln.split(" # ", 1)[1].strip() for ln in fields), name
+        r = _invoke(["train", "--show-config", "--config", name])
+        assert r.exit_code == 0, r.output
+        cfg = TrainConfig.from_dict(json.loads(r.output))
+        dataclasses.replace(cfg, twins="t.json" if cfg.evrt else "").validate()
+        if name.endswith(("-evrt", "-vanilla")):
+            assert cfg.evrt == name.endswith("-evrt"), name
+        assert len(fields) == len({ln.split("=", 1)[0].strip() for ln in fields})  # no field set twice
+        base = name.rsplit("-", 1)[0]
+        if base in PAPER:
+            want = {**PAPER_SHARED, **PAPER[base]}
+            if not cfg.evrt:
+                want = {k: v for k, v in want.items() if k not in ("alpha", "beta")}
+            assert {k: getattr(cfg, k) for k in want} == want, name
+    # by path too, and options still win over the file
+    r = _invoke(["train", "--show-config", "--config", str(PRESETS_DIR / "redocred-roberta-large-evrt.toml"),
+                 "--seed", "7", "--set", "alpha=0.3"])
+    cfg = json.loads(r.output)
+    assert (cfg["seed"], cfg["alpha"], cfg["lr_encoder"], cfg["grad_accum"]) == (7, 0.3, 3e-5, 2)
+
+
+def test_config_file_errors_are_one_line(tmp_path: Path) -> None:
+    from models.config import PRESETS_DIR, preset_names
+
+    r = _invoke(["train", "--show-config", "--config", "no-such-preset"])
+    assert r.exit_code == 1
+    assert r.output == (f"Error: --config no-such-preset: no such file and no preset of that name; presets: "
+                        f"{', '.join(preset_names())} (in {PRESETS_DIR})\n")
+    bad = tmp_path / "c.toml"
+    bad.write_text("[loss]\nkind = 'ncrl'\n")
+    r = _invoke(["train", "--show-config", "--config", str(bad)])
+    assert r.output == f"Error: {bad}: [loss] is a table; a config file is flat `field = value` lines\n"
+    bad.write_text("epochs = 'eight'  # wrong type\n")
+    r = _invoke(["train", "--show-config", "--config", str(bad)])
+    assert r.output == f"Error: {bad}: epochs = 'eight': expected a float value\n"
+    bad.write_text("epochs = 3\nlearning_rate = 1e-5\n")
+    r = _invoke(["train", "--show-config", "--config", str(bad)])
+    assert r.output.startswith(f"Error: {bad}: unknown config field(s) learning_rate; known: ")
+    bad.write_text("epochs = \n")
+    r = _invoke(["train", "--show-config", "--config", str(bad)])
+    assert r.exit_code == 1 and r.output.startswith(f"Error: {bad}: not a valid TOML config file (")
+    bad.write_text("epochs = 3  # an int is a valid float\n")
+    assert json.loads(_invoke(["train", "--show-config", "--config", str(bad)]).output)["epochs"] == 3.0
 
 
 def test_show_config_and_bad_set() -> None:
@@ -133,3 +206,43 @@ def test_train_vanilla_is_deterministic(files: dict[str, Path], tiny_encoder: Pa
         assert r.exit_code == 0, r.output
         outs.append([ln.rsplit(" ", 1)[0] for ln in (run / "train.log").read_text().splitlines()])  # drop timing
     assert outs[0] == outs[1] and len(outs[0]) == 2
+
+
+def test_damaged_checkpoints_and_changed_settings_are_one_line_errors(files: dict[str, Path], tiny_encoder: Path,
+                                                                      tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    base = ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+            "--out", str(run), "--epochs", "1", "--loss", "atlop", *TINY, "--set", "emb_size=0"]
+    r = _invoke(base)
+    assert r.exit_code == 0, r.output
+    assert json.loads((run / "best" / "config.json").read_text())["emb_size"] == 32  # 0 = the encoder's hidden size
+    # resuming with other settings would mix two runs
+    r = _invoke([*base, "--set", "lr_encoder=2e-3", "--seed", "7"])
+    assert r.exit_code == 1
+    assert r.output == (f"Error: {run}/last was written by a run with other settings (lr_encoder 0.001 -> 0.002; "
+                        "seed 42 -> 7); rerun with those settings to continue it, or start over with --set "
+                        "resume=false or another --out\n")
+    # issue 17 #6: `head -c 100000 run/best/model.pt` gave a 40-line PytorchStreamReader traceback
+    weights = run / "best" / "model.pt"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    pred = tmp_path / "pred.json"
+    r = _invoke(["predict", "--run", str(run), "--docs", str(files["dev"]), "--out", str(pred)])
+    assert r.exit_code == 1 and not pred.exists()
+    assert r.output.count("\n") == 1
+    assert r.output.startswith(f"Error: {weights}: damaged checkpoint ({weights.stat().st_size:,} bytes; torch: ")
+    assert r.output.endswith("); it was cut short or overwritten: copy it again from where it was trained, or pass "
+                             "another --checkpoint (epoch-1, last)\n")
+    state = run / "last" / "state.pt"
+    state.write_bytes(state.read_bytes()[:1000])
+    r = _invoke(base)
+    last_line = r.output.splitlines()[-1]  # after the encoder's loading bar on stderr
+    assert r.exit_code == 1 and last_line.startswith(f"Error: {state}: damaged checkpoint (1,000 bytes; torch: ")
+    assert last_line.endswith(f"); it was cut short: delete {run / 'last'} or pass --set resume=false to start over")
+    # weights of another shape
+    other = tmp_path / "other.pt"
+    import torch
+
+    torch.save({"bilinear.weight": torch.zeros(2, 2)}, other)
+    r = _invoke([*base, "--set", "resume=false", "--set", f"init_from={other}"])
+    assert r.exit_code == 1
+    assert r.output.splitlines()[-1].startswith(f"Error: {other}: weights do not fit this model (")
