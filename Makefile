@@ -47,3 +47,27 @@ clean:
 .PHONY: icl-smoke
 icl-smoke: $(STAMP)
 	$(BIN)/python bench/icl_smoke.py
+
+# Env-Re-DocRED test through the offline flow from ../shared/data (kb-from-corpus dev+test -> ingest-dump
+# -> generate test --seeds 5), pinned by tests/locks/env-redocred-test.lock.json (docs/verify.md).
+# `make lock` rewrites the lock after a deliberate change of the benchmark (commit it with the change);
+# `make verify-lock` (run by .ci/run) regenerates and fails on any difference from the committed lock;
+# VERIFY_ARGS="--published runs/lock/env" names the entity and field when runs/lock/env holds the
+# lock's run (`make lock` of the committed code leaves it there).
+SHARED ?= ../shared/data
+LOCK_RUN ?= runs/lock
+REDOCRED_LOCK ?= tests/locks/env-redocred-test.lock.json
+.PHONY: lock verify-lock lock-inputs
+lock-inputs: $(STAMP)
+	$(BIN)/envbench kb-from-corpus $(SHARED)/re-docred/dev_revised.json $(SHARED)/re-docred/test_revised.json \
+	    --out $(LOCK_RUN)/redocred-kb.json.gz --links $(LOCK_RUN)/redocred-links.json >/dev/null
+	$(BIN)/envbench ingest-dump $(LOCK_RUN)/redocred-kb.json.gz --out $(LOCK_RUN)/index --force --quiet >/dev/null
+
+lock: lock-inputs
+	$(BIN)/envbench generate $(SHARED)/re-docred/test_revised.json --index $(LOCK_RUN)/index \
+	    --links $(LOCK_RUN)/redocred-links.json --seeds 5 --out $(LOCK_RUN)/env --force --no-progress >/dev/null
+	$(BIN)/envbench lock $(LOCK_RUN)/env --index $(LOCK_RUN)/index --out $(REDOCRED_LOCK)
+
+verify-lock: lock-inputs
+	$(BIN)/envbench verify $(REDOCRED_LOCK) --docs $(SHARED)/re-docred/test_revised.json \
+	    --index $(LOCK_RUN)/index --links $(LOCK_RUN)/redocred-links.json $(VERIFY_ARGS)

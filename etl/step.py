@@ -18,7 +18,7 @@ Contract, in the order things happen:
    fails at once, naming it. Staging folders left by a killed run of the same step
    (``.staging-<step>-*``) are removed under the lock.
 3. **Up to date?** Unless ``force``, the manifest at ``root`` is compared with this run: same step
-   name, package version, input sha256s, parameters and identity, the same output names, and every
+   name, package version, code (``etl.manifest.code_fingerprint``), input sha256s, parameters and identity, the same output names, and every
    listed output still present with its sha256. Then ``step.up_to_date`` is true and the step
    writes nothing. A manifest that is damaged or not an object is simply "not up to date".
 4. **Staging.** ``step.path(name)`` is a path in a staging folder beside the output (same file
@@ -55,7 +55,7 @@ from etl.io import InputError, write_json_atomic
 from etl.manifest import build_manifest, describe_file
 
 MANIFEST = "manifest.json"
-COMPARED = ("step", "package_version", "inputs", "parameters", "identity")
+COMPARED = ("step", "package_version", "code_sha256", "inputs", "parameters", "identity")
 
 
 def manifest_beside(path: str | os.PathLike[str]) -> Path:

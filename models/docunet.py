@@ -39,8 +39,14 @@ from torch import nn
 
 from envbench.core.errors import EnvbenchError
 from models.atlop import ATLOP
-from models.encoder import encode
-from models.grid import full_pairs, gather_pairs, grid_size, grouped_bilinear, pair_rows, scatter_cells
+from models.grid import (
+    GridModel,
+    gather_pairs,
+    grid_size,
+    grouped_bilinear,
+    pair_rows,
+    scatter_cells,
+)
 
 
 def mcce_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -155,7 +161,7 @@ class GridSegmenter(nn.Module):
         return out.permute(0, 2, 3, 1)
 
 
-class DocuNet(nn.Module):
+class DocuNet(GridModel, nn.Module):
     pooled = ATLOP.pooled  # ATLOP's entity embeddings and localized context pooling, the same function
 
     def __init__(
@@ -182,14 +188,6 @@ class DocuNet(nn.Module):
     def from_config(cls, encoder: nn.Module, cfg: Any) -> DocuNet:
         return cls(encoder, emb_size=cfg.emb_size, block_size=cfg.block_size, num_class=cfg.num_class,
                    window=cfg.window, channels=cfg.grid_channels, width=cfg.unet_width, unet_out=cfg.unet_out)
-
-    def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, entity_pos: list[Any], hts: list[Any], **_: Any
-    ) -> dict[str, torch.Tensor]:
-        seq, att = encode(self.encoder, input_ids, attention_mask, window=self.window)
-        counts = [len(e) for e in entity_pos]
-        hs, ts, rs = self.pooled(seq.float(), att.float(), entity_pos, [full_pairs(n) for n in counts])
-        return self.head(hs, ts, rs, counts, hts)
 
     def head(self, hs: torch.Tensor, ts: torch.Tensor, rs: torch.Tensor, counts: Sequence[int],
              hts: Sequence[Sequence[tuple[int, int]]]) -> dict[str, torch.Tensor]:

@@ -17,6 +17,7 @@ Pair order: the model's features arrive as each document's E^2 cells in row-majo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -75,3 +76,19 @@ def grouped_bilinear(zh: torch.Tensor, zt: torch.Tensor, block_size: int) -> tor
     b1 = zh.view(-1, groups, block_size)
     b2 = zt.view(-1, groups, block_size)
     return (b1.unsqueeze(3) * b2.unsqueeze(2)).reshape(-1, groups * block_size * block_size)
+
+
+class GridModel:
+    """The shared front of the grid models (DocuNet, KD-DocRE): encode, pool every cell of each
+    document's entity grid with ATLOP's localized context pooling, then the model's own ``head``."""
+
+    def forward(
+        self, input_ids: Any, attention_mask: Any, entity_pos: list[Any], hts: list[Any], **_: Any
+    ) -> dict[str, Any]:
+        from models.encoder import encode
+
+        seq, att = encode(self.encoder, input_ids, attention_mask, window=self.window)  # type: ignore[attr-defined]
+        counts = [len(e) for e in entity_pos]
+        hs, ts, rs = self.pooled(seq.float(), att.float(), entity_pos,  # type: ignore[attr-defined]
+                                 [full_pairs(n) for n in counts])
+        return self.head(hs, ts, rs, counts, hts)  # type: ignore[attr-defined]

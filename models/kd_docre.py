@@ -36,8 +36,14 @@ from torch import nn
 
 from envbench.core.errors import EnvbenchError
 from models.atlop import ATLOP
-from models.encoder import encode
-from models.grid import full_pairs, gather_pairs, grid_size, grouped_bilinear, pair_rows, scatter_cells
+from models.grid import (
+    GridModel,
+    gather_pairs,
+    grid_size,
+    grouped_bilinear,
+    pair_rows,
+    scatter_cells,
+)
 
 _BIG = 1e30
 
@@ -112,7 +118,7 @@ class AxialTransformer(nn.Module):
         return x
 
 
-class KDDocRE(nn.Module):
+class KDDocRE(GridModel, nn.Module):
     pooled = ATLOP.pooled  # ATLOP's entity embeddings and localized context pooling, the same function
 
     def __init__(
@@ -141,14 +147,6 @@ class KDDocRE(nn.Module):
     def from_config(cls, encoder: nn.Module, cfg: Any) -> KDDocRE:
         return cls(encoder, emb_size=cfg.emb_size, block_size=cfg.block_size, num_class=cfg.num_class,
                    window=cfg.window, layers=cfg.axial_layers, heads=cfg.axial_heads, width=cfg.axial_width)
-
-    def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, entity_pos: list[Any], hts: list[Any], **_: Any
-    ) -> dict[str, torch.Tensor]:
-        seq, att = encode(self.encoder, input_ids, attention_mask, window=self.window)
-        counts = [len(e) for e in entity_pos]
-        hs, ts, rs = self.pooled(seq.float(), att.float(), entity_pos, [full_pairs(n) for n in counts])
-        return self.head(hs, ts, rs, counts, hts)
 
     def head(self, hs: torch.Tensor, ts: torch.Tensor, rs: torch.Tensor, counts: Sequence[int],
              hts: Sequence[Sequence[tuple[int, int]]]) -> dict[str, torch.Tensor]:

@@ -73,6 +73,7 @@ from envbench.scoring.hwe import (
 )
 from etl.io import dumps_json, sha256_file
 from models.data import REL2CLASS, RELATION_IDS, build_feature
+from models.data import word_pieces as data_word_pieces
 from models.predict import CHECKPOINT_FILE, checkpoint_dir
 
 TOP_K = 4  # a fact counts when its gold relation is among the model's 4 best relations (DocRED-HWE's topk)
@@ -105,12 +106,14 @@ def word_pieces(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_l
             words.append(tok)
             if (sid, ti) in ends:
                 words.append(marker)
-    enc = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
-    body = list(enc["input_ids"])
+    # each word tokenised on its own, exactly as training's build_feature does (models.data)
+    per_word = data_word_pieces(tokenizer, words)
+    body = [i for ids in per_word for i in ids]
+    slots = [slot for slot, ids in enumerate(per_word) for _ in ids]
     limit = max_length - 2 if max_length and len(body) + 2 > max_length else len(body)
     by_slot: dict[int, list[int]] = {}
-    for piece, slot in enumerate(enc.word_ids()):
-        if slot is not None and piece < limit:
+    for piece, slot in enumerate(slots):
+        if piece < limit:
             by_slot.setdefault(slot, []).append(piece + 1)  # +1: [CLS] comes first
     input_ids = [tokenizer.cls_token_id, *body[:limit], tokenizer.sep_token_id]
     return input_ids, [by_slot.get(slot, []) for slot in word_slot]

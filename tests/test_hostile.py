@@ -157,3 +157,28 @@ def test_a_killed_run_leaves_nothing_a_rerun_trips_on(tmp_path: Path, world) -> 
                       "--seeds", "1", "--out", str(out))
     assert code == 0, text
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_links_made_for_another_index_are_refused_and_gaps_warned(tmp_path: Path, world) -> None:
+    # issue 17 items 10 and 12, through generate: the sample world's links against a KB of the same
+    # documents (other QIDs) are refused; a link file missing a title warns and renames the rest
+    from envbench.worlds.kb_from_corpus import kb_from_corpus
+    from wikidata_index.ingest import ingest_dump
+
+    kb_from_corpus([world.test], tmp_path / "kb.json.gz", tmp_path / "kb-links.json")
+    ingest_dump(tmp_path / "kb.json.gz", tmp_path / "kbidx", progress=False)
+    code, out = _run("generate", str(world.test), "--index", str(tmp_path / "kbidx"), "--links", str(world.links),
+                     "--seeds", "1", "--out", str(tmp_path / "o"))
+    line = _error_line(out)
+    assert code == 1 and "the link file was most likely made for another index" in line, line
+    assert not (tmp_path / "o").exists()
+    links = json.loads(Path(world.links).read_text())
+    first = json.loads(Path(world.test).read_text())[0]["title"]
+    del links[first]
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps(links))
+    code, out = _run("generate", str(world.test), "--index", str(world.index), "--links", str(partial),
+                     "--seeds", "1", "--out", str(tmp_path / "o2"))
+    assert code == 0, out
+    assert (f"warning: {partial}: 1 of the 20 documents have no entry in this link file (e.g. {first!r}); their "
+            "entities stay unlinked") in out.splitlines()

@@ -21,6 +21,8 @@ COMMANDS: dict[str, str] = {
     "index": "envbench.cli.ingest:index_group",
     "link": "envbench.cli.link:link",
     "generate": "envbench.cli.generate:generate",
+    "lock": "envbench.cli.verify:lock",
+    "verify": "envbench.cli.verify:verify",
     "evaluate": "envbench.cli.evaluate:evaluate",
     "report": "envbench.cli.evaluate:report",
     "explore": "envbench.cli.explore:explore",

@@ -20,11 +20,16 @@ import click
               help="Name pool: eval for benchmarks, train for EVRT twins (the two share no item).")
 @click.option("--twins", is_flag=True,
               help="Write <stem>_twins.json (same titles as the source) for EVRT; use with --pool train --seeds 1.")
+@click.option("--exclude-names-from", "exclude_names_from", multiple=True, type=click.Path(dir_okay=False),
+              help="DocRED-format file (repeatable), such as a model's training split: no new name of a "
+                   "PER/ORG/LOC/MISC entity is a mention name of its documents (compared case- and "
+                   "accent-folded, as the source-document check compares). stats.json reports the share "
+                   "of names seen (names_seen).")
 @click.option("--force", is_flag=True, help="Regenerate even when the outputs are up to date.")
 @click.option("--skip-invalid", is_flag=True, help="Skip invalid documents instead of stopping.")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 def generate(docs: str, index: str, links: str | None, seeds: int, out: str, pool: str, twins: bool,
-             force: bool, skip_invalid: bool, progress: bool) -> None:
+             exclude_names_from: tuple[str, ...], force: bool, skip_invalid: bool, progress: bool) -> None:
     """Build Env-DocRED / Env-Re-DocRED: rename every entity of every document, K times.
 
     Linked entities get a same-type Wikidata item with enough English names, substituted
@@ -37,16 +42,19 @@ def generate(docs: str, index: str, links: str | None, seeds: int, out: str, poo
     OUT/stats.json and OUT/manifest.json.
 
     \b
-    Examples (the first two lines build the sample world and its index):
+    Examples (the first two build the sample world and its index; the last avoids train.json's names):
       envbench make-sample --out data/sample
       envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
       envbench generate data/sample/docs/test.json --index data/index \\
           --links data/sample/links.json --seeds 5 --out data/env
       envbench generate data/sample/docs/train.json --index data/index \\
           --links data/sample/links.json --pool train --seeds 1 --twins --out data/twins
+      envbench generate data/sample/docs/test.json --index data/index \\
+          --links data/sample/links.json --exclude-names-from data/sample/docs/train.json \\
+          --out data/env-novel
     """
     from envbench.rename.generate import generate as run
 
     result = run(docs, index, out, links=links, seeds=seeds, pool=pool, twins=twins, force=force,
-                 progress=progress, skip_invalid=skip_invalid)
+                 progress=progress, skip_invalid=skip_invalid, exclude_names_from=exclude_names_from)
     click.echo(result.summary())

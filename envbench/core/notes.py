@@ -169,4 +169,18 @@ def texts(notes: Iterable[Note], level: Level) -> list[str]:
     return [n.text for n in notes if n.level is level]
 
 
-__all__ = ["Level", "Note", "NoteCode", "note", "texts"]
+class HasNotes:
+    """For result classes with a ``messages: list[Note]`` field: their warning and note texts."""
+
+    messages: list[Note]
+
+    @property
+    def warnings(self) -> list[str]:
+        return texts(self.messages, Level.WARNING)
+
+    @property
+    def notes(self) -> list[str]:
+        return texts(self.messages, Level.NOTE)
+
+
+__all__ = ["HasNotes", "Level", "Note", "NoteCode", "note", "texts"]

@@ -17,6 +17,7 @@ class KeptReason(str, Enum):
     NO_CANDIDATE = "no_candidate"
     NO_RULE = "no_rule"
     NO_VALID_VALUE = "no_valid_value"
+    NO_DEMONYM = "no_demonym"
 
     @property
     def description(self) -> str:
@@ -33,6 +34,7 @@ _DESCRIPTIONS = {
     KeptReason.NO_CANDIDATE: "no eligible same-type item passed the checks",
     KeptReason.NO_RULE: "no NUM/TIME rule applies to the written value",
     KeptReason.NO_VALID_VALUE: "every rule-based value clashed with the document or the temporal order",
+    KeptReason.NO_DEMONYM: "a mention is a demonym (P1549) of the item and no drawn candidate had one",
 }
 
 __all__ = ["KeptReason"]

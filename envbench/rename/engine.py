@@ -15,18 +15,22 @@ settling order:
 
    * a mention overlaps a mention of another entity, or two of its own do: kept (``overlap``);
    * linked (a QID with a fine type, not NUM/TIME; :func:`settle_linked`): the first candidate in
-     draw order (``candidates``: windows of 4, 16, 64 and 256 items) whose names pair with the
-     entity's names (``substitute.pair_names``) without a clash, none of whose names an eval-pool
-     item carries (train pool only), and that passes every type-constraint check the original
-     item passed (``audit``; a failure counts as a rejection of that relation); after the last
+     draw order (``candidates``: windows of 4, 16, 64 and 256 items, each tried with the candidates
+     sharing the most P31 classes with the entity first, ``fine_types.by_p31_overlap``) whose names
+     pair with the entity's names (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym``
+     when no candidate has one) without a clash, none of whose names an eval-pool
+     item carries (train pool only) or occurs as a mention name in the ``--exclude-names-from``
+     documents (``novelty``; same key as the clash check), and that passes every type-constraint
+     check the original item passed (``audit``; a failure counts as a rejection of that relation); after the last
      window: kept (``no_candidate``);
    * NUM (:func:`settle_other`): attempts 0..49 of ``numtime.rename_num`` until no new name
      clashes; kept with ``no_valid_value`` when every value clashed, ``no_rule`` when the name
      holds no number;
    * anything else is kept: ``unlinked`` (no QID) or ``no_type`` (a QID without a P31 value).
 
-A new name *clashes* when its folded tokens (``substitute.name_key``) occur anywhere in the source
-document, or were given to an entity settled earlier in the same run. Examples:
+A new name *clashes* when its key (``substitute.text_key``: the runs of letters and digits of the
+folded name, so neither punctuation nor tokenisation hides a clash) occurs inside a sentence of the
+source document, or was given to an entity settled earlier in the same run. Examples:
 
 * "Anna lives in Rome." with Anna linked to a human: a candidate "Rome Vance" is taken (its tokens
   "rome vance" do not occur in that order), a candidate "Rome" for a PER would clash, and if an
@@ -61,19 +65,22 @@ from envbench.rename.candidates import (
     names_in_pool,
     window_bounds,
 )
+from envbench.rename.demonyms import demonym_names, fetch_demonyms, pair_item_names, usable_demonyms
+from envbench.rename.fine_types import by_p31_overlap, p31_jaccard
 from envbench.rename.numtime import RENAMERS, TEMPORAL_PAIRS, DateValue, date_value, order_kept, rename_times
 from envbench.rename.substitute import (
     NewName,
     mention_tokens,
     name_key,
     overlapping_entities,
-    pair_names,
     self_overlapping_entities,
+    text_key,
 )
+from wikidata_index.index import Demonym
 from wikidata_index.names import fold
 
 NUMTIME_ATTEMPTS = 50
-_SENTENCE, _TOKEN = "\x1e", "\x1f"  # separators in DocInfo's folded text (whitespace: no tokeniser keeps them)
+_SENTENCE = "\x1e"  # between the sentences of DocInfo's folded text (no word holds it)
 Request = tuple[int, int]  # (slot index, window number) the run waits for
 
 
@@ -112,15 +119,23 @@ class DocInfo:
         self.coarse = [entity_type(e) for e in doc["vertexSet"]]
         self.names = [distinct_names(e) for e in doc["vertexSet"]]
         self.tokens = [mention_tokens(doc, e) for e in doc["vertexSet"]]
-        # The folded sentences as one string, each sentence opened by _SENTENCE and each token closed
-        # by _TOKEN, so occurs() is a substring search (sets of every n-gram held most of a run's
-        # memory). Kept as lists only in the rare document whose tokens hold a separator.
-        folded = [[name_key([t])[0] for t in s] for s in doc["sents"]]
-        self._sentences = len(folded)
-        text = "".join(_SENTENCE + "".join(t + _TOKEN for t in s) for s in folded)
-        clean = text.count(_TOKEN) == sum(map(len, folded)) and text.count(_SENTENCE) == len(folded)
-        self._text = text if clean else None
-        self._folded = None if clean else folded
+        # Each sentence as the letters and digits of its folded tokens run together (sentences joined
+        # by _SENTENCE), with the offsets where a word starts and ends, so occurs() is a substring
+        # search aligned to word boundaries: "Ca" "n't" and "Can't" are both "cant" there, however
+        # the corpus and the new name were tokenised. (Sets of every n-gram held most of a run's memory.)
+        parts: list[str] = []
+        starts, ends = bytearray(), bytearray()
+        for sent in doc["sents"]:
+            parts.append(_SENTENCE)
+            starts.append(0)
+            ends.append(0)
+            for run in name_key(sent):
+                starts.extend(b"\x01" + b"\x00" * (len(run) - 1))
+                ends.extend(b"\x00" * (len(run) - 1) + b"\x01")
+                parts.append(run)
+        self._sentences = len(doc["sents"])
+        self._text = "".join(parts)
+        self._starts, self._ends = bytes(starts), bytes(ends)
         # (start entity, end entity) pairs whose order must survive (same head, TEMPORAL_PAIRS)
         by_head: dict[tuple[int, str], set[int]] = {}
         for lab in doc.get("labels", []) or []:
@@ -136,18 +151,19 @@ class DocInfo:
         )
 
     def occurs(self, key: tuple[str, ...]) -> bool:
-        """Whether the folded token sequence occurs inside one sentence of the source document."""
-        n = len(key)
-        if n == 0:
+        """Whether the key's words, run together, occur inside one sentence of the source document,
+        starting where a word starts and ending where a word ends (see ``substitute.text_key``)."""
+        if not key:
             return self._sentences > 0  # the empty sequence occurs in any sentence
-        if self._text is None:
-            assert self._folded is not None
-            return any(tuple(s[i:i + n]) == key for s in self._folded for i in range(len(s) - n + 1))
-        body = "".join(t + _TOKEN for t in key)
-        if body.count(_TOKEN) != n or _SENTENCE in body:
-            return False  # a key token holds a separator, which no token of this document does
-        # a match starts where a sentence or a token starts, and ends where a token ends
-        return _SENTENCE + body in self._text or _TOKEN + body in self._text
+        body = "".join(key)
+        if _SENTENCE in body:
+            return False  # no word holds the sentence separator
+        at = self._text.find(body)
+        while at >= 0:
+            if self._starts[at] and self._ends[at + len(body) - 1]:
+                return True
+            at = self._text.find(body, at + 1)
+        return False
 
     def date(self, ei: int, tokens: dict[str, list[str]] | None = None) -> DateValue | None:
         toks = tokens if tokens is not None else self.tokens[ei]
@@ -168,6 +184,8 @@ class Row:
     new_qid: str | None
     old_names: list[str]
     new_names: list[str]
+    demonym_names: tuple[str, ...] = ()  # old names paired as demonyms (``demonyms``), linked only
+    p31_overlap: float | None = None  # P31 Jaccard of the entity's item and the new one, linked only
 
 
 @dataclass
@@ -198,7 +216,9 @@ class Draws:
     windows: dict[Request, list[str]] = field(default_factory=dict)  # candidate QIDs in draw order
     names: dict[str, ItemNames] = field(default_factory=dict)
     eval_names: set[str] = field(default_factory=set)  # folded names of eval-pool items (train pool only)
+    excluded: frozenset[tuple[str, ...]] = frozenset()  # mention names of --exclude-names-from (novelty)
     required: dict[tuple[int, int], list[tuple[str, str]]] = field(default_factory=dict)
+    demonyms: dict[str, tuple[Demonym, ...]] = field(default_factory=dict)  # P1549 rows (entities, candidates)
 
 
 def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: bool) -> tuple[list[Run], list[Slot]]:
@@ -353,22 +373,27 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         draws.required[key] = draws.auditor.required(q, draws.auditor.entity_checks(info.doc, ei))
     required = draws.required[key]
     total = draws.total(slot)
+    own = draws.demonyms.get(q, ())
+    own_types = draws.auditor.types.get(q, set())
     while run.window < MAX_WINDOWS and window_bounds(run.window)[0] < total:
         window = draws.windows.get((si, run.window))
         if window is None:
             return (si, run.window)
-        for cand in window:
+        for cand in by_p31_overlap(window, own_types, draws.auditor.types):  # most shared P31 first
             names = draws.names.get(cand)
             if names is None:
                 continue
-            mapping = pair_names(info.names[ei], names.label, names.aliases)
-            if mapping is None:
+            mapping = pair_item_names(info.names[ei], own, names.label, names.aliases,
+                                      draws.demonyms.get(cand, ()))
+            if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
-            keys = [name_key(nn.tokens) for nn in mapping.values()]
+            keys = [text_key(nn.name) for nn in mapping.values()]  # the written name: tokenisation-proof
             if any(k in run.taken or info.occurs(k) for k in keys):
                 continue
             if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
                 continue  # a benchmark item has this name: training twins must not use it
+            if draws.excluded and any(k in draws.excluded for k in keys):
+                continue  # a model trained on the excluded documents has seen this name
             failed = draws.auditor.first_failure(cand, required)
             if failed is not None:
                 draws.auditor.reject(failed[0])
@@ -377,10 +402,16 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             run.taken.update(keys)
             run.new_items[ei] = cand
             run.rows.append(Row(ei, info.coarse[ei], "linked", None, q, slot.fine_type, cand,
-                                info.names[ei], [mapping[nm].name for nm in info.names[ei]]))
+                                info.names[ei], [mapping[nm].name for nm in info.names[ei]],
+                                tuple(demonym_names(info.names[ei], own)),
+                                p31_jaccard(own_types, draws.auditor.types.get(cand, ()))))
             return None
         run.window += 1
-    keep(run, ei, KeptReason.NO_CANDIDATE)
+    # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one
+    drawn = [c for w in range(run.window) for c in draws.windows.get((si, w), ())]
+    lacking = bool(drawn and demonym_names(info.names[ei], own)) and not any(
+        usable_demonyms(draws.demonyms.get(c, ())) for c in drawn)
+    keep(run, ei, KeptReason.NO_DEMONYM if lacking else KeptReason.NO_CANDIDATE)
     return None
 
 
@@ -394,12 +425,13 @@ class Renamer:
     """
 
     def __init__(self, con: Any, auditor: Auditor, pool: str, *, cache_dir: Any = None,
-                 fingerprint: str | None = None) -> None:
+                 fingerprint: str | None = None, excluded: frozenset[tuple[str, ...]] = frozenset()) -> None:
         self.con = con
         self.auditor = auditor
         self.pool = pool
         self.cache_dir = cache_dir
         self.fingerprint = fingerprint
+        self.excluded = excluded  # names no new name may be (``novelty.excluded_names``)
         self.cache_used: str | None = None  # how the first chunk got the candidate numbering
 
     def rename(self, infos: Sequence[DocInfo], seeds: Sequence[int], twins: bool, bar: Any = None,
@@ -413,7 +445,8 @@ class Renamer:
         runs, slots = plan_runs(infos, seeds, self.pool, twins)
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
         self.cache_used = self.cache_used or source.cache_used
-        draws = Draws(slots, source.total, self.auditor)
+        draws = Draws(slots, source.total, self.auditor, excluded=self.excluded)
+        draws.demonyms.update(fetch_demonyms(self.con, {s.qid for s in slots}))  # the entities' own items
         self.auditor.prepare(sorted({q for i in infos for q in i.qids if q is not None}))
         if lap is not None:
             lap(f"candidate_tables ({self.cache_used})")
@@ -445,6 +478,7 @@ class Renamer:
         new_qids = sorted({q for lst in got.values() for q in lst} - draws.names.keys())
         fetched = item_names(self.con, new_qids)
         draws.names.update(fetched)
+        draws.demonyms.update(fetch_demonyms(self.con, fetched))
         if self.pool == "train":
             names = {n for v in fetched.values() for n in (v.label, *v.aliases)}
             draws.eval_names |= names_in_pool(self.con, names, "eval")

@@ -19,7 +19,7 @@ classes, or a P279 ancestor of one, is in ``COARSE_ROOTS[type]``. MISC accepts a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from envbench.core.errors import EnvbenchError
@@ -143,3 +143,24 @@ def fits_coarse(coarse: str, classes: Iterable[str], anc: Mapping[str, frozenset
     if not roots:
         return True
     return any(r in anc.get(c, frozenset({c})) for c in classes for r in roots)
+
+
+def p31_jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    """Jaccard overlap of two items' (non-deprecated) P31 sets: |A & B| / |A | B|, 0.0 for two empty sets."""
+    sa, sb = set(a), set(b)
+    union = len(sa | sb)
+    return len(sa & sb) / union if union else 0.0
+
+
+def by_p31_overlap(window: Sequence[str], own: Iterable[str], types: Mapping[str, Iterable[str]]) -> list[str]:
+    """A draw window reordered so candidates sharing more P31 classes with the entity come first.
+
+    The order is the P31 Jaccard (:func:`p31_jaccard`) with the entity, highest first; the draw
+    order breaks ties (a stable sort), so with no type data the window is unchanged. Example: for
+    "California" (state of the United States, constituent state), a window ["Hymnody", "Texas"]
+    with Texas sharing both classes and Hymnody one is tried as ["Texas", "Hymnody"].
+    """
+    mine = set(own)
+    if not mine:
+        return list(window)
+    return sorted(window, key=lambda c: -p31_jaccard(mine, types.get(c, ())))

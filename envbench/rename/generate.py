@@ -8,7 +8,8 @@ by rule, audits that type constraints met by the gold triples still hold (the pe
     OUT/<stem>_env.json        K renamed copies per source document, titled "<title>-k"
     OUT/<stem>_twins.json      with twins=True instead: one renamed twin per document, same title
     OUT/substitutions.parquet  one row per (output title, seed, entity)
-    OUT/stats.json             substitution rates, kept reasons, token lengths, audit, overlaps (``stats``)
+    OUT/stats.json             substitution rates, kept reasons, token lengths, audit, overlaps, names seen
+                               (Table 5: new names that occur in the excluded or source documents; ``stats``)
     OUT/manifest.json          inputs, parameters, index fingerprint (``identity``), output sha256s
 
 Same inputs, index and seeds give byte-identical files. The outputs go through ``etl.step.Step``:
@@ -16,7 +17,9 @@ OUT is locked for the run, no input may be one of its outputs, a rerun whose inp
 and index match the manifest (outputs untouched) does nothing unless ``force``, and the files are
 staged and published together, the manifest last. Documents are renamed in chunks of about
 ``CHUNK_RUNS`` runs and written as they are done, so memory stays bounded by the chunk, not by the
-input; chunking never changes a byte of the outputs.
+input; chunking never changes a byte of the outputs. ``exclude_names_from`` (inputs of the step,
+hashed into the manifest) keeps new names off the mention names of other documents, such as a
+model's training split (``novelty``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,13 +42,15 @@ from envbench.core.errors import EnvbenchError
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, read_docs, require_documents
 from envbench.formats.files import JsonListWriter, stem_of
-from envbench.formats.links import read_links
+from envbench.formats.links import read_link_file
 from envbench.formats.substitutions import FILE_NAME as SUBSTITUTIONS
 from envbench.formats.substitutions import write_substitutions
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import MAX_WINDOWS, POOLS, WINDOW
 from envbench.rename.engine import DocInfo, Renamer, progress_bar, substitution_table
 from envbench.rename.fine_types import fine_types
+from envbench.rename.link import check_links_against_index
+from envbench.rename.novelty import excluded_names, mention_keys
 from envbench.rename.stats import StatsTally
 from envbench.rename.substitute import apply_plan
 from etl.io import dumps_json
@@ -82,6 +87,11 @@ class GenerateResult:
         audit = self.stats["audit"]["total"]
         lines.append(f"audit: {audit['held_after']}/{audit['held_before']} constraint checks preserved, "
                      f"{audit['rejected']} candidates rejected and redrawn")
+        seen = self.stats["names_seen"]
+        if seen["exclude_names_from"]:
+            lines.append(f"names seen in {', '.join(seen['exclude_names_from'])}: "
+                         f"{seen['renamed']['in_excluded_share']:.1%} of {seen['renamed']['mentions']} renamed "
+                         f"mentions (source mentions: {seen['source']['in_excluded_share']:.1%})")
         lines += [f"warning: {n}" for n in self.notes] + [f"wrote {p}" for p in self.files]
         return "\n".join(lines)
 
@@ -106,6 +116,7 @@ def generate(
     force: bool = False,
     progress: bool = True,
     skip_invalid: bool = False,
+    exclude_names_from: Sequence[str | os.PathLike[str]] = (),
 ) -> GenerateResult:
     """Build the Env benchmark (or EVRT twins) of one DocRED-format file; see the module docstring."""
     t0 = time.perf_counter()
@@ -117,6 +128,11 @@ def generate(
     if links is not None and not Path(links).is_file():
         raise EnvbenchError(f"--links {links}: no such file; check the path, or leave --links out to link "
                             "the entities with `envbench link`'s linker")
+    excludes = [Path(p) for p in exclude_names_from]
+    for p in excludes:
+        if not p.is_file():
+            raise EnvbenchError(f"--exclude-names-from {p}: no such file; give a DocRED-format file whose "
+                                "mention names the new names must avoid (a model's training split)")
     check_writable(out, "--out", folder=True)
     if out.resolve().is_relative_to(index_path.resolve()):  # the outputs would land among the index's files
         raise EnvbenchError(f"--out {out}: it is the index folder {index_path} or a folder inside it; "
@@ -125,9 +141,9 @@ def generate(
     n_docs = len(docs)
     parameters = {"seeds": seeds, "pool": pool, "twins": twins, "skip_invalid": skip_invalid,
                   "links": "file" if links is not None else "envbench link", "window": WINDOW,
-                  "max_windows": MAX_WINDOWS}
+                  "max_windows": MAX_WINDOWS, "exclude_names_from": [p.name for p in excludes]}
     main = f"{stem_of(docs_path)}_{'twins' if twins else 'env'}.json"
-    inputs = [docs_path, *([Path(links)] if links is not None else [])]
+    inputs = [docs_path, *([Path(links)] if links is not None else []), *excludes]
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects and no cycles: the cyclic GC would rescan them over and over
     try:
@@ -136,9 +152,13 @@ def generate(
             if step.up_to_date:
                 return GenerateResult(out, [], n_docs, seeds, {}, up_to_date=True, seconds=time.perf_counter() - t0)
             clock = _Clock(t0)
+            excluded = excluded_names(excludes) if excludes else None
+            tally = StatsTally(seeds, excluded=excluded, source_names=frozenset(mention_keys(docs)),
+                               excluded_files=[p.name for p in excludes])
             renamer = Renamer(index.con, Auditor.for_docs(index.con, docs), pool, cache_dir=index_path / DERIVED_DIR,
-                              fingerprint=fingerprint)
-            stats = _write(renamer, docs, links, seeds, twins, progress and sys.stderr.isatty(), step, main, clock)
+                              fingerprint=fingerprint, excluded=excluded or frozenset())
+            stats = _write(renamer, docs, links, seeds, twins, progress and sys.stderr.isatty(), step, main, clock,
+                           tally, notes, index_path)
             stats["validation"] = validation
             step.path("stats.json").write_bytes(dumps_json(stats, indent=True))
     finally:
@@ -196,12 +216,22 @@ def _chunks(docs: list[Doc], size: int) -> Iterator[tuple[int, list[Doc]]]:
 
 
 def _write(renamer: Renamer, docs: list[Doc], links: str | os.PathLike[str] | None, seeds: int, twins: bool,
-           progress: bool, step: Step, main: str, clock: _Clock) -> dict[str, Any]:
-    """Rename ``docs`` chunk by chunk into the step's staging files; returns the stats (less validation)."""
+           progress: bool, step: Step, main: str, clock: _Clock, tally: StatsTally, notes: list[str],
+           index_path: Path) -> dict[str, Any]:
+    """Rename ``docs`` chunk by chunk into the step's staging files; returns the stats (less validation).
+
+    A link file's gaps (documents without an entry, Linked-DocRED entities without a usable link,
+    misaligned documents) and its QIDs missing from the index become warnings in ``notes``; those
+    entities stay unlinked. A file whose links mostly miss the index is refused (made for another)."""
     con, auditor = renamer.con, renamer.auditor
     clock.lap("read")
     if links is not None:
-        link_map = read_links(links, docs)
+        link_file = read_link_file(links, docs)
+        notes.extend(link_file.warnings())
+        checked = check_links_against_index(link_file.links, con, path=links, index=index_path)
+        link_map = checked.links
+        if (missing := checked.note()) is not None:
+            notes.append(missing)
     else:
         from envbench.rename.link import link_documents
 
@@ -209,7 +239,7 @@ def _write(renamer: Renamer, docs: list[Doc], links: str | os.PathLike[str] | No
     clock.lap("links")
     ftypes = fine_types(con, sorted({q for v in link_map.values() for q in v if q is not None}))
     clock.lap("fine_types")
-    tally, tables = StatsTally(seeds), []
+    tables: list[Any] = []
     bar = progress_bar(len(docs) * seeds, progress)
     with JsonListWriter(step.path(main)) as writer:
         for start, chunk in _chunks(docs, max(1, CHUNK_RUNS // seeds)):

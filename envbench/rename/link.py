@@ -224,11 +224,11 @@ class IndexCheck:
     examples: list[str] = field(default_factory=list)  # up to 3 such QIDs
 
     def note(self) -> str | None:
-        """The warning line when some QIDs miss the index (they count as unlinked: ``not_in_index``)."""
+        """The warning line when some QIDs miss the index (those entities count as unlinked)."""
         if not self.missing:
             return None
         return (f"{self.path}: {self.missing} of its {self.linked} linked entities name items that are not in "
-                f"the index (e.g. {', '.join(self.examples)}); they count as unlinked (not_in_index)")
+                f"the index (e.g. {', '.join(self.examples)}); they count as unlinked")
 
 
 def _qid_span(con: Any, query: str) -> tuple[int, int] | None:

@@ -15,7 +15,8 @@ year-level order and equality between the document's dates survives ("a 1975 fil
   document writes a decade, ``delta`` is a multiple of 10 so decades and years move together; when
   no shift fits, years stay (months and days still move);
 * decades ("1990s"): by the same ``delta``;
-* centuries ("20th century", "the eighteenth century"): one century in the direction of ``delta``;
+* centuries ("20th century", "the eighteenth century", "the mid-19th century"): one century in the
+  direction of ``delta``;
 * months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
 * days (1-31, with or without an ordinal suffix, only in names that contain a month): one cyclic
   shift inside 1..28, so every new date exists.
@@ -83,6 +84,7 @@ _DECADE = re.compile(r"^([12]\d{2}0)(s|'s|’s)$")
 _DAY = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$", re.IGNORECASE)
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
 _ORDINAL = re.compile(r"^(\d{1,2})(st|nd|rd|th)$", re.IGNORECASE)
+_CENTURY_PREFIX = re.compile(r"^(?:mid|early|late|pre|post)-", re.IGNORECASE)  # "mid-19th" century
 _WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -305,9 +307,11 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 if (h2, m2) == (hour, minute):
                     m2 = (m2 + 1) % 60
                 new.append(f"{h2:0{len(c.group(1))}d}:{m2:02d}")
-            elif (o := _ORDINAL.match(t)) and nxt.casefold() in _CENTURY_WORDS:
+            elif (o := _ORDINAL.match(_CENTURY_PREFIX.sub("", t))) and nxt.casefold() in _CENTURY_WORDS:
+                # "19th century", and as the corpus writes it, "mid-19th century" (one token)
                 c = max(1, int(o.group(1)) + (1 if delta >= 0 else -1))
-                new.append(f"{c}{_same_case(_ordinal_suffix(c), o.group(2))}")
+                prefix = t[: len(t) - len(o.group(0))]
+                new.append(f"{prefix}{c}{_same_case(_ordinal_suffix(c), o.group(2))}")
             elif t.casefold() in _ORDINAL_VALUE and nxt.casefold() in _CENTURY_WORDS:
                 c = _ORDINAL_VALUE[t.casefold()] + (1 if delta >= 0 else -1)
                 c = c if 1 <= c < len(ORDINALS) else _ORDINAL_VALUE[t.casefold()] - (1 if delta >= 0 else -1)

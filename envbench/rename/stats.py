@@ -8,8 +8,21 @@
 | token_length | mean tokens per source and per output document, and the change |
 | links | linked entities among those a link can exist for (NUM and TIME are renamed by rule) |
 | overlap_policy | entities (and documents with any) kept because their mentions overlap |
+| p31_overlap | linked substitutes by P31 Jaccard with the entity's item (bins "0", "(0,0.25]" .. "(0.75,1)", "1") and the mean |
+| demonyms | linked entities, distinct names and mentions paired as demonyms (``demonyms``), and entities kept for want of one (``no_demonym``) |
 | audit | ``audit.Auditor.summary()``: type-constraint checks before and after |
 | validation | documents skipped by ``--skip-invalid``, and validation warnings |
+| names_seen | Table 5 at generation time (below) |
+
+``names_seen`` counts mentions of PER/ORG/LOC/MISC entities, one per mention (not per distinct
+name), comparing folded names (``novelty``: either key of a mention): of the renamed mentions
+(entities given a new item; NUM and TIME are renamed by rule and left out), how many carry a name
+that occurs as a mention name in the ``--exclude-names-from`` documents (``in_excluded``; null
+without the option) and in the source documents (``in_source``); and, for comparison, how many of
+the source mentions carry a name that occurs in the excluded documents. Shares are the counts over
+``mentions``. Each row is given in total and per coarse type (``by_type``). Example: with dev as
+the excluded file, ``renamed.in_excluded_share`` 0.05 means 5% of the new names are names a model
+trained on dev saw.
 """
 
 from __future__ import annotations
@@ -17,27 +30,51 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from envbench.core.reasons import KeptReason
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc
 from envbench.rename.engine import DocInfo, Run
+from envbench.rename.novelty import NameKey, keys_of, seen
 from envbench.rename.numtime import RENAMERS
+
+SEEN_TYPES = ("PER", "ORG", "LOC", "MISC")  # the entities renamed from the index, as Table 5 counts them
 
 
 def _tokens(doc: Doc) -> int:
     return sum(len(s) for s in doc["sents"])
 
 
+P31_BINS = ("0", "(0,0.25]", "(0.25,0.5]", "(0.5,0.75]", "(0.75,1)", "1")
+
+
+def _p31_bin(j: float) -> str:
+    """The P31_BINS label of a Jaccard value."""
+    if j <= 0:
+        return "0"
+    if j >= 1:
+        return "1"
+    return P31_BINS[1 + min(3, int((j - 1e-12) * 4))]
+
+
 class StatsTally:
     """Counts over source documents (:meth:`add_source`) and renamed runs (:meth:`add_run`)."""
 
-    def __init__(self, seeds: int) -> None:
+    def __init__(self, seeds: int, *, excluded: frozenset[NameKey] | None = None,
+                 source_names: frozenset[NameKey] = frozenset(), excluded_files: list[str] | None = None) -> None:
         self.seeds = seeds
+        self.excluded, self.source_names = excluded, source_names
+        self.excluded_files = excluded_files or []
+        # (row, coarse type) -> mentions, in_excluded, in_source; rows "renamed" and "source"
+        self.seen: dict[tuple[str, str], Counter[str]] = {}
         self.counts: dict[str, Counter[str]] = {t: Counter() for t in (*COARSE_TYPES, "total")}
         self.reasons: Counter[str] = Counter()
         self.documents = self.outputs = 0
         self.source_tokens = self.output_tokens = 0
         self.linkable = self.linked = 0
         self.overlap_entities = self.overlap_documents = 0
+        self.demonyms: Counter[str] = Counter()
+        self.p31: Counter[str] = Counter()
+        self.p31_sum = 0.0
 
     def add_source(self, info: DocInfo) -> None:
         self.documents += 1
@@ -47,6 +84,20 @@ class StatsTally:
         self.linked += sum(q is not None for q in linkable)
         self.overlap_entities += len(info.overlap)
         self.overlap_documents += bool(info.overlap)
+        for ei, coarse in enumerate(info.coarse):
+            if coarse in SEEN_TYPES:
+                self._count_mentions("source", coarse, info.doc, ei, with_source=False)
+
+    def _count_mentions(self, row: str, coarse: str, doc: Doc, ei: int, *, with_source: bool) -> None:
+        """Count entity ``ei``'s mentions of ``doc`` (as written there) in ``names_seen``'s ``row``."""
+        c = self.seen.setdefault((row, coarse), Counter())
+        for m in doc["vertexSet"][ei]:
+            keys = keys_of(doc, m)
+            c["mentions"] += 1
+            if self.excluded is not None:
+                c["in_excluded"] += seen(keys, self.excluded)
+            if with_source:
+                c["in_source"] += seen(keys, self.source_names)
 
     def add_run(self, run: Run, output: Doc) -> None:
         self.outputs += 1
@@ -59,6 +110,40 @@ class StatsTally:
                 self.counts[key]["renamed"] += renamed
             if not renamed and r.reason is not None:
                 self.reasons[r.reason.value] += 1
+            if r.p31_overlap is not None:
+                self.p31[_p31_bin(r.p31_overlap)] += 1
+                self.p31_sum += r.p31_overlap
+            if r.demonym_names:
+                names = set(r.demonym_names)
+                self.demonyms["entities_paired"] += 1
+                self.demonyms["names_paired"] += len(names)
+                self.demonyms["mentions_paired"] += sum(m["name"] in names for m in run.info.doc["vertexSet"][r.entity])
+            elif r.reason is KeptReason.NO_DEMONYM:
+                self.demonyms["entities_kept"] += 1
+            if r.kind == "linked" and r.coarse in SEEN_TYPES:
+                self._count_mentions("renamed", r.coarse, output, r.entity, with_source=True)
+
+    def names_seen(self) -> dict[str, Any]:
+        """``stats.json``'s ``names_seen`` (see the module docstring)."""
+        def row(name: str, types: tuple[str, ...]) -> dict[str, Any]:
+            total: Counter[str] = Counter()
+            for t in types:
+                total.update(self.seen.get((name, t), Counter()))
+            n = total["mentions"]
+            out: dict[str, Any] = {"mentions": n}
+            fields = ("in_excluded", "in_source") if name == "renamed" else ("in_excluded",)
+            for f in fields:
+                known = f == "in_source" or self.excluded is not None
+                out[f] = total[f] if known else None
+                out[f"{f}_share"] = (round(total[f] / n, 6) if n else 0.0) if known else None
+            return out
+
+        return {
+            "exclude_names_from": self.excluded_files,
+            "renamed": row("renamed", SEEN_TYPES),
+            "source": row("source", SEEN_TYPES),
+            "by_type": {t: {"renamed": row("renamed", (t,)), "source": row("source", (t,))} for t in SEEN_TYPES},
+        }
 
     def as_dict(self, audit: dict[str, Any]) -> dict[str, Any]:
         """Every key of the table above but ``validation``, which the step knows."""
@@ -81,8 +166,13 @@ class StatsTally:
             "links": {"linked": self.linked, "entities": self.linkable,
                       "coverage": round(self.linked / self.linkable, 6) if self.linkable else 0.0},
             "overlap_policy": {"entities": self.overlap_entities, "documents": self.overlap_documents},
+            "p31_overlap": {"substitutes": sum(self.p31.values()), "bins": {b: self.p31[b] for b in P31_BINS},
+                            "mean": round(self.p31_sum / sum(self.p31.values()), 6) if self.p31 else 0.0},
+            "demonyms": {k: self.demonyms[k] for k in ("entities_paired", "names_paired", "mentions_paired",
+                                                       "entities_kept")},
             "audit": audit,
+            "names_seen": self.names_seen(),
         }
 
 
-__all__ = ["StatsTally"]
+__all__ = ["P31_BINS", "StatsTally"]

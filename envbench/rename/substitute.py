@@ -18,6 +18,10 @@ Positions: in each changed sentence the tokens are rebuilt and every mention's `
 entity, renamed or not), Re-DocRED's ``global_pos`` and any ``keywords`` spans in labels (as in
 DocRED-HWE) are moved by the length change of the replaced spans before them. The number of
 sentences, the entities and their order, the labels and the evidence stay as they were.
+
+Articles: an indefinite article right before a renamed mention (and outside every mention) agrees
+with the new name, "a British soldier" -> "an Italian soldier" (``articles.agree``); one token
+changes, the token count does not.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import orjson
 
 from envbench.core.text import tokenize
 from envbench.formats.docred import Doc, distinct_names
+from envbench.rename.articles import agree
 from wikidata_index.names import fold
 
 
@@ -233,6 +238,9 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
                 raise ValueError(f"{doc['title']!r}: two names for the span {span} in sentence {m['sent_id']}")
             repl[m["sent_id"]][span] = nn.tokens
     maps: dict[int, _SentenceMap] = {}
+    # tokens inside a mention (of any entity) are its name: an article there is never changed
+    covered = {(m["sent_id"], i) for entity in vertex_set for m in entity if m["sent_id"] in repl
+               for i in range(m["pos"][0], m["pos"][1])}
     for sid, spans in repl.items():
         ordered = sorted(spans.items())
         for (a, _), (b, _) in zip(ordered, ordered[1:]):
@@ -243,6 +251,8 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
         cursor = 0
         for (s, e), toks in ordered:
             new.extend(old[cursor:s])
+            if cursor < s and toks and (sid, s - 1) not in covered:  # "a British" -> "an Italian" (articles)
+                new[-1] = agree(old[s - 1], old[s], toks[0])
             new.extend(toks)
             cursor = e
         new.extend(old[cursor:])

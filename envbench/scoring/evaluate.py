@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError
-from envbench.core.notes import Level, Note, NoteCode, note, texts
+from envbench.core.notes import HasNotes, Level, Note, NoteCode, note, texts
 from envbench.formats.docred import Doc, read_docs
 from envbench.formats.predictions import load_predictions, unknown_titles
 from envbench.formats.substitutions import read_substitutions
@@ -267,20 +267,12 @@ def prediction_notes(
 
 
 @dataclass
-class EvaluateResult:
+class EvaluateResult(HasNotes):
     """What ``envbench evaluate`` computed; ``scores`` is the content of scores.json."""
 
     scores: dict[str, Any]
     messages: list[Note] = field(default_factory=list)
     out: Path | None = None
-
-    @property
-    def warnings(self) -> list[str]:
-        return texts(self.messages, Level.WARNING)
-
-    @property
-    def notes(self) -> list[str]:
-        return texts(self.messages, Level.NOTE)
 
     def table(self) -> str:
         """The scores as percentages; Env adds mean ± std, each seed and the worst seed."""

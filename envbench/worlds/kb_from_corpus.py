@@ -458,10 +458,7 @@ DEMONYM_BEARING = frozenset({"Q6256", "Q3624078", "Q3024240", "Q7275", "Q5107", 
                              "Q5852411", "Q107390", "Q34876", "Q10864048", "Q515", "Q9174"})
 
 
-def demonym_statement(subject: str, text: str) -> wj.Statement:
-    """A P1549 statement as in the official dumps: a monolingualtext snak, English."""
-    value = {"value": {"text": text, "language": "en"}, "type": "monolingualtext"}
-    return wj.statement(subject, DEMONYM, value, "monolingualtext", key=("en", text))
+demonym_statement = wj.demonym_statement  # the official statement shape (English)
 
 
 def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
@@ -480,7 +477,10 @@ def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
     elif t.qid in DEMONYM_BEARING:
         referent = t.place.name if t.place is not None else names[0]
         forms = typer.gz.demonyms_of(referent) or typer.gz.demonyms_of(names[0])
-        cl.demonyms = sorted(set(forms))
+        # and its own names the lexicon gives as singular adjectival forms ("British" in an England
+        # cluster, "American" beside "US"), so generate knows those mentions for demonyms
+        own = [n for n in names if any(not a.kind.endswith("_plural") for a in typer.gz.adjectival_for(n))]
+        cl.demonyms = sorted(set(forms) | set(own))
 
 
 __all__ = ["KB_QID_RANGE", "Corpus", "KbResult", "cluster_corpus", "kb_from_corpus"]

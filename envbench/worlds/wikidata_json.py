@@ -112,6 +112,12 @@ def item_statement(subject: str, prop: str, target: str, *, rank: str = "normal"
     return statement(subject, prop, entity_value(target), "wikibase-item", rank=rank, key=key if key is not None else target)
 
 
+def demonym_statement(subject: str, text: str, language: str = "en") -> Statement:
+    """A P1549 (demonym) statement as in the official dumps: a monolingual-text value."""
+    value = {"value": {"text": text, "language": language}, "type": "monolingualtext"}
+    return statement(subject, "P1549", value, "monolingualtext", key=(language, text))
+
+
 def type_constraint(prop: str, constraint_type: str, classes: Iterable[str], relation: str, key: object) -> Statement:
     """A P2302 statement such as a subject-type (Q21503250) or value-type (Q21510865) constraint.
 

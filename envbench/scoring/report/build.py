@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError
-from envbench.core.notes import Level, Note, NoteCode, note, texts
+from envbench.core.notes import HasNotes, Level, Note, NoteCode, note, texts
 from envbench.formats.docred import Doc, read_docs, read_json_file
 from envbench.formats.predictions import load_predictions
 from envbench.formats.substitutions import read_substitution_rows
@@ -38,20 +38,12 @@ REPORT_FILES = ("report.json", "report.md", *PLOT_FILES)
 
 
 @dataclass
-class ReportResult:
+class ReportResult(HasNotes):
     """The report's numbers (report.json) and the files written."""
 
     report: dict[str, Any]
     files: list[Path] = field(default_factory=list)
     messages: list[Note] = field(default_factory=list)
-
-    @property
-    def warnings(self) -> list[str]:
-        return texts(self.messages, Level.WARNING)
-
-    @property
-    def notes(self) -> list[str]:
-        return texts(self.messages, Level.NOTE)
 
     def summary(self) -> str:
         t2 = self.report["table2_precision_recall"]

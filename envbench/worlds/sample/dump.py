@@ -38,6 +38,8 @@ def item_entity(world: World, it: Item) -> wj.Entity:
             lst.append(wj.statement(it.qid, p, _time_tuple(value), "time", key=n))
         else:
             lst.append(wj.statement(it.qid, p, wj.quantity_value(value), "quantity", key=n))
+    if it.demonym:  # how documents name the country's people ("the Vordian singer"), as Wikidata's P1549
+        claims["P1549"] = [wj.demonym_statement(it.qid, it.demonym)]
     labels = {"en": it.label, **it.other_labels}
     desc = {"en": f"sample {load_type_table().classes[cls_q].label}"}
     page = world.enwiki.get(it.qid)

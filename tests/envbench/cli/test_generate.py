@@ -345,3 +345,79 @@ def test_a_sigkilled_run_leaves_nothing_a_rerun_keeps(tmp_path: Path) -> None:
     code, res = _run(*args, "--seeds", "1")
     assert code == 0, res
     assert _files(out) == ["manifest.json", "stats.json", "substitutions.parquet", "test_env.json"]
+
+
+def _renamed_mention_keys(out: Path) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Both keys of every mention of an entity given a new item, read back from the written files."""
+    import pyarrow.parquet as pq
+
+    from envbench.rename.novelty import keys_of
+
+    linked = {(r["title"], r["entity"]) for r in pq.read_table(out / "substitutions.parquet").to_pylist()
+              if r["kind"] == "linked"}
+    return [keys_of(d, m) for d in json.loads((out / "test_env.json").read_text())
+            for ei, e in enumerate(d["vertexSet"]) if (d["title"], ei) in linked for m in e]
+
+
+def test_exclude_names_from_keeps_training_names_out(tmp_path: Path) -> None:
+    from envbench.rename.novelty import excluded_names, seen
+
+    w = sample_world()
+    base = ["generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "2", "--no-progress"]
+    code, res = _run(*base, "--out", str(tmp_path / "plain"))
+    assert code == 0 and "names seen" not in res, res
+    train = excluded_names([w.train])
+    plain = _renamed_mention_keys(tmp_path / "plain")
+    assert sum(seen(k, train) for k in plain) > 0  # without the option, training names do come up
+    plain_stats = json.loads((tmp_path / "plain" / "stats.json").read_text())["names_seen"]
+    assert plain_stats["exclude_names_from"] == [] and plain_stats["renamed"]["in_excluded"] is None
+
+    out = tmp_path / "novel"
+    code, res = _run(*base, "--exclude-names-from", str(w.train), "--out", str(out))
+    assert code == 0, res
+    assert "names seen in train.json: 0.0% of 600 renamed mentions (source mentions: 53.7%)\n" in res
+    novel = _renamed_mention_keys(out)
+    assert len(novel) == 600 and not any(seen(k, train) for k in novel)
+    stats = json.loads((out / "stats.json").read_text())["names_seen"]
+    assert stats["renamed"]["mentions"] == 600 and stats["renamed"]["in_excluded"] == 0
+    assert (stats["source"]["in_excluded"], stats["source"]["mentions"]) == (176, 328)
+    code, res = _run(*base, "--exclude-names-from", str(w.train), "--out", str(tmp_path / "again"))
+    assert code == 0, res
+    for name in ("test_env.json", "substitutions.parquet"):  # byte-deterministic with the option too
+        assert (tmp_path / "again" / name).read_bytes() == (out / name).read_bytes()
+    man = json.loads((out / "manifest.json").read_text())
+    assert [i["name"] for i in man["inputs"]] == ["test.json", "links.json", "train.json"]
+    assert man["parameters"]["exclude_names_from"] == ["train.json"]
+    # the excluded file is an input: the same one is up to date, an edited one is not
+    code, res = _run(*base, "--exclude-names-from", str(w.train), "--out", str(out))
+    assert (code, res.split(";")[0]) == (0, f"{out} is up to date (same inputs, index and parameters)")
+    edited = tmp_path / "train.json"
+    edited.write_text(json.dumps(json.loads(w.train.read_text())[:1]))
+    code, res = _run(*base, "--exclude-names-from", str(edited), "--out", str(out))
+    assert code == 0 and not res.startswith(f"{out} is up to date"), res
+
+
+def test_exclude_names_from_errors(tmp_path: Path) -> None:
+    w = sample_world()
+    base = ["generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "1", "--no-progress"]
+    missing = tmp_path / "nope.json"
+    code, res = _run(*base, "--exclude-names-from", str(missing), "--out", str(tmp_path / "o"))
+    assert (code, res) == (1, f"Error: --exclude-names-from {missing}: no such file; give a DocRED-format file "
+                              "whose mention names the new names must avoid (a model's training split)\n")
+    assert _files(tmp_path / "o") == []
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    code, res = _run(*base, "--exclude-names-from", str(empty), "--out", str(tmp_path / "o"))
+    assert (code, res) == (1, f"Error: {empty}: holds no documents; give a DocRED-format file with at least one "
+                              "document\n")
+    assert _files(tmp_path / "o") == []
+    # an output of the folder (here the previous run's benchmark) is refused, and kept
+    out = tmp_path / "env"
+    code, res = _run(*base, "--out", str(out))
+    assert code == 0, res
+    env = out / "test_env.json"
+    kept = env.read_bytes()
+    code, res = _run(*base, "--exclude-names-from", str(env), "--out", str(out))
+    assert (code, res) == (1, f"Error: --out {out}: the input {env} would be overwritten by this step's output "
+                              f"{env}; choose another output location or move the input\n")
+    assert env.read_bytes() == kept

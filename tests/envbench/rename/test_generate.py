@@ -153,7 +153,7 @@ def test_manifest_records_inputs_parameters_and_the_index(env: Path) -> None:
     assert man["step"] == "generate"
     assert [(i["name"], i["sha256"]) for i in man["inputs"]] == [(p.name, _sha(p)) for p in (w.test, w.links)]
     assert man["parameters"] == {"seeds": 5, "pool": "eval", "twins": False, "skip_invalid": False, "links": "file",
-                                 "window": 4, "max_windows": 4}
+                                 "window": 4, "max_windows": 4, "exclude_names_from": []}
     assert man["identity"] == {"index": {"tables_sha256": index_fingerprint(w.index)}}
     assert [(o["name"], o["sha256"]) for o in man["outputs"]] == \
         [(n, _sha(env / n)) for n in ("stats.json", "substitutions.parquet", "test_env.json")]

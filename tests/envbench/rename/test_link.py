@@ -91,7 +91,7 @@ def test_qids_absent_from_the_index_count_as_unlinked(tmp_path: Path) -> None:
     assert checked.links == {"A": ["Q100", None, None, "Q200"], "B": [None, "Q101", "Q102"]}
     assert (checked.linked, checked.missing) == (6, 2)
     assert checked.note() == ("l.json: 2 of its 6 linked entities name items that are not in the index (e.g. "
-                              "Q999999); they count as unlinked (not_in_index)")
+                              "Q999999); they count as unlinked")
     assert check_links_against_index({"A": ["Q100", None]}, con, path="l.json", index="idx").note() is None
 
 

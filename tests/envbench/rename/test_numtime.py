@@ -50,6 +50,11 @@ def test_other_time_shapes() -> None:
         "one", "two", "three", "four", "five", "seven", "eight", "nine"}
     assert re.fullmatch(r"\d{2}-year", out["57-year"][0]) and out["57-year"][0] != "57-year"
     assert out["the early 20th - century"][2] in {"19th", "21st"}
+    # Re-DocRED writes "the mid-19th century" with "mid-19th" as one token: still a century, never "69th"
+    for k in range(10):
+        mid = _time("the mid-19th century", "Late-18th centuries", key=(k, "T", 1, 0))
+        assert mid["the mid-19th century"][1] in {"mid-18th", "mid-20th"}, mid
+        assert mid["Late-18th centuries"][0] in {"Late-17th", "Late-19th"}, mid
     h, m = out["11:59"][0].split(":")
     assert 1 <= int(h) <= 12 and 0 <= int(m) <= 59
     month, day = out["Sept. 5th , 2001"][:2]

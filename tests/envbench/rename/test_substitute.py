@@ -173,7 +173,11 @@ def test_renaming_keeps_positions_consistent(case: tuple[dict[str, Any], dict[in
                 assert nm["name"] == om["name"]
             assert nm["sent_id"] == om["sent_id"] and nm["type"] == om["type"]
             assert nm["global_pos"] == [offsets[nm["sent_id"]] + nm["pos"][0]] * 2
-    assert _outside(out) == _outside(doc)
+    # outside the mentions only an indefinite article may change, to the other one (test_articles.py)
+    def indef(sents: list[list[str]]) -> list[list[str]]:
+        return [["a/an" if t.casefold() in ("a", "an") else t for t in s] for s in sents]
+
+    assert indef(_outside(out)) == indef(_outside(doc))
 
 
 def test_overlap_policy_on_re_docred() -> None:

@@ -1,0 +1,591 @@
+"""Locks of a published Env benchmark, and their verification by regeneration.
+
+``build_lock(OUT, index)`` derives ``*.lock.json`` from what ``generate`` left in OUT (its
+``manifest.json`` and the outputs); ``verify(lock, docs, index)`` checks the inputs against the
+lock, regenerates into a temporary folder (removed afterwards, also on failure) and compares.
+
+A lock holds (docs/verify.md has the reasoning):
+
+- ``format`` (``LOCK_FORMAT``), the package version and the library versions (``versions()``);
+- the sha256 of every input (the source documents, the link file);
+- the generate parameters;
+- the index identity (``index_identity``), which does not depend on Parquet writer bytes: the
+  sha256 of the dump the index was ingested from, the ingest parameters that change its content
+  (the languages) and the index format. The dump is the file users publish and fetch; the same
+  dump ingested with any pyarrow or DuckDB version has the same identity. An index written from
+  tables in memory (no dump) is identified by a hash of its rows in a canonical order instead.
+- per output: name, bytes, sha256; for a JSON list of documents a 16-hex hash per document
+  (``[title, hash]`` in file order), for another JSON object one per top-level key, so that a
+  mismatch names the first differing document even without the published files; for Parquet a
+  content hash (``rows_sha256``: each row's canonical JSON, in order), the byte sha256 being
+  information only (other pyarrow versions write other bytes for the same rows).
+
+The verdict rests on the outputs: a differing index identity or library version is reported, not
+failed on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from envbench.core.errors import EnvbenchError
+from etl.io import dumps_json, sha256_file, write_bytes_atomic
+from etl.manifest import package_version
+from etl.step import MANIFEST, read_manifest
+
+LOCK_FORMAT = "envbench-lock/1"
+LOCK_SUFFIX = ".lock.json"
+DOC_HASH_HEX = 16  # per-document hashes: 64 bits name a document; the file's sha256 is the proof
+LIBRARIES = ("duckdb", "pyarrow", "orjson", "spacy")  # spacy only where installed
+# Parameters verify passes to generate; the others (window, max_windows) are the code's constants.
+GENERATE_ARGUMENTS = ("seeds", "pool", "twins", "skip_invalid")
+
+
+# ----------------------------------------------------------------------------- small pieces
+
+
+def versions() -> dict[str, str]:
+    """Python and the libraries whose versions may change output bytes (absent ones left out)."""
+    out = {"python": platform.python_version()}
+    for lib in LIBRARIES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            out[lib] = metadata.version(lib)
+    return out
+
+
+def canonical(obj: Any) -> bytes:
+    """The canonical JSON of a value: ``dumps_json`` (sorted keys, UTF-8), less its newline."""
+    return dumps_json(obj)[:-1]
+
+
+def short_hash(obj: Any) -> str:
+    return hashlib.sha256(canonical(obj)).hexdigest()[:DOC_HASH_HEX]
+
+
+def _describe(path: Path) -> dict[str, Any]:
+    return {"name": path.name, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def parquet_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a Parquet file in order, as dicts (batch by batch: memory stays bounded)."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as pf:
+        for batch in pf.iter_batches(batch_size=8192):
+            yield from batch.to_pylist()
+
+
+def parquet_content(path: Path) -> tuple[int, str]:
+    """(rows, sha256 over each row's canonical JSON in order): the same rows written by any
+    pyarrow version give the same hash."""
+    h, n = hashlib.sha256(), 0
+    for row in parquet_rows(path):
+        h.update(canonical(row))
+        h.update(b"\n")
+        n += 1
+    return n, h.hexdigest()
+
+
+# ----------------------------------------------------------------------------- index identity
+
+
+def index_identity(index: str | os.PathLike[str]) -> dict[str, Any]:
+    """What the index was made from, independent of the bytes its Parquet writer chose.
+
+    An ingested index: the dump's name and sha256, the languages and the index format (the other
+    ingest parameters, chunking, workers and the error budget, never change the rows). An index
+    written from tables in memory: a sha256 over its rows, each table's rows sorted canonically.
+    """
+    from wikidata_index.index import INDEX_FORMAT, read_index_manifest
+
+    root = Path(index)
+    manifest = read_index_manifest(root)
+    params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
+    fmt = manifest.get("index_format", INDEX_FORMAT)
+    inputs = [i for i in manifest.get("inputs") or [] if isinstance(i, dict) and i.get("sha256")]
+    if len(inputs) == 1:
+        return {"dump": inputs[0].get("name"), "dump_sha256": inputs[0]["sha256"],
+                "languages": params.get("languages"), "index_format": fmt}
+    return {"rows_sha256": _index_rows_sha256(root, manifest), "languages": params.get("languages"),
+            "index_format": fmt}
+
+
+def _index_rows_sha256(root: Path, manifest: Mapping[str, Any]) -> str:
+    from wikidata_index.index import table_files
+
+    by_table: dict[str, list[Path]] = {}
+    for name in table_files(manifest):
+        by_table.setdefault(name.split("/", 1)[0], []).append(root / name)
+    h = hashlib.sha256()
+    for table in sorted(by_table):
+        rows = sorted(canonical(r) for p in by_table[table] for r in parquet_rows(p))
+        h.update(canonical([table, len(rows)]))
+        for r in rows:
+            h.update(r)
+            h.update(b"\n")
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------- describing outputs
+
+
+def describe_output(path: Path) -> dict[str, Any]:
+    """An output's lock entry (see the module docstring)."""
+    entry = _describe(path)
+    if path.suffix == ".parquet":
+        rows, content = parquet_content(path)
+        return {**entry, "kind": "parquet", "rows": rows, "rows_sha256": content}
+    if path.suffix == ".json":
+        data = orjson.loads(path.read_bytes())
+        if isinstance(data, list) and all(isinstance(d, dict) and isinstance(d.get("title"), str) for d in data):
+            return {**entry, "kind": "documents", "documents": [[d["title"], short_hash(d)] for d in data]}
+        if isinstance(data, dict):
+            return {**entry, "kind": "json", "keys": {k: short_hash(v) for k, v in data.items()}}
+        return {**entry, "kind": "json"}
+    return {**entry, "kind": "file"}
+
+
+# ----------------------------------------------------------------------------- building a lock
+
+
+def default_lock_path(out: str | os.PathLike[str]) -> Path:
+    """OUT/<main output's stem>.lock.json (``test_revised_env.lock.json``)."""
+    manifest = _generate_manifest(Path(out))
+    main = _main_output(manifest, Path(out))
+    return Path(out) / (Path(main).stem + LOCK_SUFFIX)
+
+
+def _generate_manifest(out: Path) -> dict[str, Any]:
+    manifest = read_manifest(out / MANIFEST)
+    if manifest is None:
+        raise EnvbenchError(f"{out}: no readable {MANIFEST}; run `envbench generate ... --out {out}` first")
+    if manifest.get("step") != "generate":
+        raise EnvbenchError(f"{out / MANIFEST}: written by step {manifest.get('step')!r}, not generate; "
+                            "give the output folder of `envbench generate`")
+    return manifest
+
+
+def _main_output(manifest: Mapping[str, Any], where: Path) -> str:
+    names = [o["name"] for o in manifest.get("outputs") or [] if isinstance(o, dict)
+             and str(o.get("name", "")).endswith(("_env.json", "_twins.json"))]
+    if len(names) != 1:
+        raise EnvbenchError(f"{where}: the manifest lists no single <stem>_env.json or <stem>_twins.json output; "
+                            "regenerate it with `envbench generate --force`")
+    return str(names[0])
+
+
+def build_lock(out: str | os.PathLike[str], index: str | os.PathLike[str]) -> dict[str, Any]:
+    """The lock of generate's output folder ``out``, made with the index ``index``.
+
+    The outputs must be the files generate wrote (sha256 as in the manifest), and the index the one
+    it used (the manifest's fingerprint), so a lock never vouches for hand-edited files.
+    """
+    from wikidata_index.index import index_fingerprint
+
+    out = Path(out)
+    manifest = _generate_manifest(out)
+    listed = [o for o in manifest.get("outputs") or [] if isinstance(o, dict) and isinstance(o.get("name"), str)]
+    for o in listed:
+        p = out / o["name"]
+        if not p.is_file() or sha256_file(p) != o.get("sha256"):
+            raise EnvbenchError(f"{p}: not the file generate wrote (missing, or sha256 differs from {MANIFEST}); "
+                                f"regenerate with `envbench generate ... --out {out} --force`, then lock")
+    recorded = ((manifest.get("identity") or {}).get("index") or {}).get("tables_sha256")
+    if recorded is not None and index_fingerprint(index) != recorded:
+        raise EnvbenchError(f"--index {index}: not the index {out} was generated from (its fingerprint differs "
+                            f"from {MANIFEST}'s); pass that index, or regenerate with this one")
+    params = dict(manifest.get("parameters") or {})
+    ins = [i for i in manifest.get("inputs") or [] if isinstance(i, dict)]
+    roles = ["docs", "links"] if params.get("links") == "file" else ["docs"]
+    excluded = list(params.get("exclude_names_from") or [])  # generate's later inputs, in its order
+    if len(ins) != len(roles) + len(excluded):
+        raise EnvbenchError(f"{out / MANIFEST}: lists {len(ins)} inputs, expected {len(roles) + len(excluded)} "
+                            f"({', '.join(roles + excluded)}); regenerate with `envbench generate --force`")
+    described = [{k: i.get(k) for k in ("name", "bytes", "sha256")} for i in ins]
+    return {
+        "format": LOCK_FORMAT,
+        "package_version": manifest.get("package_version", package_version()),
+        "versions": {**versions(), "python": manifest.get("python", platform.python_version())},
+        "inputs": {**dict(zip(roles, described)),
+                   **({"exclude_names_from": described[len(roles):]} if excluded else {})},
+        "parameters": params,
+        "index": index_identity(index),
+        "outputs": [describe_output(out / o["name"]) for o in sorted(listed, key=lambda o: o["name"])],
+    }
+
+
+def dumps_lock(lock: Mapping[str, Any]) -> bytes:
+    """The lock as indented JSON with sorted keys, one line per document hash (short diffs in git)."""
+    blocks: dict[str, list[Any]] = {}
+    outputs = []
+    for entry in lock.get("outputs", []):
+        if isinstance(entry.get("documents"), list):
+            token = f"@documents-{len(blocks)}@"
+            blocks[token] = entry["documents"]
+            entry = {**entry, "documents": token}
+        outputs.append(entry)
+    text = dumps_json({**lock, "outputs": outputs}, indent=True).decode()
+    for token, pairs in blocks.items():
+        at = text.index(f'"{token}"')
+        indent = " " * (at - text.rindex("\n", 0, at) - 1 - len('"documents": '))
+        body = ",\n".join(f"{indent}  {canonical(p).decode()}" for p in pairs)
+        text = text.replace(f'"{token}"', f"[\n{body}\n{indent}]" if pairs else "[]")
+    return text.encode()
+
+
+def write_lock(out: str | os.PathLike[str], index: str | os.PathLike[str],
+               lock_path: str | os.PathLike[str] | None = None) -> Path:
+    """Build the lock of ``out`` and write it (default: ``default_lock_path(out)``)."""
+    lock = build_lock(out, index)
+    target = Path(lock_path) if lock_path is not None else default_lock_path(out)
+    write_bytes_atomic(target, dumps_lock(lock))
+    return target
+
+
+def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        lock = orjson.loads(p.read_bytes())
+    except OSError as exc:
+        raise EnvbenchError(f"{p}: cannot read the lock ({exc.strerror or exc}); check the path") from None
+    except orjson.JSONDecodeError as exc:
+        raise EnvbenchError(f"{p}: not valid JSON ({exc}); restore the lock file, or rebuild it with "
+                            "`envbench lock OUT --index DIR`") from None
+    if not isinstance(lock, dict) or lock.get("format") != LOCK_FORMAT:
+        got = lock.get("format") if isinstance(lock, dict) else None
+        raise EnvbenchError(f"{p}: not an envbench lock (format {got!r}, expected {LOCK_FORMAT!r}); "
+                            "give a file written by `envbench lock`")
+    for key in ("inputs", "parameters", "index", "outputs"):
+        if key not in lock:
+            raise EnvbenchError(f"{p}: the lock has no {key!r}; rebuild it with `envbench lock OUT --index DIR`")
+    return lock
+
+
+# ----------------------------------------------------------------------------- describing a difference
+
+
+def _show(v: Any) -> str:
+    text = repr(v) if isinstance(v, str) else canonical(v).decode()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# What a reader looks at first: the entities (a renaming changes their names first, then the tokens).
+FIRST_KEYS = ("title", "vertexSet", "name", "sents", "labels")
+
+
+def first_difference(a: Any, b: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], Any, Any] | None:
+    """The first place (path, value in a, value in b) where two JSON values differ: lists in order,
+    object keys in ``FIRST_KEYS`` order, then sorted."""
+    if type(a) is not type(b):
+        return (path, a, b) if a != b else None
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b), key=lambda k: (FIRST_KEYS.index(k) if k in FIRST_KEYS else len(FIRST_KEYS),
+                                                        str(k))):
+            if k not in a or k not in b:
+                return (*path, k), a.get(k, "<absent>"), b.get(k, "<absent>")
+            d = first_difference(a[k], b[k], (*path, k))
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, (*path, i))
+            if d:
+                return d
+        if len(a) != len(b):
+            return (*path, "length"), len(a), len(b)
+        return None
+    return None if a == b else (path, a, b)
+
+
+def describe_path(path: Sequence[Any]) -> tuple[str, str]:
+    """(where, field) of a path in a document: ``('vertexSet', 4, 0, 'name')`` -> ``('entity 4 mention 0',
+    'name')``, ``('sents', 3, 5)`` -> ``('sentence 3 token 5', '')``, ``('labels', 2, 'r')`` -> ``('label 2', 'r')``."""
+    p = list(path)
+    words = {"vertexSet": ["entity", "mention"], "sents": ["sentence", "token"], "labels": ["label"]}.get(
+        p[0] if p else None)
+    if words is None:
+        return "", ".".join(map(str, p))
+    parts, rest = [], p[1:]
+    while rest and isinstance(rest[0], int) and len(parts) < len(words):
+        parts.append(f"{words[len(parts)]} {rest.pop(0)}")
+    where = " ".join(parts) or str(p[0])
+    return where, "".join(f"[{x}]" if isinstance(x, int) else (f".{x}" if i else str(x)) for i, x in enumerate(rest))
+
+
+def document_message(name: str, title: str, old: Mapping[str, Any], new: Mapping[str, Any],
+                     old_label: str = "in the lock's run", new_label: str = "now") -> str:
+    """``NAME: 'TITLE' entity 4 mention 0: name 'X' OLD_LABEL, 'Y' NEW_LABEL``: the first difference."""
+    d = first_difference(old, new)
+    if d is None:  # canonical JSON makes equal values equal bytes; say so all the same
+        return f"{name}: {title!r}: same content, other bytes"
+    path, a, b = d
+    where, field_name = describe_path(path)
+    head = f"{name}: {title!r}" + (f" {where}" if where else "")
+    return f"{head}: {field_name + ' ' if field_name else ''}{_show(a)} {old_label}, {_show(b)} {new_label}"
+
+
+# ----------------------------------------------------------------------------- verify
+
+
+@dataclass
+class VerifyResult:
+    lock: Path
+    ok: bool
+    problems: list[str] = field(default_factory=list)  # why it fails, the first (most precise) first
+    notes: list[str] = field(default_factory=list)  # reported, never failed on
+    outputs: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def report(self) -> str:
+        if self.ok:
+            head = (f"OK: {self.lock}: regenerated {', '.join(self.outputs)} identical to the lock "
+                    f"in {self.seconds:.1f} s")
+        else:
+            head = f"FAIL: {self.lock}: the regenerated benchmark differs from the lock"
+        return "\n".join([head, *self.problems, *self.notes])
+
+
+def check_inputs(lock: Mapping[str, Any], docs: Path, links: Path | None, excludes: Sequence[Path] = ()) -> None:
+    """Every input's sha256 as the lock has it; a mismatch is an error naming the input."""
+    locked = dict(lock["inputs"])
+    if links is not None and "links" not in locked:
+        raise EnvbenchError(f"--links {links}: the lock was made without a link file (entities linked by "
+                            "`envbench link`); leave --links out")
+    wanted = list(locked.pop("exclude_names_from", []))
+    if len(excludes) != len(wanted):
+        names = ", ".join(str(e.get("name")) for e in wanted) or "none"
+        raise EnvbenchError(f"--exclude-names-from: the lock was made with {len(wanted)} such files ({names}), "
+                            f"{len(excludes)} given; pass the same files in the same order")
+    given: list[tuple[str, Path | None, Mapping[str, Any]]] = [
+        (f"--{role}", {"docs": docs, "links": links}.get(role), entry) for role, entry in locked.items()]
+    given += [("--exclude-names-from", p, e) for p, e in zip(excludes, wanted)]
+    for option, path, entry in given:
+        if path is None:
+            raise EnvbenchError(f"the lock was made with {option} {entry.get('name')} "
+                                f"(sha256 {str(entry.get('sha256'))[:12]}...); pass {option} FILE")
+        if not path.is_file():
+            raise EnvbenchError(f"{option} {path}: no such file; check the path")
+        got = sha256_file(path)
+        if got != entry.get("sha256"):
+            raise EnvbenchError(f"{option} {path}: sha256 {got[:12]}... differs from the lock's "
+                                f"({entry.get('name')}, {str(entry.get('sha256'))[:12]}...); pass the file the "
+                                "lock was made from")
+
+
+def _version_notes(lock: Mapping[str, Any]) -> list[str]:
+    then = {"envbench": lock.get("package_version"), **(lock.get("versions") or {})}
+    now = {"envbench": package_version(), **versions()}
+    diff = [f"{k} {then.get(k) or 'absent'} in the lock, {now.get(k) or 'absent'} now"
+            for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)]
+    return [f"versions that differ from the lock's: {'; '.join(diff)}"] if diff else []
+
+
+def _parameter_notes(lock: Mapping[str, Any], new_manifest: Mapping[str, Any]) -> list[str]:
+    then, now = lock.get("parameters") or {}, new_manifest.get("parameters") or {}
+    diff = [f"{k} {_show(then.get(k))} in the lock, {_show(now.get(k))} now"
+            for k in sorted(set(then) | set(now)) if then.get(k) != now.get(k)]
+    return [f"parameters that differ from the lock's: {'; '.join(diff)}"] if diff else []
+
+
+@contextlib.contextmanager
+def _scratch(index: Path) -> Iterator[Path]:
+    """A temporary output folder, removed afterwards (also on failure), and the index left as found:
+    generate's candidate cache is removed again when this run created it."""
+    from envbench.rename.generate import DERIVED_DIR
+
+    derived = index / DERIVED_DIR
+    had_cache = derived.exists()
+    tmp = Path(tempfile.mkdtemp(prefix="envbench-verify-"))
+    try:
+        yield tmp / "out"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not had_cache:
+            shutil.rmtree(derived, ignore_errors=True)
+
+
+def _load_documents(path: Path) -> list[dict[str, Any]]:
+    data = orjson.loads(path.read_bytes())
+    return data if isinstance(data, list) else []
+
+
+def _compare_documents(name: str, entry: Mapping[str, Any], new_path: Path, published: Path | None) -> str:
+    """The message for a documents output whose bytes differ from the lock's."""
+    new_docs = _load_documents(new_path)
+    locked = [tuple(p) for p in entry.get("documents") or []]
+    new = [(d.get("title"), short_hash(d)) for d in new_docs]
+    for i, (old_item, new_item) in enumerate(zip(locked, new)):
+        if old_item == new_item:
+            continue
+        title = old_item[0]
+        if old_item[0] != new_item[0]:
+            return f"{name}: document {i} is {old_item[0]!r} in the lock's run, {new_item[0]!r} now"
+        if published is not None and (published / name).is_file():
+            pub = _load_documents(published / name)
+            if i < len(pub) and pub[i].get("title") == title:
+                label = "in the lock's run" if short_hash(pub[i]) == old_item[1] else "in the published file"
+                return document_message(name, title, pub[i], new_docs[i], label)
+        return (f"{name}: {title!r} (document {i}) differs: hash {old_item[1]} in the lock, {new_item[1]} now; "
+                "pass --published DIR with the published files to see the field")
+    if len(locked) != len(new):
+        return f"{name}: {len(locked)} documents in the lock's run, {len(new)} now"
+    return f"{name}: same documents, other bytes (sha256 differs)"
+
+
+def _compare_json(name: str, entry: Mapping[str, Any], new_path: Path, published: Path | None) -> str:
+    new = orjson.loads(new_path.read_bytes())
+    keys = entry.get("keys")
+    if isinstance(keys, dict) and isinstance(new, dict):
+        for k in sorted(set(keys) | set(new)):
+            if k not in new or k not in keys or short_hash(new[k]) != keys[k]:
+                if published is not None and (published / name).is_file():
+                    old = orjson.loads((published / name).read_bytes())
+                    if isinstance(old, dict):
+                        d = first_difference(old.get(k), new.get(k), (k,))
+                        if d:
+                            return (f"{name}: {'.'.join(map(str, d[0]))}: {_show(d[1])} in the lock's run, "
+                                    f"{_show(d[2])} now")
+                return (f"{name}: key {k!r} differs from the lock's run; pass --published DIR with the published "
+                        "files to see the value")
+    return f"{name}: sha256 differs from the lock's"
+
+
+def _compare_parquet(name: str, entry: Mapping[str, Any], new_path: Path, published: Path | None,
+                     notes: list[str]) -> str | None:
+    rows, content = parquet_content(new_path)
+    if content == entry.get("rows_sha256"):
+        if sha256_file(new_path) != entry.get("sha256"):
+            notes.append(f"note: {name}: the same {rows} rows in other bytes (the Parquet writer's; not a difference)")
+        return None
+    if published is not None and (published / name).is_file():
+        for i, (a, b) in enumerate(zip(parquet_rows(published / name), parquet_rows(new_path))):
+            if a != b:
+                col = next(c for c in a if a.get(c) != b.get(c)) if set(a) == set(b) else "(columns)"
+                key = ", ".join(f"{k} {_show(a[k])}" for k in ("title", "entity") if k in a)
+                return (f"{name}: row {i} ({key}): {col} {_show(a.get(col))} in the lock's run, "
+                        f"{_show(b.get(col))} now")
+    if rows != entry.get("rows"):
+        return f"{name}: {entry.get('rows')} rows in the lock's run, {rows} now"
+    return (f"{name}: the rows differ from the lock's run ({rows} rows in both); pass --published DIR with "
+            "the published files to see the first differing row")
+
+
+def compare_outputs(lock: Mapping[str, Any], new_out: Path, published: Path | None) -> tuple[list[str], list[str]]:
+    """(problems, notes) of the regenerated folder against the lock; documents outputs first."""
+    problems, notes = [], []
+    entries = sorted(lock["outputs"], key=lambda e: (e.get("kind") != "documents", e["name"]))
+    for entry in entries:
+        name, new_path = entry["name"], new_out / entry["name"]
+        if not new_path.is_file():
+            problems.append(f"{name}: in the lock's run, not written now")
+            continue
+        kind = entry.get("kind")
+        if kind == "parquet":
+            msg = _compare_parquet(name, entry, new_path, published, notes)
+        elif sha256_file(new_path) == entry.get("sha256"):
+            msg = None
+        elif kind == "documents":
+            msg = _compare_documents(name, entry, new_path, published)
+        else:
+            msg = _compare_json(name, entry, new_path, published)
+        if msg:
+            problems.append(msg)
+    locked = {e["name"] for e in lock["outputs"]}
+    for extra in sorted(p.name for p in new_out.iterdir() if p.is_file() and p.name != MANIFEST):
+        if extra not in locked:
+            problems.append(f"{extra}: written now, not in the lock")
+    return problems, notes
+
+
+def check_published(lock: Mapping[str, Any], published: Path, new_out: Path) -> list[str]:
+    """Published files that differ from the lock (each named, with its first differing document)."""
+    problems = []
+    for entry in lock["outputs"]:
+        name, pub = entry["name"], published / entry["name"]
+        if not pub.is_file() or entry.get("kind") == "parquet":
+            if pub.is_file() and parquet_content(pub)[1] != entry.get("rows_sha256"):
+                problems.append(f"published {pub}: its rows differ from the lock's")
+            continue
+        if sha256_file(pub) == entry.get("sha256"):
+            continue
+        if entry.get("kind") == "documents":
+            docs = _load_documents(pub)
+            for i, (locked, d) in enumerate(zip(entry.get("documents") or [], docs)):
+                if (d.get("title"), short_hash(d)) != tuple(locked):
+                    new_docs = _load_documents(new_out / name) if (new_out / name).is_file() else []
+                    if i < len(new_docs) and short_hash(new_docs[i]) == locked[1]:
+                        problems.append("published " + document_message(
+                            name, locked[0], d, new_docs[i], "in the published file", "in the lock's run"))
+                    else:
+                        problems.append(f"published {pub}: {locked[0]!r} (document {i}) differs from the lock's")
+                    break
+            else:
+                problems.append(f"published {pub}: sha256 differs from the lock's")
+        else:
+            problems.append(f"published {pub}: sha256 differs from the lock's")
+    return problems
+
+
+def verify(lock_path: str | os.PathLike[str], docs: str | os.PathLike[str], index: str | os.PathLike[str], *,
+           links: str | os.PathLike[str] | None = None, published: str | os.PathLike[str] | None = None,
+           exclude_names_from: Sequence[str | os.PathLike[str]] = ()) -> VerifyResult:
+    """Regenerate the benchmark a lock describes and compare; see the module docstring.
+
+    ``published`` (default: the lock's folder when the locked outputs are there) gives the field of
+    a differing document, and is itself checked against the lock.
+    """
+    from envbench.rename.generate import generate
+
+    t0 = time.perf_counter()
+    lock_path, docs, index = Path(lock_path), Path(docs), Path(index)
+    lock = read_lock(lock_path)
+    excludes = [Path(p) for p in exclude_names_from]
+    check_inputs(lock, docs, Path(links) if links is not None else None, excludes)
+    if published is None:
+        names = [e["name"] for e in lock["outputs"]]
+        published = lock_path.parent if all((lock_path.parent / n).is_file() for n in names) else None
+    elif not Path(published).is_dir():
+        raise EnvbenchError(f"--published {published}: no such folder; give the folder of the published outputs")
+    published = Path(published) if published is not None else None
+    if not (index / MANIFEST).is_file():
+        raise EnvbenchError(f"--index {index}: no index there; run `envbench ingest-dump DUMP --out {index}` first")
+    notes = []
+    identity = index_identity(index)
+    if identity != lock["index"]:
+        notes.append(f"note: the index identity differs from the lock's ({_show(lock['index'])} in the lock, "
+                     f"{_show(identity)} now); the verdict rests on the outputs")
+    params = lock["parameters"]
+    args: dict[str, Any] = {k: params[k] for k in GENERATE_ARGUMENTS if k in params}
+    if excludes:
+        args["exclude_names_from"] = excludes
+    with _scratch(index) as tmp:
+        generate(docs, index, tmp, links=links, progress=False, **args)
+        problems, output_notes = compare_outputs(lock, tmp, published)
+        if published is not None:
+            problems += check_published(lock, published, tmp)
+        if problems:
+            problems += _parameter_notes(lock, read_manifest(tmp / MANIFEST) or {})
+    notes = output_notes + notes
+    if problems:
+        notes = _version_notes(lock) + notes
+    outputs = [e["name"] for e in lock["outputs"]]
+    return VerifyResult(lock_path, not problems, problems, notes, outputs, time.perf_counter() - t0)
+
+
+__all__ = ["LOCK_FORMAT", "VerifyResult", "build_lock", "default_lock_path", "describe_output", "dumps_lock",
+           "first_difference", "index_identity", "read_lock", "verify", "versions", "write_lock"]
+

@@ -1,0 +1,100 @@
+"""`envbench lock` and `envbench verify`: exit codes and exact messages (the logic: tests/envbench/rename/test_lock.py)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from envbench.cli import cli
+from etl.io import sha256_file
+from tests.envbench.index_fixture import sample_world
+
+
+def _run(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, list(args))
+    return res.exit_code, res.output
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    w = sample_world()
+    out = tmp_path_factory.mktemp("cli-verify") / "env"
+    code, text = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "5",
+                      "--out", str(out), "--no-progress")
+    assert code == 0, text
+    code, text = _run("lock", str(out), "--index", str(w.index))
+    assert (code, text) == (0, f"wrote {out / 'test_env.lock.json'}\n")
+    return out
+
+
+def _verify(lock: Path, *extra: str) -> tuple[int, str]:
+    w = sample_world()
+    return _run("verify", str(lock), "--docs", str(w.test), "--index", str(w.index), "--links", str(w.links), *extra)
+
+
+def test_verify_passes_on_an_unchanged_tree(env: Path) -> None:
+    code, out = _verify(env / "test_env.lock.json")
+    assert code == 0, out
+    assert out.startswith(f"OK: {env / 'test_env.lock.json'}: regenerated stats.json, substitutions.parquet, "
+                          "test_env.json identical to the lock in ")
+
+
+def test_verify_names_an_edited_document(env: Path, tmp_path: Path) -> None:
+    pub = tmp_path / "pub"
+    shutil.copytree(env, pub)
+    docs = json.loads((pub / "test_env.json").read_text())
+    doc = docs[3]
+    old = doc["vertexSet"][0][0]["name"]
+    doc["vertexSet"][0][0]["name"] = "X"
+    (pub / "test_env.json").write_bytes(orjson.dumps(docs, option=orjson.OPT_SORT_KEYS))
+    code, out = _verify(env / "test_env.lock.json", "--published", str(pub))
+    assert code == 1
+    assert out.splitlines() == [
+        f"FAIL: {env / 'test_env.lock.json'}: the regenerated benchmark differs from the lock",
+        f"published test_env.json: {doc['title']!r} entity 0 mention 0: name 'X' in the published file, "
+        f"{old!r} in the lock's run",
+    ]
+
+
+def test_verify_input_mismatch(env: Path, tmp_path: Path) -> None:
+    w = sample_world()
+    links = tmp_path / "links.json"
+    links.write_text(w.links.read_text().replace("Q9", "Q8", 1))
+    lock = json.loads((env / "test_env.lock.json").read_text())
+    code, out = _run("verify", str(env / "test_env.lock.json"), "--docs", str(w.test), "--index", str(w.index),
+                     "--links", str(links))
+    assert code == 1
+    assert out == (f"Error: --links {links}: sha256 {sha256_file(links)[:12]}... differs from the lock's (links.json, "
+                   f"{lock['inputs']['links']['sha256'][:12]}...); pass the file the lock was made from\n")
+
+
+def test_verify_missing_published_folder(env: Path, tmp_path: Path) -> None:
+    code, out = _verify(env / "test_env.lock.json", "--published", str(tmp_path / "none"))
+    assert (code, out) == (1, f"Error: --published {tmp_path / 'none'}: no such folder; give the folder of the "
+                              "published outputs\n")
+
+
+def test_lock_of_a_folder_without_manifest(tmp_path: Path) -> None:
+    code, out = _run("lock", str(tmp_path), "--index", str(sample_world().index))
+    assert (code, out) == (1, f"Error: {tmp_path}: no readable manifest.json; run `envbench generate ... --out "
+                              f"{tmp_path}` first\n")
+
+
+def test_help_examples_run_when_pasted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for cmd in ("lock", "verify"):
+        code, out = _run(cmd, "--help")
+        assert code == 0 and "Example" in out
+        block = out.split("Example", 1)[1].split("\nOptions:", 1)[0].split("\n", 1)[1]
+        lines = block.replace("\\\n", " ").strip().splitlines()
+        assert lines and all(line.split()[0] == "envbench" for line in lines), block
+        for line in lines:
+            code, res = _run(*shlex.split(line)[1:])
+            assert code == 0, (line, res)
+    assert (tmp_path / "data" / "env" / "test_env.lock.json").is_file()

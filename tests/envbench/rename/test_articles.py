@@ -1,0 +1,78 @@
+"""Indefinite-article agreement: the rule on examples, and apply_plan changing one token, never the count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envbench.rename.articles import agree, article_for
+from envbench.rename.substitute import NewName, apply_plan
+from tests.envbench.index_fixture import mention
+
+
+@pytest.mark.parametrize(("word", "article"), [
+    ("Italian", "an"), ("Danish", "a"), ("American", "an"), ("British", "a"), ("European", "a"),
+    ("Ukrainian", "a"), ("Uruguayan", "a"), ("United", "a"), ("Uzbek", "an"), ("Urdu", "an"),
+    ("uninhabited", "an"), ("one-off", "a"), ("hour", "an"), ("honorary", "an"), ("house", "a"),
+    ("FBI", "an"), ("NBA", "an"), ("UK", "a"), ("X-ray", "an"), ("R&B", "an"), ("NATO", "a"), ("ESPN", "an"),
+    ("8-track", "an"), ("11th", "an"), ("18-year-old", "an"), ("1800", "an"), ("7", "a"), ("180", "a"),
+    ("110", "a"), ("Yemeni", "a"), ("“Italian", "an"), ("(", None), ("", None),
+])
+def test_article_for(word: str, article: str | None) -> None:
+    assert article_for(word) == article
+
+
+def test_agree_changes_only_an_agreeing_article_and_keeps_its_case() -> None:
+    assert agree("a", "British", "Italian") == "an"
+    assert agree("A", "Danish", "Italian") == "An"
+    assert agree("an", "American", "Danish") == "a"
+    assert agree("An", "Italian", "Danish") == "A"
+    assert agree("AN", "Italian", "Danish") == "A"
+    assert agree("the", "British", "Italian") == "the"  # not an indefinite article
+    assert agree("an", "British", "Danish") == "an"  # the source disagreed with the rule: left as written
+    assert agree("a", "British", "Danish") == "a"
+
+
+def _doc(article: str, old: list[str]) -> dict[str, Any]:
+    n = len(old)
+    sent = ["He", "is", article, *old, "soldier", "and", article, "farmer", "."]
+    return {"title": "T", "sents": [sent],
+            "vertexSet": [[mention(" ".join(old), 0, [3, 3 + n], "LOC")],
+                          [mention("farmer", 0, [6 + n, 7 + n], "MISC")]],
+            "labels": []}
+
+
+def test_apply_plan_makes_the_article_agree() -> None:
+    doc = _doc("a", ["British"])
+    out = apply_plan(doc, {0: {"British": NewName("Italian", ("Italian",))}}, "T-1")
+    assert out["sents"][0] == ["He", "is", "an", "Italian", "soldier", "and", "a", "farmer", "."]
+    assert out["vertexSet"][0][0]["pos"] == [3, 4]
+    # an article that is part of a mention is that mention's name: never changed
+    doc["vertexSet"][1] = [mention("a", 0, [2, 3], "MISC")]
+    out = apply_plan(doc, {0: {"British": NewName("Italian", ("Italian",))}}, "T-1")
+    assert out["sents"][0][2] == "a"
+
+
+_WORDS = st.sampled_from(["Italian", "Danish", "European", "hour", "FBI", "UK", "8", "7", "Uzbek", "British",
+                          "American", "Ohio", "X-ray"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["a", "an", "A", "An", "AN", "the"]), st.lists(_WORDS, min_size=1, max_size=3),
+       st.lists(_WORDS, min_size=1, max_size=3))
+def test_apply_plan_changes_at_most_the_article_and_never_the_count(article: str, old: list[str],
+                                                                    new: list[str]) -> None:
+    doc = _doc(article, old)
+    out = apply_plan(doc, {0: {" ".join(old): NewName(" ".join(new), tuple(new))}}, "T-1")
+    sent, src = out["sents"][0], doc["sents"][0]
+    assert len(sent) == len(src) - len(old) + len(new)
+    assert sent[3:3 + len(new)] == new and sent[:2] == src[:2] and sent[3 + len(new):] == src[3 + len(old):]
+    got = sent[2]
+    if article.casefold() not in ("a", "an") or article_for(old[0]) != article.casefold():
+        assert got == article  # not an article, or the source did not agree with the rule: as written
+    else:
+        assert got.casefold() == article_for(new[0])
+        assert got[0].isupper() == article[0].isupper()

@@ -1,0 +1,122 @@
+"""Demonym-aware pairing: the pure rule, and the engine keeping an entity for want of a demonym."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from envbench.core.reasons import KeptReason
+from envbench.rename.audit import Auditor
+from envbench.rename.candidates import ItemNames
+from envbench.rename.demonyms import (
+    NO_DEMONYM,
+    PLURAL,
+    demonym_names,
+    fetch_demonyms,
+    pair_item_names,
+    usable_demonyms,
+)
+from envbench.rename.engine import DocInfo, Draws, plan_runs, settle_linked
+from envbench.rename.stats import StatsTally
+from tests.envbench.index_fixture import mention
+from wikidata_index.index import Demonym
+from wikidata_index.names import fold
+
+
+def dem(text: str, rank: str = "normal", form: str | None = None) -> Demonym:
+    return Demonym(text, rank, form, fold(text))
+
+
+US = (dem("American"), dem("Americans", form=PLURAL))
+DK = (dem("Danes", rank="preferred", form=PLURAL), dem("Danish"), dem("DANISH"))
+
+
+def _names(mapping: Any) -> dict[str, str]:
+    assert isinstance(mapping, dict)
+    return {k: v.name for k, v in mapping.items()}
+
+
+def test_usable_demonyms_leave_out_plurals_and_put_preferred_first() -> None:
+    assert usable_demonyms(DK) == ("Danish",)  # plural dropped, "DANISH" folds like "Danish"
+    assert usable_demonyms((dem("Italian"), dem("Italic", rank="preferred"))) == ("Italic", "Italian")
+    assert usable_demonyms(()) == ()
+
+
+def test_demonym_names_are_folded_matches_of_the_own_items_demonyms() -> None:
+    assert demonym_names(["United States", "american", "Americans"], US) == ["american", "Americans"]
+    assert demonym_names(["American"], ()) == []  # no P1549 known: no demonym name
+
+
+def test_a_demonym_mention_gets_a_demonym_and_a_noun_a_noun() -> None:
+    got = pair_item_names(["United States", "American"], US, "Denmark", ("Danish", "Danmark"), DK)
+    assert _names(got) == {"United States": "Denmark", "American": "Danish"}
+    assert _names(pair_item_names(["American"], US, "Denmark", (), DK)) == {"American": "Danish"}
+
+
+def test_a_candidate_without_a_demonym_cannot_take_a_demonym_mention() -> None:
+    assert pair_item_names(["American"], US, "Lyon", (), ()) is NO_DEMONYM
+    assert pair_item_names(["American"], US, "Denmark", (), (dem("Danes", form=PLURAL),)) is NO_DEMONYM
+    # two distinct demonym names need two distinct demonyms
+    two = (dem("American"), dem("Yankee"))
+    assert pair_item_names(["American", "Yankee"], two, "Denmark", (), DK) is NO_DEMONYM
+
+
+def test_noun_names_never_take_the_candidates_demonyms() -> None:
+    # the entity has no demonym mention: its two names pair with label and aliases, less "Danish"
+    assert sorted(_names(pair_item_names(["Italy", "Italia"], (), "Denmark", ("Danish", "Danmark"), DK))
+                  .values()) == ["Danmark", "Denmark"]
+    assert pair_item_names(["Italy", "Italia"], (), "Denmark", ("Danish",), DK) is None  # too few nouns left
+    # a candidate whose label is its own demonym has no noun name to give, unless an alias is one
+    assert pair_item_names(["Italy"], (), "Danish", (), DK) is None
+    assert _names(pair_item_names(["Japan", "Japanese"], (dem("Japanese"),), "Danish", ("Denmark",), DK)) == \
+        {"Japan": "Denmark", "Japanese": "Danish"}
+    # without any P1549 data the pairing is the old one (the alias may be anything)
+    assert _names(pair_item_names(["Italy", "Italia"], (), "Denmark", ("Danish",), ())) == \
+        {"Italia": "Denmark", "Italy": "Danish"}
+
+
+def test_fetch_demonyms_on_a_bare_connection_knows_none() -> None:
+    assert fetch_demonyms(duckdb.connect(), ["Q30"]) == {}
+
+
+def _doc() -> dict[str, Any]:
+    return {"title": "Band", "sents": [["An", "American", "band", "from", "Ohio", "."]],
+            "vertexSet": [[mention("American", 0, [1, 2], "LOC")], [mention("Ohio", 0, [4, 5], "LOC")]],
+            "labels": []}
+
+
+def _settle(names: dict[str, ItemNames], demonyms: dict[str, tuple[Demonym, ...]]) -> Any:
+    info = DocInfo(0, _doc(), ["Q30", None], {"Q30": "Q6256"})
+    runs, slots = plan_runs([info], [1], "eval", twins=False)
+    draws = Draws(slots, lambda slot: 3, Auditor(con=None, constraints={}), {(0, 0): sorted(names)}, names)
+    draws.demonyms.update(demonyms)
+    assert settle_linked(runs[0], 0, draws) is None
+    return runs[0]
+
+
+def test_the_engine_pairs_a_demonym_or_keeps_the_entity_with_no_demonym() -> None:
+    names = {"Q35": ItemNames("Denmark", ("Danish",)), "Q40": ItemNames("Lyon", ())}
+    run = _settle(names, {"Q30": US, "Q35": DK})
+    (row,) = run.rows
+    assert (row.new_qid, row.new_names, row.demonym_names) == ("Q35", ["Danish"], ("American",))
+    tally = StatsTally(1)
+    tally.add_run(run, run.info.doc)
+    assert tally.as_dict({})["demonyms"] == {"entities_paired": 1, "names_paired": 1, "mentions_paired": 1,
+                                             "entities_kept": 0}
+
+    run = _settle({"Q40": ItemNames("Lyon", ())}, {"Q30": US})  # the only candidate has no demonym
+    (row,) = run.rows
+    assert (row.kind, row.reason) == ("kept", KeptReason.NO_DEMONYM)
+    tally = StatsTally(1)
+    tally.add_run(run, run.info.doc)
+    assert tally.as_dict({})["demonyms"]["entities_kept"] == 1
+
+    # a candidate with a demonym that clashes with the document: no_candidate, not no_demonym
+    run = _settle({"Q41": ItemNames("Ohioland", ())}, {"Q30": US, "Q41": (dem("Ohio"),)})
+    assert run.rows[0].reason is KeptReason.NO_CANDIDATE
+
+
+def test_an_entity_without_any_drawn_candidate_is_no_candidate_not_no_demonym() -> None:
+    run = _settle({}, {"Q30": US})
+    assert run.rows[0].reason is KeptReason.NO_CANDIDATE
