@@ -297,8 +297,11 @@ class EvaluateResult(HasNotes):
             "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)).rstrip()
             for r in lines
         ]
-        counts = (f"{s['n_docs']} documents, {s['n_gold']} gold facts, {s['n_pred']} predictions "
-                  f"({s['n_duplicates']} duplicates dropped), {s['n_correct']} correct")
+        def n(count: int, word: str) -> str:  # "1 document", "2 documents"
+            return f"{count} {word}{'' if count == 1 else 's'}"
+
+        counts = (f"{n(s['n_docs'], 'document')}, {n(s['n_gold'], 'gold fact')}, {n(s['n_pred'], 'prediction')} "
+                  f"({n(s['n_duplicates'], 'duplicate')} dropped), {s['n_correct']} correct")
         text.append(counts)
         if env:
             w = env["worst_seed"]
