@@ -19,6 +19,16 @@ from envbench.core.errors import EnvbenchError
 from models.encoder import encode
 
 
+def resolve_emb_size(emb_size: int, hidden: int, block_size: int) -> int:
+    """The extractors' width: ``emb_size``, or the encoder's hidden size when 0 (as the reference
+    code sizes them); it must split into blocks of ``block_size`` for the grouped bilinear."""
+    emb_size = emb_size or hidden
+    if emb_size % block_size:
+        raise EnvbenchError(f"emb_size {emb_size} must be a multiple of block_size {block_size}; "
+                            "set emb_size (0 = the encoder's hidden size) or block_size")
+    return emb_size
+
+
 class ATLOP(nn.Module):
     # "bl" is the grouped outer product of the two halves of "zhzt" (block_size wide groups), so the
     # trainer computes L_rcr on bl from zhzt (models.losses.rcr_grouped_bilinear), without bl's difference
@@ -30,10 +40,7 @@ class ATLOP(nn.Module):
         super().__init__()
         self.encoder = encoder
         hidden = encoder.config.hidden_size
-        emb_size = emb_size or hidden  # the reference code sizes the extractors to the encoder
-        if emb_size % block_size:
-            raise EnvbenchError(f"emb_size {emb_size} must be a multiple of block_size {block_size}; "
-                                "set emb_size (0 = the encoder's hidden size) or block_size")
+        emb_size = resolve_emb_size(emb_size, hidden, block_size)
         self.emb_size, self.block_size, self.num_class, self.window = emb_size, block_size, num_class, window
         self.head_extractor = nn.Linear(2 * hidden, emb_size)
         self.tail_extractor = nn.Linear(2 * hidden, emb_size)

@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from envbench.core.errors import EnvbenchError
-from models.atlop import ATLOP
+from models.atlop import ATLOP, resolve_emb_size
 from models.grid import (
     GridModel,
     gather_pairs,
@@ -171,10 +171,7 @@ class DocuNet(GridModel, nn.Module):
         super().__init__()
         self.encoder = encoder
         hidden = encoder.config.hidden_size
-        emb_size = emb_size or hidden
-        if emb_size % block_size:
-            raise EnvbenchError(f"emb_size {emb_size} must be a multiple of block_size {block_size}; "
-                                "set emb_size (0 = the encoder's hidden size) or block_size")
+        emb_size = resolve_emb_size(emb_size, hidden, block_size)
         if channels < 1 or unet_out < 1 or width < 2 or width % 2:
             raise EnvbenchError(f"DocuNet needs grid_channels >= 1, unet_out >= 1 and an even unet_width >= 2 "
                                 f"(got {channels}, {unet_out}, {width}); the official values are 3, 256 and 256")

@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from envbench.core.errors import EnvbenchError
-from models.atlop import ATLOP
+from models.atlop import ATLOP, resolve_emb_size
 from models.grid import (
     GridModel,
     gather_pairs,
@@ -128,11 +128,8 @@ class KDDocRE(GridModel, nn.Module):
         super().__init__()
         self.encoder = encoder
         hidden = encoder.config.hidden_size
-        emb_size = emb_size or hidden
+        emb_size = resolve_emb_size(emb_size, hidden, block_size)
         width = width or hidden  # the official code projects to the encoder's hidden size
-        if emb_size % block_size:
-            raise EnvbenchError(f"emb_size {emb_size} must be a multiple of block_size {block_size}; "
-                                "set emb_size (0 = the encoder's hidden size) or block_size")
         if layers < 0 or heads < 1 or width % heads:
             raise EnvbenchError(f"KD-DocRE needs axial_layers >= 0 and an axial width ({width}) divisible by "
                                 f"axial_heads ({heads}); set axial_width (0 = the encoder's hidden size) or axial_heads")

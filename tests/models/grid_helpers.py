@@ -41,3 +41,18 @@ def no_encoder(hidden: int) -> Any:
     enc = nn.Module()
     enc.config = SimpleNamespace(hidden_size=hidden)
     return enc
+
+
+def sample_world_features(tmp_path: Any, n_docs: int = 4) -> tuple[Any, list[Any]]:
+    """A tiny random BERT and the features of the first ``n_docs`` sample-world training documents."""
+    from envbench.formats.docred import read_docs
+    from envbench.worlds.sample import make_sample
+    from models.data import build_features
+    from models.encoder import load_tokenizer
+    from tests.models.conftest import make_tiny_encoder
+
+    make_sample(tmp_path / "sample", seed=0)
+    docs = read_docs(tmp_path / "sample" / "docs" / "train.json").docs[:n_docs]
+    enc_dir = make_tiny_encoder(tmp_path / "enc", docs)
+    feats, _ = build_features(docs, load_tokenizer(str(enc_dir)))
+    return enc_dir, feats

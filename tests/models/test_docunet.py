@@ -11,7 +11,13 @@ import pytest
 from envbench.core.errors import EnvbenchError
 from models.config import TrainConfig
 from tests.models.conftest import make_tiny_encoder, tiny_docs
-from tests.models.grid_helpers import CAP, fixed_head_inputs, many_entities_doc, no_encoder
+from tests.models.grid_helpers import (
+    CAP,
+    fixed_head_inputs,
+    many_entities_doc,
+    no_encoder,
+    sample_world_features,
+)
 
 pytestmark = pytest.mark.train
 
@@ -161,13 +167,7 @@ def test_pair_representation_is_the_bilinear_input_of_z_h_and_z_t() -> None:
 
 # ---------------------------------------------------------------------------------- on a tiny BERT
 def test_loss_falls_on_the_sample_world(tmp_path: Path) -> None:
-    from envbench.formats.docred import read_docs
-    from envbench.worlds.sample import make_sample
-
-    make_sample(tmp_path / "sample", seed=0)
-    docs = read_docs(tmp_path / "sample" / "docs" / "train.json").docs[:4]
-    enc_dir = make_tiny_encoder(tmp_path / "enc", docs)
-    feats, _ = build_features(docs, load_tokenizer(str(enc_dir)))
+    enc_dir, feats = sample_world_features(tmp_path)
     # the cross-entropy starts near log(97) with all 96 relations at the threshold and falls slowly at first
     losses = _train(_model(enc_dir).train(), feats, mcce_loss, steps=20, batches=2)
     assert losses[-1] < 0.7 * losses[0] and losses[-2] < 0.7 * losses[1]

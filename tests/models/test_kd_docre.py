@@ -11,7 +11,13 @@ import pytest
 from envbench.core.errors import EnvbenchError
 from models.config import TrainConfig
 from tests.models.conftest import make_tiny_encoder, tiny_docs
-from tests.models.grid_helpers import CAP, fixed_head_inputs, many_entities_doc, no_encoder
+from tests.models.grid_helpers import (
+    CAP,
+    fixed_head_inputs,
+    many_entities_doc,
+    no_encoder,
+    sample_world_features,
+)
 
 pytestmark = pytest.mark.train
 
@@ -145,13 +151,7 @@ def test_pair_representation_is_the_axial_feature_the_classifier_reads() -> None
 
 # ---------------------------------------------------------------------------------- on a tiny BERT
 def test_loss_falls_on_the_sample_world(tmp_path: Path) -> None:
-    from envbench.formats.docred import read_docs
-    from envbench.worlds.sample import make_sample
-
-    make_sample(tmp_path / "sample", seed=0)
-    docs = read_docs(tmp_path / "sample" / "docs" / "train.json").docs[:4]
-    enc_dir = make_tiny_encoder(tmp_path / "enc", docs)
-    feats, _ = build_features(docs, load_tokenizer(str(enc_dir)))
+    enc_dir, feats = sample_world_features(tmp_path)
     losses = _train(_model(enc_dir).train(), feats, adaptive_focal_loss, steps=8, batches=2)
     assert losses[-1] < 0.7 * losses[0] and losses[-2] < 0.7 * losses[1]
 
