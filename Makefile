@@ -65,9 +65,11 @@ lock-inputs: $(STAMP)
 
 lock: lock-inputs
 	$(BIN)/envbench generate $(SHARED)/re-docred/test_revised.json --index $(LOCK_RUN)/index \
-	    --links $(LOCK_RUN)/redocred-links.json --seeds 5 --out $(LOCK_RUN)/env --force --no-progress >/dev/null
+	    --links $(LOCK_RUN)/redocred-links.json --exclude-names-from $(SHARED)/re-docred/dev_revised.json \
+	    --seeds 5 --out $(LOCK_RUN)/env --force --no-progress >/dev/null
 	$(BIN)/envbench lock $(LOCK_RUN)/env --index $(LOCK_RUN)/index --out $(REDOCRED_LOCK)
 
 verify-lock: lock-inputs
 	$(BIN)/envbench verify $(REDOCRED_LOCK) --docs $(SHARED)/re-docred/test_revised.json \
-	    --index $(LOCK_RUN)/index --links $(LOCK_RUN)/redocred-links.json $(VERIFY_ARGS)
+	    --index $(LOCK_RUN)/index --links $(LOCK_RUN)/redocred-links.json \
+	    --exclude-names-from $(SHARED)/re-docred/dev_revised.json $(VERIFY_ARGS)

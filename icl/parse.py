@@ -19,8 +19,9 @@ from typing import Any
 
 from envbench.core.errors import EnvbenchError
 from envbench.core.relations import NAME_TO_ID, RELATIONS
+from envbench.formats.predictions import read_covers
 from etl.io import compression_of, dumps_json, read_json
-from etl.step import Step, manifest_beside, read_manifest
+from etl.step import Step, manifest_beside
 from icl.client import RUN_FORMAT
 from icl.prompts import read_index, read_prompt
 from icl.util import plural
@@ -234,11 +235,10 @@ def parse_run(
 
 
 def covered_titles(pred_path: str | os.PathLike[str]) -> list[str] | None:
-    """The titles an ``icl parse`` prediction file covers (from its manifest), or None when unknown."""
-    manifest = read_manifest(manifest_beside(pred_path))
-    covers = manifest.get("covers") if manifest else None
-    titles = covers.get("titles") if isinstance(covers, dict) else None
-    return list(titles) if isinstance(titles, list) else None
+    """The titles an ``icl parse`` prediction file covers (from its manifest), or None when unknown
+    (no manifest, or one that describes an earlier version of the file)."""
+    covers = read_covers(pred_path)
+    return list(covers.titles) if covers is not None and covers.matches else None
 
 
 def _parse(index: dict[str, Any], prompts_dir: str | os.PathLike[str], run_dir: str | os.PathLike[str],

@@ -31,8 +31,14 @@ _FILE = click.Path(exists=True, dir_okay=False)
                    "source document). Default: detect from the titles, which needs seeds 1..K.")
 @click.option("--skip-invalid-train", is_flag=True,
               help="Skip invalid documents in --train files instead of stopping at the first.")
+@click.option("--only-predicted", is_flag=True,
+              help="Score only the gold documents the predictions are for: those with at least one prediction, "
+                   "and every document that PRED.manifest.json (written by `envbench icl parse`) lists as "
+                   "covered; a covered document without predictions (a failed request, no relation found) still "
+                   "counts, its gold facts missed. Without that manifest a document answered with nothing is left "
+                   "out as well. Default: score every gold document.")
 def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, substitutions: str | None,
-             scorer: str, env: bool | None, skip_invalid_train: bool) -> None:
+             scorer: str, env: bool | None, skip_invalid_train: bool, only_predicted: bool) -> None:
     """Score predictions like the official DocRED / Re-DocRED scorers, per seed on Env benchmarks.
 
     Prints F1, Ign F1, precision, recall, evidence F1, intra/inter-sentence F1 and frequent-10
@@ -45,6 +51,12 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
     standard deviation over seeds of each copy scored alone, as the paper's tables report it
     ('env.mean', 'env.std' and 'env.seeds' in --out).
 
+    Every gold document is scored (each Env twin is a document of its own): one without any
+    prediction counts with all its gold facts missed, and a warning gives the count of such
+    documents, leaving out those that PRED.manifest.json from `envbench icl parse` lists as
+    covered. For predictions made for part of the gold file (`icl prompts --limit`), pass
+    --only-predicted; 'coverage' in --out records which documents were scored.
+
     \b
     Example:
       # predictions come from `envbench predict` or `envbench icl parse`
@@ -52,11 +64,13 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
           --train data/sample/docs/train.json --out runs/atlop/scores.json
       envbench evaluate --gold data/env/test_env.json --pred runs/atlop/env_pred.json \\
           --train data/sample/docs/train.json --out runs/atlop/env_scores.json
+      # ICL predictions for the first 10 documents (icl prompts --limit 10)
+      envbench evaluate --gold data/sample/docs/test.json --pred runs/icl/p10/pred.json --only-predicted
     """
     from envbench.scoring.evaluate import evaluate as run
 
     result = run(gold, pred, train=train, out=out, substitutions=substitutions, scorer=scorer, env=env,
-                 skip_invalid_train=skip_invalid_train)
+                 skip_invalid_train=skip_invalid_train, only_predicted=only_predicted)
     for w in result.warnings:
         click.echo(f"Warning: {w}", err=True)
     click.echo(result.table())

@@ -52,15 +52,21 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
 @click.option("--index", "index", type=click.Path(file_okay=False), default=None,
               help="An index built from a real Wikidata dump; its property constraints take precedence over "
                    "the bundled type table when inferring fine types.")
+@click.option("--untyped", type=click.Choice(["coarse", "keep"]), default="coarse", show_default=True,
+              help="ORG/LOC/MISC items no typing signal speaks for: 'coarse' gives them their coarse type's "
+                   "class (renamed among themselves); 'keep' gives them no P31, so generate keeps them "
+                   "(no_type): fewer renamed entities, none renamed across kinds.")
 @click.option("--skip-invalid", is_flag=True, help="Skip (and count) invalid documents instead of stopping.")
 @click.option("--force", is_flag=True, help="Build again even when the dump and links are up to date.")
-def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | None, skip_invalid: bool,
-                   force: bool) -> None:
+def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | None, untyped: str,
+                   skip_invalid: bool, force: bool) -> None:
     """Build a knowledge base and gold links from DocRED-format documents themselves.
 
-    One item per real-world entity (clusters merged across documents by folded name and coarse
-    type; label = most frequent mention name, aliases = the other names), a fine P31 inferred from
-    the roles each entity plays in gold relations, and hashed QIDs in Q1000000000000-Q1999999999999.
+    One item per real-world entity (clusters merged across documents by folded name, a leading "the"
+    dropped, and coarse type; label = most frequent mention name, aliases = the other names), one fine
+    P31 per item voted by the typing signals (adjectival forms, the name's kind word, gazetteers,
+    definitions, kind nouns beside mentions, gold relation roles, a model learned from those; see
+    docs/renaming.md), and hashed QIDs in Q1000000000000-Q1999999999999.
     This lets the renaming method run on corpora that are not linked to Wikidata, such as Re-DocRED.
     The dump and the links appear together, with KB.manifest.json beside the dump written last.
 
@@ -73,7 +79,7 @@ def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | Non
     """
     from envbench.worlds.kb_from_corpus import kb_from_corpus as run
 
-    result = run(list(docs), out, links, index=index, skip_invalid=skip_invalid, force=force)
+    result = run(list(docs), out, links, index=index, untyped=untyped, skip_invalid=skip_invalid, force=force)
     click.echo(result.summary())
 
 

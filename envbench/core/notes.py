@@ -77,6 +77,34 @@ class NoteCode(str, Enum):
         "{gold} has no gold facts (no labels), so every score is 0; is it an unlabelled split such as DocRED's "
         "test set? Score on a labelled file (e.g. dev) instead",
     )
+    # ---------------------------------------------------------------- which gold documents are scored
+    GOLD_WITHOUT_PREDICTIONS = (
+        "gold_without_predictions", Level.WARNING,
+        "gold documents without any prediction in {pred}: {n} of {total} (e.g. {examples}); each is "
+        "scored with all its gold facts missed, which lowers recall; if the predictions are for a subset, pass "
+        "--only-predicted to score only the predicted documents",
+    )
+    ONLY_PREDICTED_COVERS = (
+        "only_predicted_covers", Level.NOTE,
+        "--only-predicted: scored {scored} of {total} gold documents, those {manifest} says the predictions cover "
+        "({empty} of them without predictions, their gold facts counted as missed) and those with a prediction",
+    )
+    ONLY_PREDICTED_NO_COVERS = (
+        "only_predicted_no_covers", Level.NOTE,
+        "--only-predicted: scored {scored} of {total} gold documents, those with at least one prediction; no "
+        "manifest from `envbench icl parse` beside {pred} says which documents were asked, so a document "
+        "answered with nothing is left out too (recall reads high by as much)",
+    )
+    COVERS_STALE = (
+        "covers_stale", Level.WARNING,
+        "{manifest} does not describe {pred} (the file's sha256 differs from the one it records), so the "
+        "documents it lists as covered are not used; rerun `envbench icl parse` to write both again",
+    )
+    ENV_SUBSET_UNEVEN = (
+        "env_subset_uneven", Level.NOTE,
+        "scored as a plain benchmark: the documents scored (--only-predicted) do not have every source document "
+        "once for each of the same seeds, so per-seed scores would compare different documents",
+    )
     # ---------------------------------------------------------------- Env benchmarks
     ENV_NOT_DETECTED = (
         "env_not_detected", Level.NOTE,

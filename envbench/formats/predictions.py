@@ -17,11 +17,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError
 from envbench.core.relations import NAME_TO_ID, RELATIONS
 from envbench.formats.docred import read_json_file
+from etl.io import sha256_file
+from etl.step import manifest_beside, read_manifest
 
 Fact = tuple[str, int, int, str]  # (title, h_idx, t_idx, r)
 SHAPE = "{title, h_idx, t_idx, r[, evidence]}"
@@ -155,4 +158,46 @@ def unknown_titles(preds: Sequence[Any], gold_titles: set[str] | frozenset[str],
     return sorted({x["title"] for x in preds if x["title"] not in gold_titles})[:limit]
 
 
-__all__ = ["CheckedPredictions", "Fact", "check_predictions", "load_predictions", "unknown_titles"]
+def predicted_titles(preds: Sequence[Any]) -> set[str]:
+    """The titles that have at least one prediction (entries without a string title are skipped: the
+    scorer reports them with their position)."""
+    return {x["title"] for x in preds if isinstance(x, Mapping) and isinstance(x.get("title"), str)}
+
+
+@dataclass(frozen=True)
+class Covers:
+    """The documents a prediction file is for, as the manifest beside it says (``envbench icl parse``).
+
+    A document can be covered and have no prediction (its request failed, or the model found no
+    relation); only the manifest tells such a document from one that was never asked about.
+    """
+
+    manifest: Path
+    titles: list[str]  # every covered title, in prompt order, failed ones included
+    failed_titles: list[str]
+    matches: bool  # the manifest records this file's sha256 (False: it describes an earlier file)
+
+
+def read_covers(pred_path: str | os.PathLike[str]) -> Covers | None:
+    """The ``covers`` of PRED.manifest.json, or None when there is no manifest or it names no covers.
+
+    The manifest is written by ``icl parse`` beside the predictions; a prediction file replaced
+    afterwards (copied over, hand-edited) no longer matches the sha256 the manifest records for it,
+    and ``matches`` says so, so that its list is not trusted for another file.
+    """
+    path = manifest_beside(pred_path)
+    manifest = read_manifest(path)
+    covers = manifest.get("covers") if manifest else None
+    titles = covers.get("titles") if isinstance(covers, dict) else None
+    if not isinstance(titles, list) or not all(isinstance(t, str) for t in titles):
+        return None
+    failed = covers.get("failed_titles")
+    failed_titles = [t for t in failed if isinstance(t, str)] if isinstance(failed, list) else []
+    name = Path(pred_path).name
+    recorded = [o.get("sha256") for o in manifest.get("outputs") or [] if isinstance(o, dict) and o.get("name") == name]
+    matches = bool(recorded) and recorded[0] == sha256_file(pred_path)
+    return Covers(path, list(titles), failed_titles, matches)
+
+
+__all__ = ["CheckedPredictions", "Covers", "Fact", "check_predictions", "load_predictions", "predicted_titles",
+           "read_covers", "unknown_titles"]

@@ -29,8 +29,9 @@ settling order:
    * anything else is kept: ``unlinked`` (no QID) or ``no_type`` (a QID without a P31 value).
 
 A new name *clashes* when its key (``substitute.text_key``: the runs of letters and digits of the
-folded name, so neither punctuation nor tokenisation hides a clash) occurs inside a sentence of the
-source document, or was given to an entity settled earlier in the same run. Examples:
+folded name, so neither punctuation nor tokenisation hides a clash), or that key without a leading
+"the" (``substitute.clash_keys``), occurs inside a sentence of the source document, or was given to
+an entity settled earlier in the same run. Examples:
 
 * "Anna lives in Rome." with Anna linked to a human: a candidate "Rome Vance" is taken (its tokens
   "rome vance" do not occur in that order), a candidate "Rome" for a PER would clash, and if an
@@ -47,7 +48,7 @@ chunk lacks in one batch per round, with their items' names, and calls it again.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,11 +71,11 @@ from envbench.rename.fine_types import by_p31_overlap, p31_jaccard
 from envbench.rename.numtime import RENAMERS, TEMPORAL_PAIRS, DateValue, date_value, order_kept, rename_times
 from envbench.rename.substitute import (
     NewName,
+    clash_keys,
     mention_tokens,
     name_key,
     overlapping_entities,
     self_overlapping_entities,
-    text_key,
 )
 from wikidata_index.index import Demonym
 from wikidata_index.names import fold
@@ -109,13 +110,13 @@ def respell(name: str, old: list[str], new: list[str]) -> str:
 class DocInfo:
     """What every seed of one source document shares."""
 
-    def __init__(self, order: int, doc: Doc, qids: list[str | None], ftypes: dict[str, str]) -> None:
+    def __init__(self, order: int, doc: Doc, qids: list[str | None], ftypes: Mapping[tuple[str, str], str]) -> None:
         self.order = order
         self.doc = doc
         self.title = doc["title"]
         self.overlap = overlapping_entities(doc) | self_overlapping_entities(doc)
         self.qids = qids
-        self.ftypes = ftypes
+        self.ftypes = ftypes  # (qid, coarse type) -> fine type (``fine_types.fine_types``)
         self.coarse = [entity_type(e) for e in doc["vertexSet"]]
         self.names = [distinct_names(e) for e in doc["vertexSet"]]
         self.tokens = [mention_tokens(doc, e) for e in doc["vertexSet"]]
@@ -149,6 +150,11 @@ class DocInfo:
             for b in by_head.get((h, end), ())
             if a != b
         )
+
+    def fine_type(self, ei: int) -> str | None:
+        """The fine type of entity ``ei``: its item's, under the entity's coarse type (None unlinked or untyped)."""
+        q = self.qids[ei]
+        return None if q is None else self.ftypes.get((q, self.coarse[ei]))
 
     def occurs(self, key: tuple[str, ...]) -> bool:
         """Whether the key's words, run together, occur inside one sentence of the source document,
@@ -229,10 +235,10 @@ def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: 
         for k in seeds:
             run_slots: dict[int, int] = {}
             for ei, q in enumerate(info.qids):
-                if q is None or ei in info.overlap or info.coarse[ei] in RENAMERS or q not in info.ftypes:
+                if q is None or ei in info.overlap or info.coarse[ei] in RENAMERS or (ft := info.fine_type(ei)) is None:
                     continue
                 run_slots[ei] = len(slots)
-                slots.append(Slot(info.ftypes[q], len(info.names[ei]), pool, q, k, info.title, ei))
+                slots.append(Slot(ft, len(info.names[ei]), pool, q, k, info.title, ei))
             runs.append(Run(info, k, info.title if twins else f"{info.title}-{k}", run_slots))
     return runs, slots
 
@@ -262,7 +268,7 @@ def keep(run: Run, ei: int, reason: KeptReason) -> None:
     info = run.info
     q = info.qids[ei]
     run.rows.append(Row(ei, info.coarse[ei], "kept", reason, q,
-                        info.ftypes.get(q) if q else None, None, info.names[ei], info.names[ei]))
+                        info.fine_type(ei), None, info.names[ei], info.names[ei]))
 
 
 def _rule_plan(name_tokens: dict[str, list[str]], new: dict[str, list[str]]) -> dict[str, NewName]:
@@ -387,7 +393,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                                       draws.demonyms.get(cand, ()))
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
-            keys = [text_key(nn.name) for nn in mapping.values()]  # the written name: tokenisation-proof
+            # the written name, tokenisation-proof, with and without a leading "the"
+            keys = [k for nn in mapping.values() for k in clash_keys(nn.name)]
             if any(k in run.taken or info.occurs(k) for k in keys):
                 continue
             if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):

@@ -1,20 +1,36 @@
 """Fine-grained entity types from an item's P31 values, and the matching rule for candidates.
 
-Typing rule (:func:`fine_types`):
+Typing rule (:func:`fine_types`), per (item, DocRED coarse type) pair:
 
 1. The item's P31 values, deprecated ones dropped. When some are ranked "preferred", only those
    count (Wikidata's best-rank rule), so a former type marked normal does not compete.
-2. Most specific: a class is dropped when another of the item's classes is its subclass
-   (through the P279 closure); "city" wins over "human settlement" when an item has both.
-3. Most frequent: among what remains the fine type is the class with the most instances in the
+2. Consistent with the coarse type: the classes that fit the entity's coarse type (the class or a
+   P279 ancestor is in ``COARSE_ROOTS[coarse]``; MISC, and a type without roots, take any class)
+   are kept when at least one fits; when none fits, all are kept (the rule before this step), so
+   a gold link to an oddly typed item still gets a type.
+3. Most specific: a kept class is dropped when another kept class is its subclass (through the
+   P279 closure); "city" wins over "human settlement" when an item has both.
+4. Most frequent: among what remains the fine type is the class with the most instances in the
    index (so the entity gets the largest pool of same-type candidates); ties go to the smaller
    numeric QID, so the choice never depends on row order.
+
+The fine type thus depends on the pair: an item linked as LOC in one document and as MISC in
+another may get two fine types. Example, with the real P31 values of Germany (Q183) in the
+Wikidata Toolkit sample dump (../shared/data/wikidata-samples) over a hand-made P279 fragment and
+class sizes (``tests/envbench/rename/test_fine_types.py``): sovereign state (Q3624078), country
+(Q6256), state (Q7275), member state of the United Nations (Q160016) and six more. Where "member
+state of the United Nations" reaches no LOC root and has the most instances, steps 1, 3 and 4
+alone type a LOC mention of Germany by UN membership, and a candidate needs to share only that
+class. Step 2 drops it with the other non-geographic classes, "country" and "state" give way to
+their subclass "sovereign state", and (Q183, LOC) is typed "sovereign state". As MISC nothing is
+dropped in step 2, and (Q183, MISC) keeps "member state of the United Nations".
 
 Matching rule: a candidate matches when its non-deprecated P31 values include the entity's fine
 type. An item without P31 values has no fine type and is kept (reason ``"no_type"``).
 
-Coarse compatibility (used by linking): an item fits a DocRED coarse type when one of its P31
-classes, or a P279 ancestor of one, is in ``COARSE_ROOTS[type]``. MISC accepts any typed item.
+Coarse compatibility (used by linking and by step 2): an item fits a DocRED coarse type when one
+of its P31 classes, or a P279 ancestor of one, is in ``COARSE_ROOTS[type]``. MISC accepts any
+typed item.
 """
 
 from __future__ import annotations
@@ -116,22 +132,31 @@ def qid_number(qid: str) -> tuple[int, str]:
     return (int(digits) if digits.isdigit() else 1 << 62, qid)
 
 
-def choose_fine_type(classes: list[str], anc: Mapping[str, frozenset[str]], sizes: Mapping[str, int]) -> str:
-    """The typing rule of the module docstring, for one item's best-rank classes."""
+def choose_fine_type(classes: list[str], anc: Mapping[str, frozenset[str]], sizes: Mapping[str, int],
+                     coarse: str | None = None) -> str:
+    """The typing rule of the module docstring, for one item's best-rank classes; ``coarse=None``
+    skips step 2 (no coarse type known)."""
     if not classes:
         raise EnvbenchError("choose_fine_type needs at least one class")
-    specific = [c for c in classes if not any(o != c and c in anc.get(o, frozenset()) for o in classes)]
-    specific = specific or list(classes)  # a P279 cycle among the item's classes: keep all
+    kept = list(classes)
+    if coarse is not None:
+        # No class fits only for a link read from a file (linking itself picks fitting items):
+        # the entity still gets a type, as before this step, rather than being kept.
+        kept = [c for c in classes if fits_coarse(coarse, [c], anc)] or kept
+    specific = [c for c in kept if not any(o != c and c in anc.get(o, frozenset()) for o in kept)]
+    specific = specific or kept  # a P279 cycle among the kept classes: keep all
     return min(specific, key=lambda c: (-sizes.get(c, 0), qid_number(c)))
 
 
-def fine_types(con: Any, qids: Iterable[str]) -> dict[str, str]:
-    """The fine type of each item that has P31 values."""
-    types = item_types(con, qids)
+def fine_types(con: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The fine type of each (qid, coarse type) pair whose item has P31 values; pairs of an item
+    without any are absent."""
+    wanted = sorted(set(pairs))
+    types = item_types(con, (q for q, _ in wanted))
     classes = {c for cs in types.values() for c in cs}
     anc = ancestors(con, classes)
     sizes = class_sizes(con, classes)
-    return {q: choose_fine_type(cs, anc, sizes) for q, cs in types.items()}
+    return {(q, coarse): choose_fine_type(types[q], anc, sizes, coarse) for q, coarse in wanted if q in types}
 
 
 def fits_coarse(coarse: str, classes: Iterable[str], anc: Mapping[str, frozenset[str]]) -> bool:

@@ -40,7 +40,7 @@ import orjson
 from envbench.core.checks import check_choice, check_seeds
 from envbench.core.errors import EnvbenchError
 from envbench.core.types import COARSE_TYPES
-from envbench.formats.docred import Doc, read_docs, require_documents
+from envbench.formats.docred import Doc, entity_type, read_docs, require_documents
 from envbench.formats.files import JsonListWriter, stem_of
 from envbench.formats.links import read_link_file
 from envbench.formats.substitutions import FILE_NAME as SUBSTITUTIONS
@@ -237,7 +237,9 @@ def _write(renamer: Renamer, docs: list[Doc], links: str | os.PathLike[str] | No
 
         link_map = link_documents(docs, con).links
     clock.lap("links")
-    ftypes = fine_types(con, sorted({q for v in link_map.values() for q in v if q is not None}))
+    # One fine type per (item, coarse type): the coarse type of the entity narrows its item's classes.
+    ftypes = fine_types(con, sorted({(q, entity_type(d["vertexSet"][ei])) for d in docs
+                                     for ei, q in enumerate(link_map[d["title"]]) if q is not None}))
     clock.lap("fine_types")
     tables: list[Any] = []
     bar = progress_bar(len(docs) * seeds, progress)

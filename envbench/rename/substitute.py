@@ -70,6 +70,16 @@ def text_key(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(_fold(text)))
 
 
+def clash_keys(text: str) -> tuple[tuple[str, ...], ...]:
+    """The keys a new name is checked under: its :func:`text_key`, and that key without a leading
+    "the" when it has one, since "The Beatles" is the same name as the "Beatles" of a document
+    (which wrote "the Beatles" with a lower-case article outside the mention, or none).
+    Example: clash_keys("The Beatles") == (("the", "beatles"), ("beatles",)); clash_keys("Rome") == (("rome",),).
+    """
+    key = text_key(text)
+    return (key, key[1:]) if len(key) > 1 and key[0] == "the" else (key,)
+
+
 def name_key(tokens: Sequence[str]) -> tuple[str, ...]:
     """The key (:func:`text_key`) of a tokenised name: each token's runs, in order."""
     return tuple(run for tok in tokens for run in text_key(tok))

@@ -31,11 +31,19 @@ from typing import Any
 from envbench.core.errors import DataError
 from envbench.core.notes import HasNotes, Level, Note, NoteCode, note, texts
 from envbench.formats.docred import Doc, read_docs
-from envbench.formats.predictions import load_predictions, unknown_titles
+from envbench.formats.predictions import (
+    Covers,
+    load_predictions,
+    predicted_titles,
+    read_covers,
+    unknown_titles,
+)
 from envbench.formats.substitutions import read_substitutions
 from envbench.scoring.metrics import SCORE_KEYS, score, score_groups, train_facts
 from etl.io import compression_of, dumps_json, sha256_file
 from etl.step import Step, manifest_beside
+
+EXAMPLE_TITLES = 3  # titles quoted in a warning about many documents
 
 _SEED = re.compile(r"^(.*)-([1-9][0-9]*)$")
 
@@ -266,6 +274,68 @@ def prediction_notes(
     return out
 
 
+# --------------------------------------------------------------------------- which documents are scored
+@dataclass(frozen=True)
+class Coverage:
+    """Which gold documents the predictions speak about (titles: each Env twin is a document of its own)."""
+
+    total: int  # gold documents
+    predicted: list[str]  # gold titles with at least one prediction, in gold order
+    covered_empty: list[str]  # gold titles without predictions that the manifest says are covered
+    missing: list[str]  # gold titles with neither, in gold order
+    covers: Covers | None = None  # the manifest's covers, when it describes this prediction file
+
+    @property
+    def scored_titles(self) -> set[str]:
+        """What ``--only-predicted`` keeps: the predicted documents and the covered ones."""
+        return {*self.predicted, *self.covered_empty}
+
+    def as_dict(self, *, only_predicted: bool, scored: int) -> dict[str, Any]:
+        """The ``coverage`` entry of scores.json."""
+        return {"gold_documents": self.total, "with_predictions": len(self.predicted),
+                "covered_without_predictions": len(self.covered_empty), "without_prediction": len(self.missing),
+                "covers": str(self.covers.manifest) if self.covers is not None else None,
+                "only_predicted": only_predicted, "scored_documents": scored}
+
+
+def coverage(gold_docs: Sequence[Mapping[str, Any]], preds: Sequence[Any], covers: Covers | None) -> Coverage:
+    """Split the gold titles into predicted, covered without predictions, and missing.
+
+    ``covers`` (from the manifest beside the predictions) is used only when it describes this very
+    prediction file (``matches``); a covered document is one the predictions are for even when
+    they hold none for it (a failed request, or no relation found).
+    """
+    have = predicted_titles(preds)
+    used = covers if covers is not None and covers.matches else None
+    listed = set(used.titles) if used is not None else set()
+    predicted: list[str] = []
+    empty: list[str] = []
+    missing: list[str] = []
+    for doc in gold_docs:
+        title = doc["title"]
+        (predicted if title in have else empty if title in listed else missing).append(title)
+    return Coverage(len(gold_docs), predicted, empty, missing, used)
+
+
+def coverage_notes(cov: Coverage, covers: Covers | None, pred: str | os.PathLike[str], *,
+                   only_predicted: bool, scored: int) -> list[Note]:
+    """What the scores cover: gold documents nobody predicted for, or the subset --only-predicted scored."""
+    out = []
+    if covers is not None and not covers.matches:
+        out.append(note(NoteCode.COVERS_STALE, manifest=covers.manifest, pred=pred))
+    if only_predicted:
+        if cov.covers is not None:
+            out.append(note(NoteCode.ONLY_PREDICTED_COVERS, scored=scored, total=cov.total,
+                            manifest=cov.covers.manifest, empty=len(cov.covered_empty)))
+        else:
+            out.append(note(NoteCode.ONLY_PREDICTED_NO_COVERS, scored=scored, total=cov.total, pred=pred))
+    elif cov.missing:
+        examples = ", ".join(repr(t) for t in cov.missing[:EXAMPLE_TITLES])
+        out.append(note(NoteCode.GOLD_WITHOUT_PREDICTIONS, pred=pred, n=len(cov.missing), total=cov.total,
+                        examples=examples + (", ..." if len(cov.missing) > EXAMPLE_TITLES else "")))
+    return out
+
+
 @dataclass
 class EvaluateResult(HasNotes):
     """What ``envbench evaluate`` computed; ``scores`` is the content of scores.json."""
@@ -318,23 +388,39 @@ def score_file(
     scorer: str = "docred",
     env: bool | None = None,
     skip_invalid_train: bool = False,
+    only_predicted: bool = False,
 ) -> EvaluateResult:
     """Read and score; writes nothing (see :func:`evaluate`)."""
-    gold_docs: list[Doc] = read_gold(gold)
+    all_gold: list[Doc] = read_gold(gold)
     preds = load_predictions(pred)
+    covers = read_covers(pred)
+    cov = coverage(all_gold, preds, covers)
+    gold_docs = all_gold
+    if only_predicted:
+        keep = cov.scored_titles
+        gold_docs = [d for d in all_gold if d["title"] in keep]
+        if not gold_docs:
+            none = (f"the only document of {gold} has no prediction" if len(all_gold) == 1
+                    else f"none of the {len(all_gold):,} documents of {gold} has a prediction")
+            raise DataError(f"--only-predicted: {none} in {pred}; check that --pred was made for this --gold")
     facts = load_train_facts(train, skip_invalid=skip_invalid_train)
     source = str(pred)
-    seeds = env_seeds(gold_docs)
+    # whether gold is an Env benchmark is a property of the whole file, not of the subset scored
+    seeds = env_seeds(all_gold)
     detect: list[Note] = []
     if env is True:
-        seeds = seeds or env_seeds(gold_docs, consecutive=False)
+        seeds = seeds or env_seeds(all_gold, consecutive=False)
         if seeds is None:
             raise DataError(f"{gold}: --env needs every title to end in a seed suffix -k (for example 'Loud Tour-1') "
                             "with the same seeds for every source document; pass an Env file from `envbench generate`")
     elif env is False:
         seeds = None
-    elif seeds is None and all(split_seed(d["title"]) for d in gold_docs):
-        detect.append(note(NoteCode.ENV_NOT_DETECTED, gold=gold, example=repr(gold_docs[0]["title"])))
+    elif seeds is None and all(split_seed(d["title"]) for d in all_gold):
+        detect.append(note(NoteCode.ENV_NOT_DETECTED, gold=gold, example=repr(all_gold[0]["title"])))
+    if seeds is not None and gold_docs is not all_gold:
+        seeds = env_seeds(gold_docs, consecutive=False)  # the seeds every scored source document has
+        if seeds is None:
+            detect.append(note(NoteCode.ENV_SUBSET_UNEVEN))
 
     ni = None
     if seeds is not None:
@@ -346,6 +432,7 @@ def score_file(
     else:
         s = score(gold_docs, preds, facts=facts, scorer=scorer, source=source)
     messages: list[Note] = [
+        *coverage_notes(cov, covers, pred, only_predicted=only_predicted, scored=len(gold_docs)),
         *train_is_gold_notes(train, [("--gold", gold)]),
         *s.pop("notes"),
         *detect,
@@ -361,6 +448,7 @@ def score_file(
         messages.append(note(NoteCode.DUPLICATES, n=s["n_duplicates"]))
 
     s["inputs"] = {"gold": str(gold), "pred": str(pred), "train": [str(t) for t in train]}
+    s["coverage"] = cov.as_dict(only_predicted=only_predicted, scored=len(gold_docs))
     s["notes"] = texts(messages, Level.NOTE)
     s["warnings"] = texts(messages, Level.WARNING)
     for k in SCORE_KEYS:
@@ -379,6 +467,7 @@ def evaluate(
     scorer: str = "docred",
     env: bool | None = None,
     skip_invalid_train: bool = False,
+    only_predicted: bool = False,
 ) -> EvaluateResult:
     """Score a prediction file against a gold file; write scores.json when ``out`` is given.
 
@@ -386,20 +475,28 @@ def evaluate(
     file whose source titles share one set of seeds. ``substitutions`` defaults to
     substitutions.parquet beside the gold file when that exists.
 
+    Every gold document is scored, and those without any prediction (and not covered, see below)
+    are counted in a warning. ``only_predicted`` scores only the gold documents that have a
+    prediction or that PRED.manifest.json (written by ``envbench icl parse``) lists in ``covers``;
+    a covered document without predictions still counts, with all its gold facts missed.
+
     ``out`` is written as a step (:mod:`etl.step`): the paths are checked before any work (no input
     may be the output), the file is published atomically and ``OUT.manifest.json`` (inputs with
     their sha256, parameters, output hash) is written last. Scoring is cheaper than hashing every
     input twice, so a rerun always scores again rather than asking whether ``out`` is up to date.
     """
     kwargs: dict[str, Any] = {"train": train, "substitutions": substitutions, "scorer": scorer, "env": env,
-                              "skip_invalid_train": skip_invalid_train}
+                              "skip_invalid_train": skip_invalid_train, "only_predicted": only_predicted}
     if out is None:
         return score_file(gold, pred, **kwargs)
     refuse_compressed_out(out)
     default_subs = Path(gold).parent / "substitutions.parquet"
     subs_input = substitutions if substitutions is not None else (default_subs if default_subs.is_file() else None)
-    inputs = [p for p in (gold, pred, *train, subs_input) if p is not None]
-    parameters = {"scorer": scorer, "env": env, "skip_invalid_train": skip_invalid_train}
+    pred_manifest = manifest_beside(pred)  # its covers decide which documents count
+    inputs = [p for p in (gold, pred, *train, subs_input, pred_manifest if pred_manifest.is_file() else None)
+              if p is not None]
+    parameters = {"scorer": scorer, "env": env, "skip_invalid_train": skip_invalid_train,
+                  "only_predicted": only_predicted}
     with Step("evaluate", manifest=manifest_beside(out), outputs=[out], inputs=inputs, parameters=parameters,
               force=True) as step:
         result = score_file(gold, pred, **kwargs)
@@ -408,6 +505,7 @@ def evaluate(
     return result
 
 
-__all__ = ["EvaluateResult", "LABELS", "NameIndependent", "env_seeds", "evaluate", "load_train_facts",
+__all__ = ["Coverage", "EvaluateResult", "LABELS", "NameIndependent", "coverage", "coverage_notes", "env_seeds",
+           "evaluate", "load_train_facts",
            "name_independent", "original_names", "prediction_notes", "read_gold", "refuse_compressed_out",
            "same_content", "score_env", "score_file", "split_seed", "summarize", "train_is_gold_notes"]

@@ -3,7 +3,7 @@
 This is how the method applies to corpora that are not linked to Wikidata (Re-DocRED here):
 
 * one item per real-world entity; entities of different documents are the same item when their
-  canonical names (most frequent mention name, folded) and coarse types agree. Two entities of one
+  canonical names (most frequent mention name, folded, a leading "the" dropped) and coarse types agree. Two entities of one
   document are never merged: the second becomes its own item;
 * label = the most frequent mention name over the cluster, aliases = its other distinct names;
 * P31 = one fine class per cluster from the signals of ``envbench.worlds.fine_typing``: adjectival
@@ -47,6 +47,7 @@ from envbench.core.types import LINKED_TYPES
 from envbench.formats.docred import DocSet, distinct_names, entity_type, read_docred
 from envbench.worlds import wikidata_json as wj
 from envbench.worlds.fine_typing import (
+    GENERIC,
     MIN_CLASS_ITEMS,
     SIGNALS,
     Evidence,
@@ -105,11 +106,13 @@ class KbResult:
     seconds: float
     decided_by: dict[str, int] = field(default_factory=dict)  # typing signal -> items it typed
     demonym_items: int = 0  # items with P1549 statements
+    untyped_items: int = 0  # non-person items left without P31 (``untyped="keep"``): generate keeps them
     notes: list[str] = field(default_factory=list)  # printed after the report (skipped documents)
     up_to_date: bool = False
 
     REPORTED = ("documents", "entities", "items", "classes", "per_type", "finer_items", "related_entities",
-                "finer_related", "alias_histogram", "constraint_source", "decided_by", "demonym_items")
+                "finer_related", "alias_histogram", "constraint_source", "decided_by", "demonym_items",
+                "untyped_items")
 
     def summary(self) -> str:
         if self.up_to_date:
@@ -129,6 +132,9 @@ class KbResult:
         if self.decided_by:
             by = ", ".join(f"{k} {v}" for k, v in sorted(self.decided_by.items(), key=lambda kv: (-kv[1], kv[0])))
             lines.append(f"typed by: {by}; {self.demonym_items} items carry demonyms (P1549)")
+        if self.untyped_items:
+            lines.append(f"{self.untyped_items} ORG/LOC/MISC items got no P31 (no signal named their kind): "
+                         "generate keeps their entities (no_type) rather than risk a change of type")
         lines.extend(self.notes)
         return "\n".join(lines)
 
@@ -221,12 +227,20 @@ def kb_from_corpus(
     force: bool = False,
     signals: Sequence[str] = SIGNALS,
     min_class_items: int = MIN_CLASS_ITEMS,
+    untyped: str = "coarse",
 ) -> KbResult:
     """Build a Wikidata-format dump and a linking ``{title: [QID or null]}`` from DocRED-format files.
 
     ``signals`` names the typing signals used (all by default; ``bench/kb_types.py`` measures each one's
     share by leaving it out); a class with fewer than ``min_class_items`` items hands them to its superclass
     (1 keeps every class, for small test corpora).
+
+    ``untyped`` says what an ORG, LOC or MISC item gets when no signal votes for any class (it would get its
+    coarse type's class: organization, geographic location, entity): ``"coarse"`` (the default) writes that
+    class, so such items are swapped among themselves whatever their real kinds ("NBC News" -> "Royal
+    Court"); ``"keep"`` writes no P31, so ``generate`` keeps their entities (reason ``no_type``) and never
+    offers them as candidates. On Re-DocRED (KB from dev + test) "keep" leaves 11% of test entities
+    unrenamed (substitution rate 0.96 -> 0.85; bench/RESULTS.md). Persons are always typed human.
     """
     from etl.step import Step, check_writable, manifest_beside
 
@@ -243,8 +257,10 @@ def kb_from_corpus(
     out_kb, links_out = Path(out_kb), Path(links_out)
     index_files = ([f for t in INDEX_TABLES for f in sorted((Path(index) / t).glob("*.parquet"))]
                    if index is not None else [])
+    if untyped not in UNTYPED_POLICIES:
+        raise DataError(f"untyped={untyped!r} is not a policy; choose one of {', '.join(UNTYPED_POLICIES)}")
     typer = FineTyper(signals, min_class_items=min_class_items)
-    parameters = {"skip_invalid": skip_invalid, "index": index is not None, "signals": sorted(typer.signals),
+    parameters = {"untyped": untyped, "skip_invalid": skip_invalid, "index": index is not None, "signals": sorted(typer.signals),
                   "min_class_items": min_class_items, "gazetteers": typer.gz.versions}
     with Step("kb-from-corpus", manifest=manifest_beside(out_kb), outputs=[out_kb, links_out],
               inputs=[*docs_paths, *index_files], parameters=parameters, force=force) as step:
@@ -255,7 +271,7 @@ def kb_from_corpus(
             fields = {k: reported.get(k) for k in KbResult.REPORTED}
             return KbResult(out_kb=out_kb, links=links_out, seconds=time.perf_counter() - t0, notes=notes,
                             up_to_date=True, **fields)  # type: ignore[arg-type]
-        result = _build(docsets, index, step.path(out_kb), step.path(links_out), typer)
+        result = _build(docsets, index, step.path(out_kb), step.path(links_out), typer, untyped)
         step.info["report"] = result.report()
     result.out_kb, result.links = out_kb, links_out
     result.notes = notes
@@ -295,6 +311,17 @@ class Corpus:
     entities: int
 
 
+def cluster_name(name: str) -> str:
+    """The name part of a cluster key: folded, without a leading "the".
+
+    DocRED writes one entity "the United States" in one document and "United States" in the next; as two
+    items, each would be the other's candidate and "United States" could be "renamed" to "the United
+    States". Example: cluster_name("The  Beatles") == cluster_name("beatles") == "beatles".
+    """
+    key = fold(name)
+    return key[4:] if key.startswith("the ") and len(key) > 4 else key
+
+
 def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
     """One cluster per real-world entity (see the module docstring), with names, roles and mention contexts."""
     clusters: dict[tuple[str, ...], Cluster] = {}
@@ -319,9 +346,9 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
                 counts = Counter(m["name"] for m in ent)
                 names = distinct_names(ent)
                 canon = min(names, key=lambda n: (-counts[n], names.index(n)))
-                key: tuple[str, ...] = (coarse, fold(canon))
+                key: tuple[str, ...] = (coarse, cluster_name(canon))
                 if key in used_keys:  # a second entity with the same name in one document
-                    key = (coarse, fold(canon), title, str(ei))
+                    key = (coarse, cluster_name(canon), title, str(ei))
                 used_keys.add(key)
                 cl = clusters.get(key)
                 if cl is None:
@@ -349,7 +376,7 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
 
 
 def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_kb: Path, links_out: Path,
-           typer: FineTyper) -> KbResult:
+           typer: FineTyper, untyped: str = "coarse") -> KbResult:
     """Cluster the entities, type the clusters and write the dump and the links (to staging paths)."""
     table = load_type_table()
     overrides: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -408,7 +435,9 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
             w.write(wj.item(c, labels={"en": label}, claims={"P279": [wj.item_statement(c, "P279", parent)]}))
         for cl in sorted(all_clusters, key=lambda c: int(c.qid[1:])):
             names = cl.names()
-            item_claims: dict[str, list[wj.Statement]] = {"P31": [wj.item_statement(cl.qid, "P31", cl.fine)]}
+            item_claims: dict[str, list[wj.Statement]] = {}
+            if not (untyped == "keep" and is_untyped(cl)):
+                item_claims["P31"] = [wj.item_statement(cl.qid, "P31", cl.fine)]
             for pid, objs in sorted(claims.get(cl.qid, {}).items(), key=lambda kv: int(kv[0][1:])):
                 item_claims[pid] = [wj.item_statement(cl.qid, pid, o) for o in sorted(objs, key=lambda q: int(q[1:]))]
             if cl.demonyms:
@@ -449,7 +478,16 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
         seconds=0.0,
         decided_by=dict(sorted(Counter(cl.signal for cl in all_clusters).items())),
         demonym_items=sum(1 for cl in all_clusters if cl.demonyms),
+        untyped_items=sum(1 for cl in all_clusters if is_untyped(cl)) if untyped == "keep" else 0,
     )
+
+
+UNTYPED_POLICIES = ("keep", "coarse")
+
+
+def is_untyped(cl: Cluster) -> bool:
+    """Whether no signal named the kind of a non-person cluster (its class is a generic one)."""
+    return cl.coarse != "PER" and cl.fine in GENERIC and cl.signal == "fallback"
 
 
 DEMONYM = "P1549"
@@ -483,4 +521,4 @@ def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
         cl.demonyms = sorted(set(forms) | set(own))
 
 
-__all__ = ["KB_QID_RANGE", "Corpus", "KbResult", "cluster_corpus", "kb_from_corpus"]
+__all__ = ["KB_QID_RANGE", "Corpus", "KbResult", "cluster_corpus", "cluster_name", "kb_from_corpus"]

@@ -251,3 +251,34 @@ def test_prompts_template_choice(runner: CliRunner, tmp_path: Path) -> None:
                               "--template", "v2", "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "Invalid value for '--template': 'v2' is not one of 'paper', 'envbench-v1'." \
         in res.output
+
+
+def test_limit_then_evaluate_only_predicted_scores_the_asked_documents(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    prompts, run, pred = tmp_path / "p", tmp_path / "r", tmp_path / "pred.json"
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--limit", "2", "--out", str(prompts)]).exit_code == 0
+    index = json.loads((prompts / "index.json").read_text())
+    assert (index["params"]["limit"], index["subset"], index["docs_documents"], index["count"]) == (2, True, 3, 2)
+    server = FakeServer()
+    server.faults = {"Karl": [400]}  # the second asked document fails: it was asked, so it still counts
+    try:
+        res = runner.invoke(cli, ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", "m",
+                                  "--out", str(run), "--no-progress"])
+    finally:
+        server.close()
+    assert res.exit_code == 0, res.output
+    assert "warning: 1 document failed (listed in " in res.output
+    assert runner.invoke(cli, ["icl", "parse", "--prompts", str(prompts), "--run", str(run),
+                               "--out", str(pred)]).exit_code == 0
+    assert {x["title"] for x in json.loads(pred.read_text())} == {"Test A"}
+    res = runner.invoke(cli, ["evaluate", "--gold", str(p["test"]), "--pred", str(pred)])
+    assert res.exit_code == 0
+    assert res.stderr.startswith(f"Warning: gold documents without any prediction in {pred}: 1 of 3 "
+                                 "(e.g. 'Test B'); ")
+    res = runner.invoke(cli, ["evaluate", "--gold", str(p["test"]), "--pred", str(pred), "--only-predicted"])
+    assert res.exit_code == 0 and res.stderr == ""
+    assert (f"Note: --only-predicted: scored 2 of 3 gold documents, those {pred}.manifest.json says the "
+            "predictions cover (1 of them without predictions, their gold facts counted as missed) and those with "
+            "a prediction") in res.stdout.splitlines()
+    assert re.search(r"^2 documents, \d+ gold facts, ", res.stdout, re.MULTILINE), res.stdout

@@ -419,3 +419,19 @@ def test_ctrl_c_stops_at_once_keeps_the_cache_and_says_how_to_resume(
     server.faults = {}
     res = run_prompts(prompts, out, make_client(server.url), progress=False)
     assert (res.cache_hits, res.answered, res.failed) == (1, 2, [])
+
+
+def test_counts_in_messages_agree_with_their_number(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    # regression: "after 1 attempts", "1 documents failed"
+    server.faults = {"Karl": [500]}
+    client = ChatClient(server.url, "test-model", timeout=TIMEOUT, retries=0)
+    res = run_prompts(prompts, tmp_path / "run", client, progress=False)
+    (fail,) = res.failed
+    assert fail["error"] == 'HTTP 500: {"error": {"message": "scripted"}} (gave up after 1 attempt)'
+    summary = res.summary()
+    assert summary.startswith("3 documents: 0 from cache, 2 answered now, 1 failed; 3 requests, 0 retries; ")
+    assert "warning: 1 document failed (listed in " in summary and "it is scored as an empty prediction" in summary
+    server.faults = {"Karl": [400]}
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+    assert res.failed[0]["error"].endswith("(attempt 1; not retried)")
+    assert res.summary().startswith("3 documents: 2 from cache, 0 answered now, 1 failed; 1 request, 0 retries; ")

@@ -125,6 +125,12 @@ def test_parse_run_maps_numbers_to_vertexset_and_scores(tmp_path: Path) -> None:
     assert covered_titles(tmp_path / "pred.json") == ["Test A", "Test A-1", "Test B"]
     again = parse_run(tmp_path / "prompts", tmp_path / "run", tmp_path / "pred.json")
     assert again.up_to_date and again.stats == res.stats and again.summary().startswith("up to date: 5 predictions")
+    # predictions replaced after parsing: the manifest describes another file, so it covers nothing known
+    other = tmp_path / "other" / "pred.json"
+    other.parent.mkdir()
+    other.write_text("[]")
+    (other.parent / "pred.json.manifest.json").write_bytes((tmp_path / "pred.json.manifest.json").read_bytes())
+    assert covered_titles(other) is None and covered_titles(tmp_path / "missing.json") is None
     gold = json.loads(p["test"].read_text())
     s = score(gold, preds)
     # 9 gold triples; 4 correct of 5 predicted; the failed document's 3 stay in the denominator

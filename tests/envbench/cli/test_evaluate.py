@@ -63,7 +63,10 @@ def test_evaluate_unknown_titles_warn_on_stderr(tmp_path: Path) -> None:
     assert res.exit_code == 0
     assert res.stderr == (f"Warning: 1 predictions name 1 titles that are not in {gold} (e.g. 'Nope'); they "
                           "count against precision, as in the official scorer; check that --pred was made for "
-                          "this --gold\n")
+                          "this --gold\n"
+                          f"Warning: gold documents without any prediction in {pred}: 1 of 1 (e.g. 'Tiny'); each is "
+                          "scored with all its gold facts missed, which lowers recall; if the predictions are for "
+                          "a subset, pass --only-predicted to score only the predicted documents\n")
 
 
 def test_evaluate_bad_gold_names_document(tmp_path: Path) -> None:
@@ -228,7 +231,10 @@ def test_substitutions_on_a_plain_benchmark_warn(tiny_env: dict[str, Path], tmp_
     subs = tiny_env["gold"].parent / "substitutions.parquet"
     res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--substitutions", str(subs))
     assert res.exit_code == 0
-    assert res.stderr == (f"Warning: --substitutions {subs} is not used: {gold} is not an Env benchmark (its titles "
+    assert res.stderr == (f"Warning: gold documents without any prediction in {pred}: 1 of 1 (e.g. 'Tiny'); each is "
+                          "scored with all its gold facts missed, which lowers recall; if the predictions are for "
+                          "a subset, pass --only-predicted to score only the predicted documents\n"
+                          f"Warning: --substitutions {subs} is not used: {gold} is not an Env benchmark (its titles "
                           "lack the seed suffix -k); pass an Env gold file from `envbench generate`\n")
 
 
@@ -327,3 +333,33 @@ def test_report_refuses_env_gold_from_another_benchmark(tiny_env: dict[str, Path
                           f"{other} (e.g. 'Tiny-1'), so the two files are from different benchmarks; pass as "
                           "--env-gold the Env file that `envbench generate` wrote from --original-gold\n")
     assert not out.exists()  # nothing written, not even the folder
+
+
+def test_subset_predictions_warn_and_only_predicted_scores_the_subset(tmp_path: Path) -> None:
+    docs = []
+    for title in ("A", "B", "C"):
+        doc = tiny_doc()
+        doc["title"] = title
+        docs.append(doc)
+    gold = write(tmp_path / "g.json", docs)
+    pred = write(tmp_path / "p.json", [{"title": "A", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 0
+    assert res.stderr == (f"Warning: gold documents without any prediction in {pred}: 2 of 3 (e.g. 'B', 'C'); each "
+                          "is scored with all its gold facts missed, which lowers recall; if the predictions are "
+                          "for a subset, pass --only-predicted to score only the predicted documents\n")
+    assert "3 documents, 9 gold facts, 1 prediction (0 duplicates dropped), 1 correct" in res.stdout.splitlines()
+    out = tmp_path / "scores.json"
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--only-predicted", "--out", str(out))
+    assert res.exit_code == 0 and res.stderr == ""
+    lines = res.stdout.splitlines()
+    assert "1 document, 3 gold facts, 1 prediction (0 duplicates dropped), 1 correct" in lines
+    assert (f"Note: --only-predicted: scored 1 of 3 gold documents, those with at least one prediction; no manifest "
+            f"from `envbench icl parse` beside {pred} says which documents were asked, so a document answered with "
+            "nothing is left out too (recall reads high by as much)") in lines
+    assert json.loads(out.read_bytes())["coverage"]["scored_documents"] == 1
+    res = run("evaluate", "--gold", str(gold), "--pred", str(write(tmp_path / "none.json", [])), "--only-predicted")
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: --only-predicted: none of the 3 documents of {gold} has a prediction in "
+                          f"{tmp_path / 'none.json'}; check that --pred was made for this --gold\n")
+    assert "--only-predicted" in run("evaluate", "--help").stdout

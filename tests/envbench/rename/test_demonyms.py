@@ -87,7 +87,7 @@ def _doc() -> dict[str, Any]:
 
 
 def _settle(names: dict[str, ItemNames], demonyms: dict[str, tuple[Demonym, ...]]) -> Any:
-    info = DocInfo(0, _doc(), ["Q30", None], {"Q30": "Q6256"})
+    info = DocInfo(0, _doc(), ["Q30", None], {("Q30", "LOC"): "Q6256"})
     runs, slots = plan_runs([info], [1], "eval", twins=False)
     draws = Draws(slots, lambda slot: 3, Auditor(con=None, constraints={}), {(0, 0): sorted(names)}, names)
     draws.demonyms.update(demonyms)

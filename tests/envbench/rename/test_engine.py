@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envbench.core.reasons import KeptReason
+from envbench.formats.docred import entity_type
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import ItemNames, Slot
 from envbench.rename.engine import (
@@ -37,7 +38,9 @@ def _doc() -> dict[str, Any]:
 
 
 def _run(doc: dict[str, Any], qids: list[str | None], ftypes: dict[str, str], seed: int = 1) -> tuple[Run, list[Slot]]:
-    info = DocInfo(0, doc, qids, ftypes)
+    # ftypes by QID here; DocInfo takes them by (QID, the entity's coarse type)
+    pairs = {(q, entity_type(e)): ftypes[q] for q, e in zip(qids, doc["vertexSet"], strict=False) if q in ftypes}
+    info = DocInfo(0, doc, qids, pairs)
     runs, slots = plan_runs([info], [seed], "eval", twins=False)
     return runs[0], slots
 

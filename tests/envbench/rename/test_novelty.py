@@ -76,7 +76,7 @@ def test_an_empty_or_invalid_excluded_file_is_an_error_naming_it(tmp_path: Path)
 
 
 def _run_and_draws(names: dict[str, ItemNames], excluded: frozenset[tuple[str, ...]]) -> tuple[Run, Draws]:
-    info = DocInfo(0, _doc(), ["Q1", None], {"Q1": "Q5"})
+    info = DocInfo(0, _doc(), ["Q1", None], {("Q1", "PER"): "Q5"})
     runs, slots = plan_runs([info], [1], "eval", twins=False)
     draws = Draws(slots, lambda slot: 10, Auditor(con=None, constraints={}), {(0, 0): list(names)}, names,
                   excluded=excluded)
@@ -102,7 +102,7 @@ def test_a_candidate_with_a_seen_name_is_passed_over() -> None:
 
 def test_names_seen_counts_mentions_not_names() -> None:
     source = _doc()
-    info = DocInfo(0, source, ["Q1", "Q2"], {"Q1": "Q5", "Q2": "Q515"})
+    info = DocInfo(0, source, ["Q1", "Q2"], {("Q1", "PER"): "Q5", ("Q2", "LOC"): "Q515"})
     # entity 0 became "Maria Lopez" / "Lopez" (two mentions, one seen), entity 1 was kept
     output = json.loads(json.dumps(source))
     output["sents"] = [["Maria", "Lopez", "lives", "in", "Rome", "."], ["Lopez", "sings", "."]]
@@ -156,3 +156,11 @@ def test_real_re_docred_test_is_novel_to_a_dev_trained_model(tmp_path: Path) -> 
     keys = [keys_of(doc, m) for doc in read_docs(tmp_path / "env" / "test_revised_env.json").docs
             for ei, entity in enumerate(doc["vertexSet"]) if (doc["title"], ei) in linked for m in entity]
     assert len(keys) == names["renamed"]["mentions"] and not any(seen(k, dev_names) for k in keys)
+
+
+def test_a_training_name_with_an_article_makes_the_bare_name_seen_too() -> None:
+    doc = {"title": "T", "sents": [["The", "Beatles", "played", "."]],
+           "vertexSet": [[mention("The Beatles", 0, [0, 2], "ORG")]], "labels": []}
+    keys = mention_keys([doc])
+    assert ("the", "beatles") in keys and ("beatles",) in keys
+    assert ("the",) not in keys  # only a leading article is dropped, and never the whole name

@@ -44,7 +44,7 @@ def test_by_p31_overlap_is_a_stable_sort_by_jaccard(window: list[str], own: set[
 def test_the_engine_takes_the_closest_candidate_of_a_window_and_stats_count_it() -> None:
     doc = {"title": "Cal", "sents": [["California", "is", "big", "."]],
            "vertexSet": [[mention("California", 0, [0, 1], "LOC")]], "labels": []}
-    info = DocInfo(0, doc, ["Q99"], {"Q99": STATE})
+    info = DocInfo(0, doc, ["Q99"], {("Q99", "LOC"): STATE})
     runs, slots = plan_runs([info], [1], "eval", twins=False)
     auditor = Auditor(con=None, constraints={}, types={"Q99": {STATE, CONSTITUENT}, "Q1": {STATE, HYMNODY},
                                                       "Q2": {STATE, CONSTITUENT}}, anc={})

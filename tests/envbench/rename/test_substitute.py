@@ -11,6 +11,7 @@ from envbench.formats.docred import read_docs, validate_document
 from envbench.rename.substitute import (
     NewName,
     apply_plan,
+    clash_keys,
     name_key,
     new_name,
     overlapping_entities,
@@ -221,3 +222,11 @@ def test_pairing_is_a_distinct_mapping_that_uses_the_label(originals: list[str],
     assert len(set(keys)) == len(keys)  # two original names never share a new name
     assert label_nn in got.values()
     assert got == pair_names(list(originals), label, list(reversed(aliases)))  # alias order does not matter
+
+
+def test_clash_keys_add_the_name_without_a_leading_article() -> None:
+    assert clash_keys("The Beatles") == (("the", "beatles"), ("beatles",))
+    assert clash_keys("the United States") == (("the", "united", "states"), ("united", "states"))
+    assert clash_keys("Rome") == (("rome",),)
+    assert clash_keys("The") == (("the",),)  # the article alone is a name, not an empty key
+    assert clash_keys("Theodor Herzl") == (("theodor", "herzl"),)

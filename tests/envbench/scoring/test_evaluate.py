@@ -220,3 +220,105 @@ def test_real_test_set_replicated_as_env(tmp_path: Path) -> None:
         assert r.scores["env"]["mean"][k] == pytest.approx(orig[k])
         assert r.scores["env"]["std"][k] == pytest.approx(0.0, abs=1e-12)
     assert r.scores["n_gold"] == 3 * orig["n_gold"]
+
+
+# --------------------------------------------------------------------------- which gold documents are scored
+def titled(title: str) -> dict:
+    doc = tiny_doc()
+    doc["title"] = title
+    return doc
+
+
+def write_covers(pred: Path, titles: list[str], failed: list[str]) -> Path:
+    """The manifest `envbench icl parse` writes beside its predictions (only the parts evaluate reads)."""
+    from etl.io import sha256_file
+
+    manifest = pred.with_name(pred.name + ".manifest.json")
+    write(manifest, {"step": "icl-parse", "outputs": [{"name": pred.name, "sha256": sha256_file(pred)}],
+                     "covers": {"titles": titles, "failed_titles": failed}})
+    return manifest
+
+
+def test_gold_without_predictions_warns_and_only_predicted_scores_the_rest(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [titled("A"), titled("B"), titled("C"), titled("D"), titled("E")])
+    pred = write(tmp_path / "p.json", [{"title": "A", "h_idx": 0, "t_idx": 1, "r": "P19"},
+                                       {"title": "C", "h_idx": 1, "t_idx": 2, "r": "P17"}])
+    r = evaluate(gold, pred)
+    assert r.warnings == [f"gold documents without any prediction in {pred}: 3 of 5 (e.g. 'B', 'D', 'E'); each is "
+                          "scored with all its gold facts missed, which lowers recall; if the predictions are for a "
+                          "subset, pass --only-predicted to score only the predicted documents"]
+    assert [n.code for n in r.messages if n.level is Level.WARNING] == [NoteCode.GOLD_WITHOUT_PREDICTIONS]
+    assert (r.scores["n_docs"], r.scores["n_gold"], r.scores["recall"]) == (5, 15, pytest.approx(2 / 15))
+    assert r.scores["coverage"] == {"gold_documents": 5, "with_predictions": 2, "covered_without_predictions": 0,
+                                    "without_prediction": 3, "covers": None, "only_predicted": False,
+                                    "scored_documents": 5}
+    sub = evaluate(gold, pred, only_predicted=True)
+    assert sub.warnings == []
+    assert (f"--only-predicted: scored 2 of 5 gold documents, those with at least one prediction; no manifest from "
+            f"`envbench icl parse` beside {pred} says which documents were asked, so a document answered with "
+            "nothing is left out too (recall reads high by as much)") in sub.notes
+    assert (sub.scores["n_docs"], sub.scores["n_gold"], sub.scores["recall"]) == (2, 6, pytest.approx(2 / 6))
+    assert sub.scores["precision"] == r.scores["precision"] == 1.0
+    assert sub.scores["coverage"]["scored_documents"] == 2 and sub.scores["coverage"]["only_predicted"]
+    # the same subset written out as its own gold file scores the same
+    alone = write(tmp_path / "ac.json", [titled("A"), titled("C")])
+    assert {k: sub.scores[k] for k in SCORE_KEYS} == {k: evaluate(alone, pred).scores[k] for k in SCORE_KEYS}
+
+
+def test_a_covered_document_without_predictions_still_counts(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [titled("A"), titled("B"), titled("C")])
+    pred = write(tmp_path / "p.json", [{"title": "A", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    manifest = write_covers(pred, ["A", "B"], ["B"])  # B was asked, and its request failed
+    r = evaluate(gold, pred)
+    # only C was never asked about: B is covered, and scored with its facts missed
+    assert r.warnings == [f"gold documents without any prediction in {pred}: 1 of 3 (e.g. 'C'); each is scored "
+                          "with all its gold facts missed, which lowers recall; if the predictions are for a "
+                          "subset, pass --only-predicted to score only the predicted documents"]
+    sub = evaluate(gold, pred, only_predicted=True, out=tmp_path / "scores.json")
+    assert sub.warnings == []
+    assert (f"--only-predicted: scored 2 of 3 gold documents, those {manifest} says the predictions cover (1 of "
+            "them without predictions, their gold facts counted as missed) and those with a prediction") in sub.notes
+    assert (sub.scores["n_docs"], sub.scores["n_gold"], sub.scores["recall"]) == (2, 6, pytest.approx(1 / 6))
+    assert sub.scores["coverage"]["covers"] == str(manifest)
+    written = json.loads((tmp_path / "scores.json.manifest.json").read_text())
+    assert written["parameters"]["only_predicted"] is True
+    assert manifest.name in [i["name"] for i in written["inputs"]]  # the covers decide what was scored
+    # a prediction file replaced after `icl parse` no longer matches its manifest: the list is not trusted
+    write(pred, [{"title": "A", "h_idx": 0, "t_idx": 1, "r": "P19"}, {"title": "A", "h_idx": 0, "t_idx": 2, "r": "P27"}])
+    stale = evaluate(gold, pred, only_predicted=True)
+    assert stale.warnings == [f"{manifest} does not describe {pred} (the file's sha256 differs from the one it "
+                              "records), so the documents it lists as covered are not used; rerun `envbench icl "
+                              "parse` to write both again"]
+    assert stale.scores["n_docs"] == 1 and stale.scores["coverage"]["covers"] is None
+
+
+def test_only_predicted_on_an_env_file_keeps_per_seed_scores_when_the_subset_is_even(tmp_path: Path) -> None:
+    docs = [titled(t) for t in ("X-1", "X-2", "Y-1", "Y-2")]
+    gold = write(tmp_path / "env.json", docs)
+
+    def pred_for(*titles: str) -> Path:
+        return write(tmp_path / "p.json", [{"title": t, "h_idx": 0, "t_idx": 1, "r": "P19"} for t in titles])
+
+    even = evaluate(gold, pred_for("X-1", "Y-1"), only_predicted=True)
+    assert list(even.scores["env"]["seeds"]) == ["1"] and even.scores["n_docs"] == 2
+    uneven = evaluate(gold, pred_for("X-1", "X-2", "Y-1"), only_predicted=True)
+    assert "env" not in uneven.scores and uneven.scores["n_docs"] == 3
+    assert [n.code for n in uneven.messages if n.code is NoteCode.ENV_SUBSET_UNEVEN] == [NoteCode.ENV_SUBSET_UNEVEN]
+    # without --only-predicted the whole Env file is scored, its twins counted one by one
+    full = evaluate(gold, pred_for("X-1", "X-2", "Y-1"))
+    assert list(full.scores["env"]["seeds"]) == ["1", "2"]
+    assert full.warnings[0].startswith(f"gold documents without any prediction in {tmp_path / 'p.json'}: 1 of 4 "
+                                       "(e.g. 'Y-2')")
+
+
+def test_only_predicted_with_no_prediction_is_an_error(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [titled("A")])
+    pred = write(tmp_path / "p.json", [{"title": "Nope", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    with pytest.raises(DataError) as err:
+        evaluate(gold, pred, only_predicted=True)
+    assert str(err.value) == (f"--only-predicted: the only document of {gold} has no prediction in {pred}; "
+                              "check that --pred was made for this --gold")
+    gold2 = write(tmp_path / "g2.json", [titled("A"), titled("B")])
+    with pytest.raises(DataError, match=r"^--only-predicted: none of the 2 documents of .*g2\.json has a prediction "
+                                        r"in .*p\.json; check that --pred was made for this --gold$"):
+        evaluate(gold2, pred, only_predicted=True)

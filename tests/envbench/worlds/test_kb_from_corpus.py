@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from envbench.core.errors import DataError
 from envbench.formats.docred import distinct_names, entity_type, read_docs
 from envbench.worlds import wikidata_json as wj
-from envbench.worlds.kb_from_corpus import KB_QID_RANGE, kb_from_corpus
+from envbench.worlds.kb_from_corpus import KB_QID_RANGE, cluster_name, kb_from_corpus
 from envbench.worlds.wikidata_json import iter_dump
 from tests.conftest import shared_path
 from wikidata_index.names import fold
@@ -352,8 +352,9 @@ def test_real_re_docred(tmp_path: Path) -> None:
                     continue
                 n_entities += 1
                 names.setdefault(q, set()).update(distinct_names(e))
-                assert fold(items[q]["labels"]["en"]["value"]) in {fold(n) for n in distinct_names(e)} or len(
-                    names[q]) > len(distinct_names(e))
+                # clusters merge on the folded name without a leading "the" (cluster_name)
+                assert cluster_name(items[q]["labels"]["en"]["value"]) in {cluster_name(n) for n in distinct_names(e)} \
+                    or len(names[q]) > len(distinct_names(e))
     assert n_entities == res.entities and set(names) == set(items)  # one item per cluster, every cluster linked
     for q, ns in names.items():  # label + aliases are exactly the cluster's distinct mention names
         e = items[q]
@@ -464,3 +465,29 @@ def test_skipped_documents_are_reported(tmp_path: Path) -> None:
     assert res.notes == [f"skipped 1 invalid document of {p}; the first: document 1 'Paris': label 0: relation 'P0' "
                          "is not one of the 96 DocRED relations; use a DocRED property id such as P17"]
     assert res.summary().endswith("\n" + res.notes[0])
+
+
+def test_cluster_name_drops_a_leading_article() -> None:
+    assert cluster_name("The  Beatles") == cluster_name("beatles") == "beatles"
+    assert cluster_name("the United States") == cluster_name("United States") == "united states"
+    assert cluster_name("The") == "the"  # a name that is only the article stays itself
+    assert cluster_name("Theodor Herzl") == "theodor herzl"
+
+
+def test_untyped_keep_writes_no_p31_and_coarse_writes_the_fallback(tmp_path: Path) -> None:
+    doc = {"title": "T", "sents": [["Zorblax", "met", "Quuxco", "."]],
+           "vertexSet": [[{"name": "Zorblax", "sent_id": 0, "pos": [0, 1], "type": "PER"}],
+                         [{"name": "Quuxco", "sent_id": 0, "pos": [2, 3], "type": "ORG"}]],
+           "labels": []}
+    src = tmp_path / "d.json"
+    src.write_text(json.dumps([doc]))
+    kept = kb_from_corpus([src], tmp_path / "k.json.gz", tmp_path / "k.links.json", min_class_items=1, untyped="keep")
+    coarse = kb_from_corpus([src], tmp_path / "c.json.gz", tmp_path / "c.links.json", min_class_items=1)
+    links = json.loads((tmp_path / "k.links.json").read_text())["T"]
+    k_items, c_items = _items(tmp_path / "k.json.gz"), _items(tmp_path / "c.json.gz")
+    assert "P31" in k_items[links[0]]["claims"]  # a person is always typed
+    assert "P31" not in k_items[links[1]]["claims"] and kept.untyped_items == 1
+    assert c_items[links[1]]["claims"]["P31"][0]["mainsnak"]["datavalue"]["value"]["id"] == "Q43229"
+    assert coarse.untyped_items == 0
+    with pytest.raises(DataError, match="untyped='drop' is not a policy; choose one of keep, coarse"):
+        kb_from_corpus([src], tmp_path / "x.json.gz", tmp_path / "x.links.json", untyped="drop")
