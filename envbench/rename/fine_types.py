@@ -188,4 +188,8 @@ def by_p31_overlap(window: Sequence[str], own: Iterable[str], types: Mapping[str
     mine = set(own)
     if not mine:
         return list(window)
-    return sorted(window, key=lambda c: -p31_jaccard(mine, types.get(c, ())))
+    scores = [p31_jaccard(mine, types.get(c, ())) for c in window]
+    if min(scores, default=0.0) == max(scores, default=0.0):  # the common case: nothing to reorder
+        return list(window)
+    order = sorted(range(len(window)), key=lambda i: -scores[i])  # stable: the draw order breaks ties
+    return [window[i] for i in order]

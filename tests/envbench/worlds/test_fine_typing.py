@@ -16,6 +16,7 @@ from envbench.worlds.fine_typing import (
     Evidence,
     FineTyper,
     MentionContext,
+    city_class_qid,
     head_of,
     load_fine_classes,
 )
@@ -41,7 +42,8 @@ def test_the_class_vocabulary_is_consistent() -> None:
         assert chain[-1] == "Q35120", (q, chain)  # every chain ends at "entity" through the table
         assert info.coarse and set(info.coarse) <= {"PER", "ORG", "LOC", "MISC"}, q
         made_here = int(q[1:]) >= 2 * 10**12
-        assert made_here == bool(info.adjectival_kind), q  # only the adjectival classes are not Wikidata's
+        # only the adjectival classes and the "city of <country>" ones are not Wikidata's
+        assert made_here == (bool(info.adjectival_kind) or q in fine.city_of.values()), q
     for rules in (fine.first_words, fine.contains, *fine.last_word.values()):
         for r in rules:
             assert r.qid in fine.classes and r.coarse, r
@@ -194,3 +196,14 @@ def test_types_of_annotated_dev_entities() -> None:
     assert max(chance.values()) < 0.1
     assert full["all"] >= 0.55 and full["all"] >= relations["all"] + 0.2, (full, relations)
     assert full["LOC"] >= 0.65 and full["ORG"] >= 0.5 and full["MISC"] >= 0.35, full
+
+
+def test_a_gazetteer_city_is_a_city_of_its_country() -> None:
+    fine = load_fine_classes()
+    assert city_class_qid("AD") == "Q2000000100003" and city_class_qid("FR") == "Q2000000100147"
+    assert fine.city_of["FR"] == city_class_qid("FR") and fine.classes[fine.city_of["FR"]].label == "city of France"
+    assert fine.ancestors(fine.city_of["US"])[:2] == [fine.city_of["US"], "Q515"] and fine.head(fine.city_of["US"]) == "city"
+    typer = FineTyper(min_class_items=1)
+    chicago = typer.type(Evidence("LOC", ["Chicago"]))
+    assert chicago.qid == fine.city_of["US"] and chicago.signal == "gazetteer", chicago
+    assert typer.type(Evidence("LOC", ["Lyon"])).qid == fine.city_of["FR"]
