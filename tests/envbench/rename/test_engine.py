@@ -132,6 +132,16 @@ def test_a_linked_entity_takes_the_first_candidate_without_a_clash() -> None:
     assert run.new_items == {0: "Q8"} and ("maria", "lopez") in run.taken
 
 
+def test_a_candidate_is_passed_over_when_its_name_without_the_article_is_in_the_document() -> None:
+    run, slots = _run(_doc(), ["Q1", None, None, None, None], {"Q1": "Q5"})
+    names = {"Q7": ItemNames("The Rome", ()),  # "Rome" is in the document: "The Rome" is that name
+             "Q8": ItemNames("The Ash Trio", ())}
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
+    assert settle_linked(run, 0, draws) is None
+    assert run.new_items == {0: "Q8"}
+    assert ("the", "ash", "trio") in run.taken and ("ash", "trio") in run.taken  # later entities clash with both
+
+
 def test_a_missing_window_is_asked_for_and_the_last_one_ends_in_no_candidate() -> None:
     run, slots = _run(_doc(), ["Q1", None, None, None, None], {"Q1": "Q5"})
     draws = _draws(slots, total=10, windows={}, names={"Q7": ItemNames("Rome", ())})
