@@ -198,21 +198,39 @@ def predict(
     checkpoint: str = "best", device: str = "auto", dtype: str = "auto", batch_size: int = 0,
     max_docs: int = 0, skip_invalid: bool = False, progress: bool = True, threads: int = 0,
 ) -> PredictResult:
-    """Predict relations for every document of ``docs_path`` and write them to ``out``."""
+    """Predict relations for every document of ``docs_path`` and write them to ``out``.
+
+    ``out`` is written as one step (``etl.step.Step``): staged, published atomically, with
+    ``OUT.manifest.json`` beside it written last. The manifest records the checkpoint and documents it
+    came from and, under ``covers``, the titles predicted for (all of ``docs_path``, or the first
+    ``max_docs``), so that ``envbench evaluate`` does not mistake a document the model found no
+    relation in for one it never saw, and scores a ``max_docs`` subset with ``--only-predicted``.
+    """
     import torch
+
+    from etl.step import Step, manifest_beside
 
     t0 = time.time()
     if threads:
         torch.set_num_threads(threads)
     dev = resolve_device(device)
+    ckpt = checkpoint_dir(run, checkpoint)
     model, cfg, tokenizer = load_run(run, checkpoint, dev)
     docs = read_docs(docs_path, skip_invalid=skip_invalid).docs
     if max_docs:
         docs = docs[:max_docs]
-    feats, stats = build_features(docs, tokenizer, marker=cfg.marker, max_length=cfg.max_length, window=cfg.window)
-    preds = infer(
-        model, feats, batch_size=batch_size or cfg.eval_batch_size, max_labels=cfg.max_labels, device=dev,
-        bf16=use_bf16(dtype, dev), progress=progress,
-    )
-    write_json_atomic(out, preds)
+    inputs = [docs_path, *(f for f in (ckpt / "model.pt", ckpt / "config.json") if f.is_file())]
+    parameters = {"checkpoint": checkpoint, "max_docs": max_docs, "skip_invalid": skip_invalid,
+                  "max_labels": cfg.max_labels}
+    with Step("predict", manifest=manifest_beside(out), outputs=[out], inputs=inputs, parameters=parameters,
+              force=True) as step:
+        feats, stats = build_features(docs, tokenizer, marker=cfg.marker, max_length=cfg.max_length,
+                                      window=cfg.window)
+        preds = infer(
+            model, feats, batch_size=batch_size or cfg.eval_batch_size, max_labels=cfg.max_labels, device=dev,
+            bf16=use_bf16(dtype, dev), progress=progress,
+        )
+        write_json_atomic(step.path(out), preds)
+        step.info["covers"] = {"titles": [d["title"] for d in docs], "failed_titles": [], "documents": len(docs),
+                               "subset": bool(max_docs)}
     return PredictResult(str(out), len(docs), len(preds), checkpoint, round(time.time() - t0, 1), stats.as_dict())

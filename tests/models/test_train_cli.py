@@ -195,6 +195,13 @@ def test_train_evrt_resume_and_predict(files: dict[str, Path], tiny_encoder: Pat
 
     s = score(tiny_docs(2), preds, tiny_docs(4))
     assert 0.0 <= s["f1"] <= 1.0
+    # the manifest beside says which documents were predicted for, so evaluate counts none as unpredicted
+    from envbench.formats.predictions import read_covers
+    from envbench.scoring.evaluate import coverage
+
+    covers = read_covers(pred)
+    assert covers is not None and covers.matches and covers.titles == ["Doc 0", "Doc 1"]
+    assert coverage(tiny_docs(2), preds, covers).missing == []
 
 
 def test_train_vanilla_is_deterministic(files: dict[str, Path], tiny_encoder: Path, tmp_path: Path) -> None:
