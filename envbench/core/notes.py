@@ -84,6 +84,12 @@ class NoteCode(str, Enum):
         "scored with all its gold facts missed, which lowers recall; if the predictions are for a subset, pass "
         "--only-predicted to score only the predicted documents",
     )
+    REPORT_GOLD_WITHOUT_PREDICTIONS = (
+        "report_gold_without_predictions", Level.WARNING,
+        "gold documents without any prediction in {pred}: {n} of {total} (e.g. {examples}); each is scored "
+        "with all its gold facts missed; if {pred} is for a subset, predict every document of {gold} (or "
+        "score the subset with `envbench evaluate --only-predicted`)",
+    )
     ONLY_PREDICTED_COVERS = (
         "only_predicted_covers", Level.NOTE,
         "--only-predicted: scored {scored} of {total} gold documents, those {manifest} says the predictions cover "

@@ -17,9 +17,11 @@ from typing import Any
 from envbench.core.errors import DataError
 from envbench.core.notes import HasNotes, Level, Note, NoteCode, note, texts
 from envbench.formats.docred import Doc, read_docs, read_json_file
-from envbench.formats.predictions import load_predictions
+from envbench.formats.predictions import load_predictions, read_covers
 from envbench.formats.substitutions import read_substitution_rows
 from envbench.scoring.evaluate import (
+    EXAMPLE_TITLES,
+    coverage,
     env_seeds,
     name_independent,
     prediction_notes,
@@ -157,6 +159,14 @@ def _analyse(
     messages += prediction_notes(orig_scores, op, og, original_gold, pred_option="--original-pred",
                                  gold_option="--original-gold")
     messages += prediction_notes(env_pooled, ep, eg, env_gold, pred_option="--env-pred", gold_option="--env-gold")
+    for gold_docs, preds, pred_path, gold_path in ((og, op, original_pred, original_gold), (eg, ep, env_pred, env_gold)):
+        # as evaluate warns: a document nobody predicted for (not listed in the manifest's covers) lowers recall
+        cov = coverage(gold_docs, preds, read_covers(pred_path))
+        if cov.missing:
+            examples = ", ".join(repr(t) for t in cov.missing[:EXAMPLE_TITLES])
+            messages.append(note(NoteCode.REPORT_GOLD_WITHOUT_PREDICTIONS, pred=pred_path, gold=gold_path,
+                                 n=len(cov.missing), total=cov.total,
+                                 examples=examples + (", ..." if len(cov.missing) > EXAMPLE_TITLES else "")))
     messages += ni.notes
 
     oc = A.checked(og, op, str(original_pred))

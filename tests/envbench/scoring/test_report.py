@@ -284,6 +284,15 @@ def test_report_refuses_an_env_file_of_another_benchmark_but_warns_on_a_few_stra
     env[-1]["title"] = "Stray-2"
     env += [renamed(src | {"title": "Tiny3"}, k, {}) for k in (1, 2)]
     two = write(tmp_path / "orig2.json", [src, src | {"title": "Tiny3"}])
-    r = make_report(two, world["op"], write(tmp_path / "env.json", env), world["ep"], out=tmp_path / "rep2")
-    assert r.warnings == [f"2 Env documents have no original document in {two}; they are left out of the "
-                          "consistency rate"]
+    envf = write(tmp_path / "env.json", env)
+    r = make_report(two, world["op"], envf, world["ep"], out=tmp_path / "rep2")
+    op, ep = world["op"], world["ep"]
+    assert r.warnings == [
+        # nobody predicted for the added documents: said, as evaluate says it
+        f"gold documents without any prediction in {op}: 1 of 2 (e.g. 'Tiny3'); each is scored with all its gold "
+        f"facts missed; if {op} is for a subset, predict every document of {two} (or score the subset with "
+        "`envbench evaluate --only-predicted`)",
+        f"gold documents without any prediction in {ep}: 4 of 6 (e.g. 'Stray-1', 'Stray-2', 'Tiny3-1', ...); each "
+        f"is scored with all its gold facts missed; if {ep} is for a subset, predict every document of {envf} (or "
+        "score the subset with `envbench evaluate --only-predicted`)",
+        f"2 Env documents have no original document in {two}; they are left out of the consistency rate"]
