@@ -74,7 +74,7 @@ def main() -> None:
                 continue
             if gz.adjectival_for(new):
                 v = "adjectival"
-            elif r["fine_type"] == LANGUAGE or any(p.kind == "language" for p in gz.places_for(new)):
+            elif r["fine_type"] == LANGUAGE or gz.reads_as_adjective(new):
                 v = "language"
             else:
                 v = "noun"

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from envbench.formats.docred import Doc, read_docs, require_documents
-from envbench.rename.substitute import name_key, text_key
+from envbench.rename.substitute import name_key, text_key, with_article_dropped
 
 NameKey = tuple[str, ...]
 
@@ -42,7 +42,7 @@ def mention_keys(docs: Iterable[Doc]) -> set[NameKey]:
             for m in entity:
                 for k in keys_of(doc, m):
                     if k:  # "The Beatles" in training also makes "Beatles" a seen name
-                        keys.update((k, k[1:]) if len(k) > 1 and k[0] == "the" else (k,))
+                        keys.update(with_article_dropped(k))
     return keys
 
 

@@ -76,7 +76,11 @@ def clash_keys(text: str) -> tuple[tuple[str, ...], ...]:
     (which wrote "the Beatles" with a lower-case article outside the mention, or none).
     Example: clash_keys("The Beatles") == (("the", "beatles"), ("beatles",)); clash_keys("Rome") == (("rome",),).
     """
-    key = text_key(text)
+    return with_article_dropped(text_key(text))
+
+
+def with_article_dropped(key: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """A key, and the key without its leading "the" when it has one and more (see :func:`clash_keys`)."""
     return (key, key[1:]) if len(key) > 1 and key[0] == "the" else (key,)
 
 
@@ -308,6 +312,6 @@ def mention_tokens(doc: Doc, entity: Sequence[Mapping[str, Any]]) -> dict[str, l
 
 
 __all__ = [
-    "NewName", "Plan", "apply_plan", "distinct_names", "mention_tokens", "name_key", "new_name",
-    "overlapping_entities", "pair_names", "self_overlapping_entities",
+    "NewName", "Plan", "apply_plan", "clash_keys", "distinct_names", "mention_tokens", "name_key", "new_name",
+    "overlapping_entities", "pair_names", "self_overlapping_entities", "text_key", "with_article_dropped",
 ]

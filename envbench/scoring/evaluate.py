@@ -330,10 +330,14 @@ def coverage_notes(cov: Coverage, covers: Covers | None, pred: str | os.PathLike
         else:
             out.append(note(NoteCode.ONLY_PREDICTED_NO_COVERS, scored=scored, total=cov.total, pred=pred))
     elif cov.missing:
-        examples = ", ".join(repr(t) for t in cov.missing[:EXAMPLE_TITLES])
         out.append(note(NoteCode.GOLD_WITHOUT_PREDICTIONS, pred=pred, n=len(cov.missing), total=cov.total,
-                        examples=examples + (", ..." if len(cov.missing) > EXAMPLE_TITLES else "")))
+                        examples=example_titles(cov.missing)))
     return out
+
+
+def example_titles(titles: Sequence[str]) -> str:
+    """The first ``EXAMPLE_TITLES`` titles, quoted, and "..." when there are more: "'A', 'B', 'C', ..."."""
+    return ", ".join(repr(t) for t in titles[:EXAMPLE_TITLES]) + (", ..." if len(titles) > EXAMPLE_TITLES else "")
 
 
 @dataclass
@@ -506,6 +510,7 @@ def evaluate(
 
 
 __all__ = ["Coverage", "EvaluateResult", "LABELS", "NameIndependent", "coverage", "coverage_notes", "env_seeds",
+           "example_titles",
            "evaluate", "load_train_facts",
            "name_independent", "original_names", "prediction_notes", "read_gold", "refuse_compressed_out",
            "same_content", "score_env", "score_file", "split_seed", "summarize", "train_is_gold_notes"]

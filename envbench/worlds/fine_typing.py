@@ -199,6 +199,12 @@ def city_class_qid(alpha_2: str) -> str:
     return f"Q{CITY_CLASS_BASE + 26 * a + b}"
 
 
+def is_city_class(qid: str) -> bool:
+    """Whether ``qid`` is one of the KB-made "city of <country>" classes (:func:`city_class_qid`)."""
+    digits = qid[1:]
+    return digits.isdigit() and CITY_CLASS_BASE <= int(digits) < CITY_CLASS_BASE + 26 * 26
+
+
 @functools.lru_cache(maxsize=1)
 def load_fine_classes() -> FineClasses:
     raw: dict[str, Any] = json.loads(resources.files("envbench").joinpath("data/fine_classes.json").read_text("utf-8"))
@@ -494,9 +500,8 @@ class FineTyper:
         typed = list(typed)
         while True:
             sizes = Counter(t.qid for t in typed)
-            city_of = set(self.fine.city_of.values())
             small = {q for q, n in sizes.items()
-                     if n < (max(self.min_class_items, CITY_OF_MIN_ITEMS) if q in city_of else self.min_class_items)
+                     if n < (max(self.min_class_items, CITY_OF_MIN_ITEMS) if is_city_class(q) else self.min_class_items)
                      and not self.fine.classes[q].adjectival_kind and self.fine.classes[q].parent is not None}
             if not small:
                 return typed
@@ -542,8 +547,8 @@ def head_of(qid: str, fine: FineClasses | None = None) -> str:
     return (fine or load_fine_classes()).head(qid)
 
 
-__all__ = ["SIGNALS", "Evidence", "FineClasses", "FineTyper", "MentionContext", "Typing", "head_of",
-           "load_fine_classes"]
+__all__ = ["SIGNALS", "Evidence", "FineClasses", "FineTyper", "MentionContext", "Typing", "city_class_qid", "head_of",
+           "is_city_class", "load_fine_classes"]
 
 
 def subdivision_class(p: Place) -> str | None:

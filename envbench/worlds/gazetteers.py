@@ -80,6 +80,11 @@ class Gazetteer:
     def adjectival_for(self, name: str) -> list[Adjectival]:
         return self.adjectival.get(name_key(name), [])
 
+    def reads_as_adjective(self, name: str) -> bool:
+        """Whether ``name`` can stand where an adjectival form stood: a form of the lexicon ("Croatian") or a
+        language name ("Telugu", as in "a Telugu poet"). The demonym measure of bench/demonyms.py and its test."""
+        return bool(self.adjectival_for(name)) or any(p.kind == "language" for p in self.places_for(name))
+
     def demonyms_of(self, name: str) -> list[str]:
         """Adjectival forms (singular, as written in the lexicon) of the place or religion ``name``."""
         return self.demonyms_by_referent.get(name_key(name), [])

@@ -54,6 +54,7 @@ from envbench.worlds.fine_typing import (
     FineTyper,
     MentionContext,
     Typing,
+    is_city_class,
     load_fine_classes,
 )
 from envbench.worlds.type_table import TypeTable, load_type_table
@@ -512,7 +513,7 @@ def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
     cl.fine, cl.signal = t.qid, t.signal
     if t.adjectival:  # its names that are adjectival forms (a mostly adjectival cluster may have noun aliases)
         cl.demonyms = [n for n in names if typer.gz.adjectival_for(n)]
-    elif t.qid in DEMONYM_BEARING or t.qid in typer.fine.city_of.values():
+    elif t.qid in DEMONYM_BEARING or is_city_class(t.qid):
         referent = t.place.name if t.place is not None else names[0]
         forms = typer.gz.demonyms_of(referent) or typer.gz.demonyms_of(names[0])
         # and its own names the lexicon gives as singular adjectival forms ("British" in an England

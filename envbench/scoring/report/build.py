@@ -20,9 +20,9 @@ from envbench.formats.docred import Doc, read_docs, read_json_file
 from envbench.formats.predictions import load_predictions, read_covers
 from envbench.formats.substitutions import read_substitution_rows
 from envbench.scoring.evaluate import (
-    EXAMPLE_TITLES,
     coverage,
     env_seeds,
+    example_titles,
     name_independent,
     prediction_notes,
     read_gold,
@@ -163,10 +163,8 @@ def _analyse(
         # as evaluate warns: a document nobody predicted for (not listed in the manifest's covers) lowers recall
         cov = coverage(gold_docs, preds, read_covers(pred_path))
         if cov.missing:
-            examples = ", ".join(repr(t) for t in cov.missing[:EXAMPLE_TITLES])
             messages.append(note(NoteCode.REPORT_GOLD_WITHOUT_PREDICTIONS, pred=pred_path, gold=gold_path,
-                                 n=len(cov.missing), total=cov.total,
-                                 examples=examples + (", ..." if len(cov.missing) > EXAMPLE_TITLES else "")))
+                                 n=len(cov.missing), total=cov.total, examples=example_titles(cov.missing)))
     messages += ni.notes
 
     oc = A.checked(og, op, str(original_pred))
