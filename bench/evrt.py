@@ -316,8 +316,10 @@ def cmd_report(args: argparse.Namespace) -> None:
     train_docs = read_docs(out / "data" / "train.json").docs
     sets = {name: read_docs(out / "data" / f"{name}.json").docs for name in ("test", "env")}
     results: dict[str, Any] = {"runs": {}, "over_training_seeds": {}}
-    for variant in VARIANTS:
-        runs = {seed: run_scores(out / f"{variant}-s{seed}", sets, train_docs) for seed in args.seeds}
+    folders = {variant: (f"{variant}-s{{}}", args.seeds) for variant in VARIANTS}
+    folders |= {f"{model} vanilla": (f"{model}-vanilla-s{{}}", args.model_seeds) for model in args.models}
+    for variant, (folder, seeds) in folders.items():
+        runs = {seed: run_scores(out / folder.format(seed), sets, train_docs) for seed in seeds}
         runs = {seed: r for seed, r in runs.items() if r is not None}
         results["runs"][variant] = runs
         if not runs:
@@ -398,6 +400,8 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("report", help="score every run and write results.json and results.md")
     p.add_argument("--out", type=Path, required=True, help="the experiment's output folder")
     p.add_argument("--seeds", nargs="+", required=True, help="training seeds (run folders <variant>-s<seed>)")
+    p.add_argument("--models", nargs="*", default=[], help="other models' vanilla runs (folders <model>-vanilla-s<seed>)")
+    p.add_argument("--model-seeds", nargs="*", default=[], help="training seeds of the --models runs")
     p.set_defaults(fn=cmd_report)
     args = ap.parse_args(argv)
     try:

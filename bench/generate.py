@@ -3,6 +3,7 @@
     .venv/bin/python bench/generate.py            # 1M and 10M items
     .venv/bin/python bench/generate.py --quick    # 100k and 1M items (about a minute and a half)
     .venv/bin/python bench/generate.py --rss      # peak RSS on 5 MB and 50 MB DocRED files, --seeds 2
+    .venv/bin/python bench/generate.py --against 5bf86fc   # this tree against a commit, side by side
 
 Lean indexes are written straight to Parquet by one DuckDB query per table (the ingest path
 for 10M items would take too long here): every item has a label, 0-3 aliases, one P31 class
@@ -17,6 +18,12 @@ typing, candidate SQL, substitution, audit, writing), measured side by side in o
 (which numbers the candidates of every class once and caches that in INDEX/derived/) and a later
 run on the same index.
 
+``--against REV`` compares this working tree with a commit (exported with ``git archive`` under
+``--work``) on the 1M-item index (100k with ``--quick``): each round runs each version in a fresh
+process, alternating, with its own copy of the index (so neither reuses the other's numbering
+cache), as one first run and two later runs; it prints the median times of both and their ratio
+against issue 13's bound (this tree within 1.2x of 5bf86fc).
+
 ``--rss`` measures memory instead: each input size (the 1000 documents repeated under new titles
 until the file reaches the size) runs `generate --seeds 2` on the 100k-item index in a fresh
 process, which reports its peak RSS (``ru_maxrss``). The target: peak RSS grows sublinearly with
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -212,6 +220,71 @@ def bench_rss(work: Path, sizes_mb: list[int], seeds: int) -> None:
         print(f"target: < {RSS_TARGET_MB} MB at 50 MB: {'met' if max(big) < RSS_TARGET_MB else 'MISSED'}")
 
 
+_AGAINST_CHILD = """
+import json, shutil, sys, time
+from pathlib import Path
+try:
+    from envbench.rename.generate import generate
+except ImportError:  # the layout before the restructure (5bf86fc and older)
+    from envbench.generate import generate
+docs, index, out, links, seeds = sys.argv[1:6]
+shutil.rmtree(Path(index) / "derived", ignore_errors=True)
+times = []
+for _ in range(3):
+    t = time.perf_counter()
+    generate(docs, index, out, links=links, seeds=int(seeds), force=True, progress=False)
+    times.append(time.perf_counter() - t)
+print(json.dumps(times))
+"""
+AGAINST_BOUND = 1.2  # issue 13: generation stays within 1.2x of the time of 5bf86fc
+
+
+def bench_against(work: Path, rev: str, quick: bool, seeds: int, rounds: int) -> None:
+    """This tree against commit ``rev``, side by side (see the module docstring)."""
+    import statistics
+
+    sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=REPO, capture_output=True, text=True)
+    if sha.returncode != 0:
+        sys.exit(f"--against {rev}: not a commit of this repository ({sha.stderr.strip()}); give a commit or tag")
+    sha_s = sha.stdout.strip()
+    tree = work / f"tree-{sha_s}"
+    if not (tree / "envbench").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", sha_s], cwd=REPO, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    size = 100_000 if quick else 1_000_000
+    index = build_lean_index(work / f"lean-{size}", size)
+    docs, links, source = bench_docs(work / "generate-docs")
+    versions = {sha_s: tree, "this tree": REPO}
+    copies = {}
+    for name, root in versions.items():
+        copy = work / f"against-index-{'head' if root == REPO else sha_s}"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(index, copy, ignore=shutil.ignore_patterns("derived"))
+        copies[name] = copy
+    print(f"generate, {source} x {seeds} seeds, {size:,}-item lean index: {sha_s} against this tree, "
+          f"{rounds} rounds, each a fresh process per version (one first run, two later runs)")
+    first: dict[str, list[float]] = {n: [] for n in versions}
+    later: dict[str, list[float]] = {n: [] for n in versions}
+    for r in range(rounds):
+        for name, root in (versions.items() if r % 2 == 0 else reversed(versions.items())):
+            proc = subprocess.run([sys.executable, "-c", _AGAINST_CHILD, str(docs), str(copies[name]),
+                                   str(work / f"against-out-{'head' if root == REPO else sha_s}"), str(links),
+                                   str(seeds)], capture_output=True, text=True, cwd=root,
+                                  env={**os.environ, "PYTHONPATH": str(root)})
+            if proc.returncode != 0:
+                sys.exit(f"generate of {name} failed:\n{proc.stderr[-2000:]}")
+            times = json.loads(proc.stdout.strip().splitlines()[-1])
+            first[name].append(times[0])
+            later[name].extend(times[1:])
+            print(f"  round {r + 1}, {name}: first {times[0]:.2f} s, later " + ", ".join(f"{t:.2f}" for t in times[1:]))
+    for label, got in (("first run", first), ("later runs", later)):
+        base, head = statistics.median(got[sha_s]), statistics.median(got["this tree"])
+        verdict = "within" if head / base <= AGAINST_BOUND else "OVER"
+        print(f"{label}: {sha_s} {base:.2f} s, this tree {head:.2f} s (medians): x{head / base:.2f}, "
+              f"{verdict} the {AGAINST_BOUND}x bound")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="100k and 1M items instead of 1M and 10M")
@@ -219,11 +292,16 @@ def main() -> None:
     parser.add_argument("--work", default=str(REPO / "runs" / "bench"), help="cache for indexes and outputs")
     parser.add_argument("--rss", action="store_true", help="measure peak RSS per input size instead (seeds 2)")
     parser.add_argument("--rss-sizes", default="5,50", help="input sizes in MB for --rss")
+    parser.add_argument("--against", metavar="REV", help="time this tree against commit REV instead, side by side")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --against (each version once per round)")
     args = parser.parse_args()
     from envbench.rename.generate import generate
 
     work = Path(args.work)
     args.seeds = args.seeds or (2 if args.rss else 5)
+    if args.against:
+        bench_against(work, args.against, args.quick, args.seeds, args.rounds)
+        return
     if args.rss:
         bench_rss(work, [int(x) for x in args.rss_sizes.split(",")], args.seeds)
         return

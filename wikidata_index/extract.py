@@ -105,17 +105,6 @@ def _string(value: Any, eid: str, what: str) -> str | None:
     raise Malformed("bad_structure", f"{eid}: {what} is {_kind(value)}, not a string")
 
 
-def fold_name(name: str) -> str:
-    """wikidata_index.names.fold, with a fast path for ASCII names (the large majority).
-
-    For ASCII text NFKD is the identity, nothing is combining, casefold is lower, and
-    str.split() splits on exactly the characters that the regex \\s matches.
-    """
-    if name.isascii():
-        return " ".join(name.lower().split())
-    return fold(name)
-
-
 def entity_id_of(value: Any) -> str | None:
     """The id of a wikibase-entityid value, from "id" or, in older JSON, from entity-type + numeric-id."""
     vid = value.get("id")
@@ -242,7 +231,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
         lab = en_label if lang == LABEL_LANGUAGE else _text(labels, lang)
         if lab:
             seen.add(lab)
-            names.append((eid, lang, lab, True, fold_name(lab)))
+            names.append((eid, lang, lab, True, fold(lab)))
         if aliases is not None and len(aliases):
             entries = _get(aliases, lang)
             if entries is not None:
@@ -251,7 +240,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
                     if not name or name in seen:
                         continue
                     seen.add(name)
-                    names.append((eid, lang, name, False, fold_name(name)))
+                    names.append((eid, lang, name, False, fold(name)))
 
     types: list[tuple] = []
     subclasses: list[tuple] = []
@@ -422,7 +411,7 @@ def _demonym_statements(eid: str, statements: Any, languages: Sequence[str], out
                 form = _snak_item(q, stats)
                 if form is not None:
                     break  # as for P2309: later snaks are not read
-        out.append((eid, lang, text, rank, form, fold_name(text)))
+        out.append((eid, lang, text, rank, form, fold(text)))
 
 
 def _constraint_rows(pid: str, st: Any, ctype: str | None, out: list[tuple], stats: dict[str, int]) -> None:

@@ -12,15 +12,65 @@ never brings one.
 from __future__ import annotations
 
 import functools
+import sys
+import threading
 from typing import Any
+
+_LOADING = threading.Lock()
+
+
+def warm_up() -> threading.Thread:
+    """Load spaCy's tokenizer in a background thread (started and returned), so that its import
+    (about a second) overlaps work that does not hold the GIL, such as `generate`'s DuckDB queries."""
+    thread = threading.Thread(target=_tokenizer, name="envbench-tokenizer-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _tokenizer() -> Any:
+    with _LOADING:  # one load, however many threads ask first
+        return _load_tokenizer()
 
 
 @functools.cache
-def _tokenizer() -> Any:
+def _load_tokenizer() -> Any:
     # Loaded on first use: importing spaCy takes a second, and `envbench --help` never needs it.
-    import spacy
+    # spaCy's model library (thinc) imports torch when it is installed (the [train] extra), which
+    # doubles the import for a tokenizer that never touches it; so torch is hidden from that import
+    # unless it is loaded already, and a later `import torch` works as usual (thinc then keeps no
+    # torch shims, which no part of envbench uses).
+    hide = "torch" not in sys.modules
+    if hide:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError
+    try:
+        import spacy
 
-    return spacy.blank("en").tokenizer
+        return spacy.blank("en").tokenizer
+    finally:
+        if hide and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
+@functools.cache
+def _special_words() -> frozenset[str]:
+    """The spaCy special cases made of letters only ("cannot" -> "can", "not"; "Dont" -> "Do", "nt")."""
+    return frozenset(w for w in _tokenizer().rules if w.isalpha())
+
+
+def _plain_words(text: str) -> list[str] | None:
+    """The words of ``text`` when spaCy would split it at its single spaces only, else None.
+
+    That holds for ASCII words of letters alone: spaCy's prefix, suffix and infix rules all need
+    a character that is not a letter, so only its special cases split such a word, and those are
+    checked. Most index names ("Mary Smith", "Lake Tahoe") take this path, which skips building
+    a spaCy Doc: `generate` tokenises every candidate name it draws.
+    """
+    words = text.split(" ")
+    special = _special_words()
+    for w in words:
+        if not (w.isascii() and w.isalpha()) or w in special:
+            return None
+    return words
 
 
 def tokenize(text: str) -> list[str]:
@@ -29,4 +79,7 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize('Willi "Bill" O\'Brien, Jr. (born 1963)')
     ['Willi', '"', 'Bill', '"', "O'Brien", ',', 'Jr.', '(', 'born', '1963', ')']
     """
+    plain = _plain_words(text)
+    if plain is not None:
+        return plain
     return [t.text for t in _tokenizer()(text) if not t.is_space]

@@ -63,10 +63,11 @@ class Auditor:
 
     con: Any
     constraints: Constraints
-    types: dict[str, set[str]] = field(default_factory=dict)
+    types: dict[str, frozenset[str]] = field(default_factory=dict)  # equal sets are one object (interned)
     anc: dict[str, frozenset[str]] = field(default_factory=dict)
     report: dict[str, RelationAudit] = field(default_factory=dict)
     _memo: dict[tuple[str, str, str], bool | None] = field(default_factory=dict)
+    _sets: dict[frozenset[str], frozenset[str]] = field(default_factory=dict)  # interning of ``types``
 
     @classmethod
     def for_docs(cls, con: Any, docs: Iterable[Doc]) -> Auditor:
@@ -79,8 +80,9 @@ class Auditor:
         if not new:
             return
         got = all_types(self.con, new)
-        for q in new:
-            self.types[q] = got.get(q, set())
+        for q in new:  # interned, so candidates of one P31 set share an object (``by_p31_overlap``'s shortcut)
+            classes = frozenset(got.get(q, ()))
+            self.types[q] = self._sets.setdefault(classes, classes)
         need = {c for q in new for c in self.types[q]} | set(new)
         self.anc.update(ancestors(self.con, need - self.anc.keys()))
 

@@ -89,6 +89,8 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
     :data:`NO_DEMONYM` when the entity has demonym names the candidate cannot serve, None when the
     candidate has too few other names (as ``pair_names``).
     """
+    if not own and not demonyms:  # most entities and candidates: plain alias-wise pairing
+        return pair_names(originals, label, aliases)
     adjectival = demonym_names(originals, own)
     nouns = [nm for nm in originals if nm not in set(adjectival)]
     cand_folded = {d.folded for d in demonyms}

@@ -47,6 +47,7 @@ chunk lacks in one batch per round, with their items' names, and calls it again.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,7 @@ from envbench.rename.substitute import (
     name_key,
     overlapping_entities,
     self_overlapping_entities,
+    text_key,
 )
 from wikidata_index.index import Demonym
 from wikidata_index.names import fold
@@ -107,6 +109,12 @@ def respell(name: str, old: list[str], new: list[str]) -> str:
 
 
 # ---------------------------------------------------------------------------- the facts of a document
+@functools.lru_cache(maxsize=256)
+def _word_marks(n: int) -> tuple[bytes, bytes]:
+    """The start and end marks of an n-letter word in DocInfo's run-together text."""
+    return b"\x01" + b"\x00" * (n - 1), b"\x00" * (n - 1) + b"\x01"
+
+
 class DocInfo:
     """What every seed of one source document shares."""
 
@@ -130,10 +138,12 @@ class DocInfo:
             parts.append(_SENTENCE)
             starts.append(0)
             ends.append(0)
-            for run in name_key(sent):
-                starts.extend(b"\x01" + b"\x00" * (len(run) - 1))
-                ends.extend(b"\x00" * (len(run) - 1) + b"\x01")
-                parts.append(run)
+            for tok in sent:
+                for run in text_key(tok):
+                    first, last = _word_marks(len(run))
+                    starts += first
+                    ends += last
+                    parts.append(run)
         self._sentences = len(doc["sents"])
         self._text = "".join(parts)
         self._starts, self._ends = bytes(starts), bytes(ends)

@@ -177,6 +177,15 @@ def p31_jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return len(sa & sb) / union if union else 0.0
 
 
+def _jaccard_with(mine: set[str] | frozenset[str], other: Iterable[str]) -> float:
+    """:func:`p31_jaccard` with the first set built once (called for every candidate of every window)."""
+    if not other:
+        return 0.0
+    theirs = other if isinstance(other, (set, frozenset)) else set(other)
+    shared = len(mine & theirs)
+    return shared / (len(mine) + len(theirs) - shared)
+
+
 def by_p31_overlap(window: Sequence[str], own: Iterable[str], types: Mapping[str, Iterable[str]]) -> list[str]:
     """A draw window reordered so candidates sharing more P31 classes with the entity come first.
 
@@ -185,11 +194,14 @@ def by_p31_overlap(window: Sequence[str], own: Iterable[str], types: Mapping[str
     "California" (state of the United States, constituent state), a window ["Hymnody", "Texas"]
     with Texas sharing both classes and Hymnody one is tried as ["Texas", "Hymnody"].
     """
-    mine = set(own)
-    if not mine:
+    mine = own if isinstance(own, (set, frozenset)) else set(own)
+    if not mine or len(window) < 2:
         return list(window)
-    scores = [p31_jaccard(mine, types.get(c, ())) for c in window]
-    if min(scores, default=0.0) == max(scores, default=0.0):  # the common case: nothing to reorder
+    theirs = [types.get(c, ()) for c in window]
+    if all(t is theirs[0] for t in theirs):  # one (interned) P31 set for the whole window: equal scores
+        return list(window)
+    scores = [_jaccard_with(mine, t) for t in theirs]
+    if all(x == scores[0] for x in scores):  # the common case: nothing to reorder
         return list(window)
     order = sorted(range(len(window)), key=lambda i: -scores[i])  # stable: the draw order breaks ties
     return [window[i] for i in order]

@@ -39,6 +39,7 @@ import orjson
 
 from envbench.core.checks import check_choice, check_seeds
 from envbench.core.errors import EnvbenchError
+from envbench.core.text import warm_up
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, entity_type, read_docs, require_documents
 from envbench.formats.files import JsonListWriter, stem_of
@@ -137,16 +138,17 @@ def generate(
     if out.resolve().is_relative_to(index_path.resolve()):  # the outputs would land among the index's files
         raise EnvbenchError(f"--out {out}: it is the index folder {index_path} or a folder inside it; "
                             "choose an output folder outside the index")
-    docs, validation, notes = _read(docs_path, skip_invalid)
-    n_docs = len(docs)
     parameters = {"seeds": seeds, "pool": pool, "twins": twins, "skip_invalid": skip_invalid,
                   "links": "file" if links is not None else "envbench link", "window": WINDOW,
                   "max_windows": MAX_WINDOWS, "exclude_names_from": [p.name for p in excludes]}
     main = f"{stem_of(docs_path)}_{'twins' if twins else 'env'}.json"
     inputs = [docs_path, *([Path(links)] if links is not None else []), *excludes]
+    warm_up()  # spaCy's tokenizer loads while the documents are read and DuckDB numbers the candidates
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects and no cycles: the cyclic GC would rescan them over and over
     try:
+        docs, validation, notes = _read(docs_path, skip_invalid)  # parsing alone makes millions of them
+        n_docs = len(docs)
         with _lifecycle(index_path, out, [main, SUBSTITUTIONS, "stats.json"], inputs, parameters,
                         need_edges=links is None, force=force) as (step, index, fingerprint):
             if step.up_to_date:

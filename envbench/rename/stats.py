@@ -91,6 +91,9 @@ class StatsTally:
     def _count_mentions(self, row: str, coarse: str, doc: Doc, ei: int, *, with_source: bool) -> None:
         """Count entity ``ei``'s mentions of ``doc`` (as written there) in ``names_seen``'s ``row``."""
         c = self.seen.setdefault((row, coarse), Counter())
+        if self.excluded is None and not with_source:  # nothing to look up: only the count
+            c["mentions"] += len(doc["vertexSet"][ei])
+            return
         for m in doc["vertexSet"][ei]:
             keys = keys_of(doc, m)
             c["mentions"] += 1

@@ -86,6 +86,13 @@ def with_article_dropped(key: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
 
 def name_key(tokens: Sequence[str]) -> tuple[str, ...]:
     """The key (:func:`text_key`) of a tokenised name: each token's runs, in order."""
+    if len(tokens) == 1:  # most mentions and every token of a sentence: no joining to do
+        return text_key(tokens[0])
+    return _joined_key(tuple(tokens))
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _joined_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(run for tok in tokens for run in text_key(tok))
 
 

@@ -320,12 +320,12 @@ def test_fold_fast_path_equals_fold() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from wikidata_index.extract import fold_name
+    from wikidata_index.names import _fold_unicode
 
     @settings(max_examples=400, deadline=None)
     @given(st.text(alphabet=st.characters(max_codepoint=127)) | st.text())
     def check(s: str) -> None:
-        assert fold_name(s) == fold(s)
+        assert fold(s) == _fold_unicode(s)
 
     check()
-    assert fold_name("  AC/DC \x1f x\t") == fold("  AC/DC \x1f x\t") == "ac/dc x"
+    assert fold("  AC/DC \x1f x\t") == _fold_unicode("  AC/DC \x1f x\t") == "ac/dc x"

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envbench.core.seeding import derive_seed, stable_hash_hex, stable_shuffle
-from envbench.core.text import tokenize
+from envbench.core.text import _tokenizer, tokenize
 from tests.conftest import shared_path
 from wikidata_index.names import fold
 
@@ -32,6 +34,37 @@ def test_tokenize_splits_punctuation_like_docred() -> None:
 @given(st.text(max_size=60))
 def test_tokenize_loses_no_visible_character(text: str) -> None:
     assert "".join(tokenize(text)) == "".join(text.split())
+
+
+def _spacy_tokens(text: str) -> list[str]:
+    return [t.text for t in _tokenizer()(text) if not t.is_space]
+
+
+def test_plain_word_shortcut_keeps_spacys_special_cases() -> None:
+    # words of letters only skip spaCy, except its special cases, in any case and context
+    assert tokenize("cannot") == ["can", "not"] and tokenize("Dont") == ["Do", "nt"]
+    cases = [f"{pre}{v}{post}" for w in _tokenizer().rules for v in {w, w.lower(), w.upper(), w.title()}
+             for pre, post in (("", ""), ("New ", ""), ("", " York"), ("the ", " of"))]
+    assert [c for c in cases if tokenize(c) != _spacy_tokens(c)] == []
+
+
+@settings(deadline=None)
+@given(st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\u00e9 -.'", min_size=1,
+                        max_size=10), min_size=1, max_size=5))
+def test_tokenize_equals_spacy_on_word_like_text(words: list[str]) -> None:
+    text = " ".join(words)
+    assert tokenize(text) == _spacy_tokens(text)
+
+
+def test_the_tokenizer_loads_without_torch_and_torch_still_imports_after() -> None:
+    code = ("import sys; from envbench.core.text import tokenize; assert tokenize('Mr. X') == ['Mr.', 'X']; "
+            "print('torch' in sys.modules); import importlib.util; print(importlib.util.find_spec('torch') is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "False"  # spaCy's import did not pull torch in
+    if out[1] == "True":  # torch installed: it imports normally afterwards
+        after = "from envbench.core.text import tokenize; tokenize('Mr. X'); import torch; print(torch.zeros(2).sum().item())"
+        assert subprocess.run([sys.executable, "-c", after], capture_output=True, text=True,
+                              check=True).stdout.strip() == "0.0"
 
 
 def test_fold_strips_case_and_diacritics() -> None:
