@@ -32,7 +32,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -79,8 +79,9 @@ class Slot:
     entity: int
 
 
-@dataclass(frozen=True)
-class ItemNames:
+class ItemNames(NamedTuple):
+    """An item's English names (a named tuple: item_names makes one per drawn candidate)."""
+
     label: str
     aliases: tuple[str, ...]  # sorted
 
@@ -222,19 +223,20 @@ class CandidateSource:
 
 
 def item_names(con: Any, qids: Iterable[str]) -> dict[str, ItemNames]:
-    """English label and sorted aliases of each item that has a label."""
+    """English label and sorted aliases of each item that has a label.
+
+    The label is the item's first label row by name; the aliases are its other distinct names
+    (any other label row included), sorted. DuckDB groups the rows, so Python only unpacks them.
+    """
     register_rows(con, "_cand_ids", ((q,) for q in sorted(set(qids))), {"id": "VARCHAR"})
-    labels: dict[str, str] = {}
-    aliases: dict[str, list[str]] = {}
-    for qid, name, is_label in con.execute(
-        """SELECT n.id, n.name, n.is_label FROM names n SEMI JOIN _cand_ids i ON n.id = i.id
-           WHERE n.lang = 'en' ORDER BY n.id, n.is_label DESC, n.name"""
-    ).fetchall():
-        if is_label and qid not in labels:
-            labels[qid] = name
-        elif name != labels.get(qid):
-            aliases.setdefault(qid, []).append(name)
-    return {q: ItemNames(lab, tuple(sorted(set(aliases.get(q, []))))) for q, lab in labels.items()}
+    got = con.sql(
+        """SELECT n.id, min(n.name) FILTER (WHERE n.is_label) AS label, list(DISTINCT n.name ORDER BY n.name) AS names
+           FROM names n SEMI JOIN _cand_ids i ON n.id = i.id
+           WHERE n.lang = 'en' GROUP BY n.id HAVING label IS NOT NULL ORDER BY n.id"""
+    ).to_arrow_table()
+    return {q: ItemNames(lab, tuple(n for n in names if n != lab))
+            for q, lab, names in zip(got.column("id").to_pylist(), got.column("label").to_pylist(),
+                                     got.column("names").to_pylist())}
 
 
 def names_in_pool(con: Any, names: Iterable[str], pool: str) -> set[str]:

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from envbench.rename.substitute import NewName, pair_names
-from wikidata_index.index import Demonym, demonyms_of
+from wikidata_index.index import DEMONYM_LANGUAGE, Demonym, demonyms_of
 from wikidata_index.names import fold
 
 PLURAL = "Q146786"  # P518 "plural": "Americans" is not an adjective
@@ -71,6 +71,18 @@ def fetch_demonyms(con: Any, qids: Iterable[str]) -> dict[str, tuple[Demonym, ..
         return {q: tuple(rows) for q, rows in demonyms_of(con, qids).items()}
     except duckdb.CatalogException:  # a bare connection without the index's views knows no demonyms
         return {}
+
+
+def knows_demonyms(con: Any) -> bool:
+    """Whether the index has any English P1549 row (an index built before P1549, or from a KB
+    without demonyms, has none: then no draw needs to ask)."""
+    import duckdb
+
+    try:
+        rows = con.execute("SELECT EXISTS (SELECT 1 FROM demonyms WHERE lang = ?)", [DEMONYM_LANGUAGE]).fetchall()
+        return bool(rows[0][0])  # fetchall: a result left unfinished would block the connection
+    except duckdb.CatalogException:
+        return False
 
 
 def demonym_names(originals: Sequence[str], own: Sequence[Demonym]) -> list[str]:
@@ -116,4 +128,5 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
     return out
 
 
-__all__ = ["NO_DEMONYM", "PLURAL", "demonym_names", "fetch_demonyms", "pair_item_names", "usable_demonyms"]
+__all__ = ["NO_DEMONYM", "PLURAL", "demonym_names", "fetch_demonyms", "knows_demonyms", "pair_item_names",
+           "usable_demonyms"]

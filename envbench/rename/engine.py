@@ -67,7 +67,13 @@ from envbench.rename.candidates import (
     names_in_pool,
     window_bounds,
 )
-from envbench.rename.demonyms import demonym_names, fetch_demonyms, pair_item_names, usable_demonyms
+from envbench.rename.demonyms import (
+    demonym_names,
+    fetch_demonyms,
+    knows_demonyms,
+    pair_item_names,
+    usable_demonyms,
+)
 from envbench.rename.fine_types import by_p31_overlap, p31_jaccard
 from envbench.rename.numtime import RENAMERS, TEMPORAL_PAIRS, DateValue, date_value, order_kept, rename_times
 from envbench.rename.substitute import (
@@ -450,6 +456,7 @@ class Renamer:
         self.fingerprint = fingerprint
         self.excluded = excluded  # names no new name may be (``novelty.excluded_names``)
         self.cache_used: str | None = None  # how the first chunk got the candidate numbering
+        self.demonyms = knows_demonyms(con)  # False: no P1549 rows to fetch for entities or candidates
 
     def rename(self, infos: Sequence[DocInfo], seeds: Sequence[int], twins: bool, bar: Any = None,
                lap: Callable[[str], None] | None = None) -> list[Run]:
@@ -463,7 +470,8 @@ class Renamer:
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded)
-        draws.demonyms.update(fetch_demonyms(self.con, {s.qid for s in slots}))  # the entities' own items
+        if self.demonyms:
+            draws.demonyms.update(fetch_demonyms(self.con, {s.qid for s in slots}))  # the entities' own items
         self.auditor.prepare(sorted({q for i in infos for q in i.qids if q is not None}))
         if lap is not None:
             lap(f"candidate_tables ({self.cache_used})")
@@ -495,7 +503,8 @@ class Renamer:
         new_qids = sorted({q for lst in got.values() for q in lst} - draws.names.keys())
         fetched = item_names(self.con, new_qids)
         draws.names.update(fetched)
-        draws.demonyms.update(fetch_demonyms(self.con, fetched))
+        if self.demonyms:
+            draws.demonyms.update(fetch_demonyms(self.con, fetched))
         if self.pool == "train":
             names = {n for v in fetched.values() for n in (v.label, *v.aliases)}
             draws.eval_names |= names_in_pool(self.con, names, "eval")

@@ -88,9 +88,10 @@ def all_types(con: Any, qids: Iterable[str]) -> dict[str, set[str]]:
     """All non-deprecated P31 classes of each item (for constraint checks, every value counts)."""
     register_rows(con, "_ft_all", ((q,) for q in sorted(set(qids))), {"id": "VARCHAR"})
     out: dict[str, set[str]] = {}
-    for qid, cls in con.execute(
+    got = con.sql(
         "SELECT t.id, t.class FROM types t SEMI JOIN _ft_all i ON t.id = i.id WHERE t.rank <> 'deprecated'"
-    ).fetchall():
+    ).to_arrow_table()  # column lists: quicker than fetchall's row tuples
+    for qid, cls in zip(got.column("id").to_pylist(), got.column("class").to_pylist()):
         out.setdefault(qid, set()).add(cls)
     return out
 
@@ -101,16 +102,16 @@ def ancestors(con: Any, classes: Iterable[str]) -> dict[str, frozenset[str]]:
     if not start:
         return {}
     register_rows(con, "_ft_start", ((c,) for c in start), {"cls": "VARCHAR"})
-    rows = con.execute(
+    rows = con.sql(
         """WITH RECURSIVE up(start, cls) AS (
                SELECT cls, cls FROM _ft_start
                UNION
                SELECT up.start, s.superclass FROM up JOIN subclasses s ON s.id = up.cls
                WHERE s.rank <> 'deprecated')
            SELECT start, cls FROM up"""
-    ).fetchall()
+    ).to_arrow_table()
     acc: dict[str, set[str]] = {c: {c} for c in start}
-    for s, c in rows:
+    for s, c in zip(rows.column("start").to_pylist(), rows.column("cls").to_pylist()):
         acc[s].add(c)
     return {k: frozenset(v) for k, v in acc.items()}
 
