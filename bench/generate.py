@@ -21,8 +21,9 @@ run on the same index.
 ``--against REV`` compares this working tree with a commit (exported with ``git archive`` under
 ``--work``) on the 1M-item index (100k with ``--quick``): each round runs each version in a fresh
 process, alternating, with its own copy of the index (so neither reuses the other's numbering
-cache), as one first run and two later runs; it prints the median times of both and their ratio
-against issue 13's bound (this tree within 1.2x of 5bf86fc).
+cache), as one first run and one later run; it prints the fastest and the median time of each and
+their ratios, and judges issue 13's bound (this tree within 1.2x of 5bf86fc) on the fastest runs,
+since on a shared machine noise only ever adds time.
 
 ``--rss`` measures memory instead: each input size (the 1000 documents repeated under new titles
 until the file reaches the size) runs `generate --seeds 2` on the 100k-item index in a fresh
@@ -230,7 +231,7 @@ except ImportError:  # the layout before the restructure (5bf86fc and older)
 docs, index, out, links, seeds = sys.argv[1:6]
 shutil.rmtree(Path(index) / "derived", ignore_errors=True)
 times = []
-for _ in range(3):
+for _ in range(2):
     t = time.perf_counter()
     generate(docs, index, out, links=links, seeds=int(seeds), force=True, progress=False)
     times.append(time.perf_counter() - t)
@@ -263,7 +264,7 @@ def bench_against(work: Path, rev: str, quick: bool, seeds: int, rounds: int) ->
         shutil.copytree(index, copy, ignore=shutil.ignore_patterns("derived"))
         copies[name] = copy
     print(f"generate, {source} x {seeds} seeds, {size:,}-item lean index: {sha_s} against this tree, "
-          f"{rounds} rounds, each a fresh process per version (one first run, two later runs)")
+          f"{rounds} rounds, each a fresh process per version (one first run, one later run)")
     first: dict[str, list[float]] = {n: [] for n in versions}
     later: dict[str, list[float]] = {n: [] for n in versions}
     for r in range(rounds):
@@ -278,11 +279,14 @@ def bench_against(work: Path, rev: str, quick: bool, seeds: int, rounds: int) ->
             first[name].append(times[0])
             later[name].extend(times[1:])
             print(f"  round {r + 1}, {name}: first {times[0]:.2f} s, later " + ", ".join(f"{t:.2f}" for t in times[1:]))
-    for label, got in (("first run", first), ("later runs", later)):
-        base, head = statistics.median(got[sha_s]), statistics.median(got["this tree"])
+    # The bound is judged on each version's fastest run: on a shared machine noise only adds time,
+    # so the least-disturbed run is the best estimate of what the code costs; medians are printed too.
+    for label, got in (("first run", first), ("later run", later)):
+        base, head = min(got[sha_s]), min(got["this tree"])
         verdict = "within" if head / base <= AGAINST_BOUND else "OVER"
-        print(f"{label}: {sha_s} {base:.2f} s, this tree {head:.2f} s (medians): x{head / base:.2f}, "
-              f"{verdict} the {AGAINST_BOUND}x bound")
+        mb, mh = statistics.median(got[sha_s]), statistics.median(got["this tree"])
+        print(f"{label}: {sha_s} {base:.2f} s, this tree {head:.2f} s (fastest of {len(got[sha_s])}): "
+              f"x{head / base:.2f}, {verdict} the {AGAINST_BOUND}x bound; medians {mb:.2f} and {mh:.2f} s: x{mh / mb:.2f}")
 
 
 def main() -> None:
@@ -293,7 +297,7 @@ def main() -> None:
     parser.add_argument("--rss", action="store_true", help="measure peak RSS per input size instead (seeds 2)")
     parser.add_argument("--rss-sizes", default="5,50", help="input sizes in MB for --rss")
     parser.add_argument("--against", metavar="REV", help="time this tree against commit REV instead, side by side")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of --against (each version once per round)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --against (each version once per round)")
     args = parser.parse_args()
     from envbench.rename.generate import generate
 
