@@ -99,8 +99,14 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, m
 @click.option("--skip-invalid", is_flag=True, help="Skip documents that fail validation instead of stopping.")
 @click.option("--threads", default=0, type=int,
               help="torch CPU threads (0 = torch's default; 1 is fastest on a busy shared CPU).")
-def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_docs, skip_invalid, threads) -> None:
+@click.option("--force", is_flag=True, help="Predict again even when OUT is up to date (same documents, checkpoint "
+                                            "and settings, by its manifest OUT.manifest.json).")
+def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_docs, skip_invalid, threads,
+            force) -> None:
     """Label documents with a trained run; writes the official [{title, h_idx, t_idx, r}] format.
+
+    OUT gets a manifest beside it (OUT.manifest.json); a second call with the same documents,
+    checkpoint and settings finds OUT up to date and does nothing, unless --force.
 
     \b
     Example:
@@ -113,7 +119,10 @@ def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_
     from models.predict import predict as run_predict
 
     r = run_predict(run_dir, docs_path, out, checkpoint=checkpoint, device=device, dtype=dtype, batch_size=batch_size,
-                    max_docs=max_docs, skip_invalid=skip_invalid, threads=threads)
+                    max_docs=max_docs, skip_invalid=skip_invalid, threads=threads, force=force)
+    if r.up_to_date:
+        click.echo(f"up to date: {r.out} (same documents, checkpoint {r.checkpoint} and settings); --force predicts again")
+        return
     long_docs = r.long_documents
     click.echo(f"wrote {r.predictions} predictions for {r.documents} documents to {r.out} "
                f"(checkpoint {r.checkpoint}, {r.seconds:.0f}s; {long_docs.get('over_window', 0)} documents used "

@@ -145,6 +145,7 @@ class PredictResult:
     checkpoint: str
     seconds: float
     long_documents: dict[str, Any] = field(default_factory=dict)
+    up_to_date: bool = False  # OUT already held these predictions (same checkpoint, documents, settings)
 
 
 def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
@@ -196,7 +197,7 @@ def load_run(run: str | os.PathLike[str], checkpoint: str = "best", device: Any 
 def predict(
     run: str | os.PathLike[str], docs_path: str | os.PathLike[str], out: str | os.PathLike[str], *,
     checkpoint: str = "best", device: str = "auto", dtype: str = "auto", batch_size: int = 0,
-    max_docs: int = 0, skip_invalid: bool = False, progress: bool = True, threads: int = 0,
+    max_docs: int = 0, skip_invalid: bool = False, progress: bool = True, threads: int = 0, force: bool = False,
 ) -> PredictResult:
     """Predict relations for every document of ``docs_path`` and write them to ``out``.
 
@@ -205,6 +206,9 @@ def predict(
     came from and, under ``covers``, the titles predicted for (all of ``docs_path``, or the first
     ``max_docs``), so that ``envbench evaluate`` does not mistake a document the model found no
     relation in for one it never saw, and scores a ``max_docs`` subset with ``--only-predicted``.
+    When that manifest matches (the same documents and checkpoint files, by sha256, and the same
+    settings that change predictions), nothing is loaded or written and the result says
+    ``up_to_date``; ``force`` predicts again.
     """
     import torch
 
@@ -215,15 +219,19 @@ def predict(
         torch.set_num_threads(threads)
     dev = resolve_device(device)
     ckpt = checkpoint_dir(run, checkpoint)
-    model, cfg, tokenizer = load_run(run, checkpoint, dev)
-    docs = read_docs(docs_path, skip_invalid=skip_invalid).docs
-    if max_docs:
-        docs = docs[:max_docs]
-    inputs = [docs_path, *(f for f in (ckpt / "model.pt", ckpt / "config.json") if f.is_file())]
+    # the checkpoint's files (weights and config: max_labels, marker, window live there) and every
+    # setting that can change a prediction; the batch size can, through bf16 padding
+    inputs = [docs_path, *(f for f in (ckpt / "model.pt", ckpt / "state.pt", ckpt / "config.json") if f.is_file())]
     parameters = {"checkpoint": checkpoint, "max_docs": max_docs, "skip_invalid": skip_invalid,
-                  "max_labels": cfg.max_labels}
+                  "device": str(dev), "dtype": dtype, "batch_size": batch_size}
     with Step("predict", manifest=manifest_beside(out), outputs=[out], inputs=inputs, parameters=parameters,
-              force=True) as step:
+              force=force) as step:
+        if step.up_to_date:
+            return PredictResult(str(out), 0, 0, checkpoint, round(time.time() - t0, 1), up_to_date=True)
+        model, cfg, tokenizer = load_run(run, checkpoint, dev)
+        docs = read_docs(docs_path, skip_invalid=skip_invalid).docs
+        if max_docs:
+            docs = docs[:max_docs]
         feats, stats = build_features(docs, tokenizer, marker=cfg.marker, max_length=cfg.max_length,
                                       window=cfg.window)
         preds = infer(

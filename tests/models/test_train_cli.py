@@ -202,6 +202,15 @@ def test_train_evrt_resume_and_predict(files: dict[str, Path], tiny_encoder: Pat
     covers = read_covers(pred)
     assert covers is not None and covers.matches and covers.titles == ["Doc 0", "Doc 1"]
     assert coverage(tiny_docs(2), preds, covers).missing == []
+    # the same call again finds OUT up to date; --force, other settings or other documents predict again
+    again = ["predict", "--run", str(run), "--docs", str(files["dev"]), "--out", str(pred)]
+    r = _invoke(again)
+    assert r.exit_code == 0, r.output
+    assert r.output == f"up to date: {pred} (same documents, checkpoint best and settings); --force predicts again\n"
+    for extra in (["--force"], ["--max-docs", "1"]):
+        r = _invoke([*again, *extra])
+        assert r.exit_code == 0 and r.output.startswith("wrote "), r.output
+    assert [p["title"] for p in json.loads(pred.read_text())] == ["Doc 0"] * len(json.loads(pred.read_text()))
 
 
 def test_train_vanilla_is_deterministic(files: dict[str, Path], tiny_encoder: Path, tmp_path: Path) -> None:
