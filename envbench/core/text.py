@@ -21,7 +21,10 @@ _LOADING = threading.Lock()
 
 def warm_up() -> threading.Thread:
     """Load spaCy's tokenizer in a background thread (started and returned), so that its import
-    (about a second) overlaps work that does not hold the GIL, such as `generate`'s DuckDB queries."""
+    (about a second) overlaps work that does not hold the GIL, such as `generate`'s DuckDB queries.
+
+    While it loads, torch is hidden (see ``_load_tokenizer``), so a thread that imports torch for the
+    first time in that second would fail: call it only where nothing imports torch (`generate`)."""
     thread = threading.Thread(target=_tokenizer, name="envbench-tokenizer-warm-up", daemon=True)
     thread.start()
     return thread
