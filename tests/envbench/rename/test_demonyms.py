@@ -14,6 +14,7 @@ from envbench.rename.demonyms import (
     PLURAL,
     demonym_names,
     fetch_demonyms,
+    knows_demonyms,
     pair_item_names,
     usable_demonyms,
 )
@@ -78,6 +79,19 @@ def test_noun_names_never_take_the_candidates_demonyms() -> None:
 
 def test_fetch_demonyms_on_a_bare_connection_knows_none() -> None:
     assert fetch_demonyms(duckdb.connect(), ["Q30"]) == {}
+    assert knows_demonyms(duckdb.connect()) is False
+
+
+def test_knows_demonyms_asks_for_english_rows_only() -> None:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE demonyms (id VARCHAR, lang VARCHAR, text VARCHAR, rank VARCHAR, form VARCHAR, "
+                "folded VARCHAR)")
+    assert knows_demonyms(con) is False  # an index ingested without P1549 rows: generate asks nothing
+    con.execute("INSERT INTO demonyms VALUES ('Q142', 'fr', 'Français', 'normal', NULL, 'francais')")
+    assert knows_demonyms(con) is False
+    con.execute("INSERT INTO demonyms VALUES ('Q142', 'en', 'French', 'normal', NULL, 'french')")
+    assert knows_demonyms(con) is True
+    assert fetch_demonyms(con, ["Q142"]) == {"Q142": (dem("French"),)}
 
 
 def _doc() -> dict[str, Any]:
