@@ -148,6 +148,11 @@ class PredictResult:
     up_to_date: bool = False  # OUT already held these predictions (same checkpoint, documents, settings)
 
 
+def weights_of(ckpt: Path) -> Path:
+    """The file a checkpoint's weights are read from: model.pt, or the resumable state.pt of last/."""
+    return ckpt / CHECKPOINT_FILE if (ckpt / CHECKPOINT_FILE).is_file() else ckpt / "state.pt"
+
+
 def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
     run_p = Path(run)
     if not run_p.is_dir():
@@ -180,14 +185,13 @@ def load_run(run: str | os.PathLike[str], checkpoint: str = "best", device: Any 
     cfg = TrainConfig.from_dict(read_json(config_file, what="checkpoint config"), source=str(config_file))
     encoder_dir = str(Path(run) / "encoder")
     model = build_model(cfg, encoder_dir, weights=False)
-    weights_file = ckpt / CHECKPOINT_FILE
+    weights_file = weights_of(ckpt)
     others = [name for name in checkpoint_names(run) if checkpoint_dir(run, name) != ckpt]
     fix = ("it was cut short or overwritten: copy it again from where it was trained, or pass another "
            f"--checkpoint ({', '.join(others) or 'none left in this run'})")
-    if weights_file.is_file():
+    if weights_file.name == CHECKPOINT_FILE:
         state = load_checkpoint(weights_file, fix=fix)
     else:
-        weights_file = ckpt / "state.pt"
         state = load_checkpoint(weights_file, fix=fix, full=True)["model"]
     load_weights(model, state, weights_file, f"its config.json ({config_file}) must be the one it was trained with")
     model.to(device or "cpu").eval()
@@ -219,9 +223,9 @@ def predict(
         torch.set_num_threads(threads)
     dev = resolve_device(device)
     ckpt = checkpoint_dir(run, checkpoint)
-    # the checkpoint's files (weights and config: max_labels, marker, window live there) and every
-    # setting that can change a prediction; the batch size can, through bf16 padding
-    inputs = [docs_path, *(f for f in (ckpt / "model.pt", ckpt / "state.pt", ckpt / "config.json") if f.is_file())]
+    # the checkpoint's files (the weights load_run reads, and the config: max_labels, marker, window live
+    # there) and every setting that can change a prediction; the batch size can, through bf16 padding
+    inputs = [docs_path, *(f for f in (weights_of(ckpt), ckpt / "config.json") if f.is_file())]
     parameters = {"checkpoint": checkpoint, "max_docs": max_docs, "skip_invalid": skip_invalid,
                   "device": str(dev), "dtype": dtype, "batch_size": batch_size}
     with Step("predict", manifest=manifest_beside(out), outputs=[out], inputs=inputs, parameters=parameters,

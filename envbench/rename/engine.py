@@ -456,7 +456,7 @@ class Renamer:
         self.fingerprint = fingerprint
         self.excluded = excluded  # names no new name may be (``novelty.excluded_names``)
         self.cache_used: str | None = None  # how the first chunk got the candidate numbering
-        self.demonyms = knows_demonyms(con)  # False: no P1549 rows to fetch for entities or candidates
+        self.has_demonyms = knows_demonyms(con)  # False: no P1549 rows to fetch for entities or candidates
 
     def rename(self, infos: Sequence[DocInfo], seeds: Sequence[int], twins: bool, bar: Any = None,
                lap: Callable[[str], None] | None = None) -> list[Run]:
@@ -470,7 +470,7 @@ class Renamer:
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded)
-        if self.demonyms:
+        if self.has_demonyms:
             draws.demonyms.update(fetch_demonyms(self.con, {s.qid for s in slots}))  # the entities' own items
         self.auditor.prepare(sorted({q for i in infos for q in i.qids if q is not None}))
         if lap is not None:
@@ -503,7 +503,7 @@ class Renamer:
         new_qids = sorted({q for lst in got.values() for q in lst} - draws.names.keys())
         fetched = item_names(self.con, new_qids)
         draws.names.update(fetched)
-        if self.demonyms:
+        if self.has_demonyms:
             draws.demonyms.update(fetch_demonyms(self.con, fetched))
         if self.pool == "train":
             names = {n for v in fetched.values() for n in (v.label, *v.aliases)}

@@ -172,19 +172,14 @@ def fits_coarse(coarse: str, classes: Iterable[str], anc: Mapping[str, frozenset
 
 
 def p31_jaccard(a: Iterable[str], b: Iterable[str]) -> float:
-    """Jaccard overlap of two items' (non-deprecated) P31 sets: |A & B| / |A | B|, 0.0 for two empty sets."""
-    sa, sb = set(a), set(b)
-    union = len(sa | sb)
-    return len(sa & sb) / union if union else 0.0
+    """Jaccard overlap of two items' (non-deprecated) P31 sets: |A & B| / |A | B|, 0.0 for two empty sets.
 
-
-def _jaccard_with(mine: set[str] | frozenset[str], other: Iterable[str]) -> float:
-    """:func:`p31_jaccard` with the first set built once (called for every candidate of every window)."""
-    if not other:
-        return 0.0
-    theirs = other if isinstance(other, (set, frozenset)) else set(other)
-    shared = len(mine & theirs)
-    return shared / (len(mine) + len(theirs) - shared)
+    Sets are used as given (``by_p31_overlap`` calls this for every candidate of every window)."""
+    sa = a if isinstance(a, (set, frozenset)) else set(a)
+    sb = b if isinstance(b, (set, frozenset)) else set(b)
+    shared = len(sa & sb)
+    union = len(sa) + len(sb) - shared
+    return shared / union if union else 0.0
 
 
 def by_p31_overlap(window: Sequence[str], own: Iterable[str], types: Mapping[str, Iterable[str]]) -> list[str]:
@@ -201,7 +196,7 @@ def by_p31_overlap(window: Sequence[str], own: Iterable[str], types: Mapping[str
     theirs = [types.get(c, ()) for c in window]
     if all(t is theirs[0] for t in theirs):  # one (interned) P31 set for the whole window: equal scores
         return list(window)
-    scores = [_jaccard_with(mine, t) for t in theirs]
+    scores = [p31_jaccard(mine, t) for t in theirs]
     if all(x == scores[0] for x in scores):  # the common case: nothing to reorder
         return list(window)
     order = sorted(range(len(window)), key=lambda i: -scores[i])  # stable: the draw order breaks ties

@@ -143,7 +143,6 @@ def generate(
                   "max_windows": MAX_WINDOWS, "exclude_names_from": [p.name for p in excludes]}
     main = f"{stem_of(docs_path)}_{'twins' if twins else 'env'}.json"
     inputs = [docs_path, *([Path(links)] if links is not None else []), *excludes]
-    warm_up()  # spaCy's tokenizer loads while the documents are read and DuckDB numbers the candidates
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects and no cycles: the cyclic GC would rescan them over and over
     try:
@@ -153,6 +152,9 @@ def generate(
                         need_edges=links is None, force=force) as (step, index, fingerprint):
             if step.up_to_date:
                 return GenerateResult(out, [], n_docs, seeds, {}, up_to_date=True, seconds=time.perf_counter() - t0)
+            # spaCy's tokenizer loads while DuckDB numbers the candidates (not before: a run that is up to
+            # date or stops on bad input should not leave a thread importing at exit)
+            warm_up()
             clock = _Clock(t0)
             excluded = excluded_names(excludes) if excludes else None
             tally = StatsTally(seeds, excluded=excluded, source_names=frozenset(mention_keys(docs)),
