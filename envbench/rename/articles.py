@@ -6,9 +6,15 @@ The rule (:func:`article_for`) is the spoken one, approximated from spelling:
   "an 11th", "an 18-year-old", "a 7";
 * vowel letters that sound as consonants take "a": "a European", "a Ukrainian", "a Uruguayan",
   "a United", "a one-off", "a Utah"; a silent h takes "an": "an hour", "an honorary", "an heir";
-* an abbreviation of at most three capitals, or a letter before a non-letter, is read letter by
-  letter: "an FBI", "an NBA", "an X-ray", "an R&B", "a UK"; longer capitals are read as a word:
-  "a NATO", "an ESPN".
+* a run of capitals is read letter by letter when it is short (at most three letters: "an FBI",
+  "an NBA", "a UK"), ends before a non-letter ("an X-ray", "an R&B", "an NC-17") or cannot be said
+  as one syllable ("an SABC", "an HSBC", "an MSRP", "an NSDAP": at most one vowel letter, and not an
+  onset, a vowel and a coda the way "a SWAT" or "a STEM" is); other capitals are read as a word
+  ("a NATO", "an APEC"), and a capitalised word starting with U as "yoo" ("a UNESCO", "a UEFA").
+
+Measured on the "a"/"an" + word pairs of Re-DocRED dev + test (4,302 pairs), the rule agrees with the
+corpus on 99.67% (4,288); the rest are the corpus's own slips ("a affiliate", "an eunuch"), British "an
+historical", and foreign text ("an der").
 
 :func:`agree` changes the token before a renamed mention only when that token is "a" or "an"
 (any case), the original name agreed with it under this rule (so a rule gap or a typo in the source
@@ -18,11 +24,25 @@ its case follows the old token ("A" -> "An", "an" -> "a", "AN" -> "A").
 
 from __future__ import annotations
 
+import re
+
 _SILENT_H = ("hour", "honest", "honor", "honour", "heir", "herb")
 _YOO = ("uni", "uk", "ug", "ura", "ure", "uri", "uru", "usa", "use", "usu", "uti", "utah", "eu", "ewe",
         "one", "once")
 _UN_PREFIXED = ("unin", "unim", "unid")  # un- words: "an uninhabited", "an unidentified"
 _LETTERS_AN = frozenset("AEFHILMNORSX")  # letters whose names start with a vowel sound ("eff", "aitch")
+# One syllable said as a word: an optional English onset, one vowel, an optional coda ("SWAT", "STEM").
+_SYLLABLE = re.compile(
+    r"(?:[BCDFGHJKLMNPRSTVWZ]|BL|BR|CH|CL|CR|DR|FL|FR|GL|GR|PH|PL|PR|SC|SH|SK|SL|SM|SN|SP|ST|SW|TH|TR|TW|WH"
+    r"|SCR|SPL|SPR|STR)?[AEIOUY](?:[BDFGKLMNPRSTXZ]|CH|CK|CT|FT|LD|LK|LM|LP|LT|MP|ND|NG|NK|NT|PT|RB|RD|RK|RM|RN"
+    r"|RC|RCH|RG|RL|RP|RS|RT|NCH|NS|TS|PS|KS|LS|MB|SH|SK|SP|ST|TCH|TH)?")
+
+
+def _spelled_out(caps: str) -> bool:
+    """Whether a run of two or more capitals is read letter by letter."""
+    if len(caps) <= 3:
+        return True
+    return sum(c in "AEIOU" for c in caps) <= 1 and _SYLLABLE.fullmatch(caps) is None
 
 
 def article_for(word: str) -> str | None:
@@ -36,8 +56,15 @@ def article_for(word: str) -> str | None:
         if w[0] == "8" or (w[:2] in ("11", "18") and digits in (2, 4, 5)):  # eight..., eleven, eighteen
             return "an"
         return "a"
-    if w[0].isupper() and (len(w) == 1 or not w[1].isalpha() or (w.isupper() and w.isalpha() and len(w) <= 3)):
-        return "an" if w[0] in _LETTERS_AN else "a"
+    if w[0].isupper():
+        run = len(w) - len(w.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+        caps_run = run >= 2 and (run == len(w) or not w[run].isalpha())  # "FBI", "NC-17"; not "NBCUniversal"
+        if run == 1 and (len(w) == 1 or not w[1].isalpha()):  # "X-ray", "R&B", "B"
+            return "an" if w[0] in _LETTERS_AN else "a"
+        if caps_run and _spelled_out(w[:run]):
+            return "an" if w[0] in _LETTERS_AN else "a"
+        if caps_run and w[0] == "U":  # "UNESCO", "UEFA": "yoo"
+            return "a"
     low = w.casefold()
     if low.startswith(_SILENT_H):
         return "an"
