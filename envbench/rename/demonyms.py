@@ -28,7 +28,7 @@ name and every candidate pairs as before.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from envbench.rename.substitute import NewName, pair_names
@@ -94,15 +94,17 @@ def demonym_names(originals: Sequence[str], own: Sequence[Demonym]) -> list[str]
 
 
 def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str, aliases: Sequence[str],
-                    demonyms: Sequence[Demonym]) -> dict[str, NewName] | _NoDemonym | None:
+                    demonyms: Sequence[Demonym],
+                    tokens: Mapping[str, Sequence[str]] | None = None) -> dict[str, NewName] | _NoDemonym | None:
     """Each original name's new name under the rule of the module docstring.
 
     ``own`` are the P1549 rows of the entity's item, ``demonyms`` those of the candidate. Returns
     :data:`NO_DEMONYM` when the entity has demonym names the candidate cannot serve, None when the
-    candidate has too few other names (as ``pair_names``).
+    candidate has too few other names (as ``pair_names``). ``tokens``: the original names' document
+    tokens, as ``pair_names`` takes them.
     """
     if not own and not demonyms:  # most entities and candidates: plain alias-wise pairing
-        return pair_names(originals, label, aliases)
+        return pair_names(originals, label, aliases, tokens)
     adjectival = demonym_names(originals, own)
     nouns = [nm for nm in originals if nm not in set(adjectival)]
     cand_folded = {d.folded for d in demonyms}
@@ -111,7 +113,7 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
         usable = usable_demonyms(demonyms)
         if len(usable) < len(adjectival):
             return NO_DEMONYM
-        paired = pair_names(adjectival, usable[0], usable[1:])
+        paired = pair_names(adjectival, usable[0], usable[1:], tokens)
         if paired is None:
             return NO_DEMONYM
         out.update(paired)
@@ -121,7 +123,7 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
             if not kept:
                 return None  # no noun name to give
             label, kept = kept[0], kept[1:]  # its first noun alias stands in for the label
-        paired = pair_names(nouns, label, kept)
+        paired = pair_names(nouns, label, kept, tokens)
         if paired is None:
             return None
         out.update(paired)

@@ -406,7 +406,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if names is None:
                 continue
             mapping = pair_item_names(info.names[ei], own, names.label, names.aliases,
-                                      draws.demonyms.get(cand, ()))
+                                      draws.demonyms.get(cand, ()), info.tokens[ei])
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
             # the written name, tokenisation-proof, with and without a leading "the"

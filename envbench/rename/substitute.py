@@ -1,7 +1,8 @@
 """Alias-wise substitution: rewrite a document's mentions and recompute every position.
 
 Pairing rule (:func:`pair_names`): the entity's distinct mention names and the new item's English
-names (label + aliases) are both ordered longest first (tokens, then characters). The original
+names (label + aliases) are both ordered longest first (tokens, then characters; an original name
+counts the tokens of its first mention in the document, without whitespace tokens). The original
 names are paired, in that order, with an order-keeping selection of the new names that always
 includes the label and, among those, has the smallest total length difference (tokens first, then
 characters; ties go to the earlier names). So one name always becomes the label, a full name and a
@@ -111,11 +112,13 @@ def _length(name: str) -> tuple[int, int]:
     return (len(tokenize(name)), len(name))
 
 
-def pair_names(originals: Sequence[str], label: str, aliases: Sequence[str]) -> dict[str, NewName] | None:
+def pair_names(originals: Sequence[str], label: str, aliases: Sequence[str],
+               tokens: Mapping[str, Sequence[str]] | None = None) -> dict[str, NewName] | None:
     """Map each original name to a distinct name of the new item (see the module docstring).
 
-    Aliases that tokenise to the same key as an earlier name (label first) are dropped first.
-    Returns None when the item has too few usable names.
+    ``tokens`` gives each original name's tokens in the document (``mention_tokens``), which its
+    length is measured in; a name it lacks is tokenised. Aliases that tokenise to the same key as an
+    earlier name (label first) are dropped first. Returns None when the item has too few usable names.
     """
     first = new_name(label)
     if first is None:
@@ -135,8 +138,12 @@ def pair_names(originals: Sequence[str], label: str, aliases: Sequence[str]) -> 
         return None
     # longest first; the label before an alias of the same length, then by text
     pool.sort(key=lambda x: (-len(x[0].tokens), -len(x[0].name), not x[1], x[0].name))
-    origs = sorted(range(n), key=lambda i: (-_length(originals[i])[0], -_length(originals[i])[1], i))
-    olen = [_length(originals[i]) for i in origs]
+    # an original is as long as the document wrote it ("Drossinis’" is one token there, two for spaCy);
+    # whitespace tokens (DocRED keeps a no-break space as one) are no word
+    lengths = [(sum(1 for t in tokens[nm] if not t.isspace()), len(nm)) if tokens is not None and nm in tokens
+               else _length(nm) for nm in originals]
+    origs = sorted(range(n), key=lambda i: (-lengths[i][0], -lengths[i][1], i))
+    olen = [lengths[i] for i in origs]
     plen = [(len(nn.tokens), len(nn.name)) for nn, _ in pool]
     label_at = next(j for j, (_, is_label) in enumerate(pool) if is_label)
     k = len(pool)

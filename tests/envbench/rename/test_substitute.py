@@ -55,6 +55,22 @@ def test_pairing_rule_long_to_label_short_to_short_alias() -> None:
     assert pair_names(["A"], "  ", []) is None
 
 
+def test_pairing_measures_an_original_in_the_documents_tokens() -> None:
+    # "Drossinis’" is one token in its document (spaCy would make two) and pairs with the one-word alias;
+    # a no-break-space token is no word, so "Bob\xa0Carr" is as long as "Bob Carr"
+    names = ["Georgios Drossinis", "Drossinis’", "Drossinis"]
+    doc_tokens = {"Georgios Drossinis": ["Georgios", "Drossinis"], "Drossinis’": ["Drossinis’"],
+                  "Drossinis": ["Drossinis"]}
+    aliases = ["Cuspinianus", "Johan Spießhaymer", "Speißheimer"]
+    by_spacy = pair_names(names, "Johannes Cuspinianus", aliases)
+    by_doc = pair_names(names, "Johannes Cuspinianus", aliases, doc_tokens)
+    assert by_spacy is not None and by_spacy["Drossinis’"].name == "Johan Spießhaymer"
+    assert by_doc is not None and len(by_doc["Drossinis’"].tokens) == 1
+    got = pair_names(["Bob\xa0Carr", "Carr"], "Gul Hamid", ["Hamid", "A. R. Hamid"],
+                     {"Bob\xa0Carr": ["Bob", "\xa0", "Carr"], "Carr": ["Carr"]})
+    assert got is not None and got["Bob\xa0Carr"].name == "Gul Hamid"
+
+
 def test_new_names_are_tokenised_like_docred() -> None:
     assert new_name("Guns N' Roses (band)") == NewName("Guns N' Roses (band)", ("Guns", "N", "'", "Roses", "(",
                                                                                "band", ")"))
