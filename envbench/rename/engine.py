@@ -7,10 +7,13 @@ settling order:
 
 1. **TIME entities first, all together** (:func:`settle_times`). One document-level shift
    (``numtime.rename_times``) renames every TIME entity outside the overlap policy. Attempts
-   0..49 redraw the shift until no new name clashes and no temporal pair (``TEMPORAL_PAIRS``
-   between two ends of one head) is reversed; when none succeeds, the attempt with the fewest
-   failing entities is used and those keep their names (``no_valid_value``; ``no_rule`` for an
-   entity no rule applies to).
+   0..49 redraw the shift until no new name clashes, no temporal pair (``TEMPORAL_PAIRS``
+   between two ends of one head) is reversed and no two dates of the document that name a month
+   swap their order (the cyclic month shift would otherwise let "premiered on 26 January, released
+   on 7 February" read "premiered on 8 December, released on 17 January" of one year); when none
+   succeeds, the attempt with the fewest failing entities, then the fewest swapped pairs, is used,
+   the failing entities keep their names (``no_valid_value``; ``no_rule`` for an entity no rule
+   applies to).
 2. **Then every other entity, in vertexSet order** (:func:`advance`):
 
    * a mention overlaps a mention of another entity, or two of its own do: kept (``overlap``);
@@ -326,16 +329,17 @@ def settle_times(run: Run) -> None:
     todo = {ei: info.tokens[ei] for ei, c in enumerate(info.coarse) if c == "TIME" and ei not in info.overlap}
     if not todo:
         return
-    best: tuple[dict[int, dict[str, list[str]] | None], set[int]] | None = None
+    best: tuple[tuple[int, int], dict[int, dict[str, list[str]] | None], set[int]] | None = None
     for attempt in range(NUMTIME_ATTEMPTS):
         renamed = rename_times(todo, run.seed, info.title, attempt)
         failed = time_failures(run, renamed)
-        if best is None or len(failed) < len(best[1]):
-            best = (renamed, failed)
-        if not failed:
+        score = (len(failed), swapped_dates(info, renamed, failed))
+        if best is None or score < best[0]:
+            best = (score, renamed, failed)
+        if score == (0, 0):
             break
     assert best is not None
-    renamed, failed = best
+    _, renamed, failed = best
     for ei in todo:
         new = renamed[ei]
         if new is None:
@@ -349,6 +353,29 @@ def settle_times(run: Run) -> None:
             run.taken.update(name_key(p.tokens) for p in plan.values())
             names = [plan[nm].name if nm in plan else nm for nm in info.names[ei]]
             run.rows.append(Row(ei, "TIME", "time", None, None, None, None, info.names[ei], names))
+
+
+def _order(a: DateValue, b: DateValue) -> int:
+    n = min(len(a.parts()), len(b.parts()))  # at the precision both give
+    return (a.parts()[:n] > b.parts()[:n]) - (a.parts()[:n] < b.parts()[:n])
+
+
+def swapped_dates(info: DocInfo, renamed: dict[int, dict[str, list[str]] | None], failed: set[int]) -> int:
+    """How many pairs of the document's month-level dates (a TIME name with a year and a month, any
+    entity) the renaming puts in the other order; a failed entity keeps its dates."""
+    old: list[DateValue] = []
+    new: list[DateValue] = []
+    for ei, names in renamed.items():
+        for nm, toks in info.tokens[ei].items():
+            before = date_value(toks)
+            if before is None or before.month is None:
+                continue
+            after = date_value(names[nm]) if names is not None and ei not in failed and nm in names else before
+            if after is not None:
+                old.append(before)
+                new.append(after)
+    return sum(_order(old[i], old[j]) != _order(new[i], new[j])
+               for i in range(len(old)) for j in range(i + 1, len(old)))
 
 
 def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> set[int]:

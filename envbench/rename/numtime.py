@@ -32,8 +32,9 @@ Per entity, drawn from ``(seed, title, entity index, attempt)``:
 
 Month and day shifts are cyclic, so month- and day-level order can still flip (December -> January).
 Temporal order (``TEMPORAL_PAIRS``) is therefore checked by the caller with :func:`date_value` and
-:func:`order_kept`; a violation redraws the document's shift with the next attempt
-(:func:`rename_times` renames all TIME entities of a document for one attempt).
+:func:`order_kept`; a violation redraws the document's shift with the next attempt, and the caller
+also prefers an attempt that keeps the order of all the document's month-level dates
+(``engine.swapped_dates``; :func:`rename_times` renames all TIME entities of a document for one attempt).
 """
 
 from __future__ import annotations
