@@ -30,6 +30,12 @@ Per entity, drawn from ``(seed, title, entity index, attempt)``:
   "century"), and their capitalisation. Equal values get equal new values, so every mention of the
   entity gets the same new value.
 
+A count and its noun agree: when a count goes from one to another number or back, the counted noun
+right after it (or after a modifier such as "more" or "square") takes the other number, "one year" ->
+"five years", "four years" -> "one year", "two more decades" -> "one more decade", from a table of the
+units and counted nouns that follow numbers in Re-DocRED (:data:`COUNTED`); "one-year" ("one", "-",
+"year"), "one million" and "1 mm" stay as they are. The token count never changes.
+
 Month and day shifts are cyclic, so month- and day-level order can still flip (December -> January).
 Temporal order (``TEMPORAL_PAIRS``) is therefore checked by the caller with :func:`date_value` and
 :func:`order_kept`; a violation redraws the document's shift with the next attempt, and the caller
@@ -114,6 +120,49 @@ def _ordinal_suffix(n: int) -> str:
     if 10 <= n % 100 <= 20:
         return "th"
     return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+# Nouns counted by a number, singular -> plural: the units and counted things that follow a number in
+# Re-DocRED's TIME and NUM names (dev + test), with their neighbours. Written out rather than inflected
+# by rule, so a word not in it ("wild", "m", "million") is never changed.
+COUNTED: dict[str, str] = {
+    "year": "years", "month": "months", "week": "weeks", "day": "days", "hour": "hours", "minute": "minutes",
+    "second": "seconds", "decade": "decades", "century": "centuries", "millennium": "millennia",
+    "season": "seasons", "term": "terms", "time": "times", "night": "nights", "generation": "generations",
+    "mile": "miles", "foot": "feet", "inch": "inches", "yard": "yards", "metre": "metres", "meter": "meters",
+    "kilometre": "kilometres", "kilometer": "kilometers", "centimetre": "centimetres", "centimeter": "centimeters",
+    "millimetre": "millimetres", "millimeter": "millimeters", "acre": "acres", "hectare": "hectares",
+    "ton": "tons", "tonne": "tonnes", "pound": "pounds", "kilogram": "kilograms", "gram": "grams",
+    "dollar": "dollars", "cent": "cents", "point": "points", "goal": "goals", "game": "games",
+    "match": "matches", "person": "people", "child": "children", "member": "members", "copy": "copies",
+    "episode": "episodes", "album": "albums", "song": "songs", "egg": "eggs", "third": "thirds",
+    "fourth": "fourths", "quarter": "quarters", "half": "halves", "lap": "laps", "round": "rounds",
+}
+_SINGULAR_OF = {pl: sg for sg, pl in COUNTED.items()}
+# words that may stand between a count and its noun ("two more years", "three square miles")
+_COUNT_MODIFIERS = frozenset({"more", "additional", "consecutive", "straight", "full", "square", "cubic",
+                              "nautical", "successive", "further", "extra", "whole", "long", "short", "calendar"})
+
+
+def _is_one(token: str) -> bool:
+    return token.casefold() in ("one", "1")
+
+
+def agree_counts(old: Sequence[str], new: Sequence[str]) -> list[str]:
+    """``new`` (a renamed name's tokens, ``old``'s positions) with each counted noun agreeing with
+    its count: ["four", "years"] renamed to ["one", "years"] gives ["one", "year"]."""
+    out = list(new)
+    for i in range(len(old) - 1):
+        if _is_one(old[i]) == _is_one(out[i]) or old[i] == out[i]:
+            continue
+        j = i + 1
+        while j < len(out) - 1 and out[j].casefold() in _COUNT_MODIFIERS:
+            j += 1
+        word = out[j].casefold()
+        swap = _SINGULAR_OF.get(word) if _is_one(out[i]) else COUNTED.get(word)
+        if swap is not None:
+            out[j] = _same_case(swap, out[j])
+    return out
 
 
 def _same_case(word: str, like: str) -> str:
@@ -328,7 +377,7 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 new.append(_YEAR.sub(lambda m: str(new_year(int(m.group(1)))), t))
             else:
                 new.append(numbers.token(t))
-        out[name] = new
+        out[name] = agree_counts(toks, new)
     if all(out[n] == names[n] for n in names):
         return None
     return out
@@ -354,7 +403,7 @@ def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: st
 def rename_num(names: dict[str, list[str]], *keys: object) -> dict[str, list[str]] | None:
     """New tokens for each distinct name of a NUM entity, or None when no number is found."""
     numbers = _NumberMap(_Draw("num", *keys))
-    out = {name: [numbers.token(t) for t in toks] for name, toks in names.items()}
+    out = {name: agree_counts(toks, [numbers.token(t) for t in toks]) for name, toks in names.items()}
     if all(out[n] == names[n] for n in names):
         return None
     return out

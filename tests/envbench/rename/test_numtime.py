@@ -9,6 +9,7 @@ from envbench.rename.numtime import (
     MAX_YEAR,
     MONTHS,
     DateValue,
+    agree_counts,
     date_value,
     document_shift,
     order_kept,
@@ -46,7 +47,8 @@ def test_years_never_move_into_the_future_and_decades_change() -> None:
 
 def test_other_time_shapes() -> None:
     out = _time("six months", "57-year", "the early 20th - century", "11:59", "Sept. 5th , 2001")
-    assert out["six months"][1] == "months" and out["six months"][0] in {
+    assert out["six months"][1] == ("month" if out["six months"][0] == "one" else "months")  # the noun agrees
+    assert out["six months"][0] in {
         "one", "two", "three", "four", "five", "seven", "eight", "nine"}
     assert re.fullmatch(r"\d{2}-year", out["57-year"][0]) and out["57-year"][0] != "57-year"
     assert out["the early 20th - century"][2] in {"19th", "21st"}
@@ -199,3 +201,25 @@ def test_year_order_and_equality_survive(forms: list, seed: int, attempt: int) -
             assert na is not None and nb is not None
             assert (a.year > b.year) - (a.year < b.year) == (na.year > nb.year) - (na.year < nb.year), (names, out)
             assert (a.year <= MAX_YEAR) <= (na.year <= MAX_YEAR) and 1000 <= na.year <= 2999
+
+
+def test_a_count_and_its_noun_agree() -> None:
+    assert agree_counts(["one", "year"], ["five", "year"]) == ["five", "years"]
+    assert agree_counts(["four", "years"], ["one", "years"]) == ["one", "year"]
+    assert agree_counts(["Three", "days"], ["One", "days"]) == ["One", "day"]
+    assert agree_counts(["two", "more", "decades"], ["one", "more", "decades"]) == ["one", "more", "decade"]
+    assert agree_counts(["1", "mile"], ["7", "mile"]) == ["7", "miles"]
+    assert agree_counts(["one", "foot"], ["six", "foot"]) == ["six", "feet"]
+    # not a counted noun, a compound adjective, a scale word, or no change between one and many
+    assert agree_counts(["one", "-", "year"], ["three", "-", "year"]) == ["three", "-", "year"]
+    assert agree_counts(["one", "million", "copies"], ["six", "million", "copies"]) == ["six", "million", "copies"]
+    assert agree_counts(["1", "mm"], ["3", "mm"]) == ["3", "mm"]
+    assert agree_counts(["two", "years"], ["five", "years"]) == ["five", "years"]
+
+
+def test_renamed_durations_read_as_english() -> None:
+    for seed in range(1, 60):
+        new = rename_time({"one year": ["one", "year"], "four years": ["four", "years"]}, seed, "T", 0, 0)
+        assert new is not None
+        for toks in new.values():
+            assert (toks[0].casefold() == "one") == (toks[1] == "year"), toks
