@@ -14,7 +14,8 @@ year-level order and equality between the document's dates survives ("a 1975 fil
   ``MAX_YEAR`` (a year already after it only has to stay below 3000) or below 1000; when the
   document writes a decade, ``delta`` is a multiple of 10 so decades and years move together; when
   no shift fits, years stay (months and days still move);
-* decades ("1990s"): by the same ``delta``;
+* decades ("1990s", "the mid 90s", "'60s"): by the same ``delta``;
+* the two-digit end of a span ("1983–84", "1963 - 65"): by the same ``delta``;
 * centuries ("20th century", "the eighteenth century", "the mid-19th century"): one century in the
   direction of ``delta``;
 * months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
@@ -88,6 +89,8 @@ _WORD_VALUE.update({w: 10 * i for i, w in enumerate(TENS) if w})
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _YEAR = re.compile(r"(?<!\d)([12]\d{3})(?!\d)")
 _DECADE = re.compile(r"^([12]\d{2}0)(s|'s|’s)$")
+_SPAN = re.compile(r"^([12]\d{3})([-–/])(\d{2})$")  # "1983–84", one token: the end moves with the start
+_SHORT_DECADE = re.compile(r"^(['’]?)(\d)0s$")  # "90s", "'60s": the decade digit moves with the years
 _DAY = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$", re.IGNORECASE)
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
 _ORDINAL = re.compile(r"^(\d{1,2})(st|nd|rd|th)$", re.IGNORECASE)
@@ -294,7 +297,7 @@ def time_years(names: dict[str, list[str]]) -> tuple[list[int], bool]:
     for toks in names.values():
         for i, t in enumerate(toks):
             years.extend(int(m.group(1)) for m in _YEAR.finditer(t))
-            decade = decade or bool(_DECADE.match(t)) or (
+            decade = decade or bool(_DECADE.match(t) or _SHORT_DECADE.match(t)) or (
                 len(t) == 4 and t.isdigit() and t.endswith("0") and toks[i + 1:i + 2] in (["s"], ["'s"], ["’s"]))
     return years, decade
 
@@ -347,6 +350,13 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 new.append(_same_case(text, stem) + t[len(stem):])
             elif m := _DECADE.match(t):
                 new.append(f"{new_decade(int(m.group(1)))}{m.group(2)}")
+            elif not has_month and (m := _SPAN.match(t)):  # a season "1983–84" -> "1963–64"; not "1797–17 February"
+                new.append(f"{new_year(int(m.group(1)))}{m.group(2)}{(int(m.group(3)) + delta) % 100:02d}")
+            elif not has_month and i >= 2 and len(t) == 2 and t.isdigit() and toks[i - 1] in ("-", "–", "/") \
+                    and len(toks[i - 2]) == 4 and toks[i - 2].isdigit() and toks[i - 2][0] in "12":
+                new.append(f"{(int(t) + delta) % 100:02d}")  # "1963 - 65" -> "1933 - 35"
+            elif m := _SHORT_DECADE.match(t):  # "the mid 90s" -> "the mid 50s" (not "19s")
+                new.append(f"{m.group(1)}{(int(m.group(2)) + delta // 10) % 10}0s")
             elif t.isdigit() and len(t) == 4 and t.endswith("0") and i + 1 < len(toks) \
                     and toks[i + 1] in ("s", "'s", "’s"):
                 new.append(str(new_decade(int(t))))

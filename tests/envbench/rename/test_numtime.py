@@ -223,3 +223,22 @@ def test_renamed_durations_read_as_english() -> None:
         assert new is not None
         for toks in new.values():
             assert (toks[0].casefold() == "one") == (toks[1] == "year"), toks
+
+
+def test_a_two_digit_decade_moves_with_the_years() -> None:
+    for seed in range(1, 30):
+        new = rename_time({"the mid 90s": ["the", "mid", "90s"], "1994": ["1994"], "'60s": ["'60s"]}, seed, "T", 0, 0)
+        assert new is not None
+        year = int(new["1994"][0])
+        assert new["the mid 90s"][2] == f"{(year // 10) % 10}0s", (seed, new)
+        assert new["'60s"][0] == f"'{((year - 1994 + 60) // 10) % 10}0s", (seed, new)
+
+
+def test_the_two_digit_end_of_a_span_moves_with_its_start() -> None:
+    for seed in range(1, 30):
+        new = rename_time({"1983–84": ["1983–84"], "1963 - 65": ["1963", "-", "65"]}, seed, "T", 0, 0)
+        assert new is not None
+        start, end = new["1983–84"][0].split("–")
+        assert int(end) == (int(start) + 1) % 100, (seed, new)
+        a, dash, b = new["1963 - 65"]
+        assert dash == "-" and int(b) == (int(a) + 2) % 100 and len(b) == 2, (seed, new)
