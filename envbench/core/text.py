@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import unicodedata
 from typing import Any
 
 _LOADING = threading.Lock()
@@ -74,6 +75,14 @@ def _plain_words(text: str) -> list[str] | None:
         if not (w.isascii() and w.isalpha()) or w in special:
             return None
     return words
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def latin_script(name: str) -> bool:
+    """Whether every letter of ``name`` is a Latin letter ("Jirō Shiizaki" yes, "椎崎二郎" and "Москва" no)."""
+    if name.isascii():
+        return True
+    return all(not ch.isalpha() or "LATIN" in unicodedata.name(ch, "") for ch in name)
 
 
 def tokenize(text: str) -> list[str]:

@@ -5,8 +5,10 @@ names (label + aliases) are both ordered longest first (tokens, then characters;
 counts the tokens of its first mention in the document, without whitespace tokens). The original
 names are paired, in that order, with an order-keeping selection of the new names that always
 includes the label and, among those, has the smallest total length difference (tokens first, then
-characters; ties go to the earlier names). So one name always becomes the label, a full name and a
-surname ("Ramey Idriss", "Idriss") become a full name and a short alias ("Barack Obama", "Obama"),
+characters; ties go to the earlier names), where a name written in Latin letters pairs only with one
+written in Latin letters (a corpus-made KB has "陶君薇" among the names of Tao Junwei, which must not
+replace an English text's "Yuhuan"; the other way, "椎崎二郎" may become "John McWilliams").
+So one name always becomes the label, a full name and a surname ("Ramey Idriss", "Idriss") become a full name and a short alias ("Barack Obama", "Obama"),
 and a longer variant stays the longer one ("Distant Wolf (Deluxe Edition)" -> "Island of Orka
 (Deluxe Edition)"). Every mention of one original name takes the same new name.
 
@@ -35,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from envbench.core.text import tokenize
+from envbench.core.text import latin_script, tokenize
 from envbench.formats.docred import Doc, distinct_names
 from envbench.rename.articles import agree
 from wikidata_index.names import fold
@@ -123,8 +125,8 @@ def pair_names(originals: Sequence[str], label: str, aliases: Sequence[str],
     first = new_name(label)
     if first is None:
         return None
-    if len(originals) == 1:  # most entities: the one name becomes the label
-        return {originals[0]: first}
+    if len(originals) == 1:  # most entities: the one name becomes the label, if written in its script
+        return {originals[0]: first} if latin_script(first.name) or not latin_script(originals[0]) else None
     seen = {name_key(first.tokens)}
     pool: list[tuple[NewName, bool]] = [(first, True)]
     for a in sorted(set(aliases)):
@@ -145,6 +147,8 @@ def pair_names(originals: Sequence[str], label: str, aliases: Sequence[str],
     origs = sorted(range(n), key=lambda i: (-lengths[i][0], -lengths[i][1], i))
     olen = [lengths[i] for i in origs]
     plen = [(len(nn.tokens), len(nn.name)) for nn, _ in pool]
+    oscript = [latin_script(originals[i]) for i in origs]
+    pscript = [latin_script(nn.name) for nn, _ in pool]
     label_at = next(j for j, (_, is_label) in enumerate(pool) if is_label)
     k = len(pool)
 
@@ -164,7 +168,7 @@ def pair_names(originals: Sequence[str], label: str, aliases: Sequence[str],
                     continue
                 options = []
                 rest = best[(i + 1, j + 1, used or j == label_at)]
-                if rest is not None:
+                if rest is not None and (pscript[j] or not oscript[i]):
                     cost = abs(olen[i][0] - plen[j][0]) * 1000 + abs(olen[i][1] - plen[j][1])
                     options.append((cost + rest[0], (j, *rest[1])))
                 if j != label_at or used:  # the label may not be skipped
@@ -326,6 +330,6 @@ def mention_tokens(doc: Doc, entity: Sequence[Mapping[str, Any]]) -> dict[str, l
 
 
 __all__ = [
-    "NewName", "Plan", "apply_plan", "clash_keys", "distinct_names", "mention_tokens", "name_key", "new_name",
-    "overlapping_entities", "pair_names", "self_overlapping_entities", "text_key", "with_article_dropped",
+    "NewName", "Plan", "apply_plan", "clash_keys", "distinct_names", "mention_tokens", "name_key",
+    "new_name", "overlapping_entities", "pair_names", "self_overlapping_entities", "text_key", "with_article_dropped",
 ]

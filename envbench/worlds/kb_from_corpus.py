@@ -5,7 +5,8 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
 * one item per real-world entity; entities of different documents are the same item when their
   canonical names (most frequent mention name, folded, a leading "the" dropped) and coarse types agree. Two entities of one
   document are never merged: the second becomes its own item;
-* label = the most frequent mention name over the cluster, aliases = its other distinct names;
+* label = the most frequent mention name over the cluster written in Latin letters (any name when it has
+  none), aliases = its other distinct names;
 * P31 = one fine class per cluster from the signals of ``envbench.worlds.fine_typing``: adjectival
   forms, the name's kind word, gazetteers, definition sentences, kind nouns next to mentions, and the
   roles the cluster plays in gold relations through the type table (envbench/data/relation_types.json),
@@ -43,6 +44,7 @@ from typing import Any
 from envbench.core.errors import DataError
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import stable_hash_hex
+from envbench.core.text import latin_script
 from envbench.core.types import LINKED_TYPES
 from envbench.formats.docred import DocSet, distinct_names, entity_type, read_docred
 from envbench.worlds import wikidata_json as wj
@@ -82,7 +84,9 @@ class Cluster:
     demonyms: list[str] = field(default_factory=list)  # P1549 values of the item
 
     def label(self) -> str:
-        return min(self.mention_names, key=lambda n: (-self.mention_names[n], self.first_seen[n]))
+        # an English label is written in Latin letters when the corpus has such a name for the item
+        return min(self.mention_names,
+                   key=lambda n: (not latin_script(n), -self.mention_names[n], self.first_seen[n]))
 
     def names(self) -> list[str]:
         """Label first, then the other distinct names in order of first sight."""

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from envbench.core.text import latin_script
 from envbench.formats.docred import read_docs, validate_document
 from envbench.rename.substitute import (
     NewName,
@@ -246,3 +247,13 @@ def test_clash_keys_add_the_name_without_a_leading_article() -> None:
     assert clash_keys("Rome") == (("rome",),)
     assert clash_keys("The") == (("the",),)  # the article alone is a name, not an empty key
     assert clash_keys("Theodor Herzl") == (("theodor", "herzl"),)
+
+
+def test_a_name_pairs_only_with_a_name_in_its_script() -> None:
+    # a corpus-made KB lists "陶君薇" among Tao Junwei's names; an English "Yuhuan" never becomes it
+    assert pair_names(["Yuhuan"], "陶君薇", ["Tao Junwei"]) is None
+    got = pair_names(["Tao Junwei", "陶君薇"], "Jirō Shiizaki", ["椎崎二郎", "Shiizaki"])
+    assert got == {"Tao Junwei": new_name("Jirō Shiizaki"), "陶君薇": new_name("椎崎二郎")}
+    assert pair_names(["Yuhuan", "Kuan"], "Jirō Shiizaki", ["椎崎二郎"]) is None  # one Latin name short
+    assert pair_names(["椎崎二郎"], "John McWilliams", []) == {"椎崎二郎": new_name("John McWilliams")}  # the other way
+    assert latin_script("Jirō Łukasz Ærø") and not latin_script("Москва") and not latin_script("Hit - Fm年度")
