@@ -16,8 +16,8 @@ year-level order and equality between the document's dates survives ("a 1975 fil
   no shift fits, years stay (months and days still move);
 * decades ("1990s", "the mid 90s", "'60s"): by the same ``delta``;
 * the two-digit end of a span ("1983–84", "1963 - 65"): by the same ``delta``;
-* centuries ("20th century", "the eighteenth century", "the mid-19th century"): one century in the
-  direction of ``delta``;
+* centuries ("20th century", "the eighteenth century", "the mid-19th century", both of "late 14th and
+  early 15th century"): one century in the direction of ``delta``;
 * months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
 * days (1-31, with or without an ordinal suffix, only in names that contain a month): one cyclic
   shift inside 1..28, so every new date exists.
@@ -336,6 +336,11 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
     out: dict[str, list[str]] = {}
     for name, toks in names.items():
         has_month = any(_month_of(t) is not None for t in toks)
+        # "late 14th and early 15th century": every numbered ordinal of a name about centuries is one, and
+        # so is a TIME name that is a bare ordinal: all seven in Re-DocRED ("14th" and early 15th century)
+        words = [t for t in toks if t.casefold() != "the"]
+        about_centuries = any(t.casefold() in _CENTURY_WORDS for t in toks) or (
+            len(words) == 1 and _ORDINAL.match(_CENTURY_PREFIX.sub("", words[0])) is not None)
         new: list[str] = []
         for i, t in enumerate(toks):
             nxt = next((u for u in toks[i + 1:] if u not in ("-", "–")), "")
@@ -367,7 +372,8 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 if (h2, m2) == (hour, minute):
                     m2 = (m2 + 1) % 60
                 new.append(f"{h2:0{len(c.group(1))}d}:{m2:02d}")
-            elif (o := _ORDINAL.match(_CENTURY_PREFIX.sub("", t))) and nxt.casefold() in _CENTURY_WORDS:
+            elif (o := _ORDINAL.match(_CENTURY_PREFIX.sub("", t))) and (
+                    nxt.casefold() in _CENTURY_WORDS or (about_centuries and int(o.group(1)) <= 21)):
                 # "19th century", and as the corpus writes it, "mid-19th century" (one token)
                 c = max(1, int(o.group(1)) + (1 if delta >= 0 else -1))
                 prefix = t[: len(t) - len(o.group(0))]

@@ -242,3 +242,19 @@ def test_the_two_digit_end_of_a_span_moves_with_its_start() -> None:
         assert int(end) == (int(start) + 1) % 100, (seed, new)
         a, dash, b = new["1963 - 65"]
         assert dash == "-" and int(b) == (int(a) + 2) % 100 and len(b) == 2, (seed, new)
+
+
+def test_every_numbered_century_of_a_name_moves_by_one() -> None:
+    # "a late 14th and early 15th century bishop" had read "a late 68th and early 14th century bishop"
+    for seed in range(1, 20):
+        name = ["late", "14th", "and", "early", "15th", "century"]
+        new = rename_time({"x": name, "1408": ["1408"]}, seed, "T", 0, 0)
+        assert new is not None
+        step = 1 if int(new["1408"][0]) > 1408 else -1
+        assert new["x"] == ["late", f"{14 + step}th", "and", "early", f"{15 + step}th", "century"], (seed, new)
+    # a TIME name that is a bare ordinal is a century too ("14th" and early 15th century: two entities)
+    for seed in range(1, 20):
+        new = rename_time({"14th": ["14th"], "the 17th": ["the", "17th"], "1408": ["1408"]}, seed, "T", 0, 0)
+        assert new is not None
+        step = 1 if int(new["1408"][0]) > 1408 else -1
+        assert new["14th"] == [f"{14 + step}th"] and new["the 17th"] == ["the", f"{17 + step}th"], (seed, new)
