@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envbench.rename.numtime import (
+    COUNTED,
     MAX_YEAR,
     MONTHS,
     DateValue,
@@ -258,3 +259,29 @@ def test_every_numbered_century_of_a_name_moves_by_one() -> None:
         assert new is not None
         step = 1 if int(new["1408"][0]) > 1408 else -1
         assert new["14th"] == [f"{14 + step}th"] and new["the 17th"] == ["the", f"{17 + step}th"], (seed, new)
+
+
+_COUNT_WORDS = ["one", "One", "1", "two", "7", "years", "year", "more", "square", "miles", "mile", "-", "million",
+                "feet", "foot", "and", "days"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_COUNT_WORDS), min_size=1, max_size=6),
+       st.lists(st.sampled_from(["one", "One", "1", "two", "7"]), min_size=6, max_size=6))
+def test_count_agreement_changes_only_counted_nouns(old: list[str], drawn: list[str]) -> None:
+    new = [d if o.casefold() in ("one", "1", "two", "7") else o for o, d in zip(old, drawn)]  # counts redrawn
+    got = agree_counts(old, new)
+    assert len(got) == len(new)
+    plural_of = {**COUNTED, **{pl: sg for sg, pl in COUNTED.items()}}
+    for i, (g, n) in enumerate(zip(got, new)):  # the only change: a counted noun to its other number
+        assert g == n or plural_of.get(n.casefold()) == g.casefold(), (old, new, got)
+        if g != n:  # ... after a count (and modifiers) whose value went between one and many
+            k = i - 1
+            while k > 0 and new[k].casefold() in ("more", "square"):
+                k -= 1
+            assert (old[k].casefold() in ("one", "1")) != (new[k].casefold() in ("one", "1")), (old, new, got)
+            assert (new[k].casefold() in ("one", "1")) == (g.casefold() in COUNTED), (old, new, got)
+    for i in range(len(old) - 1):  # and a count that agreed with its noun still does
+        count, noun = old[i].casefold(), old[i + 1].casefold()
+        if count in ("one", "1", "two", "7") and noun in plural_of and (count in ("one", "1")) == (noun in COUNTED):
+            assert (got[i].casefold() in ("one", "1")) == (got[i + 1].casefold() in COUNTED), (old, new, got)
