@@ -380,6 +380,16 @@ class WikidataIndex:
             return None
         return dict(zip([d[0] for d in cur.description], row))
 
+    def labels_of(self, qids: Iterable[str]) -> dict[str, str]:
+        """The English label of each id that has one (one query for many ids)."""
+        self.require("entities")
+        ids = sorted(set(qids))
+        if not ids:
+            return {}
+        rows = self._execute("SELECT id, label FROM entities WHERE id IN (SELECT unnest(?)) AND label IS NOT NULL",
+                             [ids]).fetchall()
+        return dict(sorted(rows))
+
     def names(self, qid: str, lang: str = "en") -> list[str]:
         """Label first, then the aliases sorted."""
         self.require("names")

@@ -19,10 +19,12 @@ import click
               help="The same model's predictions on --env-gold; with --original-pred, shows lost facts.")
 @click.option("--report", type=click.Path(file_okay=False, exists=True), default=None,
               help="An `envbench report` output folder; its plots go on the summary page.")
+@click.option("--index", type=click.Path(file_okay=False, exists=True), default=None,
+              help="The index the benchmark was generated with: QIDs and fine types are shown with their labels.")
 @click.option("--out", required=True, help="Folder to write the site to (index.html and its data files).")
 @click.option("--force", is_flag=True, help="Rebuild even when the site is up to date.")
 def explore(env_gold: str, original_gold: str, substitutions: str | None, original_pred: str | None,
-            env_pred: str | None, report: str | None, out: str, force: bool) -> None:
+            env_pred: str | None, report: str | None, index: str | None, out: str, force: bool) -> None:
     """Write a static site to browse original and renamed documents side by side.
 
     A document list (search, filters by type and kept reason, F1 on the original and on the twins),
@@ -33,12 +35,12 @@ def explore(env_gold: str, original_gold: str, substitutions: str | None, origin
     \b
     Example:
       envbench explore --env-gold data/env/test_env.json --original-gold data/sample/docs/test.json \\
-          --original-pred runs/pred-test.json --env-pred runs/pred-env.json --out runs/explore
+          --original-pred runs/pred-test.json --env-pred runs/pred-env.json --index data/index --out runs/explore
     """
     from envbench.scoring.explore import build_site
 
     if (original_pred is None) != (env_pred is None):
         raise click.UsageError("--original-pred and --env-pred go together: lost facts compare the two")
     result = build_site(env_gold, original_gold, out, substitutions=substitutions, original_pred=original_pred,
-                        env_pred=env_pred, report=report, force=force)
+                        env_pred=env_pred, report=report, index=index, force=force)
     click.echo(result.summary())

@@ -150,9 +150,13 @@ def build_site(
     original_pred: str | os.PathLike[str] | None = None,
     env_pred: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
+    index: str | os.PathLike[str] | None = None,
     force: bool = False,
 ) -> ExploreResult:
-    """Write the site for one Env benchmark; see the module docstring for what it shows."""
+    """Write the site for one Env benchmark; see the module docstring for what it shows.
+
+    ``index``: the index the benchmark was generated with; QIDs and fine types are then shown with
+    their labels ("human (Q5)") instead of bare QIDs."""
     env_gold, original_gold, out = Path(env_gold), Path(original_gold), Path(out)
     if substitutions is None and (env_gold.parent / "substitutions.parquet").is_file():
         substitutions = env_gold.parent / "substitutions.parquet"
@@ -199,10 +203,21 @@ def build_site(
         for row in _read_substitution_table(Path(substitutions)):
             subs.setdefault(row["title"], {})[int(row["entity"])] = row
 
+    labels: dict[str, str] = {}
+    if index is not None:
+        from wikidata_index.index import WikidataIndex
+
+        qids = {str(row[k]) for rows in subs.values() for row in rows.values()
+                for k in ("qid", "new_qid", "fine_type") if row.get(k)}
+        with WikidataIndex(index) as ix:
+            labels = ix.labels_of(qids)
+
     ordered = [d for d in originals if d["title"] in groups]
     plots = sorted(Path(report).glob("*.png")) if report is not None else []
     outputs = [*ASSETS, "data/", *(["plots/"] if plots else [])]
     inputs = [p for p in (env_gold, original_gold, substitutions, original_pred, env_pred) if p is not None]
+    if index is not None:
+        inputs.append(Path(index) / "manifest.json")  # the index's content, by its manifest
     params = {"seeds": seeds, "report_plots": [p.name for p in plots]}
     with Step("explore", root=out, outputs=outputs, inputs=[*inputs, *plots], parameters=params,
               force=force) as step:
@@ -210,7 +225,8 @@ def build_site(
             return ExploreResult(out, len(ordered), len(twins), seeds, 0, up_to_date=True)
         data_dir = step.path("data/")
         (data_dir / "docs").mkdir(parents=True)
-        rows, summary = _write_documents(data_dir / "docs", ordered, groups, seeds, subs, orig_pred, twin_pred)
+        rows, summary = _write_documents(data_dir / "docs", ordered, groups, seeds, subs, orig_pred, twin_pred,
+                                         labels)
         summary["has_predictions"] = orig_pred is not None and twin_pred is not None
         summary["unknown_prediction_titles"] = unknown
         summary["plots"] = [p.name for p in plots]
@@ -247,6 +263,7 @@ def _write_documents(
     subs: Mapping[str, Mapping[int, Mapping[str, Any]]],
     orig_pred: Mapping[str, set[Triple]] | None,
     twin_pred: Mapping[str, set[Triple]] | None,
+    labels: Mapping[str, str],
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     renamed_by_type: dict[str, Counter[str]] = {t: Counter() for t in (*COARSE_TYPES, "total")}
@@ -284,7 +301,9 @@ def _write_documents(
                 entry["substitutions"].append({
                     "entity": ei, "kind": row.get("kind"), "reason": row.get("reason"), "qid": row.get("qid"),
                     "new_qid": row.get("new_qid"), "fine_type": row.get("fine_type"),
-                    "old_names": row.get("old_names") or [], "new_names": row.get("new_names") or []})
+                    "old_names": row.get("old_names") or [], "new_names": row.get("new_names") or [],
+                    "labels": {q: labels[q] for k in ("qid", "new_qid", "fine_type")
+                               if (q := row.get(k)) and q in labels}})
                 ty = row.get("coarse_type") or "MISC"
                 ty = ty if ty in renamed_by_type else "MISC"
                 is_renamed = row.get("kind") != "kept"
@@ -335,6 +354,7 @@ def _write_documents(
         "kept_reasons": dict(sorted(reasons.items())),
         "relations": RELATIONS,
         "fine_types": [t for t, _ in sorted(fine_types.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "fine_type_labels": {t: labels[t] for t in sorted(fine_types) if t in labels},
         "consistency": {r: {"name": RELATIONS.get(r, r), "correct_on_original": kept_rel[r],
                             "still_correct": held_rel[r], "rate": round(held_rel[r] / kept_rel[r], 4)}
                         for r in sorted(kept_rel)},

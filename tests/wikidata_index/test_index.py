@@ -47,6 +47,8 @@ def test_lookups(index: Path) -> None:
     with WikidataIndex(index) as ix:
         assert ix.entity("Q900001")["label"] == "Mediaș"
         assert ix.entity("Q999") is None
+        assert ix.labels_of(["Q900001", "Q999", "Q900001"]) == {"Q900001": "Mediaș"}  # unknown ids left out
+        assert ix.labels_of([]) == {}
         assert ix.names("Q900001") == ["Mediaș", "Medias", "Mediasch"]
         assert ix.names("Q900001", lang="de") == []
         assert ix.types("Q900002") == ["Q900010"]  # deprecated Q11 ignored

@@ -41,9 +41,11 @@
     return true;
   }
 
-  function options(values, current, label) {
+  // names: value -> label shown as "label (value)" (fine types with --index)
+  function options(values, current, label, names) {
+    const shown = (v) => (names && names[v] ? names[v] + " (" + v + ")" : v);
     return '<option value="">' + esc(label) + "</option>" + values.map((v) =>
-      '<option value="' + esc(v) + '"' + (v === current ? " selected" : "") + ">" + esc(v) + "</option>").join("");
+      '<option value="' + esc(v) + '"' + (v === current ? " selected" : "") + ">" + esc(shown(v)) + "</option>").join("");
   }
 
   function renderList() {
@@ -54,7 +56,7 @@
       '<div class="filters">' +
       '<input type="search" id="q" placeholder="Search titles" value="' + esc(listState.q) + '">' +
       '<select id="type">' + options(types, listState.type, "any coarse type") + "</select>" +
-      '<select id="fine">' + options(s.fine_types, listState.fine, "any fine type") + "</select>" +
+      '<select id="fine">' + options(s.fine_types, listState.fine, "any fine type", s.fine_type_labels) + "</select>" +
       '<select id="reason">' + options(reasons, listState.reason, "any kept reason") + "</select>" +
       '<label><input type="checkbox" id="failures"' + (listState.failures ? " checked" : "") +
       (s.has_predictions ? "" : " disabled") + "> has consistency failures</label>" +
@@ -146,8 +148,10 @@
     html += "<ul>" + pairs + "</ul>";
     html += "<p>" + (sub.kind === "kept" ? "<span class='tag'>kept</span> " + esc(sub.reason || "") :
       "<span class='tag'>" + esc(sub.kind) + "</span>") + "</p>";
-    if (sub.qid || sub.new_qid) html += "<p>" + esc(sub.qid || "–") + " → " + esc(sub.new_qid || "–") + "</p>";
-    if (sub.fine_type) html += "<p>fine type " + esc(sub.fine_type) + "</p>";
+    const names = sub.labels || {};
+    const named = (q) => (q ? (names[q] ? names[q] + " (" + q + ")" : q) : "–");
+    if (sub.qid || sub.new_qid) html += "<p>" + esc(named(sub.qid)) + " → " + esc(named(sub.new_qid)) + "</p>";
+    if (sub.fine_type) html += "<p>fine type " + esc(named(sub.fine_type)) + "</p>";
     return html;
   }
 

@@ -167,9 +167,10 @@ def test_the_page_renders_in_a_real_browser(tmp_path: Path) -> None:
     (tmp_path / "p0.json").write_text(json.dumps(p0))
     (tmp_path / "pk.json").write_text(json.dumps(pk))
     site = tmp_path / "site"
-    build_site(env, sw.test, site, original_pred=tmp_path / "p0.json", env_pred=tmp_path / "pk.json")
+    build_site(env, sw.test, site, original_pred=tmp_path / "p0.json", env_pred=tmp_path / "pk.json", index=sw.index)
     url = (site / "index.html").as_uri()
     listing = _browser(url, "--dump-dom", profile=tmp_path / "prof")
+    assert ">human (Q5)</option>" in listing  # the fine-type filter, labelled from --index
     first = orig_docs[0]["title"]
     assert f"{len(orig_docs)} of {len(orig_docs)} documents" in listing and f"<td>{first}</td>" in listing
     page = _browser(url + "#/doc/1/2", "--dump-dom", profile=tmp_path / "prof")
@@ -182,3 +183,25 @@ def test_the_page_renders_in_a_real_browser(tmp_path: Path) -> None:
     shot = tmp_path / "doc.png"
     _browser(url + "#/doc/1/2", "--window-size=1400,900", f"--screenshot={shot}", profile=tmp_path / "prof")
     assert shot.stat().st_size > 10_000
+
+
+def test_an_index_gives_qids_and_fine_types_their_labels(tmp_path: Path) -> None:
+    from envbench.rename.generate import generate
+    from tests.envbench.index_fixture import sample_world
+    from wikidata_index.index import WikidataIndex
+
+    sw = sample_world()
+    generate(sw.test, sw.index, tmp_path / "env", links=sw.links, seeds=1, progress=False)
+    site = tmp_path / "site"
+    build_site(tmp_path / "env" / "test_env.json", sw.test, site, index=sw.index)
+    summary = _data(site, "data/index.js")["summary"]
+    with WikidataIndex(sw.index) as ix:
+        assert summary["fine_type_labels"] == ix.labels_of(summary["fine_types"])
+        assert summary["fine_type_labels"]["Q5"] == ix.entity("Q5")["label"]
+        rows = [s for f in sorted((site / "data" / "docs").glob("*.js")) for t in _data(site, f"data/docs/{f.name}")
+                ["twins"].values() for s in t["substitutions"] if s["kind"] == "linked"]
+        assert rows and all(s["labels"] == ix.labels_of([s["qid"], s["new_qid"], s["fine_type"]]) for s in rows)
+    # the index is an input: the same site is up to date, without it the site is rebuilt (no labels)
+    assert build_site(tmp_path / "env" / "test_env.json", sw.test, site, index=sw.index).up_to_date
+    build_site(tmp_path / "env" / "test_env.json", sw.test, site)
+    assert _data(site, "data/index.js")["summary"]["fine_type_labels"] == {}
