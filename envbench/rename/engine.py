@@ -27,8 +27,9 @@ settling order:
      check the original item passed (``audit``; a failure counts as a rejection of that relation); after the last
      window: kept (``no_candidate``);
    * NUM (:func:`settle_other`): attempts 0..49 of ``numtime.rename_num`` until no new name
-     clashes; kept with ``no_valid_value`` when every value clashed, ``no_rule`` when the name
-     holds no number;
+     clashes; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
+     that counts the noun after it: "one terminal platform"), ``no_rule`` when the name holds no
+     number;
    * anything else is kept: ``unlinked`` (no QID) or ``no_type`` (a QID without a P31 value).
 
 A new name *clashes* when its key (``substitute.text_key``: the runs of letters and digits of the
@@ -78,7 +79,15 @@ from envbench.rename.demonyms import (
     usable_demonyms,
 )
 from envbench.rename.fine_types import by_p31_overlap, p31_jaccard
-from envbench.rename.numtime import RENAMERS, TEMPORAL_PAIRS, DateValue, date_value, order_kept, rename_times
+from envbench.rename.numtime import (
+    RENAMERS,
+    TEMPORAL_PAIRS,
+    DateValue,
+    counts_a_noun,
+    date_value,
+    order_kept,
+    rename_times,
+)
 from envbench.rename.substitute import (
     NewName,
     clash_keys,
@@ -188,6 +197,14 @@ class DocInfo:
             if self._starts[at] and self._ends[at + len(body) - 1]:
                 return True
             at = self._text.find(body, at + 1)
+        return False
+
+    def counts_a_noun(self, ei: int) -> bool:
+        """Whether a mention of entity ``ei`` is followed by a noun it counts ("two versions")."""
+        for m in self.doc["vertexSet"][ei]:
+            sent = self.doc["sents"][m["sent_id"]]
+            if m["pos"][1] < len(sent) and counts_a_noun(sent[m["pos"][1]]):
+                return True
         return False
 
     def date(self, ei: int, tokens: dict[str, list[str]] | None = None) -> DateValue | None:
@@ -304,12 +321,15 @@ def settle_other(run: Run, ei: int) -> None:
     if renamer is None:
         return keep(run, ei, KeptReason.UNLINKED if info.qids[ei] is None else KeptReason.NO_TYPE)
     old = info.tokens[ei]
+    extra = {"counting": info.counts_a_noun(ei)} if coarse == "NUM" else {}
     any_rule = False
     for attempt in range(NUMTIME_ATTEMPTS):
-        new = renamer(old, run.seed, info.title, ei, attempt)
+        new = renamer(old, run.seed, info.title, ei, attempt, **extra)
         if new is None:
             break
         any_rule = True
+        if new == old:  # a number that cannot change ("one" counting a noun): no valid value
+            continue
         keys = [name_key(t) for nm, t in new.items() if t != old[nm]]
         if len(set(keys)) != len(keys) or any(k in run.taken or info.occurs(k) for k in keys):
             continue

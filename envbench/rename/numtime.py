@@ -29,7 +29,9 @@ Per entity, drawn from ``(seed, title, entity index, attempt)``:
   same thousands separators; number words keep their class (one..nine, ten..nineteen, twenty..
   ninety), ordinal words too (first..ninth, tenth..twentieth; in TIME names only before
   "century"), and their capitalisation. Equal values get equal new values, so every mention of the
-  entity gets the same new value.
+  entity gets the same new value. When the word after a mention is a noun the number counts ("two
+  versions"; :func:`counts_a_noun`), a count never moves between one and many: that noun is outside
+  the mention and keeps its number.
 
 A count and its noun agree: when a count goes from one to another number or back, the counted noun
 right after it (or after a modifier such as "more" or "square") takes the other number, "one year" ->
@@ -221,17 +223,24 @@ class _Draw:
 class _NumberMap:
     """value -> new value, the same for every mention of one entity."""
 
-    def __init__(self, draw: _Draw) -> None:
+    def __init__(self, draw: _Draw, keep_one: bool = False) -> None:
         self.draw = draw
         self.memo: dict[str, str] = {}
+        # the count of a noun outside the name ("two versions"): one stays one, no other value becomes one
+        self.keep_one = keep_one
+        self.found = False  # whether a number was seen
 
     def digits(self, text: str) -> str:
+        self.found = True
         plain = text.replace(",", "")
+        if self.keep_one and plain == "1":
+            return text
         if plain not in self.memo:
             ints, _, decs = plain.partition(".")
             for k in range(100):
                 if len(ints) == 1:
-                    new_int = str(self.draw.int(1, 9, "num", plain, k))
+                    lo = 2 if self.keep_one and not decs else 1
+                    new_int = str(self.draw.int(lo, 9, "num", plain, k))
                 else:
                     lo, hi = 10 ** (len(ints) - 1), 10 ** len(ints) - 1
                     new_int = str(self.draw.int(lo, hi, "num", plain, k))
@@ -248,11 +257,14 @@ class _NumberMap:
         return new
 
     def word(self, word: str) -> str:
+        self.found = True
         value = _WORD_VALUE[word.casefold()]
+        if self.keep_one and value == 1:
+            return word
         key = f"w{value}"
         if key not in self.memo:
             if value < 10:
-                choices = [v for v in range(1, 10) if v != value]
+                choices = [v for v in range(2 if self.keep_one else 1, 10) if v != value]
             elif value < 20:
                 choices = [v for v in range(10, 20) if v != value]
             else:
@@ -263,6 +275,7 @@ class _NumberMap:
         return _same_case(text, word)
 
     def ordinal(self, word: str) -> str:
+        self.found = True
         value = _ORDINAL_VALUE[word.casefold()]
         key = f"o{value}"
         if key not in self.memo:
@@ -416,13 +429,27 @@ def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: st
     return {ei: rename_time(names, seed, title, ei, attempt, shift=shift) for ei, names in entities.items()}
 
 
-def rename_num(names: dict[str, list[str]], *keys: object) -> dict[str, list[str]] | None:
-    """New tokens for each distinct name of a NUM entity, or None when no number is found."""
-    numbers = _NumberMap(_Draw("num", *keys))
+def rename_num(names: dict[str, list[str]], *keys: object, counting: bool = False) -> dict[str, list[str]] | None:
+    """New tokens for each distinct name of a NUM entity, or None when no number is found.
+
+    ``counting``: a mention of the entity is followed by a noun it counts (:func:`counts_a_noun`),
+    whose number the renaming cannot change: then one stays one and no other count becomes one
+    ("two versions" never reads "one versions"), and the names may come back unchanged."""
+    numbers = _NumberMap(_Draw("num", *keys), keep_one=counting)
     out = {name: agree_counts(toks, [numbers.token(t) for t in toks]) for name, toks in names.items()}
-    if all(out[n] == names[n] for n in names):
-        return None
-    return out
+    return out if numbers.found else None
+
+
+# words after a number that are not a noun it counts ("four of the", "one to five")
+_NOT_COUNTED = frozenset({"of", "to", "or", "and", "in", "on", "at", "for", "from", "by", "with", "than", "per",
+                          "out", "as", "into", "over", "under", "a", "an", "the", "is", "was", "are", "were",
+                          "percent", "hundred", "thousand", "million", "billion", "trillion"})
+
+
+def counts_a_noun(next_token: str) -> bool:
+    """Whether the token after a NUM mention looks like the noun it counts: a lower-case word that is
+    not a preposition, article, verb "to be" or a scale word ("two versions" yes, "four of" no)."""
+    return next_token.isalpha() and next_token.islower() and next_token not in _NOT_COUNTED
 
 
 RENAMERS: dict[str, Callable[..., dict[str, list[str]] | None]] = {"TIME": rename_time, "NUM": rename_num}

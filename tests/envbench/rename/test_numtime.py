@@ -11,6 +11,7 @@ from envbench.rename.numtime import (
     MONTHS,
     DateValue,
     agree_counts,
+    counts_a_noun,
     date_value,
     document_shift,
     order_kept,
@@ -285,3 +286,15 @@ def test_count_agreement_changes_only_counted_nouns(old: list[str], drawn: list[
         count, noun = old[i].casefold(), old[i + 1].casefold()
         if count in ("one", "1", "two", "7") and noun in plural_of and (count in ("one", "1")) == (noun in COUNTED):
             assert (got[i].casefold() in ("one", "1")) == (got[i + 1].casefold() in COUNTED), (old, new, got)
+
+
+def test_a_count_of_a_noun_outside_the_name_stays_one_or_many() -> None:
+    # "two versions": the noun is outside the NUM mention, so "two" never becomes "one" (nor "2" -> "1")
+    for seed in range(1, 80):
+        new = rename_num({"two": ["two"], "2": ["2"]}, seed, "T", 0, 0, counting=True)
+        assert new is not None and new["two"][0] not in ("two", "one") and new["2"][0] not in ("2", "1"), new
+        assert rename_num({"one": ["one"], "1": ["1"]}, seed, "T", 0, 0, counting=True) == {"one": ["one"],
+                                                                                           "1": ["1"]}
+    assert rename_num({"the": ["the"]}, 1, "T", 0, 0, counting=True) is None  # no number at all
+    assert {rename_num({"one": ["one"]}, s, "T", 0, 0)["one"][0] for s in range(1, 40)} - {"one"}  # free otherwise
+    assert counts_a_noun("versions") and not counts_a_noun("of") and not counts_a_noun("Eckerd")
