@@ -211,7 +211,8 @@ def test_real_re_docred_through_kb_from_corpus(tmp_path: Path) -> None:
     ingest_dump(tmp_path / "kb.json.gz", tmp_path / "index", progress=False)
     res = generate(test, tmp_path / "index", tmp_path / "env", links=tmp_path / "links.json", seeds=1,
                    progress=False)
-    assert res.stats["substitution_rate"]["total"] > 0.97
+    # 0.969 on 2026-12-01, since a NUM "one" that counts the noun after it is kept; issue 20 asks >= 0.90
+    assert res.stats["substitution_rate"]["total"] > 0.965
     assert res.stats["audit"]["preserved"]
     src = read_docs(test).docs
     out = read_docs(tmp_path / "env" / "test_revised_env.json").docs  # validates every document
