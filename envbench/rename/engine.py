@@ -84,6 +84,7 @@ from envbench.rename.numtime import (
     TEMPORAL_PAIRS,
     DateValue,
     counts_a_noun,
+    date_order,
     date_value,
     order_kept,
     rename_times,
@@ -198,6 +199,13 @@ class DocInfo:
                 return True
             at = self._text.find(body, at + 1)
         return False
+
+    @functools.cached_property
+    def month_dates(self) -> list[tuple[int, str, DateValue]]:
+        """(TIME entity, name, date) for each name that gives a year and a month, read once per
+        document for every seed and attempt of ``settle_times``."""
+        return [(ei, nm, d) for ei, c in enumerate(self.coarse) if c == "TIME" and ei not in self.overlap
+                for nm, toks in self.tokens[ei].items() if (d := date_value(toks)) is not None and d.month is not None]
 
     def counts_a_noun(self, ei: int) -> bool:
         """Whether a mention of entity ``ei`` is followed by a noun it counts ("two versions")."""
@@ -375,26 +383,18 @@ def settle_times(run: Run) -> None:
             run.rows.append(Row(ei, "TIME", "time", None, None, None, None, info.names[ei], names))
 
 
-def _order(a: DateValue, b: DateValue) -> int:
-    n = min(len(a.parts()), len(b.parts()))  # at the precision both give
-    return (a.parts()[:n] > b.parts()[:n]) - (a.parts()[:n] < b.parts()[:n])
-
-
 def swapped_dates(info: DocInfo, renamed: dict[int, dict[str, list[str]] | None], failed: set[int]) -> int:
-    """How many pairs of the document's month-level dates (a TIME name with a year and a month, any
-    entity) the renaming puts in the other order; a failed entity keeps its dates."""
+    """How many pairs of the document's month-level dates (``DocInfo.month_dates``) the renaming puts
+    in the other order; an entity that failed or was not renamed keeps its dates."""
     old: list[DateValue] = []
     new: list[DateValue] = []
-    for ei, names in renamed.items():
-        for nm, toks in info.tokens[ei].items():
-            before = date_value(toks)
-            if before is None or before.month is None:
-                continue
-            after = date_value(names[nm]) if names is not None and ei not in failed and nm in names else before
-            if after is not None:
-                old.append(before)
-                new.append(after)
-    return sum(_order(old[i], old[j]) != _order(new[i], new[j])
+    for ei, nm, before in info.month_dates:
+        names = renamed.get(ei)
+        after = date_value(names[nm]) if names is not None and ei not in failed and nm in names else before
+        if after is not None:
+            old.append(before)
+            new.append(after)
+    return sum(date_order(old[i], old[j]) != date_order(new[i], new[j])
                for i in range(len(old)) for j in range(i + 1, len(old)))
 
 

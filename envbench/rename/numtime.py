@@ -158,7 +158,7 @@ def agree_counts(old: Sequence[str], new: Sequence[str]) -> list[str]:
     its count: ["four", "years"] renamed to ["one", "years"] gives ["one", "year"]."""
     out = list(new)
     for i in range(len(old) - 1):
-        if _is_one(old[i]) == _is_one(out[i]) or old[i] == out[i]:
+        if _is_one(old[i]) == _is_one(out[i]):
             continue
         j = i + 1
         while j < len(out) - 1 and out[j].casefold() in _COUNT_MODIFIERS:
@@ -196,17 +196,23 @@ def date_value(tokens: Sequence[str]) -> DateValue | None:
     return DateValue(year, month, day if month is not None else None)
 
 
+def date_order(a: DateValue, b: DateValue) -> int:
+    """-1, 0 or 1 as ``a`` is before, level with or after ``b`` at the precision both give
+    ("May 1990" is level with "3 May 1990" and before "1991")."""
+    n = min(len(a.parts()), len(b.parts()))
+    pa, pb = a.parts()[:n], b.parts()[:n]
+    return (pa > pb) - (pa < pb)
+
+
 def order_kept(old_start: DateValue | None, old_end: DateValue | None,
                new_start: DateValue | None, new_end: DateValue | None) -> bool:
     """True unless start <= end held before (at the shared precision) and fails after."""
     if None in (old_start, old_end, new_start, new_end):
         return True
     assert old_start and old_end and new_start and new_end
-    n = min(len(old_start.parts()), len(old_end.parts()))
-    if old_start.parts()[:n] > old_end.parts()[:n]:
+    if date_order(old_start, old_end) > 0:
         return True  # the order did not hold before; nothing to keep
-    m = min(len(new_start.parts()), len(new_end.parts()))
-    return new_start.parts()[:m] <= new_end.parts()[:m]
+    return date_order(new_start, new_end) <= 0
 
 
 class _Draw:
@@ -371,7 +377,7 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
             elif not has_month and (m := _SPAN.match(t)):  # a season "1983–84" -> "1963–64"; not "1797–17 February"
                 new.append(f"{new_year(int(m.group(1)))}{m.group(2)}{(int(m.group(3)) + delta) % 100:02d}")
             elif not has_month and i >= 2 and len(t) == 2 and t.isdigit() and toks[i - 1] in ("-", "–", "/") \
-                    and len(toks[i - 2]) == 4 and toks[i - 2].isdigit() and toks[i - 2][0] in "12":
+                    and _YEAR.fullmatch(toks[i - 2]):
                 new.append(f"{(int(t) + delta) % 100:02d}")  # "1963 - 65" -> "1933 - 35"
             elif m := _SHORT_DECADE.match(t):  # "the mid 90s" -> "the mid 50s" (not "19s")
                 new.append(f"{m.group(1)}{(int(m.group(2)) + delta // 10) % 10}0s")

@@ -7,10 +7,11 @@ names are paired, in that order, with an order-keeping selection of the new name
 includes the label and, among those, has the smallest total length difference (tokens first, then
 characters; ties go to the earlier names), where a name written in Latin letters pairs only with one
 written in Latin letters (a corpus-made KB has "陶君薇" among the names of Tao Junwei, which must not
-replace an English text's "Yuhuan"; the other way, "椎崎二郎" may become "John McWilliams").
-So one name always becomes the label, a full name and a surname ("Ramey Idriss", "Idriss") become a full name and a short alias ("Barack Obama", "Obama"),
-and a longer variant stays the longer one ("Distant Wolf (Deluxe Edition)" -> "Island of Orka
-(Deluxe Edition)"). Every mention of one original name takes the same new name.
+replace an English text's "Yuhuan"; the other way, "椎崎二郎" may become "John McWilliams"). So one
+name always becomes the label, a full name and a surname ("Ramey Idriss", "Idriss") become a full
+name and a short alias ("Barack Obama", "Obama"), and a longer variant stays the longer one
+("Distant Wolf (Deluxe Edition)" -> "Island of Orka (Deluxe Edition)"). Every mention of one original
+name takes the same new name.
 
 Overlap policy (:func:`overlapping_entities`): when a mention of one entity overlaps a mention of
 another entity (nested, crossing or identical spans in one sentence), neither entity is renamed;

@@ -203,26 +203,21 @@ def build_site(
         for row in _read_substitution_table(Path(substitutions)):
             subs.setdefault(row["title"], {})[int(row["entity"])] = row
 
-    labels: dict[str, str] = {}
-    if index is not None:
-        from wikidata_index.index import WikidataIndex
-
-        qids = {str(row[k]) for rows in subs.values() for row in rows.values()
-                for k in ("qid", "new_qid", "fine_type") if row.get(k)}
-        with WikidataIndex(index) as ix:
-            labels = ix.labels_of(qids)
-
     ordered = [d for d in originals if d["title"] in groups]
     plots = sorted(Path(report).glob("*.png")) if report is not None else []
     outputs = [*ASSETS, "data/", *(["plots/"] if plots else [])]
     inputs = [p for p in (env_gold, original_gold, substitutions, original_pred, env_pred) if p is not None]
     if index is not None:
-        inputs.append(Path(index) / "manifest.json")  # the index's content, by its manifest
+        from wikidata_index.index import MANIFEST, read_index_manifest
+
+        read_index_manifest(index)  # not an index: says so and how to make one, before anything is hashed
+        inputs.append(Path(index) / MANIFEST)  # the index's content, by its manifest
     params = {"seeds": seeds, "report_plots": [p.name for p in plots]}
     with Step("explore", root=out, outputs=outputs, inputs=[*inputs, *plots], parameters=params,
               force=force) as step:
         if step.up_to_date:
             return ExploreResult(out, len(ordered), len(twins), seeds, 0, up_to_date=True)
+        labels = _labels(index, subs) if index is not None else {}
         data_dir = step.path("data/")
         (data_dir / "docs").mkdir(parents=True)
         rows, summary = _write_documents(data_dir / "docs", ordered, groups, seeds, subs, orig_pred, twin_pred,
@@ -242,6 +237,16 @@ def build_site(
             step.path(name).write_bytes((assets / name).read_bytes())
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     return ExploreResult(out, len(ordered), len(twins), seeds, size, unknown, len(plots))
+
+
+def _labels(index: str | os.PathLike[str], subs: Mapping[str, Mapping[int, Mapping[str, Any]]]) -> dict[str, str]:
+    """The index's labels of every QID and fine type in the substitution rows."""
+    from wikidata_index.index import WikidataIndex
+
+    qids = {str(row[k]) for rows in subs.values() for row in rows.values()
+            for k in ("qid", "new_qid", "fine_type") if row.get(k)}
+    with WikidataIndex(index) as ix:
+        return ix.labels_of(qids)
 
 
 def _as_script(key: str, obj: Any) -> bytes:

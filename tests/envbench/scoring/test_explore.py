@@ -120,6 +120,10 @@ def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:
                      str(bad), "--env-pred", str(w["pk"]), "--out", str(tmp_path / "s"))
     assert code == 1 and out.startswith(f"Error: --original-pred {bad}: ")
     assert not (tmp_path / "s").exists()
+    code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--index",
+                     str(tmp_path), "--out", str(tmp_path / "s"))
+    assert (code, out) == (1, f"Error: no index at {tmp_path}; run `envbench ingest-dump DUMP --out {tmp_path}` first\n")
+    assert not (tmp_path / "s").exists()
     code, out = _run("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--original-pred",
                      str(w["p0"]), "--env-pred", str(w["pk"]), "--out", str(tmp_path / "s"))
     assert code == 0
