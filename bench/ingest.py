@@ -290,8 +290,9 @@ if sys.argv[2] == "FLOOR":
     _, n = floor(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
     r = {"records": n, "timings": {}}
 else:
+    from envbench.core.text import name_tokenizer  # as `envbench ingest-dump` passes it
     res = ingest_dump(sys.argv[1], sys.argv[2], workers=int(sys.argv[3]), progress=False, force=True,
-                      chunk_bytes=int(sys.argv[4]), extractor=sys.argv[5])
+                      chunk_bytes=int(sys.argv[4]), extractor=sys.argv[5], tokenizer=name_tokenizer())
     r = {"records": res.stats["records"], "timings": res.manifest["timings"]}
 dt = time.perf_counter() - t
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -388,7 +389,8 @@ def main() -> None:
                 rounds = ", ".join(f"{a['seconds'] / b['seconds']:.2f}x" for a, b in zip(runs["floor"], runs[extractor]))
                 print(f"ingest (all tables, {args.workers} proc, {extractor:6s})      : {i_s:6.2f}s {mb / i_s:7.1f} MB/s "
                       f"{r['records'] / i_s:9,.0f} entities/s  cpu {r['cpu_s']:.2f}s "
-                      f"(parse {r['timings']['parse_s']:.2f}s, finalize {r['timings']['finalize_s']:.2f}s)")
+                      f"(parse {r['timings']['parse_s']:.2f}s, finalize {r['timings']['finalize_s']:.2f}s, "
+                      f"name tokens {r['timings'].get('name_tokens_s', 0):.2f}s)")
                 print(f"  ratio floor/ingest ({extractor}): wall {f_s / i_s:.2f}x, cpu {f['cpu_s'] / r['cpu_s']:.2f}x "
                       f"(best of {args.repeat}; rounds {rounds})   "
                       f"peak RSS main {r['main_rss_mb']:.0f} MB, largest worker {r['worker_rss_mb']:.0f} MB")

@@ -13,7 +13,13 @@ from typing import Any
 import orjson
 
 from wikidata_index.names import fold
-from wikidata_index.schema import DEMONYM_FORM_QUALIFIER, DEMONYM_LANGUAGE, DEMONYM_PROPERTY, TABLES
+from wikidata_index.schema import (
+    DEMONYM_FORM_QUALIFIER,
+    DEMONYM_LANGUAGE,
+    DEMONYM_PROPERTY,
+    EXTRACTED_TABLES,
+    TABLES,
+)
 
 try:  # pragma: no branch - pysimdjson is a core dependency, orjson the fallback
     import simdjson
@@ -62,7 +68,7 @@ class Skipped(Exception):
 
 
 _STAGED_COLUMNS: dict[str, list[str]] = {
-    t: [f.name for f in schema if f.name != "popularity"] for t, schema in TABLES.items()
+    t: [f.name for f in TABLES[t] if f.name != "popularity"] for t in EXTRACTED_TABLES
 }
 
 
@@ -70,7 +76,7 @@ class Rows:
     """Row tuples per table, in schema column order (entities without popularity)."""
 
     def __init__(self) -> None:
-        self.tables: dict[str, list[tuple]] = {t: [] for t in TABLES}
+        self.tables: dict[str, list[tuple]] = {t: [] for t in EXTRACTED_TABLES}
 
     def add(self, table: str, *values: Any) -> None:
         self.tables[table].append(values)

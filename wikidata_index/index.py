@@ -459,6 +459,17 @@ class WikidataIndex:
             self._raise_if_damaged(exc)
             raise
 
+    def name_tokenizer(self) -> str | None:
+        """The tokenizer whose tokens the ``name_tokens`` table holds (``NameTokenizer.version``), or
+        None when the index has none stored (made before the table, or ingested without a tokenizer)."""
+        return self.name_tokenizer_facts().get("tokenizer")
+
+    def name_tokenizer_facts(self) -> dict[str, Any]:
+        """The manifest's record of the ``name_tokens`` tokenizer: its ``tokenizer`` (version) and the
+        facts it gave (``NameTokenizer.extra``); {} when the index has none stored."""
+        made = self._manifest.get("name_tokens")
+        return dict(made) if self.has("name_tokens") and isinstance(made, dict) and made.get("tokenizer") else {}
+
     def find_demonym(self, name: str, lang: str = DEMONYM_LANGUAGE) -> list[str]:
         """Ids with a demonym ``name`` ("American" -> Q30, ...): exact matches first, then case- and
         diacritic-folded ones; each group by popularity (descending), then id."""
@@ -541,9 +552,23 @@ def demonyms_of(con: Any, qids: Iterable[str], lang: str = DEMONYM_LANGUAGE) -> 
     return out
 
 
+def name_tokens_of(con: Any, names: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The stored tokens of each of ``names`` (whitespace collapsed, as the table keys them) that the
+    ``name_tokens`` table holds, over a connection with its view (``WikidataIndex.con``). Whether the
+    table can be trusted is :meth:`WikidataIndex.name_tokenizer`'s answer, not this one's."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    rows = con.execute("""SELECT t.name, t.tokens FROM name_tokens t
+                          SEMI JOIN (SELECT unnest(?::VARCHAR[]) AS name) q ON q.name = t.name""",
+                       [wanted]).fetchall()
+    return {name: tuple(tokens) for name, tokens in rows}
+
+
 def _empty_select(table: str) -> str:
-    """A SELECT with the table's columns (all strings, the optional tables' only type) and no rows."""
-    cols = ", ".join(f'NULL::VARCHAR AS "{f.name}"' for f in TABLES[table])
+    """A SELECT with the table's columns (strings and lists of strings, the optional tables' types) and no rows."""
+    cols = ", ".join(f'NULL::{"VARCHAR[]" if hasattr(f.type, "value_type") else "VARCHAR"} AS "{f.name}"'
+                     for f in TABLES[table])
     return f"SELECT {cols} WHERE false"
 
 
@@ -576,5 +601,5 @@ def index_info(path: str | os.PathLike[str], *, verify: bool = False) -> IndexIn
 
 
 __all__ = ["HASH_CACHE", "INDEX_FORMAT", "Demonym", "IndexInfo", "WikidataIndex", "check_files", "damaged_files",
-           "demonyms_of", "file_hashes", "index_fingerprint", "index_info", "read_index_manifest", "remember_hashes",
+           "demonyms_of", "file_hashes", "name_tokens_of", "index_fingerprint", "index_info", "read_index_manifest", "remember_hashes",
            "table_files"]

@@ -53,8 +53,8 @@ from etl.runner import ShardRunner, WorkerDied
 from etl.step import Step, read_manifest
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
-from wikidata_index.names import fold
-from wikidata_index.schema import TABLES
+from wikidata_index.names import NameTokenizer, fold
+from wikidata_index.schema import EXTRACTED_TABLES, TABLES
 
 log = logging.getLogger("wikidata_index.ingest")
 
@@ -75,8 +75,11 @@ FINAL_SCHEDULE = ("edges", "names", "types", "subclasses", "property_constraints
 ERROR_SAMPLES_PER_CHUNK = 20
 MANIFEST_ERROR_SAMPLES = 100
 STAGE_SCHEMAS: dict[str, pa.Schema] = {
-    t: (pa.schema([f for f in s if f.name != "popularity"]) if t == "entities" else s) for t, s in TABLES.items()
+    t: (pa.schema([f for f in TABLES[t] if f.name != "popularity"]) if t == "entities" else TABLES[t])
+    for t in EXTRACTED_TABLES
 }
+# Names tokenised per call of NameTokenizer.tokenize (name_tokens is written in this order, sorted).
+NAME_TOKENS_BATCH = 1 << 14
 
 # How each final table is made from its staged rows: (the query, its sort order, the key). Rows
 # come out sorted so that, among rows with the same key, the one to keep comes first, and
@@ -323,11 +326,13 @@ def ingest_dump(
     chunk_lines: int | None = None,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     extractor: str = "auto",
+    tokenizer: NameTokenizer | None = None,
 ) -> IngestResult:
     """Ingest a Wikidata JSON dump (.json/.gz/.bz2/.zst or '-') into an index at ``out``.
 
     ``extractor``: "c" (the compiled fast path), "python" (pysimdjson), or "auto" (C when built).
-    Both give byte-identical tables. ``force`` starts over (finished chunks of an interrupted run
+    Both give byte-identical tables. ``tokenizer`` fills ``name_tokens`` (schema.py; without it the
+    table is written empty and the manifest's ``name_tokens.tokenizer`` is null). ``force`` starts over (finished chunks of an interrupted run
     are discarded) and lets the new index replace one it would lower (see :func:`lowers`).
 
     The tables, then the manifest, are published by ``etl.step.Step`` (lock, staging, old
@@ -362,7 +367,7 @@ def ingest_dump(
             stage.mkdir(parents=True, exist_ok=True)
             with _gc_frozen():
                 info = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress, t0,
-                              extractor, {t: step.path(f"{t}/") for t in TABLES}, space)
+                              extractor, {t: step.path(f"{t}/") for t in TABLES}, space, tokenizer)
             old = read_manifest(out_dir / "manifest.json")
             lower = lowers(old, info["rows"], languages)
             if lower and not force:
@@ -517,7 +522,7 @@ def _size(n: float) -> str:
 
 def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
            chunking: tuple[int | None, int], progress: bool, t0: float, extractor: str,
-           publish: Mapping[str, Path], space: _SpaceUse) -> dict[str, Any]:
+           publish: Mapping[str, Path], space: _SpaceUse, tokenizer: NameTokenizer | None) -> dict[str, Any]:
     """Parse (resumable) and write the final tables into ``publish``; the manifest's own fields."""
     parsed_marker = stage / "parsed.json"
     if parsed_marker.exists():  # killed during finalisation or publishing: no need to read the dump again
@@ -530,13 +535,19 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
     chunk_dirs = ShardRunner(stage / "chunks", process_chunk).output_dirs()
     t_final = time.perf_counter()
     rows = _finalize(stage, chunk_dirs, workers, publish)
+    t_tokens = time.perf_counter()
+    rows["name_tokens"] = write_name_tokens(publish["names"], publish["demonyms"], publish["name_tokens"], tokenizer,
+                                            stage / "duckdb-tmp")
     t_end = time.perf_counter()
     return {
         "inputs": [parsed["input"]],
-        "rows": rows,
+        "rows": {t: rows[t] for t in TABLES},
+        "name_tokens": ({"tokenizer": tokenizer.version, **tokenizer.extra} if tokenizer is not None
+                        else {"tokenizer": None}),
         "stats": dict(sorted(parsed["stats"].items())),
         "errors": parsed["errors"],
-        "timings": {"parse_s": parsed["parse_s"], "finalize_s": round(t_end - t_final, 3),
+        "timings": {"parse_s": parsed["parse_s"], "finalize_s": round(t_tokens - t_final, 3),
+                    "name_tokens_s": round(t_end - t_tokens, 3),
                     "total_s": round(t_end - t0, 3), "chunks": parsed["chunks"],
                     "resumed_chunks": parsed["resumed"], "extractor": parsed.get("extractor", extractor)},
     }
@@ -738,12 +749,57 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mappin
         with ThreadPoolExecutor(max_workers=FINAL_TABLES_AT_ONCE) as pool:
             futures = {"entities": pool.submit(popularity_then_entities)}
             futures |= {t: pool.submit(write, t) for t in FINAL_SCHEDULE}
-            for table in TABLES:
+            for table in EXTRACTED_TABLES:
                 rows[table] = futures[table].result()
     finally:
         con.close()
         shutil.rmtree(tmpdir, ignore_errors=True)
     return rows
+
+
+def write_name_tokens(names: Path, demonyms: Path | None, out: Path, tokenizer: NameTokenizer | None,
+                      tmpdir: Path | None = None) -> int:
+    """Write ``name_tokens`` into ``out`` from the written ``names`` and ``demonyms`` folders (None: an
+    index without demonyms): each
+    distinct English name and demonym text that ``tokenizer`` stores, with the tokens of its
+    whitespace-collapsed form, in name order (an empty table without a tokenizer); the row count.
+
+    The names stream out of DuckDB sorted (spilling to ``tmpdir``, so memory stays bounded on the
+    full dump) in batches of NAME_TOKENS_BATCH: the table depends only on the names and the tokenizer."""
+    import duckdb
+
+    shutil.rmtree(out, ignore_errors=True)
+    schema = TABLES["name_tokens"]
+    writer = PartWriter(out, schema, use_dictionary=False)
+    if tokenizer is not None:
+        config: dict[str, Any] = {"threads": 1, "memory_limit": "800MB", "preserve_insertion_order": True}
+        if tmpdir is not None:
+            config["temp_directory"] = str(tmpdir)
+        con = duckdb.connect(config=config)
+        try:
+            con.execute("SET enable_progress_bar = false")
+
+            def texts(folder: Path, column: str) -> str:
+                glob = str(folder.resolve() / "*.parquet").replace("'", "''")
+                return f"SELECT {column} AS name FROM read_parquet('{glob}') WHERE lang = 'en'"
+
+            sources = [texts(names, "name"), *([texts(demonyms, "text")] if demonyms is not None else [])]
+            reader = con.sql(f"SELECT DISTINCT name FROM ({' UNION ALL '.join(sources)}) ORDER BY name"
+                             ).to_arrow_reader(NAME_TOKENS_BATCH)
+            for batch in reader:
+                raw = batch.column(0).to_pylist()
+                got = tokenizer.tokenize([" ".join(n.split()) for n in raw])
+                if len(got) != len(raw):
+                    raise ValueError(f"tokenizer {tokenizer.version} gave {len(got)} results for {len(raw)} names")
+                kept = [(n, list(t)) for n, t in zip(raw, got) if t is not None]
+                if kept:
+                    writer.write_batch(pa.RecordBatch.from_arrays(
+                        [pa.array([n for n, _ in kept], pa.string()),
+                         pa.array([t for _, t in kept], pa.list_(pa.string()))], schema=schema))
+        finally:
+            con.close()
+    writer.close()
+    return writer.rows
 
 
 def _drop_repeats(batches: Iterable[pa.RecordBatch], key: Sequence[str]) -> Iterator[pa.RecordBatch]:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 _SPACE = re.compile(r"\s+")
 
@@ -26,3 +29,21 @@ def _fold_unicode(name: str) -> str:
     decomposed = unicodedata.normalize("NFKD", name)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _SPACE.sub(" ", stripped.casefold()).strip()
+
+
+@dataclass(frozen=True)
+class NameTokenizer:
+    """How an ingest fills the optional ``name_tokens`` table (schema.py), injected by the caller so that
+    the index never depends on a tokenizer: envbench passes DocRED's (``envbench.core.text``).
+
+    ``tokenize`` maps a batch of names (whitespace already collapsed) to their tokens, or to None for a
+    name that need not be stored (one its reader tokenises without the tokenizer). ``version`` names the
+    tokenizer and its version; the manifest records it, and a reader trusts the table only when it
+    equals its own, so an index made under another tokenizer is read as if it had no table.
+    """
+
+    version: str
+    tokenize: Callable[[Sequence[str]], Sequence[Sequence[str] | None]]
+    # JSON-able facts a reader needs beside the rows (envbench: spaCy's special cases made of letters,
+    # which tell a plain name from one to look up), recorded in the manifest beside the version
+    extra: Mapping[str, Any] = field(default_factory=dict)

@@ -76,11 +76,19 @@ TABLES: dict[str, pa.Schema] = {
             ("folded", pa.string()),
         ]
     ),
+    # English names (labels, aliases, demonym texts), each with the tokens of its whitespace-collapsed
+    # form under the tokenizer the ingest was given (``names.NameTokenizer``; the manifest's
+    # ``name_tokens.tokenizer`` names it), for the names that tokenizer stores: so that a reader gets
+    # DocRED's tokens of any index name without loading the tokenizer. Empty when the ingest was given
+    # none. One row per name, sorted by name.
+    "name_tokens": pa.schema([("name", pa.string()), ("tokens", pa.list_(pa.string()))]),
 }
 
 # Tables that an index of this format may lack (it was written before they existed); readers see
 # them as empty. Every other table an index was written with is listed in its manifest.
-OPTIONAL_TABLES = ("demonyms",)
+OPTIONAL_TABLES = ("demonyms", "name_tokens")
+# Tables made from the dump's entities; the others are derived from them once they are written.
+EXTRACTED_TABLES = tuple(t for t in TABLES if t != "name_tokens")
 
 SUBJECT_TYPE_CONSTRAINT = "Q21503250"
 VALUE_TYPE_CONSTRAINT = "Q21510865"

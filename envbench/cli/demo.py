@@ -24,6 +24,7 @@ from etl.io import read_json
 def run_demo(out: str | Path, *, seeds: int = 5, force: bool = False) -> str:
     """Run the three steps under ``out`` and return the printed summary."""
     from envbench.core.checks import check_seeds
+    from envbench.core.text import name_tokenizer
     from envbench.rename.generate import generate
     from envbench.worlds.sample import make_sample
     from etl.step import check_writable
@@ -38,7 +39,7 @@ def run_demo(out: str | Path, *, seeds: int = 5, force: bool = False) -> str:
     sample = make_sample(out / "sample")
     timings.append(("make-sample", time.perf_counter() - t))
     t = time.perf_counter()
-    ingest_dump(sample.dump, out / "index", force=force, progress=False)
+    ingest_dump(sample.dump, out / "index", force=force, progress=False, tokenizer=name_tokenizer())
     timings.append(("ingest-dump", time.perf_counter() - t))
     t = time.perf_counter()
     result = generate(out / "sample" / "docs" / "test.json", out / "index", out / "env",

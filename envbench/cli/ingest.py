@@ -35,12 +35,16 @@ def _languages(value: str) -> tuple[str, ...]:
 @click.option("--extractor", type=click.Choice(["auto", "c", "python"]), default="auto", show_default=True,
               help="Entity extraction: c (compiled, about 2x faster per core), python (pysimdjson), "
                    "or auto (c when it is built). Both give byte-identical tables.")
+@click.option("--no-name-tokens", is_flag=True,
+              help="Leave the name_tokens table empty: DocRED's tokens of the English names that need spaCy "
+                   "(about a tenth of the names; tokenising them is part of the ingest time). `generate` on "
+                   "such an index loads spaCy, about 3 s more per run.")
 @click.option("--force", is_flag=True,
               help="Start over (discard finished chunks of an interrupted run), and replace an index at --out "
                    "even when the new one has fewer entities or fewer name languages.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def ingest_dump(dump: str, out: str, languages: str, workers: int | None, max_errors: int,
-                chunk_mb: int, extractor: str, force: bool, quiet: bool) -> None:
+                chunk_mb: int, extractor: str, no_name_tokens: bool, force: bool, quiet: bool) -> None:
     """Ingest a Wikidata JSON dump into Parquet tables + DuckDB views under --out.
 
     DUMP is the official dump (latest-all.json[.gz|.bz2|.zst]), '-' for stdin (plain or
@@ -55,12 +59,14 @@ def ingest_dump(dump: str, out: str, languages: str, workers: int | None, max_er
       envbench ingest-dump latest-all.json.gz --out data/index --workers 16
       envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
     """
+    from envbench.core.text import name_tokenizer
     from wikidata_index.ingest import ingest_dump as run
 
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="warning: %(message)s", stream=sys.stderr)
     result = run(dump, out, languages=_languages(languages), workers=workers, max_errors=max_errors,
-                 force=force, progress=not quiet, chunk_bytes=chunk_mb << 20, extractor=extractor)
+                 force=force, progress=not quiet, chunk_bytes=chunk_mb << 20, extractor=extractor,
+                 tokenizer=None if no_name_tokens else name_tokenizer())
     click.echo(result.summary())
 
 

@@ -7,6 +7,10 @@ keeps the measure). It keeps abbreviations and initials whole ("Mr.", "L.", "U.S
 ("Jean", "-", "Baptiste") and keeps alphanumeric words whole ("3DS", "ADO.NET", "1990s", "21st").
 Whitespace tokens (DocRED keeps a no-break space as a token of its own) are dropped: a new name
 never brings one.
+
+Loading spaCy takes about 3 s, much of a small `generate` run. So an index can carry the tokens of its
+names (the ``name_tokens`` table, filled at ingest by :func:`name_tokenizer`): `generate` hands them to
+:func:`remember_tokens`, and :func:`tokenize` then answers every index name without loading spaCy.
 """
 
 from __future__ import annotations
@@ -15,7 +19,11 @@ import functools
 import sys
 import threading
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import version as _version
 from typing import Any
+
+from wikidata_index.names import NameTokenizer
 
 _LOADING = threading.Lock()
 
@@ -55,9 +63,14 @@ def _load_tokenizer() -> Any:
             del sys.modules["torch"]
 
 
-@functools.cache
 def _special_words() -> frozenset[str]:
-    """The spaCy special cases made of letters only ("cannot" -> "can", "not"; "Dont" -> "Do", "nt")."""
+    """The spaCy special cases made of letters only ("cannot" -> "can", "not"; "Dont" -> "Do", "nt"):
+    as an index recorded them (use_stored_tokens), else from spaCy."""
+    return _GIVEN_SPECIAL if _GIVEN_SPECIAL is not None else _spacy_special_words()
+
+
+@functools.cache
+def _spacy_special_words() -> frozenset[str]:
     return frozenset(w for w in _tokenizer().rules if w.isalpha())
 
 
@@ -94,4 +107,59 @@ def tokenize(text: str) -> list[str]:
     plain = _plain_words(text)
     if plain is not None:
         return plain
+    stored = _STORED.get(text)
+    if stored is not None:
+        return list(stored)
     return [t.text for t in _tokenizer()(text) if not t.is_space]
+
+
+# What an index stored (use_stored_tokens, remember_tokens): the same answers as spaCy's, without it.
+_GIVEN_SPECIAL: frozenset[str] | None = None
+_STORED: dict[str, tuple[str, ...]] = {}
+
+
+def tokenizer_version() -> str:
+    """The tokenizer :func:`tokenize` uses, with its version, as an index records it (read from the
+    installed package's metadata: spaCy is not imported)."""
+    return f"spacy {_version('spacy')} blank en"
+
+
+def _tokens_to_store(names: Sequence[str]) -> list[list[str] | None]:
+    # plain names are tokenised by their spaces (tokenize's own shortcut): nothing to store
+    todo = [i for i, n in enumerate(names) if _plain_words(n) is None]
+    out: list[list[str] | None] = [None] * len(names)
+    for i, doc in zip(todo, _tokenizer().pipe(names[i] for i in todo)):
+        out[i] = [t.text for t in doc if not t.is_space]
+    return out
+
+
+def name_tokenizer() -> NameTokenizer:
+    """What an ingest needs to fill ``name_tokens`` with :func:`tokenize`'s tokens of the names that
+    are not plain, and to record spaCy's special cases that tell the two apart (``envbench
+    ingest-dump`` passes it)."""
+    return NameTokenizer(tokenizer_version(), _tokens_to_store, {"special_words": sorted(_special_words())})
+
+
+def use_stored_tokens(facts: Mapping[str, Any]) -> bool:
+    """Take an index's record of its ``name_tokens`` tokenizer (``WikidataIndex.name_tokenizer_facts``)
+    when it is this one (:func:`tokenizer_version`), so that telling a plain name needs no spaCy; then
+    :func:`remember_tokens` with the index's rows answers the other names. Whether it was taken."""
+    global _GIVEN_SPECIAL
+    words = facts.get("special_words")
+    if facts.get("tokenizer") != tokenizer_version() or not isinstance(words, list):
+        return False
+    _GIVEN_SPECIAL = frozenset(words)
+    return True
+
+
+def needs_lookup(text: str) -> bool:
+    """Whether :func:`tokenize` needs spaCy (or an index's stored row) for this name."""
+    return _plain_words(" ".join(text.split())) is None
+
+
+def remember_tokens(pairs: Iterable[tuple[str, Sequence[str]]]) -> None:
+    """Let :func:`tokenize` answer these texts from the tokens an index stored for them (its
+    ``name_tokens`` rows, after :func:`use_stored_tokens`), without loading spaCy: the answers are the
+    same. Texts are keyed with whitespace collapsed, as tokenize is given names."""
+    for text, tokens in pairs:
+        _STORED[" ".join(text.split())] = tuple(tokens)

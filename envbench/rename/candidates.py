@@ -228,15 +228,37 @@ def item_names(con: Any, qids: Iterable[str]) -> dict[str, ItemNames]:
     The label is the item's first label row by name; the aliases are its other distinct names
     (any other label row included), sorted. DuckDB groups the rows, so Python only unpacks them.
     """
+    return _item_names(con, qids, False)[0]
+
+
+def item_names_and_tokens(con: Any, qids: Iterable[str]) -> tuple[dict[str, ItemNames], list[tuple[str, list[str]]]]:
+    """:func:`item_names`, and the ``name_tokens`` rows of those names and of the items' English
+    demonym texts: the tokens of the ones that are not plain (``envbench.core.text.remember_tokens``
+    takes them). The names are matched in DuckDB, over the rows item_names read, so the many plain
+    names of a batch never reach Python and ``names`` is scanned once."""
+    return _item_names(con, qids, True)
+
+
+def _item_names(con: Any, qids: Iterable[str], tokens: bool) -> tuple[dict[str, ItemNames], list[tuple[str, list[str]]]]:
     register_rows(con, "_cand_ids", ((q,) for q in sorted(set(qids))), {"id": "VARCHAR"})
+    con.execute("""CREATE OR REPLACE TEMP TABLE _cand_names AS
+                   SELECT n.id, n.name, n.is_label FROM names n SEMI JOIN _cand_ids i ON n.id = i.id
+                   WHERE n.lang = 'en'""")
     got = con.sql(
-        """SELECT n.id, min(n.name) FILTER (WHERE n.is_label) AS label, list(DISTINCT n.name ORDER BY n.name) AS names
-           FROM names n SEMI JOIN _cand_ids i ON n.id = i.id
-           WHERE n.lang = 'en' GROUP BY n.id HAVING label IS NOT NULL ORDER BY n.id"""
+        """SELECT id, min(name) FILTER (WHERE is_label) AS label, list(DISTINCT name ORDER BY name) AS names
+           FROM _cand_names GROUP BY id HAVING label IS NOT NULL ORDER BY id"""
     ).to_arrow_table()
-    return {q: ItemNames(lab, tuple(n for n in names if n != lab))
-            for q, lab, names in zip(got.column("id").to_pylist(), got.column("label").to_pylist(),
-                                     got.column("names").to_pylist())}
+    names = {q: ItemNames(lab, tuple(n for n in names if n != lab))
+             for q, lab, names in zip(got.column("id").to_pylist(), got.column("label").to_pylist(),
+                                      got.column("names").to_pylist())}
+    stored: list[tuple[str, list[str]]] = []
+    if tokens:
+        stored = con.execute(
+            """SELECT t.name, t.tokens FROM name_tokens t SEMI JOIN (
+                   SELECT name FROM _cand_names
+                   UNION ALL SELECT text FROM demonyms d SEMI JOIN _cand_ids i ON d.id = i.id WHERE d.lang = 'en'
+               ) q ON q.name = t.name ORDER BY t.name""").fetchall()
+    return names, stored
 
 
 def names_in_pool(con: Any, names: Iterable[str], pool: str) -> set[str]:

@@ -13,7 +13,7 @@ settling order:
    on 7 February" read "premiered on 8 December, released on 17 January" of one year); when none
    succeeds, the attempt with the fewest failing entities, then the fewest swapped pairs, is used,
    the failing entities keep their names (``no_valid_value``; ``no_rule`` for an entity no rule
-   applies to).
+   applies to). An entity also fails when it breaks a *number pair* (below).
 2. **Then every other entity, in vertexSet order** (:func:`advance`):
 
    * a mention overlaps a mention of another entity, or two of its own do: kept (``overlap``);
@@ -23,11 +23,12 @@ settling order:
      pair with the entity's names (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym``
      when no candidate has one) without a clash, none of whose names an eval-pool
      item carries (train pool only) or occurs as a mention name in the ``--exclude-names-from``
-     documents (``novelty``; same key as the clash check), and that passes every type-constraint
+     documents (``novelty``; same key as the clash check), none of whose names *doubles a word
+     beside a mention* (below), and that passes every type-constraint
      check the original item passed (``audit``; a failure counts as a rejection of that relation); after the last
      window: kept (``no_candidate``);
    * NUM (:func:`settle_other`): attempts 0..49 of ``numtime.rename_num`` until no new name
-     clashes; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
+     clashes and no number pair breaks; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
      that counts the noun after it: "one terminal platform"), ``no_rule`` when the name holds no
      number;
    * anything else is kept: ``unlinked`` (no QID) or ``no_type`` (a QID without a P31 value).
@@ -44,6 +45,27 @@ an entity settled earlier in the same run. Examples:
   an attempt whose month shift puts the death before the birth is redrawn.
 * "7%" renamed by rule becomes "1%", written with the old spacing (:func:`respell`).
 
+A new name *doubles a word beside a mention* when its first or last word, case-folded and singular
+(:func:`word_form`: "Rivers" is "river"), is a word within ``NEAR`` (2) tokens before or after one
+of the mentions it would replace, outside every mention and not a function word ("the", "of", ...),
+unless the old name's first or last word was that word too. Such a candidate is skipped and the next
+in the draw window is tried; so is a name starting with "The" for a mention right after "the" ("buried
+at the The Aristocrat's Cemetery"). Examples: "the province of Bulacan" takes no "Chubut Province" (nor
+"the city of Doisa" a "Quebec City", "the ancient kingdom of Gobir" a "Kingdom of Portugal", "the Union
+armies" a "Route Army", "the river Olt" a "Hudson River"); a "Mill River" written before "river"
+may become "Solo River", as the old name doubled "river" already.
+
+A *number pair* is two mentions of different NUM/TIME entities at most ``NUMBER_GAP`` (3) tokens
+apart in one sentence whose leading numbers (``numtime.leading_number``; names with a month are
+dates, ordered by rule 1 instead) differ. Whenever an entity is renamed, each of its pairs, read with
+the values the run writes at that moment (the old value of a neighbour not yet settled), must keep
+its two numbers different and, for a range ("X to Y", "X - Y", "X through Y", "between X and Y")
+whose lower end came first, in that order; against a NUM end settled later (which checks the pair
+again) a range only needs room, a value that end's rule can still draw on its side
+(``numtime.number_range``). So "one to five years" never reads "nine to nine years" or "nine to
+three years" but may read "eight to nine years", and "every two years for a four - year term" never
+"every eight years for an eight - year term".
+
 The state machine never queries the index: :func:`advance` returns the (slot, window) it lacks,
 and :class:`Renamer` (the one part here that talks to DuckDB) fetches the windows every run of a
 chunk lacks in one batch per round, with their items' names, and calls it again.
@@ -58,6 +80,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envbench.core.reasons import KeptReason
+from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
@@ -68,6 +91,7 @@ from envbench.rename.candidates import (
     ItemNames,
     Slot,
     item_names,
+    item_names_and_tokens,
     names_in_pool,
     window_bounds,
 )
@@ -86,6 +110,8 @@ from envbench.rename.numtime import (
     counts_a_noun,
     date_order,
     date_value,
+    leading_number,
+    number_range,
     order_kept,
     rename_times,
 )
@@ -104,6 +130,17 @@ from wikidata_index.names import fold
 NUMTIME_ATTEMPTS = 50
 _SENTENCE = "\x1e"  # between the sentences of DocInfo's folded text (no word holds it)
 Request = tuple[int, int]  # (slot index, window number) the run waits for
+NEAR = 2  # tokens on each side of a mention whose words a new name must not double
+NUMBER_GAP = 3  # at most this many tokens between two NUM/TIME mentions that must stay distinct
+# words too common beside a name to count as doubled ("the", "of" in "the province of Bulacan")
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "from", "by", "with", "as", "is", "was",
+    "are", "were", "de", "la", "le", "del", "di", "da", "van", "von", "der", "du", "des", "el", "its", "his",
+    "her", "their"})
+# what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969")
+_RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
+# a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
+NumberPair = tuple[int, str, int, str, bool]
 
 
 def respell(name: str, old: list[str], new: list[str]) -> str:
@@ -125,6 +162,38 @@ def respell(name: str, old: list[str], new: list[str]) -> str:
     if name[pos:].strip():
         return " ".join(new)
     return "".join(parts) + name[pos:]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def word_form(token: str) -> str | None:
+    """A word as the doubled-word check compares it: case-folded and singular ("Rivers" -> "river",
+    "armies" -> "army"); None for a token that is not a word or is a function word ("of")."""
+    if not token.isalpha() or (low := token.casefold()) in _FUNCTION_WORDS:
+        return None
+    if len(low) > 4 and low.endswith("ies"):
+        return low[:-3] + "y"
+    if len(low) > 3 and low.endswith("s") and not low.endswith("ss"):
+        return low[:-1]
+    return low
+
+
+def name_ends(tokens: Sequence[str]) -> frozenset[str]:
+    """The :func:`word_form` of a name's first and last words ("Chubut Province" -> chubut, province)."""
+    return _name_ends(tuple(tokens))
+
+
+# stands for a name's leading "The" and a "the" just before a mention ("the The Aristocrat's Cemetery");
+# no word_form is this (not a word of letters)
+_THE = "the-"
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a drawn name is checked once per seed and per window it is in
+def _name_ends(tokens: tuple[str, ...]) -> frozenset[str]:
+    words = [t for t in tokens if t.isalpha()]
+    ends = {f for w in words[:1] + words[-1:] if (f := word_form(w)) is not None}
+    if tokens and tokens[0].casefold() == "the":
+        ends.add(_THE)
+    return frozenset(ends)
 
 
 # ---------------------------------------------------------------------------- the facts of a document
@@ -179,6 +248,85 @@ class DocInfo:
             for b in by_head.get((h, end), ())
             if a != b
         )
+        self.near_words = self._near_words()
+        self.number_pairs = self._number_pairs()
+
+    def _near_words(self) -> list[dict[str, frozenset[str]]]:
+        """Per entity and name, the words (:func:`word_form`) within ``NEAR`` tokens of one of its
+        mentions, outside every mention, that the old name does not already double: a new name whose
+        first or last word is one of them would double it ("the province of Chubut Province")."""
+        covered = [bytearray(len(s)) for s in self.doc["sents"]]
+        for ent in self.doc["vertexSet"]:
+            for m in ent:
+                covered[m["sent_id"]][m["pos"][0]:m["pos"][1]] = b"\x01" * (m["pos"][1] - m["pos"][0])
+        out: list[dict[str, frozenset[str]]] = []
+        for ei, ent in enumerate(self.doc["vertexSet"]):
+            near: dict[str, set[str]] = {}
+            for m in ent:
+                sent, cov = self.doc["sents"][m["sent_id"]], covered[m["sent_id"]]
+                a, b = m["pos"]
+                words = near.setdefault(m["name"], set())
+                for j in [*range(max(0, a - NEAR), a), *range(b, min(len(sent), b + NEAR))]:
+                    if not cov[j] and (f := word_form(sent[j])) is not None:
+                        words.add(f)
+                if a > 0 and not cov[a - 1] and sent[a - 1].casefold() == "the":
+                    words.add(_THE)
+            out.append({nm: frozenset(w - name_ends(self.tokens[ei][nm])) for nm, w in near.items() if w})
+        return out
+
+    def _number_pairs(self) -> dict[int, list[NumberPair]]:
+        """Per NUM/TIME entity, the pairs its mentions form with another NUM/TIME entity's mention at
+        most ``NUMBER_GAP`` tokens on in one sentence (left mention first) whose leading numbers
+        (``numtime.leading_number``) differ: the renaming keeps them different and, for a range
+        ("one to five years", "between 18 and 22"), keeps the lower end first."""
+        by_sent: dict[int, list[tuple[int, int, int, str]]] = {}
+        for ei, (c, ent) in enumerate(zip(self.coarse, self.doc["vertexSet"], strict=True)):
+            if c in ("NUM", "TIME"):
+                for m in ent:
+                    by_sent.setdefault(m["sent_id"], []).append((m["pos"][0], m["pos"][1], ei, m["name"]))
+        out: dict[int, list[NumberPair]] = {}
+        for sid in sorted(by_sent):
+            sent = self.doc["sents"][sid]
+            ms = sorted(by_sent[sid])
+            for i, (a0, a1, ea, na) in enumerate(ms):
+                for b0, _, eb, nb in ms[i + 1:]:
+                    if b0 - a1 > NUMBER_GAP:
+                        break
+                    if ea == eb or b0 < a1:
+                        continue
+                    va, vb = leading_number(self.tokens[ea][na]), leading_number(self.tokens[eb][nb])
+                    if va is None or vb is None or va == vb:
+                        continue
+                    gap = [t.casefold() for t in sent[a1:b0]]
+                    ranged = (len(gap) == 1 and gap[0] in _RANGE_WORDS) or (
+                        gap == ["and"] and "between" in (t.casefold() for t in sent[max(0, a0 - 2):a0]))
+                    pair = (ea, na, eb, nb, ranged)
+                    out.setdefault(ea, []).append(pair)
+                    out.setdefault(eb, []).append(pair)
+        return out
+
+    def number_clash(self, pair: NumberPair, tokens: Callable[[int, str], list[str]],
+                     pending: Callable[[int], bool]) -> bool:
+        """Whether the pair's two numbers, as ``tokens(entity, name)`` now writes them, came out equal
+        or, for a range whose lower end came first, in the other order (see :meth:`_number_pairs`).
+        Against an end still ``pending`` (a NUM entity settled later, which checks the pair again),
+        a range only needs room: that end's rule can still draw a value on its side
+        (``numtime.number_range``), so "two to three eggs" may become "eight to nine eggs"."""
+        ea, na, eb, nb, ranged = pair
+        va, vb = leading_number(tokens(ea, na)), leading_number(tokens(eb, nb))
+        if va is None or vb is None:
+            return False
+        if va == vb:
+            return True
+        old_a, old_b = leading_number(self.tokens[ea][na]), leading_number(self.tokens[eb][nb])
+        assert old_a is not None and old_b is not None
+        if not (ranged and old_a < old_b):
+            return False
+        if pending(eb) and (span := number_range(self.tokens[eb][nb])) is not None:
+            return va >= span[1]  # the upper end can still be drawn above the new lower end
+        if pending(ea) and (span := number_range(self.tokens[ea][na])) is not None:
+            return vb <= span[0]
+        return va > vb
 
     def fine_type(self, ei: int) -> str | None:
         """The fine type of entity ``ei``: its item's, under the entity's coarse type (None unlinked or untyped)."""
@@ -341,6 +489,11 @@ def settle_other(run: Run, ei: int) -> None:
         keys = [name_key(t) for nm, t in new.items() if t != old[nm]]
         if len(set(keys)) != len(keys) or any(k in run.taken or info.occurs(k) for k in keys):
             continue
+        pairs = info.number_pairs.get(ei, ())
+        if pairs:
+            now, later = _tokens_now(run, {ei: new}), _pending(run, ei)
+            if any(info.number_clash(p, now, later) for p in pairs):
+                continue  # "one to five years" must not read "nine to nine years" nor "nine to three years"
         plan = _rule_plan(old, new)
         run.plan[ei] = plan
         run.new_tokens[ei] = new
@@ -349,6 +502,28 @@ def settle_other(run: Run, ei: int) -> None:
         run.rows.append(Row(ei, coarse, coarse.lower(), None, None, None, None, info.names[ei], names))
         return None
     return keep(run, ei, KeptReason.NO_VALID_VALUE if any_rule else KeptReason.NO_RULE)
+
+
+def _tokens_now(run: Run, trying: Mapping[int, dict[str, list[str]] | None]) -> Callable[[int, str], list[str]]:
+    """(entity, name) -> the name's tokens as the run writes them now: ``trying``'s new tokens for
+    the entities being tried (None: unchanged), then those settled, else the old ones."""
+    info = run.info
+
+    def tokens(ei: int, name: str) -> list[str]:
+        new = trying[ei] if ei in trying else run.new_tokens.get(ei)
+        return new[name] if new is not None and name in new else info.tokens[ei][name]
+    return tokens
+
+
+def _pending(run: Run, trying: int | None = None) -> Callable[[int], bool]:
+    """Whether an entity is a NUM entity the run settles later than now (not ``trying``, not yet in
+    the rows, not kept for an overlap), which checks its number pairs itself when settled."""
+    info = run.info
+    settled = {r.entity for r in run.rows}
+
+    def pending(ei: int) -> bool:
+        return info.coarse[ei] == "NUM" and ei != trying and ei not in settled and ei not in info.overlap
+    return pending
 
 
 def settle_times(run: Run) -> None:
@@ -420,10 +595,21 @@ def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> 
         new = renamed.get(e)
         return info.date(e, new if new is not None and e not in failed else None)
 
+    def renamed_now(e: int) -> bool:
+        return renamed.get(e) is not None and e not in failed
+
     while True:  # a kept entity keeps its old date, which its partner's new date must respect
         more = {b if b in renamed and b not in failed else a
                 for a, b in info.order_pairs
                 if not order_kept(info.date(a), info.date(b), value(a), value(b))}
+        # two numbers a few tokens apart stay different (and a range in order), against a NUM
+        # neighbour's old value, which it keeps until settle_other checks it against these
+        if info.number_pairs:  # most documents have none: no closures to build
+            tokens = _tokens_now(run, {e: new for e, new in renamed.items() if renamed_now(e)})
+            pending = _pending(run)
+            more |= {p[2] if renamed_now(p[2]) else p[0]
+                     for e in sorted(renamed) if renamed_now(e) for p in info.number_pairs.get(e, ())
+                     if (renamed_now(p[0]) or renamed_now(p[2])) and info.number_clash(p, tokens, pending)}
         more -= failed
         if not more:
             return failed
@@ -460,6 +646,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             keys = [k for nn in mapping.values() for k in clash_keys(nn.name)]
             if any(k in run.taken or info.occurs(k) for k in keys):
                 continue
+            near = info.near_words[ei]
+            if any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
+                continue  # "the province of Chubut Province": the name doubles a word beside a mention
             if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
                 continue  # a benchmark item has this name: training twins must not use it
             if draws.excluded and any(k in draws.excluded for k in keys):
@@ -495,7 +684,8 @@ class Renamer:
     """
 
     def __init__(self, con: Any, auditor: Auditor, pool: str, *, cache_dir: Any = None,
-                 fingerprint: str | None = None, excluded: frozenset[tuple[str, ...]] = frozenset()) -> None:
+                 fingerprint: str | None = None, excluded: frozenset[tuple[str, ...]] = frozenset(),
+                 stored_tokens: bool = False) -> None:
         self.con = con
         self.auditor = auditor
         self.pool = pool
@@ -504,6 +694,9 @@ class Renamer:
         self.excluded = excluded  # names no new name may be (``novelty.excluded_names``)
         self.cache_used: str | None = None  # how the first chunk got the candidate numbering
         self.has_demonyms = knows_demonyms(con)  # False: no P1549 rows to fetch for entities or candidates
+        # True: the index's name_tokens table holds tokenize's tokens of every name that needs spaCy
+        # (same tokenizer version), so drawn names are tokenised from it and spaCy is never loaded
+        self.stored_tokens = stored_tokens
 
     def rename(self, infos: Sequence[DocInfo], seeds: Sequence[int], twins: bool, bar: Any = None,
                lap: Callable[[str], None] | None = None) -> list[Run]:
@@ -548,7 +741,11 @@ class Renamer:
         wanted = [(si, v) for si, w in requests for v in ([w] if w == 0 else range(w, MAX_WINDOWS))]
         got = source.windows(wanted)
         new_qids = sorted({q for lst in got.values() for q in lst} - draws.names.keys())
-        fetched = item_names(self.con, new_qids)
+        if self.stored_tokens:  # the drawn names that are not plain are tokenised from the index's rows
+            fetched, stored = item_names_and_tokens(self.con, new_qids)
+            remember_tokens(stored)
+        else:
+            fetched = item_names(self.con, new_qids)
         draws.names.update(fetched)
         if self.has_demonyms:
             draws.demonyms.update(fetch_demonyms(self.con, fetched))

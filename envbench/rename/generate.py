@@ -39,7 +39,7 @@ import orjson
 
 from envbench.core.checks import check_choice, check_seeds
 from envbench.core.errors import EnvbenchError
-from envbench.core.text import warm_up
+from envbench.core.text import use_stored_tokens, warm_up
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, entity_type, read_docs, require_documents
 from envbench.formats.files import JsonListWriter, stem_of
@@ -152,15 +152,17 @@ def generate(
                         need_edges=links is None, force=force) as (step, index, fingerprint):
             if step.up_to_date:
                 return GenerateResult(out, [], n_docs, seeds, {}, up_to_date=True, seconds=time.perf_counter() - t0)
-            # spaCy's tokenizer loads while DuckDB numbers the candidates (not before: a run that is up to
-            # date or stops on bad input should not leave a thread importing at exit)
-            warm_up()
+            stored_tokens = use_stored_tokens(index.name_tokenizer_facts())
+            if not stored_tokens:
+                # spaCy's tokenizer loads while DuckDB numbers the candidates (not before: a run that is up
+                # to date or stops on bad input should not leave a thread importing at exit)
+                warm_up()
             clock = _Clock(t0)
             excluded = excluded_names(excludes) if excludes else None
             tally = StatsTally(seeds, excluded=excluded, source_names=frozenset(mention_keys(docs)),
                                excluded_files=[p.name for p in excludes])
             renamer = Renamer(index.con, Auditor.for_docs(index.con, docs), pool, cache_dir=index_path / DERIVED_DIR,
-                              fingerprint=fingerprint, excluded=excluded or frozenset())
+                              fingerprint=fingerprint, excluded=excluded or frozenset(), stored_tokens=stored_tokens)
             stats = _write(renamer, docs, links, seeds, twins, progress and sys.stderr.isatty(), step, main, clock,
                            tally, notes, index_path)
             stats["validation"] = validation

@@ -48,6 +48,7 @@ also prefers an attempt that keeps the order of all the document's month-level d
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -444,6 +445,60 @@ def rename_num(names: dict[str, list[str]], *keys: object, counting: bool = Fals
     numbers = _NumberMap(_Draw("num", *keys), keep_one=counting)
     out = {name: agree_counts(toks, [numbers.token(t) for t in toks]) for name, toks in names.items()}
     return out if numbers.found else None
+
+
+def leading_number(tokens: Sequence[str]) -> float | None:
+    """The first number a NUM or TIME name writes, or None: digits ("1,200" -> 1200, "63.93", the 7 of
+    "7th"), a number word ("five"; "sixty - eight" and "sixty-eight" -> 68) or an ordinal word ("tenth").
+    None as well for a name with a month (a date, whose order ``date_value`` reads), so "18 to 22",
+    "one to five years" and "every two years for a four - year term" compare by these values."""
+    return _leading_number(tuple(tokens))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the pairs of a document are checked on every attempt
+def _leading_number(tokens: tuple[str, ...]) -> float | None:
+    if any(_month_of(t) is not None for t in tokens):
+        return None
+    words = [w for t in tokens for w in re.split(r"(?<=[A-Za-z])-(?=[A-Za-z])", t)]  # "sixty-eight"
+    for i, t in enumerate(words):
+        low = t.casefold()
+        if m := _NUMBER.search(t):
+            return float(m.group(0).replace(",", ""))
+        if low in _ORDINAL_VALUE:
+            return float(_ORDINAL_VALUE[low])
+        if low in _WORD_VALUE:
+            value = _WORD_VALUE[low]
+            rest = [w.casefold() for w in words[i + 1:i + 3]]
+            unit = rest[1] if rest[:1] == ["-"] and len(rest) > 1 else rest[0] if rest else ""
+            if value >= 20 and value % 10 == 0 and unit in UNITS[1:]:
+                value += UNITS.index(unit)
+            return float(value)
+    return None
+
+
+def number_range(tokens: Sequence[str]) -> tuple[float, float] | None:
+    """The lowest and highest value :func:`rename_num` can give a name's :func:`leading_number`: the
+    same count of integer digits ("18" -> 10..99, "7" -> 1..9), the same class of number word
+    ("five" -> 1..9, "fifteen" -> 10..19, "sixty" -> 20..90, "sixty - eight" -> 21..99) or of
+    ordinal ("third" -> 1..9). None when the name has no leading number."""
+    if leading_number(tokens) is None:
+        return None
+    words = [w for t in tokens for w in re.split(r"(?<=[A-Za-z])-(?=[A-Za-z])", t)]
+    for t in words:
+        low = t.casefold()
+        if m := _NUMBER.search(t):
+            n = len(m.group(0).replace(",", "").partition(".")[0])
+            return (1.0, 9.0) if n == 1 else (float(10 ** (n - 1)), float(10**n - 1))
+        if low in _ORDINAL_VALUE:
+            return (1.0, 9.0) if _ORDINAL_VALUE[low] < 10 else (10.0, 20.0)
+        if low in _WORD_VALUE:
+            value = _WORD_VALUE[low]
+            if value < 10:
+                return 1.0, 9.0
+            if value < 20:
+                return 10.0, 19.0
+            return (20.0, 90.0) if leading_number([t]) == leading_number(tokens) else (21.0, 99.0)
+    return None
 
 
 # words after a number that are not a noun it counts ("four of the", "one to five")

@@ -124,15 +124,29 @@ def test_demonyms_of_the_real_sample(index: Path) -> None:
         assert ix.card("Q45")["demonyms"] == ["Portuguese"] and ix.card("Q42")["demonyms"] == []
 
 
-def _without_demonyms(index: Path, out: Path) -> Path:
-    """The index as an ingest before the demonyms table wrote it: no folder, no manifest entry."""
+def _without_demonyms(index: Path, out: Path, tables: tuple[str, ...] = ("demonyms", "name_tokens")) -> Path:
+    """The index as an ingest before these tables wrote it: no folder, no manifest entry."""
     shutil.copytree(index, out)
-    shutil.rmtree(out / "demonyms")
     man = orjson.loads((out / "manifest.json").read_bytes())
-    man["outputs"] = [o for o in man["outputs"] if not o["name"].startswith("demonyms/")]
-    del man["rows"]["demonyms"]
+    for table in tables:
+        shutil.rmtree(out / table)
+        man["outputs"] = [o for o in man["outputs"] if not o["name"].startswith(f"{table}/")]
+        del man["rows"][table]
+    man.pop("name_tokens", None)
     (out / "manifest.json").write_bytes(orjson.dumps(man))
     return out
+
+
+def test_an_index_made_before_name_tokens_reads_as_none_stored(tmp_path: Path, index: Path) -> None:
+    from wikidata_index.index import name_tokens_of
+
+    old = _without_demonyms(index, tmp_path / "old", ("name_tokens",))
+    with WikidataIndex(old) as ix:
+        assert not ix.has("name_tokens") and ix.name_tokenizer() is None
+        assert name_tokens_of(ix.con, ["Mediaș", "Other"]) == {}
+        assert ix.con.execute("SELECT tokens FROM name_tokens").fetchall() == []
+    assert index_info(old).notes == [f"no name_tokens table (the index was made before it existed); re-ingest: "
+                                     f"envbench ingest-dump DUMP --out {old} --force to add it"]
 
 
 def test_an_index_made_before_demonyms_reads_as_none_known(tmp_path: Path, index: Path) -> None:
@@ -151,8 +165,8 @@ def test_an_index_made_before_demonyms_reads_as_none_known(tmp_path: Path, index
             ix.require("demonyms")
         assert len(ix.fingerprint()) == 64
     notes = index_info(old).notes
-    assert notes == [f"no demonyms table (the index was made before it existed); re-ingest: envbench ingest-dump "
-                     f"DUMP --out {old} --force to add it"]
+    assert notes == [f"no {t} table (the index was made before it existed); re-ingest: envbench ingest-dump "
+                     f"DUMP --out {old} --force to add it" for t in ("demonyms", "name_tokens")]
     with WikidataIndex(index) as ix:
         assert ix.has("demonyms") and ix.counts()["demonyms"] == 1
     assert index_info(index).notes == []

@@ -475,8 +475,59 @@ def test_demonyms_table_keeps_one_row_per_form_with_the_best_rank(tmp_path: Path
 
 def test_final_schedule_covers_every_table() -> None:
     from wikidata_index.ingest import FINAL_QUERIES, FINAL_SCHEDULE
+    from wikidata_index.schema import EXTRACTED_TABLES
 
-    assert sorted([*FINAL_SCHEDULE, "entities"]) == sorted(TABLES) == sorted(FINAL_QUERIES)
+    assert sorted([*FINAL_SCHEDULE, "entities"]) == sorted(EXTRACTED_TABLES) == sorted(FINAL_QUERIES)
+    assert sorted(TABLES) == sorted([*EXTRACTED_TABLES, "name_tokens"])  # the one derived table
+
+
+def _split_at_dots(names: list[str]) -> list[list[str] | None]:
+    """A stand-in tokenizer (the index knows none): names with a dot are stored, split after each dot."""
+    return [n.replace(".", ". ").split() if "." in n else None for n in names]
+
+
+@pytest.mark.parametrize("batch", [2, 1 << 14])
+def test_name_tokens_holds_what_the_tokenizer_stores(tmp_path: Path, batch: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """English labels, aliases and demonym texts, each distinct name once, in name order, with the
+    tokens of the whitespace-collapsed name; other languages are not read; the batch size does not
+    change a byte; the manifest names the tokenizer, and the index reports it."""
+    import wikidata_index.ingest as ingest_module
+    from wikidata_index.index import name_tokens_of
+    from wikidata_index.names import NameTokenizer
+
+    monkeypatch.setattr(ingest_module, "NAME_TOKENS_BATCH", batch)
+    q1 = dict(_item(1, [6256], label="St. Kitts", aliases=["Mary  J. Blige", "Plain Name", "St. Kitts"]),
+              claims={"P1549": [_demonym("Kittit.ian"), _demonym("franz.", "fr")]})
+    q2 = _item(2, [5], label="Mary  J. Blige", aliases=["A.B.C."])
+    q2["labels"]["fr"] = {"language": "fr", "value": "M. Blige"}
+    dump = _write(tmp_path / "d.json", _dump_bytes([q2, q1]))
+    tok = NameTokenizer("dots 1", _split_at_dots)
+    res = ingest_dump(dump, tmp_path / "ix", languages=("en", "fr"), workers=1, progress=False, tokenizer=tok)
+    rows = pq.read_table(tmp_path / "ix" / "name_tokens").to_pylist()
+    assert rows == [{"name": "A.B.C.", "tokens": ["A.", "B.", "C."]},
+                    {"name": "Kittit.ian", "tokens": ["Kittit.", "ian"]},
+                    {"name": "Mary  J. Blige", "tokens": ["Mary", "J.", "Blige"]},
+                    {"name": "St. Kitts", "tokens": ["St.", "Kitts"]}]
+    assert res.rows["name_tokens"] == 4 and res.manifest["name_tokens"] == {"tokenizer": "dots 1"}
+    with WikidataIndex(tmp_path / "ix") as ix:
+        assert ix.name_tokenizer() == "dots 1"
+        assert name_tokens_of(ix.con, ["St. Kitts", "Plain Name", "nowhere", "St. Kitts"]) == {
+            "St. Kitts": ("St.", "Kitts")}
+        assert name_tokens_of(ix.con, []) == {}
+    ingest_dump(dump, tmp_path / "plain", workers=1, progress=False)
+    assert pq.read_table(tmp_path / "plain" / "name_tokens").num_rows == 0
+    with WikidataIndex(tmp_path / "plain") as ix:
+        assert ix.name_tokenizer() is None and ix.has("name_tokens")
+
+
+def test_a_tokenizer_that_drops_names_is_an_error(tmp_path: Path) -> None:
+    from wikidata_index.names import NameTokenizer
+
+    dump = _write(tmp_path / "d.json", _dump_bytes([_item(1, [5], label="A. B")]))
+    with pytest.raises(ValueError, match=r"^tokenizer short gave 0 results for 1 names$"):
+        ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, tokenizer=NameTokenizer("short", lambda n: []))
+    assert not (tmp_path / "ix" / "manifest.json").exists()
 
 
 @settings(max_examples=150, deadline=None)

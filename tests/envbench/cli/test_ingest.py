@@ -317,9 +317,9 @@ def test_a_damaged_table_is_one_line_in_every_index_command(index: Path, tmp_pat
 def test_index_info_verify(index: Path) -> None:
     res = CliRunner().invoke(cli, ["index", "info", str(index), "--verify"])
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[-1] == "verified: 8 table files match the sha256s in manifest.json"
+    assert res.output.splitlines()[-1] == "verified: 9 table files match the sha256s in manifest.json"
     data = orjson.loads(CliRunner().invoke(cli, ["index", "info", str(index), "--verify", "--json"]).output)
-    assert data["verified_files"] == 8
+    assert data["verified_files"] == 9  # name_tokens since 2026-12-01
 
 
 def test_index_info_names_a_deleted_table_and_a_missing_manifest(index: Path, tmp_path: Path) -> None:
@@ -418,3 +418,22 @@ def test_a_full_disk_while_writing_a_file_names_it_and_the_space_needed(tmp_path
     assert errors.describe_os_error(exc.value) == (
         f"{tmp_path / 'stats.json'}: no space left on the device (10.0 KB free there, 2.0 MB needed); free some "
         "space there, or write elsewhere (an --out on another disk)")
+
+
+def test_ingest_stores_name_tokens_unless_told_not_to(tmp_path: Path) -> None:
+    """By default the CLI stores DocRED's tokens of the names that need spaCy (an initial, a non-ASCII
+    letter), not of "Douglas Adams"; --no-name-tokens leaves the table empty and records no tokenizer."""
+    from envbench.core.text import tokenizer_version
+    from wikidata_index.index import WikidataIndex
+
+    dump = shared_path("wikidata-samples", "syvb-wikidata", "Q42.json")
+    for flag, tokenizer in (([], tokenizer_version()), (["--no-name-tokens"], None)):
+        out = tmp_path / f"ix{len(flag)}"
+        res = CliRunner().invoke(cli, ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "-q", *flag])
+        assert res.exit_code == 0, res.output
+        with WikidataIndex(out) as ix:
+            assert ix.name_tokenizer() == tokenizer
+            rows = ix.con.execute("SELECT name, tokens FROM name_tokens ORDER BY name").fetchall()
+            assert "Douglas Adams" in ix.names("Q42")
+        assert rows == ([] if flag else [("Douglas N. Adams", ["Douglas", "N.", "Adams"]),
+                                         ("Douglas Noël Adams", ["Douglas", "Noël", "Adams"])])

@@ -95,3 +95,47 @@ def test_tokenize_reproduces_the_corpus_tokens_of_re_docred_names() -> None:
     same = sum(tuple(tokenize(name)) == toks for toks, name in seqs.items())
     assert len(seqs) == 12630
     assert same / len(seqs) >= 0.995, f"{same} of {len(seqs)}"
+
+
+def _re_docred_names() -> list[str]:
+    names = {m["name"] for split in ("dev", "test")
+             for doc in json.loads(shared_path("re-docred", f"{split}_revised.json").read_text())
+             for ent in doc["vertexSet"] for m in ent}
+    return sorted(" ".join(n.split()) for n in names)
+
+
+_REMEMBER_CHILD = """
+import json, sys
+from envbench.core.text import remember_tokens, tokenize, use_stored_tokens
+given = json.load(sys.stdin)
+assert use_stored_tokens(given["facts"])
+remember_tokens(given["stored"])
+print(json.dumps({"tokens": [tokenize(n) for n in given["names"]], "spacy": "spacy" in sys.modules}))
+"""
+
+
+def test_stored_tokens_are_tokenize_s_and_answer_without_spacy() -> None:
+    """What an ingest stores (name_tokenizer) over the real names of Re-DocRED and spaCy's special
+    cases: every name that is not plain, with tokenize's tokens; a name not stored splits at its
+    spaces. Given the recorded facts and the stored rows, every name tokenises the same in a fresh
+    process that never loads spaCy; with another tokenizer version the facts are refused."""
+    from envbench.core.text import name_tokenizer, needs_lookup, tokenizer_version, use_stored_tokens
+
+    specials = [f"{w} Smith" for w in sorted(_tokenizer().rules) if w.isalpha()]
+    names = _re_docred_names() + specials
+    tok = name_tokenizer()
+    assert tok.version == tokenizer_version() and tok.version.startswith("spacy 3.")
+    stored = tok.tokenize(names)
+    assert all(s is None or s == tokenize(n) for n, s in zip(names, stored))
+    assert all(tokenize(n) == n.split(" ") for n, s in zip(names, stored) if s is None)
+    assert all(s is not None for s in stored[-len(specials):])  # special cases are never taken as plain
+    n_stored = sum(s is not None for s in stored)
+    assert n_stored > 3000 and len(names) - n_stored > 3000  # both kinds, many times (29% stored on 2026-12-01)
+    assert [needs_lookup(n) for n in names] == [s is not None for s in stored]
+    facts = {"tokenizer": tok.version, **tok.extra}
+    assert not use_stored_tokens({**facts, "tokenizer": "spacy 0.0 blank en"}) and not use_stored_tokens({})
+    given = {"facts": facts, "names": names, "stored": [(n, s) for n, s in zip(names, stored) if s is not None]}
+    got = json.loads(subprocess.run([sys.executable, "-c", _REMEMBER_CHILD], input=json.dumps(given),
+                                    capture_output=True, text=True, check=True).stdout)
+    assert got["spacy"] is False
+    assert got["tokens"] == [tokenize(n) for n in names]

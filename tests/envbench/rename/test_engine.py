@@ -12,16 +12,19 @@ from envbench.formats.docred import entity_type
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import ItemNames, Slot
 from envbench.rename.engine import (
+    _THE,
     DocInfo,
     Draws,
     Run,
     advance,
+    name_ends,
     plan_runs,
     respell,
     settle_linked,
     settle_other,
+    word_form,
 )
-from envbench.rename.numtime import date_value
+from envbench.rename.numtime import date_value, leading_number
 from envbench.rename.substitute import name_key, text_key
 from tests.envbench.index_fixture import mention
 
@@ -204,3 +207,99 @@ def test_the_dates_of_a_document_keep_their_order() -> None:
         first, second = (date_value(run.new_tokens[0][nm]) for nm in ("26 January 2006", "7 February 2006"))
         third = date_value(run.new_tokens[1]["30 April 2006"])
         assert first and second and third and first.parts() < second.parts() < third.parts(), (seed, first, second)
+
+
+def _province_doc(name: str = "Bulacan") -> dict[str, Any]:
+    toks = name.split()
+    sent = ["It", "is", "the", "capital", "of", "the", "province", "of", *toks, "."]
+    return {"title": "Malolos", "sents": [sent],
+            "vertexSet": [[mention(name, 0, [8, 8 + len(toks)], "LOC")]], "labels": []}
+
+
+def test_word_forms_and_name_ends() -> None:
+    assert [word_form(w) for w in ("Rivers", "armies", "Province", "of", "The", "glass", ",")] == [
+        "river", "army", "province", None, None, "glass", None]
+    assert name_ends(["Chubut", "Province"]) == {"chubut", "province"}
+    assert name_ends(["Kingdom", "of", "Portugal"]) == {"kingdom", "portugal"}
+    assert name_ends(["The", "Beatles"]) == {"beatle", _THE}  # a leading "The" is marked
+
+
+def test_a_candidate_doubling_the_kind_word_beside_the_mention_is_skipped() -> None:
+    run, slots = _run(_province_doc(), ["Q1"], {"Q1": "Q5"})
+    names = {"Q7": ItemNames("Chubut Province", ()),  # "the province of Chubut Province"
+             "Q6": ItemNames("Province of Ancona", ()),  # the first word doubles it too
+             "Q8": ItemNames("Gauteng", ())}
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q6", "Q8"]}, names=names)
+    assert settle_linked(run, 0, draws) is None
+    assert run.new_items == {0: "Q8"} and run.rows[0].new_names == ["Gauteng"]
+
+
+def test_a_word_the_old_name_doubled_already_may_be_doubled() -> None:
+    # "the province of Bulacan Province": the old name repeats "province", so a new one may too
+    run, slots = _run(_province_doc("Bulacan Province"), ["Q1"], {"Q1": "Q5"})
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q7"]}, names={"Q7": ItemNames("Chubut Province", ())})
+    assert settle_linked(run, 0, draws) is None
+    assert run.new_items == {0: "Q7"}
+
+
+def test_a_name_starting_with_the_is_skipped_right_after_the() -> None:
+    # "buried at the Ivy Cemetery" never reads "buried at the The Aristocrat 's Cemetery"; with no
+    # "the" before the mention ("at Ivy Cemetery") the same name is taken
+    for words, pos, want in ((["He", "is", "buried", "at", "the", "Ivy", "Cemetery", "."], [5, 7], "Q8"),
+                             (["He", "is", "buried", "at", "Ivy", "Cemetery", "."], [4, 6], "Q7")):
+        doc = {"title": "Burial", "sents": [words], "vertexSet": [[mention("Ivy Cemetery", 0, pos, "LOC")]],
+               "labels": []}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames("The Aristocrat's Cemetery", ()), "Q8": ItemNames("Green Lawn", ())}
+        draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items == {0: want}
+
+
+def test_words_inside_other_mentions_and_far_away_are_not_doubled() -> None:
+    # "Bulacan" is 3 tokens after "province" when a word stands between: out of reach (NEAR = 2)
+    doc = _province_doc()
+    doc["sents"][0][7] = "called"
+    doc["sents"][0].insert(7, "of")
+    doc["vertexSet"][0][0]["pos"] = [9, 10]
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q7"]}, names={"Q7": ItemNames("Chubut Province", ())})
+    assert settle_linked(run, 0, draws) is None
+    assert run.new_items == {0: "Q7"}
+
+
+def _numbers_doc(words: list[str], spans: list[tuple[str, int, int, str]]) -> dict[str, Any]:
+    return {"title": "Numbers", "sents": [words],
+            "vertexSet": [[mention(n, 0, [a, b], t)] for n, a, b, t in spans], "labels": []}
+
+
+def _written(run: Run, ei: int) -> list[str]:
+    name = run.info.names[ei][0]
+    return run.new_tokens.get(ei, run.info.tokens[ei])[name]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(1, 10_000))
+def test_a_range_keeps_two_different_numbers_in_order(seed: int) -> None:
+    # Emiliano Esono Michá: "sentences of one to five years" had become "nine to nine years"
+    doc = _numbers_doc(["given", "sentences", "of", "one", "to", "five", "years", "apiece", "."],
+                       [("one", 3, 4, "NUM"), ("five years", 5, 7, "NUM")])
+    run, slots = _run(doc, [None, None], {}, seed)
+    assert advance(run, _draws(slots, 0, {}, {})) is None
+    low, high = leading_number(_written(run, 0)), leading_number(_written(run, 1))
+    assert low is not None and high is not None and low < high, (seed, _written(run, 0), _written(run, 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(1, 10_000))
+def test_numbers_a_few_tokens_apart_stay_different(seed: int) -> None:
+    # Delaware General Assembly: "every two years for a four - year term" had become "eight ... eight";
+    # a TIME entity (settled first) and a NUM one, and two TIME durations of one list
+    doc = _numbers_doc(["elected", "every", "two", "years", "for", "a", "four", "-", "year", "term", ",", "every",
+                        "two", ",", "three", "or", "four", "years"],
+                       [("two years", 2, 4, "TIME"), ("four - year term", 6, 10, "NUM"), ("two", 12, 13, "TIME"),
+                        ("three", 14, 15, "TIME"), ("four years", 16, 18, "TIME")])
+    run, slots = _run(doc, [None] * 5, {}, seed)
+    assert advance(run, _draws(slots, 0, {}, {})) is None
+    values = [leading_number(_written(run, ei)) for ei in range(5)]
+    assert values[0] != values[1] and len(set(values[2:])) == 3, (seed, values)

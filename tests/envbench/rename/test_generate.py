@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -298,3 +300,36 @@ def test_corrupt_index_manifest_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text("{not json")
     with pytest.raises(InputError, match="manifest.json: not a valid index manifest"):
         index_fingerprint(tmp_path)
+
+
+_NO_SPACY_CHILD = """
+import sys
+from envbench.rename.generate import generate
+generate(*sys.argv[1:4], links=sys.argv[4], seeds=5, progress=False)
+print("spacy" in sys.modules)
+"""
+
+
+def test_stored_name_tokens_give_the_same_benchmark_without_spacy(env: Path, tmp_path: Path) -> None:
+    """An index ingested with DocRED's tokens of its names (as `envbench ingest-dump` does) holds
+    tokenize's tokens for every name that needs spaCy, and generate on it writes the same bytes as on
+    an index without them, in a process that never loads spaCy (about 3 s of a run)."""
+    from envbench.core.text import name_tokenizer, tokenize
+    from wikidata_index.ingest import ingest_dump
+
+    w = sample_world()
+    res = ingest_dump(w.sample / "wikidata-sample.json.gz", tmp_path / "index", progress=False,
+                      tokenizer=name_tokenizer())
+    with WikidataIndex(tmp_path / "index") as ix:
+        rows = ix.con.execute("SELECT name, tokens FROM name_tokens ORDER BY name").fetchall()
+        names = [n for (n,) in ix.con.execute("SELECT DISTINCT name FROM names WHERE lang = 'en'").fetchall()]
+    assert len(rows) == res.rows["name_tokens"] > 100
+    assert [(n, list(t)) for n, t in rows] == [(n, tokenize(" ".join(n.split()))) for n, _ in rows]
+    stored = {n for n, _ in rows}
+    assert all(tokenize(n) == n.split() for n in names if n not in stored)
+    out = tmp_path / "env"
+    proc = subprocess.run([sys.executable, "-c", _NO_SPACY_CHILD, str(w.test), str(tmp_path / "index"), str(out),
+                           str(w.links)], capture_output=True, text=True, check=True, cwd=REPO)
+    assert proc.stdout.split() == ["False"]
+    assert _sha(out / "test_env.json") == _sha(env / "test_env.json")
+    assert _sha(out / "substitutions.parquet") == _sha(env / "substitutions.parquet")

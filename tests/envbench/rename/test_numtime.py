@@ -14,6 +14,7 @@ from envbench.rename.numtime import (
     counts_a_noun,
     date_value,
     document_shift,
+    leading_number,
     order_kept,
     rename_num,
     rename_time,
@@ -298,3 +299,10 @@ def test_a_count_of_a_noun_outside_the_name_stays_one_or_many() -> None:
     assert rename_num({"the": ["the"]}, 1, "T", 0, 0, counting=True) is None  # no number at all
     assert {rename_num({"one": ["one"]}, s, "T", 0, 0)["one"][0] for s in range(1, 40)} - {"one"}  # free otherwise
     assert counts_a_noun("versions") and not counts_a_noun("of") and not counts_a_noun("Eckerd")
+
+
+def test_leading_numbers() -> None:
+    cases = {"one": 1, "five years": 5, "sixty - eight": 68, "sixty-eight": 68, "Twenty": 20, "1,200,800": 1200800,
+             "63.93 %": 63.93, "7th": 7, "tenth": 10, "four - year term": 4, "the 1990s": 1990, "about": None,
+             "13 March 1963": None, "the last day of June": None}
+    assert {k: leading_number(k.split()) for k in cases} == cases
