@@ -466,7 +466,7 @@ class WikidataIndex:
 
     def name_tokenizer_facts(self) -> dict[str, Any]:
         """The manifest's record of the ``name_tokens`` tokenizer: its ``tokenizer`` (version) and the
-        facts it gave (``NameTokenizer.extra``); {} when the index has none stored."""
+        facts it gave (``NameTokenizer.facts``); {} when the index has none stored."""
         made = self._manifest.get("name_tokens")
         return dict(made) if self.has("name_tokens") and isinstance(made, dict) and made.get("tokenizer") else {}
 

@@ -534,6 +534,8 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
         write_json_atomic(parsed_marker, parsed)
     chunk_dirs = ShardRunner(stage / "chunks", process_chunk).output_dirs()
     t_final = time.perf_counter()
+    if tokenizer is not None and tokenizer.warm_up is not None:
+        tokenizer.warm_up()
     rows = _finalize(stage, chunk_dirs, workers, publish)
     t_tokens = time.perf_counter()
     rows["name_tokens"] = write_name_tokens(publish["names"], publish["demonyms"], publish["name_tokens"], tokenizer,
@@ -542,7 +544,7 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
     return {
         "inputs": [parsed["input"]],
         "rows": {t: rows[t] for t in TABLES},
-        "name_tokens": ({"tokenizer": tokenizer.version, **tokenizer.extra} if tokenizer is not None
+        "name_tokens": ({"tokenizer": tokenizer.version, **tokenizer.facts()} if tokenizer is not None
                         else {"tokenizer": None}),
         "stats": dict(sorted(parsed["stats"].items())),
         "errors": parsed["errors"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 _SPACE = re.compile(r"\s+")
@@ -45,5 +45,8 @@ class NameTokenizer:
     version: str
     tokenize: Callable[[Sequence[str]], Sequence[Sequence[str] | None]]
     # JSON-able facts a reader needs beside the rows (envbench: spaCy's special cases made of letters,
-    # which tell a plain name from one to look up), recorded in the manifest beside the version
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    # which tell a plain name from one to look up), asked for after the names are tokenised and
+    # recorded in the manifest beside the version
+    facts: Callable[[], Mapping[str, Any]] = dict
+    # called as the ingest starts its final tables, so that loading the tokenizer overlaps them
+    warm_up: Callable[[], object] | None = None

@@ -136,8 +136,10 @@ def _tokens_to_store(names: Sequence[str]) -> list[list[str] | None]:
 def name_tokenizer() -> NameTokenizer:
     """What an ingest needs to fill ``name_tokens`` with :func:`tokenize`'s tokens of the names that
     are not plain, and to record spaCy's special cases that tell the two apart (``envbench
-    ingest-dump`` passes it)."""
-    return NameTokenizer(tokenizer_version(), _tokens_to_store, {"special_words": sorted(_special_words())})
+    ingest-dump`` passes it). Nothing is loaded until the ingest asks: spaCy loads in a thread while
+    the final tables are written, after the parsing processes are done."""
+    return NameTokenizer(tokenizer_version(), _tokens_to_store, facts=lambda: {"special_words": sorted(_special_words())},
+                         warm_up=warm_up)
 
 
 def use_stored_tokens(facts: Mapping[str, Any]) -> bool:
@@ -146,8 +148,9 @@ def use_stored_tokens(facts: Mapping[str, Any]) -> bool:
     :func:`remember_tokens` with the index's rows answers the other names. Whether it was taken."""
     global _GIVEN_SPECIAL
     words = facts.get("special_words")
-    if facts.get("tokenizer") != tokenizer_version() or not isinstance(words, list):
-        return False
+    if (facts.get("tokenizer") != tokenizer_version() or not isinstance(words, list)
+            or not all(isinstance(w, str) for w in words)):
+        return False  # another tokenizer, or a record that is not one: tokenise with spaCy as without it
     _GIVEN_SPECIAL = frozenset(words)
     return True
 

@@ -132,8 +132,10 @@ def test_stored_tokens_are_tokenize_s_and_answer_without_spacy() -> None:
     n_stored = sum(s is not None for s in stored)
     assert n_stored > 3000 and len(names) - n_stored > 3000  # both kinds, many times (29% stored on 2026-12-01)
     assert [needs_lookup(n) for n in names] == [s is not None for s in stored]
-    facts = {"tokenizer": tok.version, **tok.extra}
+    facts = {"tokenizer": tok.version, **tok.facts()}
     assert not use_stored_tokens({**facts, "tokenizer": "spacy 0.0 blank en"}) and not use_stored_tokens({})
+    assert not use_stored_tokens({**facts, "special_words": "cannot"})
+    assert not use_stored_tokens({**facts, "special_words": [1, 2]})
     given = {"facts": facts, "names": names, "stored": [(n, s) for n, s in zip(names, stored) if s is not None]}
     got = json.loads(subprocess.run([sys.executable, "-c", _REMEMBER_CHILD], input=json.dumps(given),
                                     capture_output=True, text=True, check=True).stdout)
