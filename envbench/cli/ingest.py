@@ -111,8 +111,12 @@ def info(path: str, as_json: bool, verify: bool) -> None:
     if manifest.get("parameters"):
         params = manifest["parameters"]
         click.echo(f"languages: {','.join(params.get('languages', []))}; version {manifest.get('package_version')}")
+    made = manifest.get("name_tokens")
+    tokenizer = made.get("tokenizer") if isinstance(made, dict) else None
     for table, n in res.rows.items():
-        click.echo(f"  {table:<22}{n:>14,}")
+        # which tokenizer's tokens name_tokens holds: generate uses them only under the same one
+        suffix = f"  (tokens of {tokenizer})" if table == "name_tokens" and tokenizer else ""
+        click.echo(f"  {table:<22}{n:>14,}{suffix}")
     stats = manifest.get("stats", {})
     other = {k: v for k, v in stats.items() if k.startswith(("skipped_", "malformed_"))}
     if other:

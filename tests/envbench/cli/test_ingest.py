@@ -431,6 +431,8 @@ def test_ingest_stores_name_tokens_unless_told_not_to(tmp_path: Path) -> None:
         out = tmp_path / f"ix{len(flag)}"
         res = CliRunner().invoke(cli, ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "-q", *flag])
         assert res.exit_code == 0, res.output
+        shown = CliRunner().invoke(cli, ["index", "info", str(out)]).output
+        assert ("  name_tokens                        2  (tokens of spacy " in shown) == (tokenizer is not None)
         with WikidataIndex(out) as ix:
             assert ix.name_tokenizer() == tokenizer
             rows = ix.con.execute("SELECT name, tokens FROM name_tokens ORDER BY name").fetchall()
