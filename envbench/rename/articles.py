@@ -20,10 +20,18 @@ historical", and foreign text ("an der").
 (any case), the original name agreed with it under this rule (so a rule gap or a typo in the source
 is left as written) and the new name wants the other article. One token changes, never the count;
 its case follows the old token ("A" -> "An", "an" -> "a", "AN" -> "A").
+
+The definite article is not changed but respected (:func:`bare_country`): a country is written with
+"the" when its name is a plural or names a union, kingdom or republic ("the Netherlands", "the Bahamas",
+"the United Kingdom", "the Czech Republic", "the State of Qatar", "the Isle of Man") or is one of the
+few single names that take it ("the Gambia", "the Congo", "the Vatican", "the Holy See"); other country
+names go without ("Kuwait", "French Guiana"). `generate` gives a mention written "the X" as a noun
+phrase of its own ("in the US from", "the UK )") no bare country name, which would read "in the Kuwait".
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 _SILENT_H = ("hour", "honest", "honor", "honour", "heir", "herb")
@@ -89,4 +97,44 @@ def agree(token: str, old_word: str, new_word: str) -> str:
     return _cased(new, token)
 
 
-__all__ = ["agree", "article_for"]
+# plural last words of country names ("Netherlands", "Philippines", "Bahamas"; not "Cyprus", "Laos")
+_THE_PLURAL = ("lands", "ines", "mas", "ives", "oros", "elles", "ories", "States", "Emirates")
+# first words of country names written with "the"
+_THE_FIRST = ("United", "Republic", "Kingdom", "State", "Commonwealth", "Federation", "Federal", "Federated",
+              "Democratic", "Islamic", "People's", "Principality", "Grand", "Sultanate", "Union", "Isle", "Holy")
+_THE_SINGLE = frozenset({"Gambia", "Congo", "Vatican", "Holy See", "Ivory Coast", "Czech Republic",
+                         "Dominican Republic", "Central African Republic"})
+
+
+def takes_the(name: str) -> bool:
+    """Whether a country name is written with "the" in running text (the module docstring)."""
+    words = name.split()
+    if not words:
+        return False
+    return (name in _THE_SINGLE or words[0] in _THE_FIRST or words[-1].endswith(_THE_PLURAL)
+            or words[-1] in ("Republic", "Kingdom"))
+
+
+# country names common in text that pycountry does not list (its names are "Russian Federation", ...)
+_OTHER_COUNTRIES = ("Russia", "Holland", "Burma", "Macedonia", "Palestine", "England", "Scotland", "Wales",
+                    "Northern Ireland", "Persia", "Prussia", "Yugoslavia", "Czechoslovakia", "Rhodesia", "Zaire")
+
+
+@functools.cache
+def _country_names() -> frozenset[str]:
+    import pycountry
+
+    names = set(_OTHER_COUNTRIES)
+    for c in pycountry.countries:  # not historic_countries: "Zaire, Republic of", "Neutral Zone"
+        names.update(getattr(c, a) for a in ("name", "common_name") if hasattr(c, a))
+    return frozenset(names)
+
+
+def bare_country(name: str) -> bool:
+    """Whether ``name`` is a country's name (pycountry's names and common names, and ``_OTHER_COUNTRIES``)
+    that goes without "the":
+    "Kuwait", "French Guiana", "Myanmar"; not "Netherlands", "United States", "Gambia", nor "Paris"."""
+    return name in _country_names() and not takes_the(name)
+
+
+__all__ = ["agree", "article_for", "bare_country", "takes_the"]

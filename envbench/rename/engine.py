@@ -50,7 +50,8 @@ A new name *doubles a word beside a mention* when its first or last word, case-f
 of the mentions it would replace, outside every mention and not a function word ("the", "of", ...),
 unless the old name's first or last word was that word too. Such a candidate is skipped and the next
 in the draw window is tried; so is a name starting with "The" for a mention right after "the" ("buried
-at the The Aristocrat's Cemetery"). Examples: "the province of Bulacan" takes no "Chubut Province" (nor
+at the The Aristocrat's Cemetery"), and a bare country name for a mention written "the X" as a noun
+phrase of its own (:meth:`DocInfo._the_heads`: "in the US from" never reads "in the Kuwait from"). Examples: "the province of Bulacan" takes no "Chubut Province" (nor
 "the city of Doisa" a "Quebec City", "the ancient kingdom of Gobir" a "Kingdom of Portugal", "the Union
 armies" a "Route Army", "the river Olt" a "Hudson River"); a "Mill River" written before "river"
 may become "Solo River", as the old name doubled "river" already.
@@ -84,6 +85,7 @@ from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
+from envbench.rename.articles import bare_country
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import (
     MAX_WINDOWS,
@@ -137,6 +139,10 @@ _FUNCTION_WORDS = frozenset({
     "a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "from", "by", "with", "as", "is", "was",
     "are", "were", "de", "la", "le", "del", "di", "da", "van", "von", "der", "du", "des", "el", "its", "his",
     "her", "their"})
+# words after "the X" that end its noun phrase, beside the function words ("the US had", "the UK but")
+_HEAD_ENDS = frozenset({"had", "has", "have", "would", "will", "could", "did", "does", "during", "after",
+                        "before", "since", "until", "which", "who", "that", "but", "when", "where", "while"})
+_PHRASE_ENDS = _FUNCTION_WORDS | _HEAD_ENDS
 # what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969")
 _RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
 # a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
@@ -249,6 +255,7 @@ class DocInfo:
             if a != b
         )
         self.near_words = self._near_words()
+        self.the_heads = self._the_heads()
         self.number_pairs = self._number_pairs()
 
     def _near_words(self) -> list[dict[str, frozenset[str]]]:
@@ -272,6 +279,23 @@ class DocInfo:
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() == "the":
                     words.add(_THE)
             out.append({nm: frozenset(w - name_ends(self.tokens[ei][nm])) for nm, w in near.items() if w})
+        return out
+
+    def _the_heads(self) -> list[frozenset[str]]:
+        """Per entity, its names with a mention written "the X" as a noun phrase of its own: "the"
+        before it and, after it, the sentence's end, a token that starts with no letter or digit, or a
+        function word ("in the US from", "the UK )"; not "the US court system"). Such a name takes no
+        bare country name (``articles.bare_country``), unless it was one already."""
+        out: list[frozenset[str]] = []
+        for ent in self.doc["vertexSet"]:
+            heads = set()
+            for m in ent:
+                sent, (a, b) = self.doc["sents"][m["sent_id"]], m["pos"]
+                after = sent[b] if b < len(sent) else "."
+                if (a > 0 and sent[a - 1].casefold() == "the" and not bare_country(m["name"])
+                        and (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS)):
+                    heads.add(m["name"])
+            out.append(frozenset(heads))
         return out
 
     def _number_pairs(self) -> dict[int, list[NumberPair]]:
@@ -649,6 +673,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             near = info.near_words[ei]
             if any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
                 continue  # "the province of Chubut Province": the name doubles a word beside a mention
+            heads = info.the_heads[ei]
+            if heads and any(bare_country(nn.name) for nm, nn in mapping.items() if nm in heads):
+                continue  # "in the US from" must not read "in the Kuwait from"
             if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
                 continue  # a benchmark item has this name: training twins must not use it
             if draws.excluded and any(k in draws.excluded for k in keys):

@@ -99,3 +99,14 @@ def test_apply_plan_changes_at_most_the_article_and_never_the_count(article: str
     else:
         assert got.casefold() == article_for(new[0])
         assert got[0].isupper() == article[0].isupper()
+
+
+def test_which_country_names_take_the() -> None:
+    from envbench.rename.articles import bare_country, takes_the
+
+    assert [takes_the(n) for n in ("Netherlands", "Bahamas", "United Kingdom", "Czech Republic", "Gambia",
+                                   "Isle of Man", "Philippines")] == [True] * 7
+    assert [takes_the(n) for n in ("Kuwait", "Cyprus", "Laos", "Honduras", "French Guiana")] == [False] * 5
+    assert bare_country("Kuwait") and bare_country("Myanmar") and bare_country("Barbados") and bare_country("Holland")
+    assert not bare_country("Netherlands") and not bare_country("United States")
+    assert not bare_country("Paris") and not bare_country("Dillon")  # not countries: no judgement

@@ -256,6 +256,21 @@ def test_a_name_starting_with_the_is_skipped_right_after_the() -> None:
         assert run.new_items == {0: want}
 
 
+def test_a_mention_written_the_x_takes_no_bare_country_name() -> None:
+    # "in the US from" never reads "in the Kuwait from"; "the US court system" may read "the Kuwait
+    # court system", and a mention without "the" takes any
+    for words, pos, want in ((["They", "toured", "in", "the", "US", "from", "May", "."], [4, 5], "Q8"),
+                             (["the", "US", ")"], [1, 2], "Q8"),
+                             (["the", "US", "court", "system"], [1, 2], "Q7"),
+                             (["They", "toured", "in", "US", "from", "May", "."], [3, 4], "Q7")):
+        doc = {"title": "Tour", "sents": [words], "vertexSet": [[mention("US", 0, pos, "LOC")]], "labels": []}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames("Kuwait", ()), "Q8": ItemNames("Netherlands", ())}
+        draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items == {0: want}, words
+
+
 def test_words_inside_other_mentions_and_far_away_are_not_doubled() -> None:
     # "Bulacan" is 3 tokens after "province" when a word stands between: out of reach (NEAR = 2)
     doc = _province_doc()
