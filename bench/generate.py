@@ -83,8 +83,7 @@ def build_lean_index(root: Path, items: int) -> Path:
 
     manifest = root / "manifest.json"
     if manifest.is_file():
-        tokenizer = name_tokenizer()
-        if json.loads(manifest.read_text()).get("name_tokens") != {"tokenizer": tokenizer.version, **tokenizer.facts()}:
+        if json.loads(manifest.read_text()).get("name_tokens") != name_tokenizer().record():
             _write_manifest(root, items)  # an index cached before the table, or under another spaCy
         return root
     root.mkdir(parents=True, exist_ok=True)
@@ -138,7 +137,7 @@ def _write_manifest(root: Path, items: int) -> None:
     outputs = [{"name": str(p.relative_to(root)), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
                for p in sorted(root.glob("*/*.parquet"))]
     write_json_atomic(root / "manifest.json", {"step": "bench lean index", "items": items, "outputs": outputs,
-                                               "name_tokens": {"tokenizer": tokenizer.version, **tokenizer.facts()}},
+                                               "name_tokens": tokenizer.record()},
                       indent=True)
 
 

@@ -601,5 +601,5 @@ def index_info(path: str | os.PathLike[str], *, verify: bool = False) -> IndexIn
 
 
 __all__ = ["HASH_CACHE", "INDEX_FORMAT", "Demonym", "IndexInfo", "WikidataIndex", "check_files", "damaged_files",
-           "demonyms_of", "file_hashes", "name_tokens_of", "index_fingerprint", "index_info", "read_index_manifest", "remember_hashes",
-           "table_files"]
+           "demonyms_of", "file_hashes", "index_fingerprint", "index_info", "name_tokens_of", "read_index_manifest",
+           "remember_hashes", "table_files"]

@@ -332,8 +332,9 @@ def ingest_dump(
 
     ``extractor``: "c" (the compiled fast path), "python" (pysimdjson), or "auto" (C when built).
     Both give byte-identical tables. ``tokenizer`` fills ``name_tokens`` (schema.py; without it the
-    table is written empty and the manifest's ``name_tokens.tokenizer`` is null). ``force`` starts over (finished chunks of an interrupted run
-    are discarded) and lets the new index replace one it would lower (see :func:`lowers`).
+    table is written empty and the manifest's ``name_tokens.tokenizer`` is null). ``force`` starts
+    over (finished chunks of an interrupted run are discarded) and lets the new index replace one it
+    would lower (see :func:`lowers`).
 
     The tables, then the manifest, are published by ``etl.step.Step`` (lock, staging, old
     manifest removed first, manifest last); ``index.duckdb``, whose views must bind to the
@@ -544,8 +545,7 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
     return {
         "inputs": [parsed["input"]],
         "rows": {t: rows[t] for t in TABLES},
-        "name_tokens": ({"tokenizer": tokenizer.version, **tokenizer.facts()} if tokenizer is not None
-                        else {"tokenizer": None}),
+        "name_tokens": tokenizer.record() if tokenizer is not None else {"tokenizer": None},
         "stats": dict(sorted(parsed["stats"].items())),
         "errors": parsed["errors"],
         "timings": {"parse_s": parsed["parse_s"], "finalize_s": round(t_tokens - t_final, 3),
@@ -762,9 +762,9 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mappin
 def write_name_tokens(names: Path, demonyms: Path | None, out: Path, tokenizer: NameTokenizer | None,
                       tmpdir: Path | None = None) -> int:
     """Write ``name_tokens`` into ``out`` from the written ``names`` and ``demonyms`` folders (None: an
-    index without demonyms): each
-    distinct English name and demonym text that ``tokenizer`` stores, with the tokens of its
-    whitespace-collapsed form, in name order (an empty table without a tokenizer); the row count.
+    index without demonyms): each distinct English name and demonym text that ``tokenizer`` stores,
+    with the tokens of its whitespace-collapsed form, in name order (an empty table without a
+    tokenizer); the row count.
 
     The names stream out of DuckDB sorted (spilling to ``tmpdir``, so memory stays bounded on the
     full dump) in batches of NAME_TOKENS_BATCH: the table depends only on the names and the tokenizer."""

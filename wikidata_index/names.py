@@ -50,3 +50,7 @@ class NameTokenizer:
     facts: Callable[[], Mapping[str, Any]] = dict
     # called as the ingest starts its final tables, so that loading the tokenizer overlaps them
     warm_up: Callable[[], object] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """What an index's manifest keeps as ``name_tokens``: the version and the facts."""
+        return {"tokenizer": self.version, **self.facts()}

@@ -9,8 +9,9 @@ Whitespace tokens (DocRED keeps a no-break space as a token of its own) are drop
 never brings one.
 
 Loading spaCy takes about 3 s, much of a small `generate` run. So an index can carry the tokens of its
-names (the ``name_tokens`` table, filled at ingest by :func:`name_tokenizer`): `generate` hands them to
-:func:`remember_tokens`, and :func:`tokenize` then answers every index name without loading spaCy.
+names (the ``name_tokens`` table, filled at ingest by :func:`name_tokenizer`): `generate` takes the
+index's record of spaCy's special cases (:func:`use_stored_tokens`) and its rows (:func:`remember_tokens`),
+and :func:`tokenize` then answers every index name without loading spaCy.
 """
 
 from __future__ import annotations
@@ -153,11 +154,6 @@ def use_stored_tokens(facts: Mapping[str, Any]) -> bool:
         return False  # another tokenizer, or a record that is not one: tokenise with spaCy as without it
     _GIVEN_SPECIAL = frozenset(words)
     return True
-
-
-def needs_lookup(text: str) -> bool:
-    """Whether :func:`tokenize` needs spaCy (or an index's stored row) for this name."""
-    return _plain_words(" ".join(text.split())) is None
 
 
 def remember_tokens(pairs: Iterable[tuple[str, Sequence[str]]]) -> None:

@@ -51,7 +51,8 @@ of the mentions it would replace, outside every mention and not a function word 
 unless the old name's first or last word was that word too. Such a candidate is skipped and the next
 in the draw window is tried; so is a name starting with "The" for a mention right after "the" ("buried
 at the The Aristocrat's Cemetery"), and a bare country name for a mention written "the X" as a noun
-phrase of its own (:meth:`DocInfo._the_heads`: "in the US from" never reads "in the Kuwait from"). Examples: "the province of Bulacan" takes no "Chubut Province" (nor
+phrase of its own (:meth:`DocInfo._beside_mentions`: "in the US from" never reads "in the Kuwait
+from"). Examples: "the province of Bulacan" takes no "Chubut Province" (nor
 "the city of Doisa" a "Quebec City", "the ancient kingdom of Gobir" a "Kingdom of Portugal", "the Union
 armies" a "Route Army", "the river Olt" a "Hudson River"); a "Mill River" written before "river"
 may become "Solo River", as the old name doubled "river" already.
@@ -254,21 +255,29 @@ class DocInfo:
             for b in by_head.get((h, end), ())
             if a != b
         )
-        self.near_words = self._near_words()
-        self.the_heads = self._the_heads()
+        self.near_words, self.the_heads = self._beside_mentions()
         self.number_pairs = self._number_pairs()
 
-    def _near_words(self) -> list[dict[str, frozenset[str]]]:
-        """Per entity and name, the words (:func:`word_form`) within ``NEAR`` tokens of one of its
-        mentions, outside every mention, that the old name does not already double: a new name whose
-        first or last word is one of them would double it ("the province of Chubut Province")."""
+    def _beside_mentions(self) -> tuple[list[dict[str, frozenset[str]]], list[frozenset[str]]]:
+        """What the tokens beside an entity's mentions forbid a new name, per entity (one pass):
+
+        * per name, the words (:func:`word_form`) within ``NEAR`` tokens of one of its mentions, outside
+          every mention, that the old name does not already double (a new name whose first or last
+          word is one of them would double it: "the province of Chubut Province"), and ``_THE`` after
+          a "the" (no name starting with "The" there);
+        * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
+          end, a token that starts with no letter or digit, or a function word ("in the US from", "the
+          UK )"; not "the US court system"). Such a name takes no bare country name
+          (``articles.bare_country``), unless it was one already."""
         covered = [bytearray(len(s)) for s in self.doc["sents"]]
         for ent in self.doc["vertexSet"]:
             for m in ent:
                 covered[m["sent_id"]][m["pos"][0]:m["pos"][1]] = b"\x01" * (m["pos"][1] - m["pos"][0])
-        out: list[dict[str, frozenset[str]]] = []
+        near_words: list[dict[str, frozenset[str]]] = []
+        the_heads: list[frozenset[str]] = []
         for ei, ent in enumerate(self.doc["vertexSet"]):
             near: dict[str, set[str]] = {}
+            heads: set[str] = set()
             for m in ent:
                 sent, cov = self.doc["sents"][m["sent_id"]], covered[m["sent_id"]]
                 a, b = m["pos"]
@@ -278,25 +287,12 @@ class DocInfo:
                         words.add(f)
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() == "the":
                     words.add(_THE)
-            out.append({nm: frozenset(w - name_ends(self.tokens[ei][nm])) for nm, w in near.items() if w})
-        return out
-
-    def _the_heads(self) -> list[frozenset[str]]:
-        """Per entity, its names with a mention written "the X" as a noun phrase of its own: "the"
-        before it and, after it, the sentence's end, a token that starts with no letter or digit, or a
-        function word ("in the US from", "the UK )"; not "the US court system"). Such a name takes no
-        bare country name (``articles.bare_country``), unless it was one already."""
-        out: list[frozenset[str]] = []
-        for ent in self.doc["vertexSet"]:
-            heads = set()
-            for m in ent:
-                sent, (a, b) = self.doc["sents"][m["sent_id"]], m["pos"]
-                after = sent[b] if b < len(sent) else "."
-                if (a > 0 and sent[a - 1].casefold() == "the" and not bare_country(m["name"])
-                        and (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS)):
-                    heads.add(m["name"])
-            out.append(frozenset(heads))
-        return out
+                    after = sent[b] if b < len(sent) else "."
+                    if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS) and not bare_country(m["name"]):
+                        heads.add(m["name"])
+            near_words.append({nm: frozenset(w - name_ends(self.tokens[ei][nm])) for nm, w in near.items() if w})
+            the_heads.append(frozenset(heads))
+        return near_words, the_heads
 
     def _number_pairs(self) -> dict[int, list[NumberPair]]:
         """Per NUM/TIME entity, the pairs its mentions form with another NUM/TIME entity's mention at

@@ -452,28 +452,8 @@ def leading_number(tokens: Sequence[str]) -> float | None:
     "7th"), a number word ("five"; "sixty - eight" and "sixty-eight" -> 68) or an ordinal word ("tenth").
     None as well for a name with a month (a date, whose order ``date_value`` reads), so "18 to 22",
     "one to five years" and "every two years for a four - year term" compare by these values."""
-    return _leading_number(tuple(tokens))
-
-
-@functools.lru_cache(maxsize=1 << 16)  # the pairs of a document are checked on every attempt
-def _leading_number(tokens: tuple[str, ...]) -> float | None:
-    if any(_month_of(t) is not None for t in tokens):
-        return None
-    words = [w for t in tokens for w in re.split(r"(?<=[A-Za-z])-(?=[A-Za-z])", t)]  # "sixty-eight"
-    for i, t in enumerate(words):
-        low = t.casefold()
-        if m := _NUMBER.search(t):
-            return float(m.group(0).replace(",", ""))
-        if low in _ORDINAL_VALUE:
-            return float(_ORDINAL_VALUE[low])
-        if low in _WORD_VALUE:
-            value = _WORD_VALUE[low]
-            rest = [w.casefold() for w in words[i + 1:i + 3]]
-            unit = rest[1] if rest[:1] == ["-"] and len(rest) > 1 else rest[0] if rest else ""
-            if value >= 20 and value % 10 == 0 and unit in UNITS[1:]:
-                value += UNITS.index(unit)
-            return float(value)
-    return None
+    head = _number_head(tuple(tokens))
+    return head[0] if head is not None else None
 
 
 def number_range(tokens: Sequence[str]) -> tuple[float, float] | None:
@@ -481,23 +461,39 @@ def number_range(tokens: Sequence[str]) -> tuple[float, float] | None:
     same count of integer digits ("18" -> 10..99, "7" -> 1..9), the same class of number word
     ("five" -> 1..9, "fifteen" -> 10..19, "sixty" -> 20..90, "sixty - eight" -> 21..99) or of
     ordinal ("third" -> 1..9). None when the name has no leading number."""
-    if leading_number(tokens) is None:
+    head = _number_head(tuple(tokens))
+    return head[1] if head is not None else None
+
+
+_HYPHENATED = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")  # "sixty-eight" is two words
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the pairs of a document are checked on every attempt
+def _number_head(tokens: tuple[str, ...]) -> tuple[float, tuple[float, float]] | None:
+    """(:func:`leading_number`, :func:`number_range`) of a name, from one scan."""
+    if any(_month_of(t) is not None for t in tokens):
         return None
-    words = [w for t in tokens for w in re.split(r"(?<=[A-Za-z])-(?=[A-Za-z])", t)]
-    for t in words:
+    words = [w for t in tokens for w in _HYPHENATED.split(t)]
+    for i, t in enumerate(words):
         low = t.casefold()
         if m := _NUMBER.search(t):
             n = len(m.group(0).replace(",", "").partition(".")[0])
-            return (1.0, 9.0) if n == 1 else (float(10 ** (n - 1)), float(10**n - 1))
+            span = (1.0, 9.0) if n == 1 else (float(10 ** (n - 1)), float(10**n - 1))
+            return float(m.group(0).replace(",", "")), span
         if low in _ORDINAL_VALUE:
-            return (1.0, 9.0) if _ORDINAL_VALUE[low] < 10 else (10.0, 20.0)
+            value = _ORDINAL_VALUE[low]
+            return float(value), ((1.0, 9.0) if value < 10 else (10.0, 20.0))
         if low in _WORD_VALUE:
             value = _WORD_VALUE[low]
             if value < 10:
-                return 1.0, 9.0
+                return float(value), (1.0, 9.0)
             if value < 20:
-                return 10.0, 19.0
-            return (20.0, 90.0) if leading_number([t]) == leading_number(tokens) else (21.0, 99.0)
+                return float(value), (10.0, 19.0)
+            rest = [w.casefold() for w in words[i + 1:i + 3]]
+            unit = rest[1] if rest[:1] == ["-"] and len(rest) > 1 else rest[0] if rest else ""
+            if value % 10 == 0 and unit in UNITS[1:]:  # "sixty - eight": a compound, drawn as 21..99
+                return float(value + UNITS.index(unit)), (21.0, 99.0)
+            return float(value), (20.0, 90.0)
     return None
 
 

@@ -119,7 +119,7 @@ def test_stored_tokens_are_tokenize_s_and_answer_without_spacy() -> None:
     cases: every name that is not plain, with tokenize's tokens; a name not stored splits at its
     spaces. Given the recorded facts and the stored rows, every name tokenises the same in a fresh
     process that never loads spaCy; with another tokenizer version the facts are refused."""
-    from envbench.core.text import name_tokenizer, needs_lookup, tokenizer_version, use_stored_tokens
+    from envbench.core.text import _plain_words, name_tokenizer, tokenizer_version, use_stored_tokens
 
     specials = [f"{w} Smith" for w in sorted(_tokenizer().rules) if w.isalpha()]
     names = _re_docred_names() + specials
@@ -131,8 +131,8 @@ def test_stored_tokens_are_tokenize_s_and_answer_without_spacy() -> None:
     assert all(s is not None for s in stored[-len(specials):])  # special cases are never taken as plain
     n_stored = sum(s is not None for s in stored)
     assert n_stored > 3000 and len(names) - n_stored > 3000  # both kinds, many times (29% stored on 2026-12-01)
-    assert [needs_lookup(n) for n in names] == [s is not None for s in stored]
-    facts = {"tokenizer": tok.version, **tok.facts()}
+    assert [_plain_words(n) is None for n in names] == [s is not None for s in stored]
+    facts = tok.record()
     assert not use_stored_tokens({**facts, "tokenizer": "spacy 0.0 blank en"}) and not use_stored_tokens({})
     assert not use_stored_tokens({**facts, "special_words": "cannot"})
     assert not use_stored_tokens({**facts, "special_words": [1, 2]})
