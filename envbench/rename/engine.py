@@ -649,27 +649,28 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     required = draws.required[key]
     total = draws.total(slot)
     own = draws.demonyms.get(q, ())
-    own_types = draws.auditor.types.get(q, set())
+    types = draws.auditor.types
+    own_types = types.get(q, set())
+    # what every candidate of the slot is checked against, looked up once (a slot may try 340)
+    originals, tokens, near, heads = info.names[ei], info.tokens[ei], info.near_words[ei], info.the_heads[ei]
+    taken, occurs = run.taken, info.occurs
     while run.window < MAX_WINDOWS and window_bounds(run.window)[0] < total:
         window = draws.windows.get((si, run.window))
         if window is None:
             return (si, run.window)
-        for cand in by_p31_overlap(window, own_types, draws.auditor.types):  # most shared P31 first
+        for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first
             names = draws.names.get(cand)
             if names is None:
                 continue
-            mapping = pair_item_names(info.names[ei], own, names.label, names.aliases,
-                                      draws.demonyms.get(cand, ()), info.tokens[ei])
+            mapping = pair_item_names(originals, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens)
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
             # the written name, tokenisation-proof, with and without a leading "the"
             keys = [k for nn in mapping.values() for k in clash_keys(nn.name)]
-            if any(k in run.taken or info.occurs(k) for k in keys):
+            if any(k in taken or occurs(k) for k in keys):
                 continue
-            near = info.near_words[ei]
-            if any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
+            if near and any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
                 continue  # "the province of Chubut Province": the name doubles a word beside a mention
-            heads = info.the_heads[ei]
             if heads and any(bare_country(nn.name) for nm, nn in mapping.items() if nm in heads):
                 continue  # "in the US from" must not read "in the Kuwait from"
             if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
@@ -684,9 +685,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             run.taken.update(keys)
             run.new_items[ei] = cand
             run.rows.append(Row(ei, info.coarse[ei], "linked", None, q, slot.fine_type, cand,
-                                info.names[ei], [mapping[nm].name for nm in info.names[ei]],
-                                tuple(demonym_names(info.names[ei], own)),
-                                p31_jaccard(own_types, draws.auditor.types.get(cand, ()))))
+                                originals, [mapping[nm].name for nm in originals],
+                                tuple(demonym_names(originals, own)), p31_jaccard(own_types, types.get(cand, ()))))
             return None
         run.window += 1
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one
@@ -787,17 +787,26 @@ def progress_bar(total: int, enabled: bool) -> Any:
 
 def substitution_table(runs: Sequence[Run]) -> Any:
     """The runs' rows (entity order within a run) as a pyarrow table of substitutions.parquet's schema."""
+    from operator import attrgetter
+
     import pyarrow as pa
 
-    cols: dict[str, list[Any]] = {name: [] for name, _ in SUBSTITUTION_COLUMNS}
+    # Built a column at a time (a run's values repeated over its rows, each row field read by one
+    # C-level map), not by appending twelve values per row: this runs over every row of the output.
+    rows: list[Row] = []
+    cols: dict[str, list[Any]] = {"title": [], "source_title": [], "seed": []}
     for run in runs:
-        for r in sorted(run.rows, key=lambda r: r.entity):
-            for k, v in (("title", run.title), ("source_title", run.info.title), ("seed", run.seed),
-                         ("entity", r.entity), ("coarse_type", r.coarse), ("kind", r.kind),
-                         ("reason", r.reason.value if r.reason is not None else None),
-                         ("qid", r.qid), ("fine_type", r.fine_type), ("new_qid", r.new_qid),
-                         ("old_names", r.old_names), ("new_names", r.new_names)):
-                cols[k].append(v)
+        ordered = sorted(run.rows, key=attrgetter("entity"))
+        rows += ordered
+        cols["title"] += [run.title] * len(ordered)
+        cols["source_title"] += [run.info.title] * len(ordered)
+        cols["seed"] += [run.seed] * len(ordered)
+    for name, attr in (("entity", "entity"), ("coarse_type", "coarse"), ("kind", "kind"), ("reason", "reason"),
+                       ("qid", "qid"), ("fine_type", "fine_type"), ("new_qid", "new_qid"),
+                       ("old_names", "old_names"), ("new_names", "new_names")):
+        cols[name] = list(map(attrgetter(attr), rows))
+    cols["reason"] = [r.value if r is not None else None for r in cols["reason"]]
+    assert list(cols) == [name for name, _ in SUBSTITUTION_COLUMNS]  # every column, in the file's order
     return pa.table(cols, schema=substitution_schema())
 
 

@@ -116,6 +116,14 @@ def ancestors(con: Any, classes: Iterable[str]) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in acc.items()}
 
 
+def with_superclasses(con: Any, ids: Iterable[str]) -> set[str]:
+    """The ones among ``ids`` that have a non-deprecated P279 (subclass of) statement."""
+    register_rows(con, "_ft_sub", ((q,) for q in sorted(set(ids))), {"id": "VARCHAR"})
+    return {r[0] for r in con.execute(
+        "SELECT DISTINCT s.id FROM subclasses s SEMI JOIN _ft_sub i ON s.id = i.id WHERE s.rank <> 'deprecated'"
+    ).fetchall()}
+
+
 def class_sizes(con: Any, classes: Iterable[str]) -> dict[str, int]:
     """Number of non-deprecated P31 statements with each class as value (= its instances, up to
     the rare item that states one class twice; counting rows avoids a distinct-count over millions)."""

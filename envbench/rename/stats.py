@@ -34,7 +34,7 @@ from envbench.core.reasons import KeptReason
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc
 from envbench.rename.engine import DocInfo, Run
-from envbench.rename.novelty import NameKey, keys_of, seen
+from envbench.rename.novelty import NameKey, keys_of
 from envbench.rename.numtime import RENAMERS
 
 SEEN_TYPES = ("PER", "ORG", "LOC", "MISC")  # the entities renamed from the index, as Table 5 counts them
@@ -86,37 +86,48 @@ class StatsTally:
         self.overlap_documents += bool(info.overlap)
         for ei, coarse in enumerate(info.coarse):
             if coarse in SEEN_TYPES:
-                self._count_mentions("source", coarse, info.doc, ei, with_source=False)
+                self._count_mentions("source", coarse, info.doc, info.doc["vertexSet"][ei], with_source=False)
 
-    def _count_mentions(self, row: str, coarse: str, doc: Doc, ei: int, *, with_source: bool) -> None:
-        """Count entity ``ei``'s mentions of ``doc`` (as written there) in ``names_seen``'s ``row``."""
-        c = self.seen.setdefault((row, coarse), Counter())
-        mentions = doc["vertexSet"][ei]
+    def _count_mentions(self, row: str, coarse: str, doc: Doc, mentions: list[dict[str, Any]], *,
+                        with_source: bool) -> None:
+        """Count ``mentions`` of ``doc`` (as written there) in ``names_seen``'s ``row`` for ``coarse``."""
+        c = self.seen.get((row, coarse))
+        if c is None:  # made once per row and type, not once per call as setdefault would
+            c = self.seen[(row, coarse)] = Counter()
         c["mentions"] += len(mentions)
-        if self.excluded is None and not with_source:  # nothing to look up: only the count
+        excluded = self.excluded
+        if excluded is None and not with_source:  # nothing to look up: only the count
             return
-        in_excluded = in_source = 0  # summed here, added once: Counter updates cost more than the lookups
+        # This runs for every mention of every renamed entity of every output document, so the
+        # counts are summed here and added once, and the names sets are read inline (``novelty.seen``):
+        # Counter updates and calls cost more than the lookups.
+        names = self.source_names
+        in_excluded = in_source = 0
         for m in mentions:
-            keys = keys_of(doc, m)
-            if self.excluded is not None:
-                in_excluded += seen(keys, self.excluded)
+            span, written = keys_of(doc, m)
+            if excluded is not None:
+                in_excluded += span in excluded or written in excluded
             if with_source:
-                in_source += seen(keys, self.source_names)
-        if self.excluded is not None:
+                in_source += span in names or written in names
+        if excluded is not None:
             c["in_excluded"] += in_excluded
         if with_source:
             c["in_source"] += in_source
 
     def add_run(self, run: Run, output: Doc) -> None:
+        """Count one renamed document: ``output`` is the run's document (``substitute.apply_plan``)."""
         self.outputs += 1
         self.output_tokens += _tokens(output)
+        # entities and renamed entities per type, counted over the run and added once per type
+        types = [r.coarse if r.coarse in self.counts else "MISC" for r in run.rows]
+        renamed_types = [t for t, r in zip(types, run.rows, strict=True) if r.kind != "kept"]
+        for field, counted in (("entities", types), ("renamed", renamed_types)):
+            for t, n in Counter(counted).items():
+                self.counts[t][field] += n
+            self.counts["total"][field] += len(counted)
+        renamed: dict[str, list[dict[str, Any]]] = {}  # type -> mentions of its renamed linked entities
         for r in run.rows:
-            t = r.coarse if r.coarse in self.counts else "MISC"
-            renamed = r.kind != "kept"
-            for key in (t, "total"):
-                self.counts[key]["entities"] += 1
-                self.counts[key]["renamed"] += renamed
-            if not renamed and r.reason is not None:
+            if r.kind == "kept" and r.reason is not None:
                 self.reasons[r.reason.value] += 1
             if r.p31_overlap is not None:
                 self.p31[_p31_bin(r.p31_overlap)] += 1
@@ -129,7 +140,9 @@ class StatsTally:
             elif r.reason is KeptReason.NO_DEMONYM:
                 self.demonyms["entities_kept"] += 1
             if r.kind == "linked" and r.coarse in SEEN_TYPES:
-                self._count_mentions("renamed", r.coarse, output, r.entity, with_source=True)
+                renamed.setdefault(r.coarse, []).extend(output["vertexSet"][r.entity])
+        for coarse, mentions in renamed.items():  # counted once per type, not once per entity
+            self._count_mentions("renamed", coarse, output, mentions, with_source=True)
 
     def names_seen(self) -> dict[str, Any]:
         """``stats.json``'s ``names_seen`` (see the module docstring)."""

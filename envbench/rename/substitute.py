@@ -34,6 +34,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -97,7 +98,9 @@ def name_key(tokens: Sequence[str]) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=1 << 18)
 def _joined_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(run for tok in tokens for run in text_key(tok))
+    # chain/map rather than a generator: each new name's tokens miss this cache once (the counting
+    # of names seen in stats.py reads every renamed mention's key), and the loop runs in C
+    return tuple(chain.from_iterable(map(text_key, tokens)))
 
 
 @functools.lru_cache(maxsize=1 << 18)
@@ -217,35 +220,23 @@ def self_overlapping_entities(doc: Doc) -> set[int]:
     return out
 
 
-class _SentenceMap:
-    """Old token boundaries -> new ones for one sentence with non-overlapping replacements.
+def _moved(repl: Sequence[tuple[int, int, int]], i: int, as_end: bool) -> int:
+    """Where old token boundary ``i`` of a sentence lands once the sentence's replacements ``repl``
+    (sorted, non-overlapping (start, end, new length)) are made.
 
-    A boundary inside a replaced span maps to the start of its replacement when used as a
-    start and to its end when used as an end, so a span covering a replacement keeps covering it.
+    A boundary inside a replaced span maps to the start of its replacement when used as a start and
+    to its end when used as an end, so a span covering a replacement keeps covering it. A sentence
+    has a few replacements, so walking them costs less than a table of every boundary would.
     """
-
-    def __init__(self, old_len: int, repl: list[tuple[int, int, int]]) -> None:
-        # repl: sorted, non-overlapping (start, end, new_length)
-        starts = [0] * (old_len + 1)
-        ends = [0] * (old_len + 1)
-        pos = i = r = 0
-        while i <= old_len:
-            if r < len(repl) and repl[r][0] == i:
-                s, e, n = repl[r]
-                starts[s] = ends[s] = pos
-                for j in range(s + 1, e):
-                    starts[j], ends[j] = pos, pos + n
-                pos, i, r = pos + n, e, r + 1
-                continue
-            starts[i] = ends[i] = pos
-            pos, i = pos + 1, i + 1
-        self.starts, self.ends = starts, ends
-
-    def start(self, i: int) -> int:
-        return self.starts[i]
-
-    def end(self, i: int) -> int:
-        return self.ends[i]
+    shift = 0  # length change of the replacements before i
+    for s, e, n in repl:
+        if i >= e:  # past the span (or at its end)
+            shift += n - (e - s)
+        elif i > s:  # inside it
+            return s + shift + (n if as_end else 0)
+        else:
+            break
+    return i + shift
 
 
 def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
@@ -254,7 +245,10 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
     Raises ValueError if a renamed entity overlaps another mention (callers keep such entities,
     see :func:`overlapping_entities`).
     """
-    out = orjson.loads(orjson.dumps(doc))  # a deep copy, much faster than copy.deepcopy
+    # A deep copy (orjson's round trip is much faster than copy.deepcopy), less the sentences, which
+    # are copied list by list: their tokens are strings (``docred.validate_document``), which need no copy.
+    out = orjson.loads(orjson.dumps({**doc, "sents": None}))
+    out["sents"] = [list(sent) for sent in doc["sents"]]
     out["title"] = title
     sents: list[list[str]] = out["sents"]
     vertex_set = out["vertexSet"]
@@ -266,14 +260,21 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
             if nn is None:  # a name the plan leaves as it is
                 continue
             span = (m["pos"][0], m["pos"][1])
-            prev = repl.setdefault(m["sent_id"], {}).get(span)
+            spans = repl.setdefault(m["sent_id"], {})
+            prev = spans.get(span)
             if prev is not None and prev != nn.tokens:
                 raise ValueError(f"{doc['title']!r}: two names for the span {span} in sentence {m['sent_id']}")
-            repl[m["sent_id"]][span] = nn.tokens
-    maps: dict[int, _SentenceMap] = {}
-    # tokens inside a mention (of any entity) are its name: an article there is never changed
-    covered = {(m["sent_id"], i) for entity in vertex_set for m in entity if m["sent_id"] in repl
-               for i in range(m["pos"][0], m["pos"][1])}
+            spans[span] = nn.tokens
+            m["name"] = nn.name  # the copy's mention takes its new name here; its pos is moved below
+    # sentence -> its replacements as sorted (start, end, new length), for _moved; and (sentence,
+    # start, end) -> the new (start, end) of each replaced span, which is what _moved gives a mention
+    # at that span, read without the walk (most mentions are renamed ones). Left out for a sentence
+    # with an empty span: the tokens it inserts at a span's end would move that end.
+    changes: dict[int, list[tuple[int, int, int]]] = {}
+    placed: dict[tuple[int, int, int], tuple[int, int]] = {}
+    # tokens inside a mention (of any entity) are its name: an article there is never changed. The
+    # set is only read where an article would change, so it is made for the few documents with one.
+    covered: set[tuple[int, int]] | None = None
     for sid, spans in repl.items():
         ordered = sorted(spans.items())
         for (a, _), (b, _) in zip(ordered, ordered[1:]):
@@ -282,42 +283,53 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
         old = sents[sid]
         new: list[str] = []
         cursor = 0
+        direct = all(s < e for (s, e), _ in ordered)
         for (s, e), toks in ordered:
             new.extend(old[cursor:s])
-            if cursor < s and toks and (sid, s - 1) not in covered:  # "a British" -> "an Italian" (articles)
-                new[-1] = agree(old[s - 1], old[s], toks[0])
+            if cursor < s and toks:  # "a British" -> "an Italian" (articles)
+                article = agree(old[s - 1], old[s], toks[0])
+                if article != old[s - 1]:
+                    if covered is None:
+                        covered = {(m["sent_id"], i) for entity in vertex_set for m in entity if m["sent_id"] in repl
+                                   for i in range(m["pos"][0], m["pos"][1])}
+                    if (sid, s - 1) not in covered:
+                        new[-1] = article
+            if direct:
+                placed[(sid, s, e)] = (len(new), len(new) + len(toks))
             new.extend(toks)
             cursor = e
         new.extend(old[cursor:])
-        maps[sid] = _SentenceMap(len(old), [(s, e, len(t)) for (s, e), t in ordered])
+        changes[sid] = [(s, e, len(t)) for (s, e), t in ordered]
         sents[sid] = new
-    if not maps:
+    if not changes:
         return out
     old_offsets, new_offsets = [0], [0]
     for sid, toks in enumerate(doc["sents"]):
         old_offsets.append(old_offsets[-1] + len(toks))
         new_offsets.append(new_offsets[-1] + len(sents[sid]))
 
-    def move(sid: int, pos: list[int]) -> list[int]:
-        sm = maps.get(sid)
-        return [sm.start(pos[0]), sm.end(pos[1])] if sm else list(pos)
-
-    for ei, entity in enumerate(vertex_set):
-        mapping = plan.get(ei)
+    for entity in vertex_set:
         for m in entity:
             sid = m["sent_id"]
-            old_pos = m["pos"]
-            if mapping is not None and m["name"] in mapping:
-                m["name"] = mapping[m["name"]].name
-            m["pos"] = move(sid, old_pos)
-            if "global_pos" in m and isinstance(m["global_pos"], list):
-                shift = new_offsets[sid] + m["pos"][0] - (old_offsets[sid] + old_pos[0])
-                m["global_pos"] = [g + shift if isinstance(g, int) else g for g in m["global_pos"]]
+            start, end = m["pos"][0], m["pos"][1]
+            change = changes.get(sid)
+            new_start = start
+            if change is not None:  # in an unchanged sentence the copy's own pos stays as it is
+                span = placed.get((sid, start, end))
+                if span is None:
+                    span = (_moved(change, start, False), _moved(change, end, True))
+                new_start = span[0]
+                m["pos"] = list(span)
+            global_pos = m.get("global_pos")
+            if isinstance(global_pos, list):
+                shift = new_offsets[sid] + new_start - (old_offsets[sid] + start)
+                m["global_pos"] = [g + shift if isinstance(g, int) else g for g in global_pos]
     for lab in out.get("labels", []) or []:
         for kw in lab.get("keywords", []) or [] if isinstance(lab, dict) else []:
-            if isinstance(kw, dict) and kw.get("sent_id") in maps and isinstance(kw.get("pos"), list) \
+            if isinstance(kw, dict) and kw.get("sent_id") in changes and isinstance(kw.get("pos"), list) \
                     and len(kw["pos"]) == 2:
-                kw["pos"] = move(kw["sent_id"], kw["pos"])
+                change = changes[kw["sent_id"]]
+                kw["pos"] = [_moved(change, kw["pos"][0], False), _moved(change, kw["pos"][1], True)]
     return out
 
 

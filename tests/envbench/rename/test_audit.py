@@ -60,3 +60,29 @@ def test_generate_rejects_candidates_that_break_a_constraint(tmp_path: Path) -> 
     assert (index / "derived" / "candidates.parquet").is_file()
     again = generate(docs, index, tmp_path / "out", links=links, seeds=5, progress=False)
     assert again.up_to_date
+
+
+def test_an_item_that_is_a_class_is_checked_through_its_own_superclasses(tmp_path: Path) -> None:
+    # "instance or subclass of" lets an item pass as a subclass: its own P279 closure counts. Items
+    # without a P279 statement are left out of the closure lookup, as their own only ancestor.
+    from wikidata_index.schema import (
+        RELATION_INSTANCE_OR_SUBCLASS,
+        RELATION_SUBCLASS_OF,
+        VALUE_TYPE_CONSTRAINT,
+    )
+
+    b = _world()
+    b.item("Q900", "Genre A", p31=("Q1",)).subclass("Q900", "Q901").subclass("Q901", "Q902")
+    b.item("Q903", "Genre B", p31=("Q1",))
+    for how, pid in ((RELATION_SUBCLASS_OF, "P136"), (RELATION_INSTANCE_OR_SUBCLASS, "P137")):
+        b.rows["property_constraints"].append({"property": pid, "constraint_type": VALUE_TYPE_CONSTRAINT,
+                                               "class": "Q902",
+                                               "relation": how})
+    con = connect(b.write(tmp_path))
+    doc = {**DOC, "labels": [{"h": 0, "t": 1, "r": "P136", "evidence": [0]},
+                             {"h": 0, "t": 1, "r": "P137", "evidence": [0]}]}
+    aud = Auditor.for_docs(con, [doc])
+    aud.prepare(["Q900", "Q903"])
+    assert aud.holds("Q900", "P136", "value") is True and aud.holds("Q900", "P137", "value") is True
+    assert aud.holds("Q903", "P136", "value") is False and aud.holds("Q903", "P137", "value") is False
+    assert "Q900" in aud.anc and "Q903" not in aud.anc  # only the item with a P279 statement was looked up

@@ -3,11 +3,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from envbench.rename.candidates import (
+    M_MAX,
     POOL_SQL,
     CandidateSource,
     Slot,
     item_names,
     names_in_pool,
+    number_candidates,
     pool_of,
     window_bounds,
 )
@@ -98,3 +100,35 @@ def test_unwritable_cache_falls_back_to_memory(tmp_path: Path) -> None:
     src = CandidateSource(connect(root), slots, cache_dir=blocker / "derived", fingerprint="f")
     assert src.cache_used == "memory"
     assert src.windows([(0, 0)]) == CandidateSource(connect(root), slots).windows([(0, 0)])
+
+
+def _reference_numbering(con) -> set[tuple[str, str, int, int, str, int]]:  # type: ignore[no-untyped-def]
+    """The numbering as the module docstring states it, in plain Python: per (class, pool) and
+    threshold m, the items with at least m English names in md5(id) hex order, ranked from 0."""
+    import hashlib
+
+    classes = con.execute("SELECT DISTINCT id, class FROM types WHERE rank <> 'deprecated'").fetchall()
+    counts = dict(con.execute("SELECT id, count(*) FROM names WHERE lang = 'en' GROUP BY id "
+                              "HAVING bool_or(is_label)").fetchall())
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for qid, cls in classes:
+        if qid in counts:
+            groups.setdefault((cls, pool_of(qid)), []).append((hashlib.md5(qid.encode()).hexdigest(), qid))
+    out = set()
+    for (cls, pool), items in groups.items():
+        for m in range(1, M_MAX + 1):
+            eligible = [q for _, q in sorted(items) if counts[q] >= m]
+            out |= {(cls, pool, m, r, q, counts[q]) for r, q in enumerate(eligible)}
+    return out
+
+
+def test_numbering_is_the_stated_rule_whatever_the_batch_size(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import envbench.rename.candidates as candidates
+
+    con = connect(tiny_world().write(tmp_path))
+    want = _reference_numbering(con)
+    assert len({(c, p, m) for c, p, m, *_ in want}) > 4  # several classes, pools and thresholds
+    for batch in (1 << 20, 7, 1):  # ranks carried across batches must not restart or skip
+        monkeypatch.setattr(candidates, "NUMBERING_BATCH", batch)
+        rows = [r for b in number_candidates(con, restrict=False) for r in zip(*(c.to_pylist() for c in b.columns))]
+        assert len(rows) == len(set(rows)) and set(rows) == want, batch
