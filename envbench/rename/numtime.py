@@ -20,7 +20,11 @@ year-level order and equality between the document's dates survives ("a 1975 fil
   early 15th century"): one century in the direction of ``delta``;
 * months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
 * days (1-31, with or without an ordinal suffix, only in names that contain a month): one cyclic
-  shift inside 1..28, so every new date exists.
+  shift inside 1..28, so every new date exists;
+* dates of the Hebrew calendar ("18 Elul 5505" -> "7 Elul 5485"): the month stays (its months are
+  not the Gregorian ones), the day moves as other days do, and the year, whatever its size, by the
+  same ``delta`` as the document's other years (the date names the same time as its Gregorian
+  neighbours). Before this rule the day and year were taken for plain numbers ("53 Elul 9672").
 
 Per entity, drawn from ``(seed, title, entity index, attempt)``:
 
@@ -75,6 +79,12 @@ for _i, _m in enumerate(MONTHS, start=1):
     _MONTH_OF[_m.casefold()] = _i
     _MONTH_OF[_m[:3].casefold()] = _i
 _MONTH_OF["sept"] = 9
+# month names of the Hebrew calendar (with the usual English spellings): a name with one of them is a
+# date whose day and year follow the rules for dates, though its month is not shifted
+_HEBREW_MONTHS = frozenset({
+    "tishrei", "tishri", "cheshvan", "heshvan", "marcheshvan", "kislev", "tevet", "teves", "shevat", "shvat",
+    "adar", "nisan", "iyar", "iyyar", "sivan", "tammuz", "tamuz", "av", "elul",
+})
 
 UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
@@ -355,7 +365,8 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
 
     out: dict[str, list[str]] = {}
     for name, toks in names.items():
-        has_month = any(_month_of(t) is not None for t in toks)
+        hebrew = any(t.casefold() in _HEBREW_MONTHS for t in toks) and any(t.isdigit() for t in toks)
+        has_month = hebrew or any(_month_of(t) is not None for t in toks)
         # "late 14th and early 15th century": every numbered ordinal of a name about centuries is one, and
         # so is a TIME name that is a bare ordinal: all seven in Re-DocRED ("14th" and early 15th century)
         words = [t for t in toks if t.casefold() != "the"]
@@ -409,6 +420,8 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 suffix = _same_case(_ordinal_suffix(day), d.group(2)) if d.group(2) else ""
                 width = len(d.group(1)) if d.group(1).startswith("0") else 1  # "05" stays zero-padded
                 new.append(f"{day:0{width}d}{suffix}")
+            elif hebrew and t.isdigit() and len(t) == 4:  # "5505" of "18 Elul 5505": a year of its calendar
+                new.append(str(int(t) + delta))
             elif _YEAR.search(t):  # with delta 0 (no shift fits the document) a year stays a year
                 new.append(_YEAR.sub(lambda m: str(new_year(int(m.group(1)))), t))
             else:

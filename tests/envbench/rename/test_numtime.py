@@ -306,3 +306,17 @@ def test_leading_numbers() -> None:
              "63.93 %": 63.93, "7th": 7, "tenth": 10, "four - year term": 4, "the 1990s": 1990, "about": None,
              "13 March 1963": None, "the last day of June": None}
     assert {k: leading_number(k.split()) for k in cases} == cases
+
+
+def test_a_hebrew_date_keeps_its_month_and_moves_its_day_and_year() -> None:
+    # Re-DocRED test writes "18 Elul 5505" and "24 Tevet 5573" (Shneur Zalman of Liadi); they once
+    # read "53 Elul 9672": the day and year were taken for plain numbers
+    for seed in range(1, 40):
+        new = rename_times({0: {"18 Elul 5505": ["18", "Elul", "5505"]}, 1: {"1745": ["1745"]},
+                            2: {"24 Tevet 5573": ["24", "Tevet", "5573"]}}, seed, "T", 0)
+        (d1, m1, y1), (d2, m2, y2) = new[0]["18 Elul 5505"], new[2]["24 Tevet 5573"]
+        assert (m1, m2) == ("Elul", "Tevet"), new
+        assert 1 <= int(d1) <= 28 and 1 <= int(d2) <= 28, new
+        delta = int(new[1]["1745"][0]) - 1745  # the Gregorian year's shift, shared by the document
+        assert (int(y1) - 5505, int(y2) - 5573) == (delta, delta), (seed, new)
+    assert rename_time({"Elul": ["Elul"]}, 1, "T", 0, 0) is None  # a month alone is no date: no rule
