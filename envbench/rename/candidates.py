@@ -26,8 +26,8 @@ window is an equi-join on (group, rank), so a run's work grows with the number o
 window, not with slots times class size, and is one scan of the cached numbering. Building it is
 one sort of the index's (class, item) pairs by hash, done by DuckDB (which spills to disk on a full
 dump), and running counts over that stream (:func:`number_candidates`); ranking in a SQL window
-instead sorted every (class, pool, threshold) partition by the 32-character hash text, 2-3 times
-slower on a 1M-item index.
+instead sorted every (class, pool, threshold) partition by the 32-character hash text, about 1.5
+times slower on a 1M-item index (``bench/RESULTS.md``, sixth session).
 """
 
 from __future__ import annotations
@@ -198,6 +198,7 @@ class CandidateSource:
             if not fresh:
                 import pyarrow.parquet as pq
 
+                # LZ4: a cache of this index that is read back by DuckDB only; writes faster than zstd
                 with atomic_path(data) as tmp, pq.ParquetWriter(tmp, _numbering_schema(), compression="lz4") as out:
                     for batch in number_candidates(self.con, restrict=False):
                         out.write_batch(batch)
