@@ -138,7 +138,7 @@ def number_candidates(con: Any, restrict: bool) -> Iterable[Any]:
         ranked = (pl.concat(parts)
                   .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over("fine_type", "pool", "min_names")
                                 .alias("rnk"))  # rank within this batch, in draw order
-                  .join(seen, on=["fine_type", "pool", "min_names"], how="left", maintain_order="left")
+                  .join(seen, on=["fine_type", "pool", "min_names"], how="left")  # row order: free (joins read it)
                   .with_columns((pl.col("rnk") + pl.col("before").fill_null(0)).alias("rnk")))
         seen = (pl.concat([seen, ranked.group_by("fine_type", "pool", "min_names")
                            .agg(pl.len().cast(pl.Int64).alias("before"))])

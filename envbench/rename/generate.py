@@ -39,7 +39,7 @@ import orjson
 
 from envbench.core.checks import check_choice, check_seeds
 from envbench.core.errors import EnvbenchError
-from envbench.core.text import use_stored_tokens, warm_up
+from envbench.core.text import tokenizer_version, use_stored_tokens, warm_up
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, entity_type, read_docs, require_documents
 from envbench.formats.files import JsonListWriter, stem_of
@@ -152,7 +152,10 @@ def generate(
                         need_edges=links is None, force=force) as (step, index, fingerprint):
             if step.up_to_date:
                 return GenerateResult(out, [], n_docs, seeds, {}, up_to_date=True, seconds=time.perf_counter() - t0)
-            stored_tokens = use_stored_tokens(index.name_tokenizer_facts())
+            made = index.name_tokenizer_facts()
+            stored_tokens = use_stored_tokens(made)
+            if made and not stored_tokens:  # the table is there but not for this spaCy: say why it is slower
+                notes.append(stale_tokens_note(index_path, made.get("tokenizer")))
             if not stored_tokens:
                 # spaCy's tokenizer loads while DuckDB numbers the candidates (not before: a run that is up
                 # to date or stops on bad input should not leave a thread importing at exit)
@@ -270,6 +273,15 @@ def _write(renamer: Renamer, docs: list[Doc], links: str | os.PathLike[str] | No
     table = pa.concat_tables(tables).combine_chunks()  # one chunk per column: the bytes of a one-go write
     write_substitutions({name: table.column(name) for name in table.column_names}, step.path(SUBSTITUTIONS))
     return tally.as_dict(auditor.summary())
+
+
+def stale_tokens_note(index: Path, stored: object) -> str:
+    """The warning for an index whose ``name_tokens`` table ``generate`` cannot use: made under another
+    tokenizer (``stored``), or with a damaged record. The output is the same; spaCy tokenises instead."""
+    why = (f"holds the tokens of {stored}, not of this {tokenizer_version()}" if stored != tokenizer_version()
+           else "has a damaged record in manifest.json")
+    return (f"{index}: its name_tokens table {why}, so names are tokenised with spaCy (same output, a slower "
+            f"start); rerun `envbench ingest-dump DUMP --out {index} --force` to store this tokenizer's")
 
 
 class _Clock:

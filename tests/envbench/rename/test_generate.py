@@ -333,3 +333,23 @@ def test_stored_name_tokens_give_the_same_benchmark_without_spacy(env: Path, tmp
     assert proc.stdout.split() == ["False"]
     assert _sha(out / "test_env.json") == _sha(env / "test_env.json")
     assert _sha(out / "substitutions.parquet") == _sha(env / "substitutions.parquet")
+
+
+def test_name_tokens_of_another_tokenizer_are_not_used_and_say_so(env: Path, tmp_path: Path) -> None:
+    """An index whose name_tokens were stored under another spaCy is read as one without them (spaCy
+    tokenises; the same bytes), and generate warns once, naming the index, both versions and the fix."""
+    import dataclasses
+
+    from envbench.core.text import name_tokenizer, tokenizer_version
+    from wikidata_index.ingest import ingest_dump
+
+    w = sample_world()
+    other = dataclasses.replace(name_tokenizer(), version="spacy 2.0.0 blank en")
+    ingest_dump(w.sample / "wikidata-sample.json.gz", tmp_path / "index", progress=False, tokenizer=other)
+    res = generate(w.test, tmp_path / "index", tmp_path / "env", links=w.links, seeds=5, progress=False)
+    index = tmp_path / "index"
+    assert res.notes == [
+        f"{index}: its name_tokens table holds the tokens of spacy 2.0.0 blank en, not of this "
+        f"{tokenizer_version()}, so names are tokenised with spaCy (same output, a slower start); rerun "
+        f"`envbench ingest-dump DUMP --out {index} --force` to store this tokenizer's"]
+    assert _sha(tmp_path / "env" / "test_env.json") == _sha(env / "test_env.json")
