@@ -11,7 +11,7 @@ DocRED view); its options say what the file must hold and which option skips inv
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -81,6 +81,20 @@ def distinct_names(entity: list[dict[str, Any]]) -> list[str]:
     for m in entity:
         seen.setdefault(m["name"], None)
     return list(seen)
+
+
+def keyword_problem(sents: Sequence[Sequence[str]], ki: int, kw: Any) -> str | None:
+    """What is wrong with keyword ``ki`` of a label (DocRED-HWE's human evidence words: a
+    ``{name, sent_id, pos}`` span, positions as a mention's), or None when it is a span of the document."""
+    if not isinstance(kw, dict) or "sent_id" not in kw or "pos" not in kw:
+        return f"keyword {ki} lacks sent_id or pos"
+    sid, pos = kw["sent_id"], kw["pos"]
+    if not isinstance(sid, int) or not 0 <= sid < len(sents):
+        return f"keyword {ki} has sent_id {sid} out of range ({len(sents)} sentences)"
+    if (not isinstance(pos, list) or len(pos) != 2 or not all(isinstance(p, int) for p in pos)
+            or not 0 <= pos[0] < pos[1] <= len(sents[sid])):
+        return f"keyword {ki} has pos {pos} out of range for sentence {sid} ({len(sents[sid])} tokens)"
+    return None
 
 
 def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[Problem]:
@@ -164,6 +178,14 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
         for ev in lab.get("evidence", []) or []:
             if not isinstance(ev, int) or not 0 <= ev < n_sents:
                 err(where, f"evidence sentence {ev} is out of range ({n_sents} sentences)", "fix the evidence list")
+        # keywords are optional (DocRED-HWE has them); renaming moves their spans, so they must be spans
+        keywords = lab.get("keywords")
+        if keywords is not None and not isinstance(keywords, list):
+            err(where, "keywords is not a list", "write keywords as a list of {name, sent_id, pos} spans")
+        for ki, kw in enumerate(keywords if isinstance(keywords, list) else []):
+            if (problem := keyword_problem(sents, ki, kw)) is not None:
+                err(where, problem, "a keyword is a [start, end) token span of sentence sent_id; fix it or drop it")
+                break
     return out
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError
-from envbench.formats.docred import Doc, read_docs
+from envbench.formats.docred import Doc, keyword_problem, read_docs
 from etl.io import write_bytes_atomic, write_json_atomic
 
 MAX_K = 100  # MAP(K) is computed for K = 1..MAX_K, as the official script does
@@ -59,22 +59,15 @@ def _keyword_problem(doc: Doc, label: Any) -> str | None:
     kws = label.get("keywords") if isinstance(label, dict) else None
     if not isinstance(kws, list) or not kws:
         return "has no keywords"
-    sents = doc["sents"]
     for ki, kw in enumerate(kws):
-        if not isinstance(kw, dict) or "sent_id" not in kw or "pos" not in kw:
-            return f"keyword {ki} lacks sent_id or pos"
-        sid, pos = kw["sent_id"], kw["pos"]
-        if not isinstance(sid, int) or not 0 <= sid < len(sents):
-            return f"keyword {ki} has sent_id {sid} out of range ({len(sents)} sentences)"
-        if (not isinstance(pos, list) or len(pos) != 2 or not all(isinstance(p, int) for p in pos)
-                or not 0 <= pos[0] < pos[1] <= len(sents[sid])):
-            return f"keyword {ki} has pos {pos} out of range for sentence {sid} ({len(sents[sid])} tokens)"
+        if (problem := keyword_problem(doc["sents"], ki, kw)) is not None:
+            return problem
     return None
 
 
 def read_hwe(path: str | os.PathLike[str]) -> list[Doc]:
     """Read and validate a DocRED-HWE file: DocRED documents whose every label has keyword spans."""
-    docs = read_docs(path).docs
+    docs = read_docs(path, skip_flag=None).docs  # `envbench understand` has no --skip-invalid to name
     for di, doc in enumerate(docs):
         for li, label in enumerate(doc.get("labels") or []):
             problem = _keyword_problem(doc, label)

@@ -56,6 +56,14 @@ def test_a_valid_document_has_no_problems() -> None:
         (lambda d: d["sents"][1].__setitem__(4, 1901), "sents: holds a token that is not a string"),
         (lambda d: d.update(title=None), "title: is a NoneType, not a string"),
         (lambda d: d.update(title=["Lake Vord"]), "title: is a list, not a string"),
+        # DocRED-HWE keywords: renaming moves their spans, so a span outside its sentence is refused here
+        # (generate used to end in an IndexError, or write a shifted span)
+        (lambda d: d["labels"][0].update(keywords=[{"name": "lies", "sent_id": 0, "pos": [2, 3]},
+                                                   {"name": "x", "sent_id": 0, "pos": [5, 9]}]),
+         "label 0: keyword 1 has pos [5, 9] out of range for sentence 0 (6 tokens)"),
+        (lambda d: d["labels"][0].update(keywords=[{"name": "x", "sent_id": 4, "pos": [0, 1]}]),
+         "label 0: keyword 0 has sent_id 4 out of range (2 sentences)"),
+        (lambda d: d["labels"][0].update(keywords="lies"), "label 0: keywords is not a list"),
     ],
 )
 def test_each_check_names_the_place_and_the_problem(change, expected: str) -> None:
