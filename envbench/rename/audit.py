@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envbench.formats.docred import Doc
-from envbench.rename.fine_types import all_types, ancestors, register_rows, with_superclasses
+from envbench.rename.fine_types import all_types, ancestors, register_rows, sorted_unique, with_superclasses
 from wikidata_index.schema import (
     RELATION_INSTANCE_OR_SUBCLASS,
     RELATION_SUBCLASS_OF,
@@ -79,7 +79,7 @@ class Auditor:
 
     def prepare(self, qids: Iterable[str]) -> None:
         """Load P31 values and closures for items (batched; call before ``holds``)."""
-        new = sorted(set(qids) - self.types.keys())
+        new = [q for q in sorted_unique(qids) if q not in self.types]  # in order: the lookups below take it as it is
         if not new:
             return
         got = all_types(self.con, new)
@@ -90,7 +90,7 @@ class Auditor:
         # An item is looked up as a class too (a relation may want a subclass of X), but most drawn
         # candidates are no class at all: only those with a P279 statement need the closure, the
         # others are their own only ancestor, as ``_satisfies`` assumes of any item left out.
-        need = classes | with_superclasses(self.con, set(new) - classes - self.anc.keys())
+        need = classes | with_superclasses(self.con, [q for q in new if q not in classes and q not in self.anc])
         self.anc.update(ancestors(self.con, need - self.anc.keys()))
 
     def _satisfies(self, qid: str, cls: str, how: str) -> bool:

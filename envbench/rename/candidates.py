@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from envbench.core.seeding import stable_hash_hex
-from envbench.rename.fine_types import register_rows
+from envbench.rename.fine_types import register_rows, sorted_unique
 from etl.io import atomic_path, write_json_atomic
 from wikidata_index.names import fold
 
@@ -283,7 +283,7 @@ def item_names_and_tokens(con: Any, qids: Iterable[str]) -> tuple[dict[str, Item
 
 
 def _item_names(con: Any, qids: Iterable[str], tokens: bool) -> tuple[dict[str, ItemNames], list[tuple[str, list[str]]]]:
-    register_rows(con, "_cand_ids", ((q,) for q in sorted(set(qids))), {"id": "VARCHAR"})
+    register_rows(con, "_cand_ids", ((q,) for q in sorted_unique(qids)), {"id": "VARCHAR"})
     con.execute("""CREATE OR REPLACE TEMP TABLE _cand_names AS
                    SELECT n.id, n.name, n.is_label FROM names n SEMI JOIN _cand_ids i ON n.id = i.id
                    WHERE n.lang = 'en'""")

@@ -113,6 +113,7 @@ from envbench.rename.numtime import (
     counts_a_noun,
     date_order,
     date_value,
+    document_years,
     leading_number,
     number_range,
     order_kept,
@@ -257,6 +258,10 @@ class DocInfo:
         )
         self.near_words, self.the_heads = self._beside_mentions()
         self.number_pairs = self._number_pairs()
+        # the TIME entities every seed renames with one shift (settle_times), and the years they write,
+        # which each seed's attempts draw the shift against
+        self.times = {ei: self.tokens[ei] for ei, c in enumerate(self.coarse) if c == "TIME" and ei not in self.overlap}
+        self.time_years = document_years(self.times)
 
     def _beside_mentions(self) -> tuple[list[dict[str, frozenset[str]]], list[frozenset[str]]]:
         """What the tokens beside an entity's mentions forbid a new name, per entity (one pass):
@@ -549,12 +554,12 @@ def _pending(run: Run, trying: int | None = None) -> Callable[[int], bool]:
 def settle_times(run: Run) -> None:
     """Rename every TIME entity of the run with one document-level shift (rule 1 of the module docstring)."""
     info = run.info
-    todo = {ei: info.tokens[ei] for ei, c in enumerate(info.coarse) if c == "TIME" and ei not in info.overlap}
+    todo = info.times
     if not todo:
         return
     best: tuple[tuple[int, int], dict[int, dict[str, list[str]] | None], set[int]] | None = None
     for attempt in range(NUMTIME_ATTEMPTS):
-        renamed = rename_times(todo, run.seed, info.title, attempt)
+        renamed = rename_times(todo, run.seed, info.title, attempt, years=info.time_years)
         failed = time_failures(run, renamed)
         score = (len(failed), swapped_dates(info, renamed, failed))
         if best is None or score < best[0]:

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from envbench.core.seeding import derive_seed
@@ -432,20 +432,28 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
     return out
 
 
-def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: str, attempt: int
-                 ) -> dict[int, dict[str, list[str]] | None]:
-    """Rename all TIME entities of one document with one shared :class:`TimeShift`.
-
-    ``entities`` maps entity index -> {distinct name: tokens}; the result maps each index to its new
-    tokens per name, or None when no rule applies to it.
-    """
+def document_years(entities: Mapping[int, dict[str, list[str]]]) -> tuple[tuple[int, ...], bool]:
+    """The years written in a document's TIME entities (:func:`time_years` of each, in order), and
+    whether one of them is a decade: what :func:`document_shift` is drawn against."""
     years: list[int] = []
     decades = False
     for names in entities.values():
         ys, dec = time_years(names)
         years.extend(ys)
         decades = decades or dec
-    shift = document_shift(years, decades, seed, title, attempt)
+    return tuple(years), decades
+
+
+def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: str, attempt: int, *,
+                 years: tuple[tuple[int, ...], bool] | None = None) -> dict[int, dict[str, list[str]] | None]:
+    """Rename all TIME entities of one document with one shared :class:`TimeShift`.
+
+    ``entities`` maps entity index -> {distinct name: tokens}; the result maps each index to its new
+    tokens per name, or None when no rule applies to it. ``years``: their :func:`document_years`,
+    when the caller has them (the same for every seed and attempt of a document).
+    """
+    written, decades = document_years(entities) if years is None else years
+    shift = document_shift(written, decades, seed, title, attempt)
     return {ei: rename_time(names, seed, title, ei, attempt, shift=shift) for ei, names in entities.items()}
 
 
