@@ -21,7 +21,7 @@ year-level order and equality between the document's dates survives ("a 1975 fil
 * months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
 * days (1-31, with or without an ordinal suffix, only in names that contain a month): one cyclic
   shift inside 1..28, so every new date exists;
-* dates of the Hebrew calendar ("18 Elul 5505" -> "7 Elul 5485"): the month stays (its months are
+* dates of the Hebrew calendar ("18 Elul 5505" -> "4 Elul 5485"): the month stays (its months are
   not the Gregorian ones), the day moves as other days do, and the year, whatever its size, by the
   same ``delta`` as the document's other years (the date names the same time as its Gregorian
   neighbours). Before this rule the day and year were taken for plain numbers ("53 Elul 9672").
