@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from envbench.core.seeding import stable_hash_hex
-from envbench.rename.fine_types import register_rows, sorted_unique
+from envbench.rename.fine_types import register_rows, register_table, sorted_unique
 from etl.io import atomic_path, write_json_atomic
 from wikidata_index.names import fold
 
@@ -173,10 +173,8 @@ class CandidateSource:
         if not (cache_dir is not None and fingerprint and self._use_cache(Path(cache_dir), fingerprint)):
             import pyarrow as pa
 
-            numbered = pa.Table.from_batches(list(number_candidates(con, restrict=True)), schema=_numbering_schema())
-            con.register("_cand_elig_arrow", numbered)
-            con.execute("CREATE OR REPLACE TEMP TABLE _cand_elig AS SELECT * FROM _cand_elig_arrow")
-            con.unregister("_cand_elig_arrow")
+            register_table(con, "_cand_elig",
+                           pa.Table.from_batches(list(number_candidates(con, restrict=True)), schema=_numbering_schema()))
         self.totals: dict[tuple[str, str, int], int] = {}
         self.most_names: dict[tuple[str, str, int], int] = {}
         for f, p, n, c, most in con.execute(

@@ -70,8 +70,12 @@ def register_rows(con: Any, name: str, rows: Iterable[tuple[Any, ...]], columns:
     arrays = {c: [r[i] for r in data] for i, c in enumerate(cols)}
     types = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "INTEGER": pa.int32(), "UBIGINT": pa.uint64(),
              "BOOLEAN": pa.bool_()}
-    tbl = pa.table({c: pa.array(arrays[c], type=types[columns[c]]) for c in cols})
-    con.register(f"_{name}_arrow", tbl)
+    register_table(con, name, pa.table({c: pa.array(arrays[c], type=types[columns[c]]) for c in cols}))
+
+
+def register_table(con: Any, name: str, table: Any) -> None:
+    """Copy an Arrow table into a DuckDB temp table ``name`` (replacing one of that name)."""
+    con.register(f"_{name}_arrow", table)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM _{name}_arrow")
     con.unregister(f"_{name}_arrow")
 
