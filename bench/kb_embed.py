@@ -20,7 +20,7 @@ many corpus clusters the signal moves off a generic class, and -- the honest fig
 annotated entities it moves and the agreement of just those. Then 20 newly typed clusters that occur in
 dev (never test) to read by eye, and the encoder's wall time (torch set to 2 threads).
 
-Result (2026-12-01, 2 cores shared with a training job; figures in bench/RESULTS.md, fifth session): no variant
+Result (2026-12-01, 2 cores shared with a training job; figures in bench/RESULTS.md#typing-the-offline-kb): no variant
 raises purity by more than a point (baseline 45.1%); the annotated entities the signal moves off a generic
 class get the right head noun 10-25% of the time; only 40 of the 84 annotated generic entities have a head
 noun that any specifically typed cluster of their coarse type has, so neighbours cannot reach the rest.

@@ -27,7 +27,7 @@ window, not with slots times class size, and is one scan of the cached numbering
 one sort of the index's (class, item) pairs by hash, done by DuckDB (which spills to disk on a full
 dump), and running counts over that stream (:func:`number_candidates`); ranking in a SQL window
 instead sorted every (class, pool, threshold) partition by the 32-character hash text, about 1.5
-times slower on a 1M-item index (``bench/RESULTS.md``, sixth session).
+times slower on a 1M-item index (``bench/RESULTS.md#generate``).
 """
 
 from __future__ import annotations
