@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from envbench.formats.end_to_end import FORMATS
 from envbench.scoring.metrics import SCORERS
 
 _FILE = click.Path(exists=True, dir_okay=False)
@@ -13,7 +14,8 @@ _FILE = click.Path(exists=True, dir_okay=False)
 @click.option("--gold", required=True, type=_FILE,
               help="Gold documents in DocRED format (e.g. test_revised.json, or an Env file such as test_env.json).")
 @click.option("--pred", required=True, type=_FILE,
-              help="Predictions: a JSON list of {title, h_idx, t_idx, r[, evidence]} as the official scorer reads.")
+              help="Predictions: a JSON list of {title, h_idx, t_idx, r[, evidence]} as the official scorer reads; "
+                   "with --end-to-end, predicted entities and relations per document (docs/pipeline.md).")
 @click.option("--train", "train", multiple=True, type=_FILE,
               help="Training documents whose facts Ign F1 discounts (repeat for several files). "
                    "Without it Ign F1 equals F1.")
@@ -37,8 +39,24 @@ _FILE = click.Path(exists=True, dir_okay=False)
                    "covered; a covered document without predictions (a failed request, no relation found) still "
                    "counts, its gold facts missed. Without that manifest a document answered with nothing is left "
                    "out as well. Default: score every gold document.")
+@click.option("--end-to-end", "end_to_end", is_flag=True,
+              help="Score end-to-end predictions (mentions, clusters, relations found in the text alone) with "
+                   "JEREX's metrics: mention, cluster and typed entity detection, coreference (MUC, B³, CEAF-e, "
+                   "their mean), strict and relaxed relations.")
+@click.option("--env-gold", type=_FILE,
+              help="With --end-to-end: the Env file generated from --gold, scored beside it per seed, with the F1 "
+                   "fall and the consistency rate of relations.")
+@click.option("--env-pred", type=_FILE, help="With --end-to-end: the predictions on --env-gold.")
+@click.option("--pred-format", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="With --end-to-end: envbench's end-to-end rows, or JEREX's predictions.json (one row per gold "
+                   "document, in the gold file's order); auto tells them apart by their keys.")
+@click.option("--skip-invalid", is_flag=True,
+              help="With --end-to-end: skip (and count and list) prediction rows with an unknown title, a span "
+                   "outside its sentence, an entity without mentions or a relation to a missing entity, instead "
+                   "of stopping at the first; their documents count as predicting nothing.")
 def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, substitutions: str | None,
-             scorer: str, env: bool | None, skip_invalid_train: bool, only_predicted: bool) -> None:
+             scorer: str, env: bool | None, skip_invalid_train: bool, only_predicted: bool, end_to_end: bool,
+             env_gold: str | None, env_pred: str | None, pred_format: str, skip_invalid: bool) -> None:
     """Score predictions like the official DocRED / Re-DocRED scorers, per seed on Env benchmarks.
 
     Prints F1, Ign F1, precision, recall, evidence F1, intra/inter-sentence F1 and frequent-10
@@ -66,7 +84,37 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
           --train data/sample/docs/train.json --out runs/atlop/env_scores.json
       # ICL predictions for the first 10 documents (icl prompts --limit 10)
       envbench evaluate --gold data/sample/docs/test.json --pred runs/icl/p10/pred.json --only-predicted
+      # end-to-end predictions on the original and on its Env copies, side by side
+      envbench evaluate --end-to-end --gold test_revised.json --pred runs/e2e/test_e2e.json \\
+          --env-gold runs/lock/env/test_env.json --env-pred runs/e2e/env_e2e.json --out runs/e2e/scores.json
     """
+    ctx = click.get_current_context()
+    given = [f"--{name.replace('_', '-')}" for name in ("train", "substitutions", "scorer", "env", "skip_invalid_train",
+                                                         "only_predicted", "env_gold", "env_pred", "pred_format",
+                                                         "skip_invalid")
+             if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+    if end_to_end:
+        unused = [o for o in given if o in ("--train", "--substitutions", "--scorer", "--env", "--skip-invalid-train",
+                                            "--only-predicted")]
+        if unused:
+            raise click.UsageError(f"{unused[0]} is for given-entities predictions; --end-to-end takes --gold, --pred, "
+                                   "--env-gold, --env-pred, --pred-format, --skip-invalid and --out")
+        from envbench.scoring.evaluate_end_to_end import evaluate_end_to_end
+
+        e2e = evaluate_end_to_end(gold, pred, env_gold=env_gold, env_pred=env_pred, pred_format=pred_format,
+                                  skip_invalid=skip_invalid, out=out)
+        for w in e2e.warnings:
+            click.echo(f"Warning: {w}", err=True)
+        click.echo(e2e.table())
+        for n in e2e.notes:
+            click.echo(f"Note: {n}")
+        if e2e.out is not None:
+            click.echo(f"Wrote {e2e.out}")
+        return
+    e2e_only = [o for o in given if o in ("--env-gold", "--env-pred", "--pred-format", "--skip-invalid")]
+    if e2e_only:
+        raise click.UsageError(f"{e2e_only[0]} needs --end-to-end (it is for end-to-end predictions); for an Env file "
+                               "of given-entities predictions pass it as --gold")
     from envbench.scoring.evaluate import evaluate as run
 
     result = run(gold, pred, train=train, out=out, substitutions=substitutions, scorer=scorer, env=env,
