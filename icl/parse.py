@@ -2,10 +2,18 @@
 
 Tolerant by design: triples may sit inside ``<...>``, ``(...)``, ``[...]`` or no brackets at all,
 behind bullets or numbering, among other text, with any spacing; entities may be written ``3``,
-``e3``, ``#3``, ``Entity 3``, ``<e3>name</e3>``, ``3 (name)`` or by an unambiguous mention name;
-relation names match case-insensitively (underscores read as spaces; property ids like P17 work
-too). ``<think>...</think>`` blocks of reasoning models are ignored. Triples that cannot be used
-are dropped and counted by reason.
+``[3]``, ``e3``, ``#3``, ``Entity 3``, ``<e3>name</e3>``, ``3 (name)``, or with the paper template's
+marking copied from the prompt, around the name (``[3] name [3]``), before it (``[3] name``) or
+after it (``name [3]``), or by an unambiguous mention name; relation names match
+case-insensitively (underscores read as spaces; property ids like P17 work too).
+``<think>...</think>`` blocks of reasoning models are ignored.
+
+Only text shaped like a triple counts as one: a bracketed ``<a; b; c>`` (more fields are
+"malformed"), or a whole line of exactly three ``;``-separated fields; either way no field longer
+than ``MAX_FIELD_WORDS`` words. A line of prose, or the prompt's list of relation names echoed
+back, is an ignored line, and so is the prompt's own answer-form placeholder
+``<subject entity number; relation type; object entity number>``. Triples that cannot be used are
+dropped and counted by reason; the stats file quotes each such line whole.
 """
 
 from __future__ import annotations
@@ -36,13 +44,18 @@ _BRACKETED = [
     re.compile(r"\[([^\[\]\n]*;[^\[\]\n]*;[^\[\]\n]*)\]"),
     re.compile(r"\{([^{}\n]*;[^{}\n]*;[^{}\n]*)\}"),
 ]
+MAX_FIELD_WORDS = 12  # a bare line's fields: longer is prose (the longest relation name has 6 words)
+_PLACEHOLDER = "subject entity number; relation type; object entity number"  # the answer form, as the prompt says it
 _BULLET = re.compile(r"^\s*(?:[-*+•·>]+|\(?\d+[.)]|\d+:)\s+")
 _STRIP = " \t\"'`*_.,:"
 _TAG_NUMBER = re.compile(r"^<e(\d+)>", re.IGNORECASE)
 _PLAIN_NUMBER = re.compile(r"^(?:entity|ent|e)?\s*#?\s*(\d+)$", re.IGNORECASE)
 _LEADING_NUMBER = re.compile(r"^(?:entity|ent|e)?\s*#?\s*(\d+)\s*[:=(\-\s]", re.IGNORECASE)
 _TAGS = re.compile(r"</?e\d+>", re.IGNORECASE)
-_CLOSING_TAG = re.compile(r"</e\d+>$", re.IGNORECASE)
+# the paper template's marking: "[3] name [3]", "[3] name", "name [3]"
+_ENCLOSED = re.compile(r"^\[\s*(\d+)\s*\]\s*(.*?)\s*\[\s*(\d+)\s*\]$")
+_NUMBER_FIRST = re.compile(r"^\[\s*(\d+)\s*\]\s*(\S.*)$")
+_NUMBER_LAST = re.compile(r"^(.*\S)\s*\[\s*(\d+)\s*\]$")
 _BRACKETS = "<>()[]{}"
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _NONE_ANSWERS = {"none", "none.", "no relations", "no relations.", "n/a"}
@@ -54,7 +67,7 @@ class ParsedAnswer:
 
     triples: list[tuple[int, int, str]] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
-    dropped: list[tuple[str, str]] = field(default_factory=list)  # (reason, the candidate text), in answer order
+    dropped: list[tuple[str, str]] = field(default_factory=list)  # (reason, the line it came from), in answer order
 
 
 def relation_id(text: str) -> str | None:
@@ -78,6 +91,12 @@ def _entity(text: str, names: list[list[str]]) -> tuple[int | None, bool]:
     m = _TAG_NUMBER.match(field_)
     if m:
         return int(m.group(1)), False
+    m = _ENCLOSED.match(field_)
+    if m:  # "[3] name [3]" (or "[3] [3]"); two different numbers say nothing sure
+        return (int(m.group(1)), False) if m.group(1) == m.group(3) else (None, False)
+    m = _NUMBER_FIRST.match(field_) or _NUMBER_LAST.match(field_)
+    if m and not _PLAIN_NUMBER.match(field_.strip(_STRIP + _BRACKETS)):
+        return int(m.group(1) if m.re is _NUMBER_FIRST else m.group(2)), False
     bare = field_.strip(_STRIP + _BRACKETS)
     m = _PLAIN_NUMBER.match(bare)
     if m:
@@ -106,15 +125,30 @@ def _candidates(line: str) -> list[str]:
             end = -neg_end
     if found:
         return found
-    body = _BULLET.sub("", line).strip()
-    if body.count(";") < 2:
-        return []
-    # strip enclosing brackets, but not the tags of "<e1>name</e1>; ...; <e2>name</e2>" (the prompt's marking)
-    while body and body[0] in _BRACKETS and not _TAG_NUMBER.match(body):
-        body = body[1:]
-    while body and body[-1] in _BRACKETS and not _CLOSING_TAG.search(body):
-        body = body[:-1]
+    body = _unwrap(_BULLET.sub("", line).strip())
+    fields = body.split(";")
+    if len(fields) != 3 or any(len(f.split()) > MAX_FIELD_WORDS for f in fields):
+        return []  # prose, or the relation list echoed: not shaped like a triple
     return [body]
+
+
+_PAIRS = {"<": ">", "(": ")", "[": "]", "{": "}"}
+
+
+def _unwrap(body: str) -> str:
+    """``body`` less brackets that enclose all of it: "(<1; country; 3>)" -> "1; country; 3", while
+    "[1] Alpha [1]; country; [2]" and "<e1>Alpha</e1>; ...; <e2>Beta</e2>" keep their marks."""
+    while len(body) >= 2 and body[0] in _PAIRS and body[-1] == _PAIRS[body[0]]:
+        depth, closes_at = 0, -1
+        for pos, ch in enumerate(body):
+            depth += (ch == body[0]) - (ch == body[-1])
+            if depth == 0:
+                closes_at = pos
+                break
+        if closes_at != len(body) - 1:  # the first bracket closes before the end: it encloses a mark, not the line
+            return body
+        body = body[1:-1].strip()
+    return body
 
 
 def parse_answer(text: str, names: list[list[str]]) -> ParsedAnswer:
@@ -133,6 +167,12 @@ def parse_answer(text: str, names: list[list[str]]) -> ParsedAnswer:
         if not cands:
             if stripped.strip(_STRIP).casefold() not in _NONE_ANSWERS:
                 out.counts["ignored_lines"] += 1
+            continue
+        # the prompt's own answer form echoed, or prose in brackets, is no triple
+        cands = [c for c in cands if " ".join(c.split()).casefold() != _PLACEHOLDER
+                 and all(len(f.split()) <= MAX_FIELD_WORDS for f in c.split(";"))]
+        if not cands:
+            out.counts["ignored_lines"] += 1
             continue
         for cand in cands:
             out.counts["triples_found"] += 1
@@ -160,7 +200,7 @@ def parse_answer(text: str, names: list[list[str]]) -> ParsedAnswer:
                     out.counts["kept"] += 1
             if reason is not None:
                 out.counts[f"dropped_{reason}"] += 1
-                out.dropped.append((reason, cand.strip()))
+                out.dropped.append((reason, stripped))  # the whole line: the context of what was dropped
     return out
 
 

@@ -1,21 +1,21 @@
 """Few-shot DocRE prompts, with demonstration augmentation (DA) and consistency guidance (CG).
 
-Layout of one prompt (``--template paper``, the default; ``icl/templates.py`` has the wording and
-says which of it is the paper's own):
+Layout of one prompt (``--template paper``, the default, the paper's Appendix A word for word;
+``icl/templates.py`` has the wording and what the appendix leaves open):
 
 1. the instruction: the task, the 96 relation names separated by semicolons, how entities are
-   numbered, that examples come first, and the answer form;
-2. with CG, the consistency paragraph;
-3. the demonstrations, each "Example document:" then "All relation triples extracted from the
-   document:" and its gold triples, one ``<[h]; relation name; [t]>`` line each (with DA every
+   numbered and marked, that examples come first, and the answer form;
+2. with CG, the consistency paragraph the paper quotes;
+3. the demonstrations, each "Example document:", the document, "All relation triples extracted from
+   the document:" and its gold triples, one ``<[h]; relation name; [t]>`` line each (with DA every
    demonstration is followed by its renamed twin, carrying the same triples);
 4. "Test document:" and the test document, ending in the answer header for the model to continue.
 
-Entities are numbered as the template says: ``paper`` in vertexSet order (entity N is vertexSet
-index N-1, as the paper's reference scorer reads them), each mention followed by `` [N]``;
-``envbench-v1`` in order of first mention (sentence, start token; a longer span first when two start
-together; vertexSet index breaks ties), each mention enclosed as ``<eN>tokens</eN>``. Each prompt
-file carries ``entity_map``: ``entity_map[N-1]`` is the vertexSet index of entity N.
+Both templates number entities in order of first mention (sentence, start token; a longer span
+first when two start together; vertexSet index breaks ties). ``paper`` encloses each mention in its
+number, ``[N] tokens [N]``; ``envbench-v1`` in tags, ``<eN>tokens</eN>``. Each prompt file carries
+``entity_map``: ``entity_map[N-1]`` is the vertexSet index of entity N, which ``icl parse`` uses to map
+answers back.
 
 The step writes OUT/prompts/<nnnn>.json (sent as is) and .txt (to read), OUT/index.json, then
 OUT/manifest.json last, through ``etl.step.Step``: a rebuild with the same inputs is skipped, and a
@@ -74,8 +74,9 @@ def entity_order(doc: Doc, numbering: str = "first-mention") -> list[int]:
 def render_document(doc: Doc, order: list[int], marking: str = "tags") -> str:
     """The document's tokens joined by spaces, each mention marked with its entity number.
 
-    ``tags``: ``<eN>...</eN>`` around the mention (nested mentions stay nested); ``brackets``: `` [N]``
-    after the mention's last token (of several mentions ending together, the inner one first).
+    ``tags``: ``<eN>...</eN>`` around the mention; ``enclosed``: ``[N] ... [N]`` around it (nested
+    mentions stay nested in both); ``brackets``: `` [N]`` after the mention's last token (of several
+    mentions ending together, the inner one first).
     """
     number_of = {v: n for n, v in enumerate(order, start=1)}
     # per sentence: opens[token] and closes[token] (a close at token j comes after token j-1)
@@ -96,9 +97,12 @@ def render_document(doc: Doc, order: list[int], marking: str = "tags") -> str:
                 out.append(tok + "".join(f" [{n}]" for _, _, n in ending))
                 continue
             # outer spans open first and close last, so nested mentions stay properly nested
-            pre = "".join(f"<e{n}>" for _, _, n in sorted(opens.get(j, ()), key=lambda x: (-x[1], x[2])))
-            post = "".join(f"</e{n}>" for _, _, n in ending)
-            out.append(f"{pre}{tok}{post}")
+            opening = [n for _, _, n in sorted(opens.get(j, ()), key=lambda x: (-x[1], x[2]))]
+            closing = [n for _, _, n in ending]
+            if marking == "enclosed":
+                out.append("".join(f"[{n}] " for n in opening) + tok + "".join(f" [{n}]" for n in closing))
+            else:
+                out.append("".join(f"<e{n}>" for n in opening) + tok + "".join(f"</e{n}>" for n in closing))
     return " ".join(out)
 
 
@@ -162,6 +166,13 @@ def _check_twin(demo: Doc, twin: Doc, twins_path: str) -> None:
         raise DataError(
             f"{twins_path}: twin of {title!r} has {len(twin['vertexSet'])} entities, the training document "
             f"has {len(demo['vertexSet'])}; pass the _twins.json generated from the same --train file"
+        )
+    if twin["sents"] == demo["sents"]:
+        # a twin with the original's text would make DA show one document twice, and CG say they differ
+        raise DataError(
+            f"{twins_path}: the twin of {title!r} has the same text as the training document, so the pair would "
+            "not differ in entity names; pass the _twins.json that `envbench generate --pool train --twins` "
+            "made, not the --train file itself"
         )
     gold = {(lab["h"], lab["t"], lab["r"]) for lab in demo.get("labels") or []}
     got = {(lab["h"], lab["t"], lab["r"]) for lab in twin.get("labels") or []}

@@ -2,25 +2,36 @@
 
 Two templates:
 
-``paper`` (the default) follows the ICL prompt of Meng et al. (ACL Findings 2024, "On the
-Robustness of Document-Level Relation Extraction Models to Entity Name Variations", Appendix A).
-What of it could be checked, and against what:
+``paper`` (the default) is the in-context-learning prompt of Meng et al. (ACL Findings 2024, "On the
+Robustness of Document-Level Relation Extraction Models to Entity Name Variations"), **Appendix A,
+word for word** (``tests/icl/data/paper_appendix_a.txt`` is the appendix's text, and a test
+compares the rendered 1-shot prompt with it). The consistency-guidance paragraph is the one the
+paper quotes in Section 7.4 ("The only difference between two documents lies in the entity
+names. ..."), word for word. From the paper's reference code (THU-BPM/Env-DocRE, ``icl/inference.py``
+and ``icl/evaluation.py``): the system message "You are a helpful assistant.", temperature 0 and 1024
+answer tokens, and triples written ``<[h]; relation; [t]>`` (the form its scorer reads).
 
-* **Quoted from Appendix A** (by the issue that asked for this template; the appendix itself could not
-  be read here): "any two different entities", "based on the context", "Each relation triple should
-  be output only once", the 96 relation names "separated by semicolons", the answer form
-  ``<subject entity number; relation type; object entity number>``, the sentence "Before the test
-  document, an example document and its expected output are provided.", and the headers
-  "Example document:", "All relation triples extracted from the document:" and "Test document:".
-* **From the paper's reference code** (THU-BPM/Env-DocRE, ``icl/inference.py`` and
-  ``icl/evaluation.py``): the system message "You are a helpful assistant.", temperature 0 and
-  1024 answer tokens; answers are read one triple per line as ``<[h]; relation; [t]>``, and entity
-  number N is vertexSet index N-1 (so entities are numbered in vertexSet order, and the numbers are
-  written in square brackets).
-* **Not verified** (written to fit the above, marked ``# unverified`` below): the exact wording that
-  joins the quoted phrases into sentences, the numbering sentence, the plural forms, where the
-  number stands beside a mention, and the CG paragraph. Replace them with the appendix text when
-  it is at hand; ``TEMPLATE_SHA256`` changes with any wording, so old prompt folders rebuild.
+What the appendix leaves open, and what envbench chose:
+
+* **Layout.** The appendix's paragraphs, each header and each block on its own, are separated by
+  blank lines, as the appendix prints them.
+* **Numbering.** "Entities in the document are numbered in the order of their first mention": by
+  (sentence, start token), a longer span first when two start together, the vertexSet index
+  breaking ties. (The reference scorer reads number N as vertexSet index N-1; the two orders differ
+  in 10 of the 500 Re-DocRED test documents, and ``entity_map`` maps numbers back either way.)
+* **Marking.** "each entity mention is enclosed in the corresponding entity number": the number in
+  square brackets on both sides of the mention, ``[1] Loud Tour [1]``, the brackets the answer form's
+  ``[h]`` uses. One setting: ``Template.marking`` "enclosed".
+* **Plural forms.** The appendix shows the 1-shot prompt, with one example document. With more
+  example documents (3-shot, or DA, which adds a renamed twin per demonstration), only what number
+  forces changes, two places: "an example document and its expected output are provided" ->
+  "example documents and their expected outputs are provided", and "in the same format as the
+  example" -> "in the same format as the examples". The CG paragraph speaks of "two documents" and
+  is kept as quoted for every shot count (the paper quotes one paragraph for all its settings).
+* **Zero-shot** (not in the paper): the sentence about the example and the clause "in the same format
+  as the example, i.e.," are left out, since no example is shown.
+* **Where CG goes.** The paper says that CG "expands the prompt"; its paragraph stands after the
+  instruction, before the first example.
 
 ``envbench-v1`` is the harness's first template, byte for byte: entities numbered by first
 mention, mentions enclosed as ``<eN>...</eN>``, one relation name per line, headers "Example 1:",
@@ -38,35 +49,33 @@ from etl.io import dumps_json, sha256_bytes
 # ---------------------------------------------------------------------------------------------- paper
 PAPER_SYSTEM = "You are a helpful assistant."  # the reference code's system message
 
+# Appendix A, verbatim; {relations} are the 96 names joined by "; ", the two other fields are below
 PAPER_INSTRUCTION = (
-    # unverified wording around the quoted "any two different entities" and "based on the context"
-    "Please extract all relation triples between any two different entities from the document based on the "
-    "context. "
-    # the 96 names separated by semicolons (quoted); the lead-in is unverified
-    "The relation types are: {relations}. "
-    # unverified: the numbering sentence
-    "The entities in the document are numbered, and each mention of an entity is followed by its number in "
-    "square brackets. "
-    "{examples_sentence} "
-    # quoted: "Each relation triple should be output only once" and the answer form
-    "Each relation triple should be output only once, in the form of "
-    "<subject entity number; relation type; object entity number>."
+    "Given a document in which all entity mentions have been marked, please identify all relation types "
+    "between any two different entities based on the context of the document. The scope of target relation "
+    "types for identification is limited to these 96 types (separated by semicolons): {relations}. Entities "
+    "in the document are numbered in the order of their first mention, and each entity mention is enclosed "
+    "in the corresponding entity number. {examples_sentence}Please output the extraction results of the test "
+    "document{format_clause} each line outputs an extracted relation triple, and the format of each triple is: "
+    "<subject entity number; relation type; object entity number>. Each relation triple should be output "
+    "only once."
 )
-PAPER_EXAMPLES_ONE = "Before the test document, an example document and its expected output are provided."  # quoted
-PAPER_EXAMPLES_MANY = ("Before the test document, some example documents and their expected outputs are "
-                       "provided.")  # unverified plural form
-PAPER_CG_ONE = (  # unverified: the CG paragraph for one pair
-    "The two example documents differ only in entity names, so their relation triples are the same. "
-    "The relation triples should be extracted based on the context, not on the entity names."
+PAPER_EXAMPLES_ONE = "Before the test document, an example document and its expected output are provided. "
+PAPER_EXAMPLES_MANY = "Before the test document, example documents and their expected outputs are provided. "  # plural
+PAPER_FORMAT_ONE = " in the same format as the example, i.e.,"
+PAPER_FORMAT_MANY = " in the same format as the examples, i.e.,"  # plural
+PAPER_FORMAT_NONE = ":"  # zero-shot: no example to point at
+# Section 7.4, verbatim (the paper quotes it between double quotes)
+PAPER_CG = (
+    "The only difference between two documents lies in the entity names. Apart from the entities, the "
+    "contextual content of the two documents is entirely the same. Therefore, the expected outputs for the "
+    "two documents are also identical. When extracting relation triples from the test document, please base "
+    "the extraction on the context of the document and avoid identifying the relations solely based on the "
+    "information of the entities themselves."
 )
-PAPER_CG_MANY = (  # unverified: the CG paragraph for several pairs
-    "The example documents come in pairs, and the two documents of each pair differ only in entity names, "
-    "so their relation triples are the same. The relation triples should be extracted based on the context, "
-    "not on the entity names."
-)
-PAPER_EXAMPLE_HEADER = "Example document:"  # quoted
-PAPER_ANSWER_HEADER = "All relation triples extracted from the document:"  # quoted
-PAPER_TEST_HEADER = "Test document:"  # quoted
+PAPER_EXAMPLE_HEADER = "Example document:"
+PAPER_ANSWER_HEADER = "All relation triples extracted from the document:"
+PAPER_TEST_HEADER = "Test document:"
 
 # ---------------------------------------------------------------------------------------- envbench-v1
 V1_INSTRUCTION = (
@@ -104,7 +113,7 @@ class Template:
 
     name: str
     numbering: str  # "first-mention" or "vertexset"
-    marking: str  # "tags" (<eN>mention</eN>) or "brackets" (mention [N])
+    marking: str  # "tags" (<eN>mention</eN>), "enclosed" ([N] mention [N]) or "brackets" (mention [N])
     system: str | None  # the template's own system message (--system overrides it)
     triple: Callable[[int, str, int], str]
     layout: Callable[[list[Example], str, bool], str]
@@ -119,19 +128,19 @@ class Template:
 
 
 def _paper_layout(examples: list[Example], test_text: str, cg: bool) -> str:
-    many = len(examples) > 1
-    instruction = PAPER_INSTRUCTION.format(
-        relations="; ".join(RELATIONS.values()),
-        examples_sentence=PAPER_EXAMPLES_MANY if many else PAPER_EXAMPLES_ONE,
-    )
-    if not examples:  # zero-shot: the sentence about examples would be false
-        instruction = instruction.replace(PAPER_EXAMPLES_ONE + " ", "")
-    parts = [instruction]
+    if not examples:
+        sentence, clause = "", PAPER_FORMAT_NONE
+    elif len(examples) == 1:
+        sentence, clause = PAPER_EXAMPLES_ONE, PAPER_FORMAT_ONE
+    else:
+        sentence, clause = PAPER_EXAMPLES_MANY, PAPER_FORMAT_MANY
+    parts = [PAPER_INSTRUCTION.format(relations="; ".join(RELATIONS.values()), examples_sentence=sentence,
+                                      format_clause=clause)]
     if cg:
-        parts.append(PAPER_CG_MANY if len(examples) > 2 else PAPER_CG_ONE)
-    for ex in examples:
-        parts.append(f"{PAPER_EXAMPLE_HEADER}\n{ex.text}\n{PAPER_ANSWER_HEADER}\n" + "\n".join(ex.triples))
-    parts.append(f"{PAPER_TEST_HEADER}\n{test_text}\n{PAPER_ANSWER_HEADER}")
+        parts.append(PAPER_CG)
+    for ex in examples:  # each header and each block a paragraph of its own, as the appendix prints them
+        parts += [PAPER_EXAMPLE_HEADER, ex.text, PAPER_ANSWER_HEADER, "\n".join(ex.triples)]
+    parts += [PAPER_TEST_HEADER, test_text, PAPER_ANSWER_HEADER]
     return "\n\n".join(parts)
 
 
@@ -147,11 +156,11 @@ def _v1_layout(examples: list[Example], test_text: str, cg: bool) -> str:
 
 
 TEMPLATES: dict[str, Template] = {
-    "paper": Template("paper", "vertexset", "brackets", PAPER_SYSTEM,
+    "paper": Template("paper", "first-mention", "enclosed", PAPER_SYSTEM,
                       lambda h, r, t: f"<[{h}]; {r}; [{t}]>", _paper_layout),
     "envbench-v1": Template("envbench-v1", "first-mention", "tags", None,
                             lambda h, r, t: f"<{h}; {r}; {t}>", _v1_layout),
 }
 DEFAULT_TEMPLATE = "paper"
 
-__all__ = ["DEFAULT_TEMPLATE", "Example", "PAPER_SYSTEM", "TEMPLATES", "Template", "V1_CG_PARAGRAPH"]
+__all__ = ["DEFAULT_TEMPLATE", "Example", "PAPER_CG", "PAPER_SYSTEM", "TEMPLATES", "Template", "V1_CG_PARAGRAPH"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from envbench.core.errors import EnvbenchError
+from envbench.core.relations import RELATIONS
+from envbench.formats.docred import distinct_names
 from envbench.scoring.metrics import score
 from icl.client import run_prompts
 from icl.parse import covered_titles, entity_number, parse_answer, parse_run, relation_id
@@ -111,7 +114,7 @@ def test_parse_run_maps_numbers_to_vertexset_and_scores(tmp_path: Path) -> None:
     assert [(d["title"], d["failed"]) for d in per_document] == [("Test A", False), ("Test A-1", False),
                                                                  ("Test B", True)]
     assert per_document[0]["kept"] == 3 and per_document[0]["dropped_duplicate"] == 1
-    assert per_document[0]["dropped"] == [{"reason": "duplicate", "text": "1; country of citizenship; 3"}]
+    assert per_document[0]["dropped"] == [{"reason": "duplicate", "text": "<1; country of citizenship; 3>"}]
     assert per_document[1]["kept"] == 2 and per_document[1]["dropped"] == []
     assert "HTTP 500" in per_document[2]["error"]
     # the manifest, written last, names the documents these predictions cover (the failed one included)
@@ -166,7 +169,7 @@ def test_oracle_answers_on_real_re_docred_score_perfectly(tmp_path: Path, name: 
     for d in gold:
         order = entity_order(d, tpl.numbering)
         by_text[render_document(d, order, tpl.marking)] = "\n".join(triple_lines(d, order, tpl))
-    head, tail = ("Test document:\n", "\nAll relation triples extracted from the document:") if name == "paper" \
+    head, tail = ("Test document:\n\n", "\n\nAll relation triples extracted from the document:") if name == "paper" \
         else ("Test document:\nDocument: ", "\nRelations:")
 
     def oracle(body: dict) -> str:
@@ -186,6 +189,75 @@ def test_oracle_answers_on_real_re_docred_score_perfectly(tmp_path: Path, name: 
     assert all(parsed.stats[f"dropped_{r}"] == 0 for r in ("bad_entity", "unknown_relation", "self_pair"))
     s = score(gold, json.loads((tmp_path / "pred.json").read_text()))
     assert s["f1"] == pytest.approx(1.0) and s["recall"] == pytest.approx(1.0)
+
+
+def demonstrations(text: str, template: str) -> list[tuple[str, str]]:
+    """(document text, expected-output block) of every demonstration in a rendered prompt."""
+    if template == "paper":
+        blocks = text.split("\n\nExample document:\n\n")[1:]
+        blocks[-1] = blocks[-1].split("\n\nTest document:\n\n")[0]
+        return [tuple(b.split("\n\nAll relation triples extracted from the document:\n\n")) for b in blocks]
+    blocks = re.split(r"\n\nExample \d+[ab]?:\nDocument: ", text)[1:]
+    blocks[-1] = blocks[-1].split("\n\nTest document:\n")[0]
+    return [tuple(b.split("\nRelations:\n")) for b in blocks]
+
+
+def with_names(block: str, names: list[list[str]], form: str) -> str:
+    """The expected output rewritten with the entities' first names in one of the prompt's marking forms."""
+    def field(n: str) -> str:
+        name = names[int(n) - 1][0]
+        return {"around": f"[{n}] {name} [{n}]", "before": f"[{n}] {name}", "after": f"{name} [{n}]",
+                "tags": f"<e{n}>{name}</e{n}>"}[form]
+    return re.sub(r"<\[?(\d+)\]?; ([^;]+); \[?(\d+)\]?>", lambda m: f"<{field(m[1])}; {m[2]}; {field(m[3])}>", block)
+
+
+@pytest.mark.parametrize("name", ["paper", "envbench-v1"])
+@pytest.mark.parametrize("shots,da", [(1, False), (3, False), (1, True), (3, True)])
+def test_every_demonstration_parses_back_to_its_gold(tmp_path: Path, name: str, shots: int, da: bool) -> None:
+    # regression (issue 33): "<Loud Tour [1]; performer; Rihanna [3]>" and "[1] Loud Tour" were bad_entity
+    p = write_world(tmp_path)
+    build_prompts(p["test"], p["train"], tmp_path / "o", twins_path=p["twins"] if da else None, shots=shots,
+                  da=da, cg=da, template=name)
+    train = {d["title"]: d for d in json.loads(p["train"].read_text())}
+    twins = {d["title"]: d for d in json.loads(p["twins"].read_text())}
+    tpl = TEMPLATES[name]
+    checked = 0
+    for f in sorted((tmp_path / "o" / "prompts").glob("*.json")):
+        rec = json.loads(f.read_text())
+        shown = demonstrations(rec["messages"][-1]["content"], name)
+        docs = [d for t in rec["demos"] for d in ([train[t], twins[t]] if da else [train[t]])]
+        assert len(shown) == len(docs) == shots * (2 if da else 1)
+        for (text, block), doc in zip(shown, docs):
+            order = entity_order(train[doc["title"]], tpl.numbering)  # a twin keeps its source's numbers
+            assert text == render_document(doc, order, tpl.marking)
+            number_of = {v: n for n, v in enumerate(order, start=1)}
+            gold = sorted((number_of[lab["h"]], number_of[lab["t"]], lab["r"]) for lab in doc["labels"])
+            names = [sorted(distinct_names(doc["vertexSet"][v])) for v in order]
+            forms = ["around", "before", "after"] if name == "paper" else ["tags"]
+            for answer in [block] + [with_names(block, names, form) for form in forms]:
+                parsed = parse_answer(answer, names)
+                assert sorted(parsed.triples) == gold, answer
+                assert parsed.counts["kept"] == len(gold) == parsed.counts["triples_found"], answer
+            checked += 1
+    assert checked == 3 * shots * (2 if da else 1)
+
+
+def test_only_lines_shaped_like_triples_count() -> None:
+    # regression (issue 33): any line with two semicolons was a found triple, echoed prose included
+    names = [["Loud Tour"], ["Rihanna"], ["Barbados"]]
+    relations = "; ".join(RELATIONS.values())
+    answer = (f"The scope of target relation types is limited to these 96 types: {relations}.\n"
+              "Each relation triple should be output only once; it is written as a triple; that is all we know "
+              "about the format of the answer that the model should give here.\n"
+              "the format of each triple is: <subject entity number; relation type; object entity number>.\n"
+              "<[1] Loud Tour [1]; performer; [2] Rihanna [2]>\n"
+              "[1] [2]; performer; [3]\n")
+    parsed = parse_answer(answer, names)
+    assert parsed.triples == [(1, 2, "P175")]
+    assert (parsed.counts["triples_found"], parsed.counts["ignored_lines"]) == (2, 3)
+    # the dropped line is quoted whole (it was "1] [2]; performer; [3")
+    assert parsed.dropped == [("bad_entity", "[1] [2]; performer; [3]")]
+    assert parse_answer("<[1] Loud Tour [2]; performer; [3]>", names).counts["dropped_bad_entity"] == 1
 
 
 def test_triples_written_with_the_prompts_own_marking() -> None:

@@ -322,49 +322,75 @@ def test_sample_world_prompts(tmp_path: Path) -> None:
 DATA = Path(__file__).parent / "data"
 
 
-def paper_phrases() -> list[str]:
-    relations = "; ".join(RELATIONS.values())
-    lines = (DATA / "paper_appendix_a_quoted.txt").read_text(encoding="utf-8").splitlines()
-    return [line.replace("{relations}", relations) for line in lines if line and not line.startswith("#")]
+APPENDIX_A = DATA / "paper_appendix_a.txt"  # the paper's Appendix A, copied from its text; "……" marks a block
 
 
-def test_paper_template_has_the_quoted_phrases_in_order() -> None:
+def test_paper_1shot_prompt_is_appendix_a_word_for_word() -> None:
     test = make_doc("T", "Hans Meier", "Basel", "Switzerland")
     demo = make_doc("D", "Anna Berg", "Uppsala", "Sweden")
     text, order = build_prompt_text(test, [demo])  # paper is the default
-    pos = 0
-    for phrase in paper_phrases():
-        found = text.find(phrase, pos)
-        assert found >= 0, f"missing or out of order: {phrase!r}"
-        pos = found + len(phrase)
-    assert text.endswith("All relation triples extracted from the document:")
-    assert len(RELATIONS) == 96 and "; ".join(RELATIONS.values()) in text
-    # the reference scorer's reading: entity N is vertexSet index N-1, numbers written in square brackets
-    assert order == [0, 1, 2]
-    assert "Hans Meier [2] was born in Basel [3] . Meier [2] lives in Switzerland [1] ." in text
-    assert "All relation triples extracted from the document:\n<[2]; country of citizenship; [1]>\n" \
-        "<[2]; place of birth; [3]>\n<[3]; country; [1]>\n\nTest document:\n" in text
-    for old in ("Relations:", "Example 1", "<e1>", "If no relation holds", "write None"):
-        assert old not in text
+    appendix = APPENDIX_A.read_text(encoding="utf-8")
+    pieces = appendix.split("……")
+    assert len(pieces) == 4 and pieces[0].startswith("Given a document in which all entity mentions")
+    demo_text = "[1] Anna Berg [1] was born in [2] Uppsala [2] . [1] Berg [1] lives in [3] Sweden [3] ."
+    demo_triples = "<[1]; place of birth; [2]>\n<[1]; country of citizenship; [3]>\n<[2]; country; [3]>"
+    test_text = "[1] Hans Meier [1] was born in [2] Basel [2] . [1] Meier [1] lives in [3] Switzerland [3] ."
+    assert text == pieces[0] + demo_text + pieces[1] + demo_triples + pieces[2] + test_text + pieces[3]
+    assert "; ".join(RELATIONS.values()) in pieces[0] and len(RELATIONS) == 96
+    # numbered in order of first mention; the map leads back to vertexSet (country 0, person 1, place 2)
+    assert order == [1, 2, 0]
+
+
+def test_the_appendix_comparison_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    from icl import templates
+
+    monkeypatch.setattr(templates, "PAPER_FORMAT_ONE", " in the same format as the example:")
+    text, _ = build_prompt_text(make_doc("T", "Hans Meier", "Basel", "Switzerland"),
+                                [make_doc("D", "Anna Berg", "Uppsala", "Sweden")])
+    assert not text.startswith(APPENDIX_A.read_text(encoding="utf-8").split("……")[0])
 
 
 def test_paper_template_plural_forms_and_cg() -> None:
     test = make_doc("T", "Hans Meier", "Basel", "Switzerland")
     demos = [make_doc(f"D{i}", *names) for i, names in enumerate(TRAIN_NAMES[:3])]
     twins = [make_doc(f"D{i}", *names) for i, names in enumerate(TWIN_NAMES[:3])]
-    from icl import templates as t
-
-    three, _ = build_prompt_text(test, demos)
-    assert t.PAPER_EXAMPLES_MANY in three and t.PAPER_EXAMPLES_ONE not in three
-    assert three.count("Example document:\n") == 3
-    pair, _ = build_prompt_text(test, demos[:1], twins[:1], cg=True)
-    assert t.PAPER_EXAMPLES_MANY in pair and t.PAPER_CG_ONE in pair and t.PAPER_CG_MANY not in pair
-    assert pair.index(t.PAPER_CG_ONE) < pair.index("Example document:")
-    pairs, _ = build_prompt_text(test, demos, twins, cg=True)
-    assert t.PAPER_CG_MANY in pairs and pairs.count("Example document:\n") == 6
-    assert t.PAPER_CG_ONE not in pairs and t.PAPER_CG_MANY not in build_prompt_text(test, demos, twins)[0]
+    one_sentence = "Before the test document, an example document and its expected output are provided."
+    one_format = "in the same format as the example, i.e., each line outputs"
+    many_sentence = "Before the test document, example documents and their expected outputs are provided."
+    many_format = "in the same format as the examples, i.e., each line outputs"
+    one, _ = build_prompt_text(test, demos[:1])
+    assert one_sentence in one and one_format in one and many_sentence not in one and many_format not in one
+    for three in (build_prompt_text(test, demos)[0], build_prompt_text(test, demos[:1], twins[:1])[0]):
+        # 3-shot, and 1-shot + DA (two example documents): only what number forces changes
+        assert many_sentence in three and many_format in three
+        assert one_sentence not in three and one_format not in three
+        assert three.replace(many_sentence, one_sentence).replace(many_format, one_format).split("\n\n")[0] == \
+            one.split("\n\n")[0]
+    assert build_prompt_text(test, demos)[0].count("Example document:\n") == 3
+    cg = ("The only difference between two documents lies in the entity names. Apart from the entities, the contextual "
+          "content of the two documents is entirely the same. Therefore, the expected outputs for the two documents are "
+          "also identical. When extracting relation triples from the test document, please base the extraction on the "
+          "context of the document and avoid identifying the relations solely based on the information of the "
+          "entities themselves.")  # Section 7.4, word for word
+    for pairs in (build_prompt_text(test, demos[:1], twins[:1], cg=True)[0],
+                  build_prompt_text(test, demos, twins, cg=True)[0]):
+        assert pairs.split("\n\n")[1] == cg  # right after the instruction, before the first example
+    assert build_prompt_text(test, demos, twins, cg=True)[0].count("Example document:\n") == 6
+    assert cg not in build_prompt_text(test, demos, twins)[0]
     zero, _ = build_prompt_text(test, [])
     assert "example" not in zero.split("Test document:")[0].lower()  # no sentence about examples that are absent
+    assert "Please output the extraction results of the test document: each line outputs" in zero
+
+
+def test_twins_that_equal_their_originals_are_refused(tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    with pytest.raises(DataError) as exc:
+        build_prompts(p["test"], p["train"], tmp_path / "o", twins_path=p["train"], shots=1, da=True, cg=True)
+    assert str(exc.value) == (
+        f"{p['train']}: the twin of 'Train 1' has the same text as the training document, so the pair would not "
+        "differ in entity names; pass the _twins.json that `envbench generate --pool train --twins` made, not the "
+        "--train file itself")
+    assert not (tmp_path / "o" / "index.json").exists()
 
 
 def test_paper_prompt_file_golden(tmp_path: Path) -> None:
@@ -374,7 +400,7 @@ def test_paper_prompt_file_golden(tmp_path: Path) -> None:
     rec = json.loads((tmp_path / "o" / "prompts" / "0000.json").read_text())
     assert rec["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
     assert rec["messages"][1]["content"] == (DATA / "paper_1shot_golden.txt").read_text(encoding="utf-8")
-    assert rec["entity_map"] == [0, 1, 2] and rec["params"]["template"] == "paper"
+    assert rec["entity_map"] == [1, 2, 0] and rec["params"]["template"] == "paper"
     txt = (tmp_path / "o" / "prompts" / "0000.txt").read_text()
     assert txt.startswith("[system]\nYou are a helpful assistant.\n\n[user]\n")
     build_prompts(p["test"], p["train"], tmp_path / "n", shots=1, limit=1, system="")
@@ -395,6 +421,8 @@ def test_bracket_marking_keeps_every_mention() -> None:
     }
     order = entity_order(doc, "vertexset")
     assert render_document(doc, order, "brackets") == "University [3] of Basel [1] [2] opened ."
+    # the paper template's marking: nested mentions stay nested, the outer one opening first
+    assert render_document(doc, entity_order(doc), "enclosed") == "[1] [2] University [2] of [3] Basel [3] [1] opened ."
 
 
 def test_template_wording_is_part_of_the_up_to_date_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
