@@ -17,16 +17,32 @@ Contract, in the order things happen:
    (no lock file is left behind) from the check to the end; a second run into the same folder
    fails at once, naming it. Staging folders left by a killed run of the same step
    (``.staging-<step>-*``) are removed under the lock.
-3. **Up to date?** Unless ``force``, the manifest at ``root`` is compared with this run: same step
+3. **Up to date?** Unless ``force`` or ``rerun``, the manifest at ``root`` is compared with this run: same step
    name, package version, code (``etl.manifest.code_fingerprint``), input sha256s, parameters and identity, the same output names, and every
    listed output still present with its sha256. Then ``step.up_to_date`` is true and the step
    writes nothing. A manifest that is damaged or not an object is simply "not up to date".
 4. **Staging.** ``step.path(name)`` is a path in a staging folder beside the output (same file
    system, so the rename is atomic). The body writes a file or a whole folder there.
-5. **Publishing**, only when the block ends without an exception: the old manifest is removed
-   first, each output is renamed into place (a folder output swaps with the old folder), outputs
-   the old manifest listed that this run did not write are removed, and the new manifest is written
-   last. A crash anywhere leaves either no manifest (never "up to date") or a complete one.
+5. **What is ours** (:meth:`Step.ownership`, the one deletion rule). A step replaces or removes
+   only files that an earlier run *of the same step* wrote, as its manifest (or the claim a crashed
+   publish left, see 6) lists them:
+
+   * a manifest written by another step (``generate`` into an index folder, ``ingest-dump`` into a
+     benchmark) is refused with one line naming that step and its files; ``force`` writes this
+     step's outputs beside them and still removes none of theirs;
+   * a listed name is ours only when it is relative, has no ``..``, is no symlink and resolves
+     inside the manifest's folder; a one-file step (``manifest=``) removes nothing but the outputs
+     it rewrites, so a planted ``X.manifest.json`` can name nothing else to delete;
+   * in a folder step, an output name taken by a file that no run of this step wrote is refused
+     (``force`` replaces it); a folder output holding such files is refused even with ``force``,
+     since swapping the folder would remove them. A damaged manifest (or one without a step) is
+     taken for a damaged one of ours: its outputs may be replaced, nothing else is removed.
+6. **Publishing**, only when the block ends without an exception: a claim
+   (``.<manifest>.publishing``, the step and every file it may own) is written, the old manifest
+   is removed, each output is renamed into place (a folder output swaps with the old folder),
+   outputs of the old manifest that this run did not write are removed (ours by 5, same sha256),
+   the new manifest is written, the claim removed. A crash anywhere leaves either no manifest
+   (never "up to date") or a complete one, and the claim tells the rerun which files are its own.
    On an exception the staging folders are removed and the old outputs stay as they were; an
    output folder this run created and left empty is removed too.
 
@@ -55,6 +71,7 @@ from etl.io import InputError, write_json_atomic
 from etl.manifest import build_manifest, describe_file
 
 MANIFEST = "manifest.json"
+CLAIM_SUFFIX = ".publishing"
 COMPARED = ("step", "package_version", "code_sha256", "inputs", "parameters", "identity")
 
 
@@ -107,9 +124,40 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _listed_outputs(manifest: Mapping[str, Any] | None, base: Path) -> list[Path]:
+    return [base / o["name"] for o in _entries(manifest)]
+
+
+def _entries(manifest: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The well-formed output entries of a manifest (a dict with a string name)."""
     if not manifest or not isinstance(manifest.get("outputs"), list):
         return []
-    return [base / o["name"] for o in manifest["outputs"] if isinstance(o, dict) and isinstance(o.get("name"), str)]
+    return [o for o in manifest["outputs"] if isinstance(o, dict) and isinstance(o.get("name"), str)]
+
+
+def claim_of(manifest_path: Path) -> Path:
+    """Where a publish in progress records what it owns: ``.<manifest name>.publishing`` beside it."""
+    return manifest_path.with_name(f".{manifest_path.name}{CLAIM_SUFFIX}")
+
+
+def _inside(base: Path, name: str) -> Path | None:
+    """``base / name`` when it stays inside ``base``: relative, no ``..``, no symlink on the way."""
+    rel = Path(name)
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+        return None
+    path = base / rel
+    probe = path
+    while probe != base:  # a symlink anywhere below base could lead out
+        if probe.is_symlink():
+            return None
+        probe = probe.parent
+    if not path.resolve().is_relative_to(base.resolve()):
+        return None
+    return path
+
+
+def _summary(paths: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
 def _files_under(path: Path) -> list[Path]:
@@ -132,13 +180,17 @@ class Step:
         parameters: Mapping[str, Any] | None = None,
         identity: Mapping[str, Any] | None = None,
         force: bool = False,
+        rerun: bool = False,
         option: str = "--out",
+        force_flag: str | None = "--force",
     ) -> None:
         if (root is None) == (manifest is None):
             raise ValueError("give exactly one of root (an output folder) or manifest (a manifest file)")
         self.name = name
         self.option = option
-        self.force = force
+        self.force = force  # the user's --force: redo, and write beside another step's files
+        self.rerun = rerun  # never up to date (a step that always recomputes, or restarts itself)
+        self.force_flag = force_flag  # the command's flag for ``force``, named in errors (None: none)
         self.root = Path(root) if root is not None else None
         self.manifest_path = self.root / MANIFEST if self.root is not None else Path(manifest)  # type: ignore[arg-type]
         self.base = self.manifest_path.parent  # output names in the manifest are relative to it
@@ -157,6 +209,7 @@ class Step:
         self._lock_fd: int | None = None
         self._staging: dict[Path, Path] = {}  # output folder -> its staging folder
         self._created_root = False
+        self._owned: list[dict[str, Any]] = []  # entries of earlier runs of this step (ownership)
 
     def _resolve_output(self, output: str | os.PathLike[str]) -> Path:
         name = str(output).rstrip("/")
@@ -183,11 +236,14 @@ class Step:
             self._remove_stale_staging()
             old = read_manifest(self.manifest_path)
             self._check_inputs(old)
+            claim = read_manifest(claim_of(self.manifest_path)) if old is None else None
+            self._owned = self.ownership(old if old is not None else claim,
+                                         claim_of(self.manifest_path).name if claim else self.manifest_path.name)
             described = [dict(i) if isinstance(i, Mapping) else describe_file(i)
                          for i in self.inputs if not (isinstance(i, (str, os.PathLike)) and str(i) == "-")]
             self._probe = {**build_manifest(step=self.name, inputs=[], parameters=self.parameters),
                            "inputs": described, "identity": self.identity}
-            self.up_to_date = not self.force and self._matches(old)
+            self.up_to_date = not (self.force or self.rerun) and self._matches(old)
         except BaseException:
             self._release(failed=True)
             raise
@@ -208,6 +264,46 @@ class Step:
         for folder in sorted(folders):
             for stale in folder.glob(f".staging-{self.name}-*"):
                 shutil.rmtree(stale, ignore_errors=True)
+
+    def ownership(self, previous: Mapping[str, Any] | None, source: str = MANIFEST) -> list[dict[str, Any]]:
+        """The deletion rule (contract point 5): the entries of ``previous`` (the old manifest, or a
+        crashed publish's claim) that this step may replace or remove; refuses what is not ours.
+
+        Raises ``InputError`` when another step's manifest is there (unless ``force``), or when an
+        output's name is taken by files no run of this step wrote."""
+        where = self.root if self.root is not None else self.outputs[0]
+        kind = previous.get("step") if previous else None
+        if not isinstance(kind, str):  # none, damaged, or a manifest without a step: vouches for nothing
+            owned: list[dict[str, Any]] = []
+        elif kind != self.name:
+            if not self.force:
+                names = list(dict.fromkeys(o["name"] for o in _entries(previous)))
+                what = f"the output of `{kind}`" + (f" ({_summary(names)})" if names else "")
+                fix = (f"choose another {self.option}" if self.force_flag is None
+                       else f"choose another {self.option}, or pass {self.force_flag} to write this step's files "
+                            "beside them (none of theirs is removed)")
+                raise InputError(f"{self.option} {where}: {source} there describes {what}, "
+                                 f"not `{self.name}`; {fix}")
+            owned = []
+        else:
+            owned = [o for o in _entries(previous) if _inside(self.base, o["name"]) is not None]
+        if kind is None and (self.manifest_path.exists() or claim_of(self.manifest_path).exists()):
+            return owned  # a damaged manifest of ours: its outputs may be replaced, nothing else removed
+        mine = {(self.base / o["name"]).resolve() for o in owned}
+        for out in self.outputs:
+            strangers = [f for f in _files_under(out) if f.exists() and f.resolve() not in mine
+                         and not f.name.startswith(".staging-")]
+            if not strangers:
+                continue
+            shown = _summary([os.path.relpath(f, self.base) for f in strangers])
+            if out in self.folders:
+                raise InputError(f"{self.option} {where}: {out.name}/ holds files that no `{self.name}` run wrote "
+                                 f"({shown}); move them out of it, or choose another {self.option}")
+            if self.root is not None and not self.force:
+                fix = "" if self.force_flag is None else f", or pass {self.force_flag} to replace it"
+                raise InputError(f"{self.option} {where}: {shown} is there and no `{self.name}` run wrote it; "
+                                 f"move it, or choose another {self.option}{fix}")
+        return owned
 
     def _check_inputs(self, old: Mapping[str, Any] | None) -> None:
         written = [*self.outputs, self.manifest_path, *_listed_outputs(old, self.base)]
@@ -265,9 +361,20 @@ class Step:
         missing = [str(o) for s, o in staged if s is None or not s.exists()]
         if missing:
             raise RuntimeError(f"step {self.name} did not write {', '.join(missing)}")
-        old = read_manifest(self.manifest_path)
+        # Described before anything moves (same bytes as after): the claim names every file this
+        # publish may leave behind, so a rerun after a crash knows them for its own (point 6).
+        described = []
+        for src, dest in staged:
+            assert src is not None
+            for f in _files_under(src):
+                if f.name.startswith(".staging-"):
+                    continue
+                final = dest / f.relative_to(src) if src.is_dir() else dest
+                described.append({**describe_file(f), "name": os.path.relpath(final, self.base)})
+        claim = claim_of(self.manifest_path)
+        write_json_atomic(claim, {"step": self.name, "outputs": [*self._owned, *described]}, indent=True)
         with contextlib.suppress(FileNotFoundError):
-            self.manifest_path.unlink()  # first: a crash from here on is never "up to date"
+            self.manifest_path.unlink()  # a crash from here on is never "up to date"
         for src, dest in staged:
             assert src is not None
             if src.is_dir():
@@ -279,24 +386,20 @@ class Step:
                 if dest.is_dir():
                     shutil.rmtree(dest)
                 os.replace(src, dest)
-        # An output of the previous run that this run does not write goes, but only when it is still
-        # the file that run wrote (same sha256): a hand-edited or hostile manifest naming another file
-        # ("../victim.txt") must never make publishing delete it.
+        # An output of an earlier run of this step that this run does not write goes, when it is ours
+        # (point 5) and still the file that run wrote (same sha256). A one-file step removes nothing:
+        # its outputs were rewritten in place, and a planted manifest could name anything beside them.
         kept = {f.resolve() for o in self.outputs for f in _files_under(o)}
-        for entry in (old or {}).get("outputs", []) if isinstance((old or {}).get("outputs"), list) else []:
-            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                continue
-            listed = self.base / entry["name"]
-            if self.root is not None and not listed.resolve().is_relative_to(self.base.resolve()):
-                continue  # a folder step's outputs lie inside its folder
-            if (listed.resolve() in kept or not listed.is_file() or listed.resolve() == self.manifest_path.resolve()
+        for entry in self._owned if self.root is not None else []:
+            listed = _inside(self.base, entry["name"])
+            if (listed is None or listed.resolve() in kept or not listed.is_file()
+                    or listed.resolve() in (self.manifest_path.resolve(), claim.resolve())
                     or describe_file(listed)["sha256"] != entry.get("sha256")):
                 continue
             listed.unlink()
-        files = [f for o in self.outputs for f in _files_under(o) if not f.name.startswith(".staging-")]
-        described = [{**describe_file(f), "name": os.path.relpath(f, self.base)} for f in files]
         self.manifest = {**self._probe, **self.info, "outputs": sorted(described, key=lambda d: d["name"])}
         write_json_atomic(self.manifest_path, self.manifest, indent=True)
+        claim.unlink()
 
     def _release(self, *, failed: bool) -> None:
         for staging in self._staging.values():
@@ -322,4 +425,4 @@ def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
         raise
 
 
-__all__ = ["MANIFEST", "Step", "check_writable", "manifest_beside", "no_space_hint", "read_manifest"]
+__all__ = ["MANIFEST", "Step", "check_writable", "claim_of", "manifest_beside", "no_space_hint", "read_manifest"]

@@ -358,8 +358,10 @@ def ingest_dump(
     stage = out_dir / f".staging-{key}"
     parameters = {"languages": list(languages), "chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes,
                   "max_errors": max_errors, "workers": workers}
-    # force=True: an ingest is never skipped as up to date (its own --force means "start over").
-    step = Step("ingest-dump", root=out_dir, outputs=[f"{t}/" for t in TABLES], parameters=parameters, force=True)
+    # rerun: an ingest is never skipped as up to date (its own --force means "start over", and lets it
+    # write beside another step's files, as every step's --force does).
+    step = Step("ingest-dump", root=out_dir, outputs=[f"{t}/" for t in TABLES], parameters=parameters,
+                rerun=True, force=force)
     space = _SpaceUse(dump)
     with step:
         try:
@@ -885,7 +887,8 @@ def write_tables(out: str | os.PathLike[str], tables: Mapping[str, pa.Table | Se
         raise ValueError(f"not index tables: {', '.join(unknown)}")
     names = [t for t in TABLES if t in tables]
     params = {"languages": ["en"], **(parameters or {})}
-    with Step(step, root=out_dir, outputs=[f"{t}/" for t in names], parameters=params, force=True) as st:
+    with Step(step, root=out_dir, outputs=[f"{t}/" for t in names], parameters=params, force=True,
+              rerun=True) as st:
         rows = {}
         for table in names:
             data = tables[table]

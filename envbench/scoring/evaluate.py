@@ -502,7 +502,7 @@ def evaluate(
     parameters = {"scorer": scorer, "env": env, "skip_invalid_train": skip_invalid_train,
                   "only_predicted": only_predicted}
     with Step("evaluate", manifest=manifest_beside(out), outputs=[out], inputs=inputs, parameters=parameters,
-              force=True) as step:
+              rerun=True, force_flag=None) as step:
         result = score_file(gold, pred, **kwargs)
         step.path(out).write_bytes(dumps_json(result.scores, indent=True))
     result.out = Path(out)

@@ -230,3 +230,89 @@ def test_a_hostile_manifest_never_deletes_other_files(tmp_path: Path, inp: Path)
                                                                {"name": "../victim.txt", "sha256": sha256_file(victim)}]}))
     _run(out, inp)
     assert victim.read_text() == "precious"
+
+
+def test_another_steps_folder_is_refused_and_force_removes_none_of_it(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    with Step("ingest-dump", root=out, outputs=["entities/", "x.txt"], inputs=[inp]) as step:
+        step.path("entities/").mkdir()
+        (step.path("entities/") / "part-0.parquet").write_text("t")
+        step.path("x.txt").write_text("x")
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(InputError) as err:
+        _run(out, inp, outputs=("x.txt", "a.txt"))
+    assert str(err.value) == (f"--out {out}: manifest.json there describes the output of `ingest-dump` "
+                              "(entities/part-0.parquet, x.txt), not `demo`; choose another --out, or pass --force "
+                              "to write this step's files beside them (none of theirs is removed)")
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    _run(out, inp, outputs=("a.txt",), force=True)
+    assert (out / "entities" / "part-0.parquet").read_text() == "t" and (out / "x.txt").read_text() == "x"
+    assert read_manifest(out / "manifest.json")["step"] == "demo"
+
+
+def test_an_output_name_taken_by_a_stranger_needs_force(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "a.txt").write_text("the user's own")
+    with pytest.raises(InputError) as err:
+        _run(out, inp)
+    assert str(err.value) == (f"--out {out}: a.txt is there and no `demo` run wrote it; move it, or choose "
+                              "another --out, or pass --force to replace it")
+    assert (out / "a.txt").read_text() == "the user's own"
+    _run(out, inp, force=True)
+    assert (out / "a.txt").read_text() == "a-a.txt"
+
+
+def test_a_folder_output_holding_a_stranger_is_refused_even_with_force(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    (out / "table").mkdir(parents=True)
+    (out / "table" / "notes.txt").write_text("mine")
+    for force in (False, True):
+        with pytest.raises(InputError) as err:
+            with Step("demo", root=out, outputs=["table/"], inputs=[inp], force=force):
+                raise AssertionError("the body must not run")
+        assert str(err.value) == (f"--out {out}: table/ holds files that no `demo` run wrote (table/notes.txt); "
+                                  "move them out of it, or choose another --out")
+    assert (out / "table" / "notes.txt").read_text() == "mine"
+
+
+def test_a_listed_symlink_or_parent_path_is_never_removed(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    _run(out, inp)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (out / "link.txt").symlink_to(victim)
+    from etl.io import sha256_file
+
+    man = read_manifest(out / "manifest.json")
+    man["outputs"] += [{"name": "link.txt", "sha256": sha256_file(victim)},
+                       {"name": "../victim.txt", "sha256": sha256_file(victim)},
+                       {"name": str(victim), "sha256": sha256_file(victim)}]
+    (out / "manifest.json").write_text(json.dumps(man))
+    _run(out, inp, params={"k": 2}, outputs=("a.txt",))
+    assert victim.read_text() == "precious" and (out / "link.txt").is_symlink()
+    assert not (out / "b.txt").exists()  # the step's own stale output still goes
+
+
+def test_a_crashed_publish_leaves_a_claim_that_only_the_same_step_may_use(tmp_path: Path, inp: Path,
+                                                                          monkeypatch) -> None:
+    out = tmp_path / "o"
+    _run(out, inp)
+    real = os.replace
+
+    def failing(src, dst):  # the claim is written; moving the first output fails
+        if Path(dst).name == "a.txt":
+            raise OSError("disk gone")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError):
+        _run(out, inp, params={"k": 5})
+    monkeypatch.setattr(os, "replace", real)
+    assert not (out / "manifest.json").exists()
+    assert read_manifest(out / ".manifest.json.publishing")["step"] == "demo"
+    with pytest.raises(InputError, match=r"^--out .*: .manifest.json.publishing there describes the output of `demo` \(a.txt, b.txt\), not"):
+        with Step("other", root=out, outputs=["a.txt"], inputs=[inp]):
+            raise AssertionError("the body must not run")
+    assert not _run(out, inp, params={"k": 5}).up_to_date
+    assert _names(out) == ["a.txt", "b.txt", "manifest.json"]

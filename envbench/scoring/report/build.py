@@ -95,7 +95,7 @@ def make_report(
     inputs = [original_gold, original_pred, env_gold, env_pred, *train, *optional]
     parameters = {"scorer": scorer, "index": str(index) if index is not None else None}
     with Step("report", root=out_dir, outputs=REPORT_FILES, inputs=inputs, parameters=parameters,
-              force=True) as step:
+              rerun=True, force_flag=None) as step:
         report, messages = _analyse(original_gold, original_pred, env_gold, env_pred, index=index, train=train,
                                     substitutions=substitutions, sub_path=sub_path, stats_path=stats_path,
                                     scorer=scorer)
