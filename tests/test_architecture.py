@@ -3,7 +3,8 @@
 Between packages: etl <- wikidata_index <- envbench <- {icl, models}; icl and models never import
 each other, and only models may import torch. Inside envbench, one folder per job:
 core <- formats <- {worlds, rename, scoring} <- cli, and the three jobs in the middle do not import
-each other.
+each other. Inside a folder, the modules import each other without a circle (a circle means one of
+them holds what both need, in the wrong place).
 """
 
 from __future__ import annotations
@@ -76,6 +77,78 @@ def test_envbench_folders_are_jobs() -> None:
             if hits:
                 bad.append(f"{path.relative_to(REPO)} imports envbench.{sorted(hits)}")
     assert not bad, "envbench layering broken:\n" + "\n".join(bad)
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _sibling_imports(path: Path, names: dict[str, Path]) -> set[str]:
+    """The modules of ``names`` the file imports, at any depth: ``from pkg import mod`` imports the
+    module ``pkg.mod`` (the package's ``__init__`` only where a name of its own is taken)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name in names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                if f"{node.module}.{a.name}" in names:
+                    out.add(f"{node.module}.{a.name}")
+                elif node.module in names:
+                    out.add(node.module)
+    return out
+
+
+def _circles(root: Path, folder: Path) -> list[list[str]]:
+    """The import circles among the modules of one folder (lazy imports count), each as a path
+    a -> b -> ... -> a, found by a depth-first walk; a package's ``__init__`` counts as a module only
+    where it is imported by name (``from pkg import x``)."""
+    names = {_module_name(p, root): p for p in sorted(folder.glob("*.py"))}
+    edges = {}
+    for name, path in names.items():
+        edges[name] = sorted(m for m in _sibling_imports(path, names) if m != name)
+    circles: list[list[str]] = []
+    done: set[str] = set()
+
+    def walk(node: str, trail: list[str]) -> None:
+        if node in trail:
+            circles.append([*trail[trail.index(node):], node])
+            return
+        if node in done:
+            return
+        for nxt in edges[node]:
+            walk(nxt, [*trail, node])
+        done.add(node)
+
+    for name in sorted(names):
+        walk(name, [])
+    return circles
+
+
+def test_no_import_circle_inside_a_folder() -> None:
+    bad = []
+    for layer in LAYERS:
+        for folder in sorted({p.parent for p in (REPO / layer).rglob("*.py")}):
+            bad += [" -> ".join(c) for c in _circles(REPO, folder)]
+    assert not bad, "import circles (move what both modules need into a module both can import):\n" + "\n".join(bad)
+
+
+def test_the_circle_rule_can_fail(tmp_path: Path) -> None:
+    """A planted circle, one side lazy (as generate and link had it), is reported; a one-way pair is not."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pkg.b import f\n")
+    (pkg / "b.py").write_text("def f():\n    from pkg.a import g\n")
+    (pkg / "c.py").write_text("from pkg import a\n")
+    assert _circles(tmp_path, pkg) == [["pkg.a", "pkg.b", "pkg.a"]]
+    (pkg / "b.py").write_text("def f():\n    return 1\n")
+    assert _circles(tmp_path, pkg) == []
+    # through the package: its __init__ imports a module that takes a name of the __init__'s own
+    (pkg / "__init__.py").write_text("from pkg.a import g\nVALUE = 1\n")
+    (pkg / "a.py").write_text("def g():\n    import pkg as p\n    from pkg import VALUE\n")
+    assert _circles(tmp_path, pkg) == [["pkg", "pkg.a", "pkg"]]
 
 
 def test_core_packages_do_not_import_torch() -> None:

@@ -325,10 +325,9 @@ def link_file(
     coverage/accuracy report as JSON. The gold links are checked against the index
     (:func:`check_links_against_index`).
     """
-    from envbench.rename.generate import index_fingerprint
     from etl.io import dumps_json
     from etl.step import Step, check_writable, manifest_beside
-    from wikidata_index.index import WikidataIndex
+    from wikidata_index.index import WikidataIndex, index_fingerprint
 
     t0 = time.perf_counter()
     out = Path(out)

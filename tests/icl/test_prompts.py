@@ -285,7 +285,7 @@ def rename_in_place(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_sample_world_prompts(tmp_path: Path) -> None:
-    sample_world = pytest.importorskip("envbench.worlds.sample.world")
+    sample_world = pytest.importorskip("envbench.worlds.sample")
     sample_world.make_sample(tmp_path / "s", seed=0)
     docs_dir = tmp_path / "s" / "docs"
     train = json.loads((docs_dir / "train.json").read_text())

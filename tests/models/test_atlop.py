@@ -125,7 +125,7 @@ def test_mentions_past_the_first_window_are_encoded(tmp_path: Path) -> None:
 
 
 def test_tiny_model_loss_falls_on_the_sample_world(tmp_path: Path) -> None:
-    from envbench.worlds.sample.world import make_sample
+    from envbench.worlds.sample import make_sample
 
     make_sample(tmp_path / "sample", seed=0)
     from envbench.formats.docred import read_docs

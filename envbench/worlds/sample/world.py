@@ -496,13 +496,3 @@ def _wikipedia_titles(world: World) -> None:
             n += 1
         titles.add(title)
         world.enwiki[qid] = title
-
-
-def __getattr__(name: str) -> Any:
-    """``envbench.worlds.sample.world.make_sample`` was the entry point before the split; it is now
-    ``envbench.worlds.sample.make_sample`` (imported on first use: the package imports this module)."""
-    if name in ("make_sample", "SampleResult"):
-        import envbench.worlds.sample as sample
-
-        return getattr(sample, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -209,7 +209,7 @@ def test_report_on_real_test_subset(tmp_path: Path) -> None:
 
 def test_real_pipeline_outputs_feed_evaluate_and_report(tmp_path: Path) -> None:
     """make-sample -> ingest-dump -> generate, then evaluate and report on what they wrote."""
-    sample_world = pytest.importorskip("envbench.worlds.sample.world")
+    sample_world = pytest.importorskip("envbench.worlds.sample")
     generate = pytest.importorskip("envbench.rename.generate")
     ingest = pytest.importorskip("wikidata_index.ingest")
     from envbench.scoring.evaluate import evaluate

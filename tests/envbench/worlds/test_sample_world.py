@@ -284,13 +284,3 @@ def test_default_world_bytes_are_pinned(world: Path) -> None:
     import hashlib
 
     assert {f: hashlib.sha256((world / f).read_bytes()).hexdigest() for f in PINNED} == PINNED
-
-
-def test_the_old_entry_point_still_imports() -> None:
-    from envbench.worlds import sample
-    from envbench.worlds.sample.world import SampleResult
-    from envbench.worlds.sample.world import make_sample as old
-
-    assert old is sample.make_sample and SampleResult is sample.SampleResult
-    with pytest.raises(ImportError, match="no_such_name"):
-        from envbench.worlds.sample.world import no_such_name  # noqa: F401
