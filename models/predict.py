@@ -1,61 +1,32 @@
 """Inference: a trained run + DocRED documents -> official-format predictions.
 
+Loading the run (model building, checkpoint files, devices) is ``models.checkpoints``; this module
+predicts: :func:`infer` over features (also train's dev scoring) and :func:`predict`, the step.
+
 The output is a JSON list of ``{"title", "h_idx", "t_idx", "r"}`` (r a property id such as
 "P17"), which ``envbench evaluate`` and the official DocRED / Re-DocRED scorers read.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from envbench.core.errors import EnvbenchError
 from envbench.formats.docred import read_docs
-from etl.io import read_json, write_json_atomic
-from models.config import TrainConfig
+from envbench.formats.hf import document_files
+from etl.io import write_json_atomic
+from models.checkpoints import (
+    autocast_context,
+    checkpoint_dir,
+    load_run,
+    resolve_device,
+    use_bf16,
+    weights_of,
+)
 from models.data import RELATION_IDS, Feature, build_features, collate
-
-CHECKPOINT_FILE = "model.pt"
-
-
-def autocast_context(device: Any, enabled: bool) -> Any:
-    import torch
-
-    if not enabled:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-
-
-def bf16_supported(device: Any) -> bool:
-    """bf16 autocast pays off on CUDA GPUs with bf16 and on CPUs with AVX512-BF16 or AMX."""
-    import torch
-
-    if device.type == "cuda":
-        return bool(torch.cuda.is_bf16_supported())
-    if device.type == "cpu":
-        try:
-            flags = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return False
-        return "avx512_bf16" in flags or "amx_bf16" in flags
-    return False
-
-
-def resolve_device(name: str) -> Any:
-    import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def use_bf16(dtype: str, device: Any) -> bool:
-    return dtype == "bf16" or (dtype == "auto" and bf16_supported(device))
 
 
 def infer(
@@ -90,53 +61,6 @@ def infer(
     return preds
 
 
-def build_model(cfg: TrainConfig, encoder_dir: str, *, weights: bool) -> Any:
-    """``cfg.model`` (ATLOP, DocuNet, KD-DocRE) over the encoder in ``encoder_dir``; emb_size 0 = its hidden size."""
-    from models.atlop import ATLOP
-    from models.encoder import load_encoder
-
-    encoder = load_encoder(encoder_dir, weights=weights)
-    if cfg.model == "docunet":
-        from models.docunet import DocuNet
-
-        return DocuNet.from_config(encoder, cfg)
-    if cfg.model == "kd-docre":
-        from models.kd_docre import KDDocRE
-
-        return KDDocRE.from_config(encoder, cfg)
-    return ATLOP(encoder, emb_size=cfg.emb_size, block_size=cfg.block_size, num_class=cfg.num_class, window=cfg.window)
-
-
-def load_checkpoint(path: str | os.PathLike[str], *, fix: str, full: bool = False) -> Any:
-    """``torch.load`` of a checkpoint file, with one line naming the file when it is damaged.
-
-    A file cut short (an interrupted copy, a full disk) or overwritten raises a long
-    ``PytorchStreamReader`` traceback from torch; ``fix`` says what to do instead. ``full`` allows
-    the pickled optimizer state of ``last/state.pt`` (files this tool wrote itself).
-    """
-    import pickle
-    import zipfile
-
-    import torch
-
-    p = Path(path)
-    try:
-        return torch.load(p, map_location="cpu", weights_only=not full)
-    except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError, zipfile.BadZipFile) as exc:
-        # torch's first sentence names the failure; the rest is generic advice
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0].rstrip(".")
-        raise EnvbenchError(f"{p}: damaged checkpoint ({p.stat().st_size:,} bytes; torch: {first}); {fix}") from None
-
-
-def load_weights(model: Any, state: dict[str, Any], path: str | os.PathLike[str], fix: str) -> None:
-    """``model.load_state_dict`` with one line when the weights belong to another model shape."""
-    try:
-        model.load_state_dict(state)
-    except RuntimeError as exc:
-        first = str(exc).strip().splitlines()[0].rstrip(":.")
-        raise EnvbenchError(f"{path}: weights do not fit this model ({first}); {fix}") from None
-
-
 @dataclass
 class PredictResult:
     out: str
@@ -146,56 +70,6 @@ class PredictResult:
     seconds: float
     long_documents: dict[str, Any] = field(default_factory=dict)
     up_to_date: bool = False  # OUT already held these predictions (same checkpoint, documents, settings)
-
-
-def weights_of(ckpt: Path) -> Path:
-    """The file a checkpoint's weights are read from: model.pt, or the resumable state.pt of last/."""
-    return ckpt / CHECKPOINT_FILE if (ckpt / CHECKPOINT_FILE).is_file() else ckpt / "state.pt"
-
-
-def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
-    run_p = Path(run)
-    if not run_p.is_dir():
-        raise EnvbenchError(f"no run at {run}; train one with `envbench train ... --out {run}`")
-    cand = run_p / checkpoint if checkpoint in ("best", "last") else run_p / "checkpoints" / checkpoint
-    if not (cand / CHECKPOINT_FILE).is_file() and not (cand / "state.pt").is_file():
-        have = sorted(p.parent.relative_to(run_p).as_posix() for p in run_p.rglob(CHECKPOINT_FILE))
-        raise EnvbenchError(
-            f"run {run} has no checkpoint {checkpoint!r} (looked in {cand}); available: {', '.join(have) or 'none'}; "
-            "pass --checkpoint best, last or epoch-N"
-        )
-    return cand
-
-
-def checkpoint_names(run: str | os.PathLike[str]) -> list[str]:
-    """The ``--checkpoint`` values a run offers: best, epoch-N (in epoch order), last."""
-    run_p = Path(run)
-    epochs = sorted((p.parent.name for p in run_p.glob(f"checkpoints/epoch-*/{CHECKPOINT_FILE}")),
-                    key=lambda name: (len(name), name))
-    return ((["best"] if (run_p / "best" / CHECKPOINT_FILE).is_file() else []) + epochs
-            + (["last"] if (run_p / "last" / "state.pt").is_file() else []))
-
-
-def load_run(run: str | os.PathLike[str], checkpoint: str = "best", device: Any = None) -> tuple[Any, TrainConfig, Any]:
-    """Model (weights loaded, eval mode), its config and tokenizer from a run directory."""
-    from models.encoder import load_tokenizer
-
-    ckpt = checkpoint_dir(run, checkpoint)
-    config_file = ckpt / "config.json"
-    cfg = TrainConfig.from_dict(read_json(config_file, what="checkpoint config"), source=str(config_file))
-    encoder_dir = str(Path(run) / "encoder")
-    model = build_model(cfg, encoder_dir, weights=False)
-    weights_file = weights_of(ckpt)
-    others = [name for name in checkpoint_names(run) if checkpoint_dir(run, name) != ckpt]
-    fix = ("it was cut short or overwritten: copy it again from where it was trained, or pass another "
-           f"--checkpoint ({', '.join(others) or 'none left in this run'})")
-    if weights_file.name == CHECKPOINT_FILE:
-        state = load_checkpoint(weights_file, fix=fix)
-    else:
-        state = load_checkpoint(weights_file, fix=fix, full=True)["model"]
-    load_weights(model, state, weights_file, f"its config.json ({config_file}) must be the one it was trained with")
-    model.to(device or "cpu").eval()
-    return model, cfg, load_tokenizer(encoder_dir)
 
 
 def predict(
@@ -225,7 +99,7 @@ def predict(
     ckpt = checkpoint_dir(run, checkpoint)
     # the checkpoint's files (the weights load_run reads, and the config: max_labels, marker, window live
     # there) and every setting that can change a prediction; the batch size can, through bf16 padding
-    inputs = [docs_path, *(f for f in (weights_of(ckpt), ckpt / "config.json") if f.is_file())]
+    inputs = [*document_files(docs_path), *(f for f in (weights_of(ckpt), ckpt / "config.json") if f.is_file())]
     parameters = {"checkpoint": checkpoint, "max_docs": max_docs, "skip_invalid": skip_invalid,
                   "device": str(dev), "dtype": dtype, "batch_size": batch_size}
     with Step("predict", manifest=manifest_beside(out), outputs=[out], inputs=inputs, parameters=parameters,

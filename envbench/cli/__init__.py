@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "generate": "envbench.cli.generate:generate",
     "lock": "envbench.cli.verify:lock",
     "verify": "envbench.cli.verify:verify",
+    "export": "envbench.cli.export:export",
     "evaluate": "envbench.cli.evaluate:evaluate",
     "report": "envbench.cli.evaluate:report",
     "explore": "envbench.cli.explore:explore",

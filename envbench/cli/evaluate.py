@@ -8,11 +8,13 @@ from envbench.formats.end_to_end import FORMATS
 from envbench.scoring.metrics import SCORERS
 
 _FILE = click.Path(exists=True, dir_okay=False)
+_DOCS = click.Path(exists=True)  # a DocRED JSON file, or a folder / Parquet file of `envbench export`
 
 
 @click.command()
-@click.option("--gold", required=True, type=_FILE,
-              help="Gold documents in DocRED format (e.g. test_revised.json, or an Env file such as test_env.json).")
+@click.option("--gold", required=True, type=_DOCS,
+              help="Gold documents in DocRED format (e.g. test_revised.json, or an Env file such as test_env.json), "
+                   "or a folder of `envbench export` (its Env split) or one of its data/*.parquet files.")
 @click.option("--pred", required=True, type=_FILE,
               help="Predictions: a JSON list of {title, h_idx, t_idx, r[, evidence]} as the official scorer reads; "
                    "with --end-to-end, predicted entities and relations per document (docs/pipeline.md).")
@@ -24,7 +26,8 @@ _FILE = click.Path(exists=True, dir_okay=False)
                    "manifest (inputs, parameters, hashes) beside it as scores.json.manifest.json.")
 @click.option("--substitutions", type=_FILE,
               help="substitutions.parquet from `envbench generate`, for the name-independent Ign F1 of an Env "
-                   "benchmark. Default: the one beside --gold, if present.")
+                   "benchmark. Default: the one beside --gold, if present (for an exported folder, its "
+                   "substitutions config's file).")
 @click.option("--scorer", type=click.Choice(SCORERS), default="docred", show_default=True,
               help="Which official scorer's smoothing to copy: docred (exact counts) or re-docred "
                    "(evidence total starts at 1, Ign precision denominator +1e-5).")

@@ -15,9 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
+
 from envbench.core.errors import DataError, EnvbenchError
 from envbench.core.relations import RELATIONS
 from envbench.core.types import COARSE_TYPES
+from envbench.formats.hf import is_dataset_path
 from etl.io import InputError, read_json
 
 Doc = dict[str, Any]
@@ -97,6 +100,17 @@ def keyword_problem(sents: Sequence[Sequence[str]], ki: int, kw: Any) -> str | N
     return None
 
 
+def _is_index(v: Any) -> bool:
+    """An int that is not a bool (JSON ``true`` reads as 1 in Python)."""
+    return type(v) is int
+
+
+def _show(v: Any) -> str:
+    """A value in JSON's spelling, cut short (a message names what the file holds)."""
+    text = orjson.dumps(v).decode() if isinstance(v, (bool, int, float, str, type(None))) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[Problem]:
     """All problems of one document; errors first is not guaranteed, check ``severity``."""
     out: list[Problem] = []
@@ -165,19 +179,38 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                     severity="warning",
                 )
     n_ent = len(vertex_set)
-    for li, lab in enumerate(doc.get("labels", []) or []):
+    labels = doc.get("labels", []) or []
+    if not isinstance(labels, list):
+        err("labels", f"is a {type(labels).__name__}, not a list",
+            "write labels as a list of {h, t, r, evidence} objects (or leave it out)")
+        return out
+    for li, lab in enumerate(labels):
         where = f"label {li}"
         if not isinstance(lab, dict) or not {"h", "t", "r"} <= lab.keys():
             err(where, "lacks h, t or r", "each label needs h, t, r and evidence")
             continue
+        ends_ok = True
         for end in ("h", "t"):
-            if not isinstance(lab[end], int) or not 0 <= lab[end] < n_ent:
+            if not _is_index(lab[end]):  # true/false are JSON booleans, not entity indices
+                err(where, f"{end}={_show(lab[end])} is not an entity index", "write h and t as 0-based integers")
+                ends_ok = False
+            elif not 0 <= lab[end] < n_ent:
                 err(where, f"{end}={lab[end]} is out of range ({n_ent} entities)", "fix the entity index")
-        if lab["r"] not in RELATIONS:
-            err(where, f"relation {lab['r']!r} is not one of the 96 DocRED relations", "use a DocRED property id such as P17")
-        for ev in lab.get("evidence", []) or []:
-            if not isinstance(ev, int) or not 0 <= ev < n_sents:
-                err(where, f"evidence sentence {ev} is out of range ({n_sents} sentences)", "fix the evidence list")
+                ends_ok = False
+        if ends_ok and lab["h"] == lab["t"]:
+            err(where, f"h and t are the same entity ({lab['h']})",
+                "a relation holds between two different entities; fix h or t, or drop the label")
+        if not isinstance(lab["r"], str) or lab["r"] not in RELATIONS:
+            err(where, f"relation {lab['r']!r:.40} is not one of the 96 DocRED relations",
+                "use a DocRED property id such as P17")
+        evidence = lab.get("evidence", []) or []
+        if not isinstance(evidence, list):
+            err(where, f"evidence {_show(evidence)} is not a list", "write evidence as a list of sentence ids, e.g. [0, 2]")
+            evidence = []
+        for ev in evidence:
+            if not _is_index(ev) or not 0 <= ev < n_sents:
+                err(where, f"evidence sentence {_show(ev)} is out of range ({n_sents} sentences)",
+                    "fix the evidence list")
         # keywords are optional (DocRED-HWE has them); renaming moves their spans, so they must be spans
         keywords = lab.get("keywords")
         if keywords is not None and not isinstance(keywords, list):
@@ -282,6 +315,9 @@ def read_docred(
 ) -> DocSet:
     """Read and validate a file of documents (a JSON list; .gz/.bz2/.zst allowed): the one reader.
 
+    A folder or ``.parquet`` file is a Hugging Face dataset that ``envbench export`` wrote (or one with
+    the same DocRED features), read by :func:`envbench.formats.hf.read_dataset_docs`.
+
     ``expect`` says what the file must hold: ``"docred"``, DocRED-format documents (a Linked-DocRED
     file is read through its DocRED view, :func:`from_linked_docred`); ``"linked-docred"``, a
     Linked-DocRED file only; ``"any"``, either (``envbench validate``). ``DocSet.format`` says which
@@ -290,6 +326,13 @@ def read_docred(
     them (None: the command has none), unless ``skip_invalid``.
     """
     linked_only = expect == "linked-docred"
+    if is_dataset_path(path):  # a folder or Parquet file of `envbench export` (envbench.formats.hf)
+        if linked_only:
+            raise DataError(f"{path}: a Parquet dataset holds DocRED documents, not Linked-DocRED ones; pass a "
+                            "Linked-DocRED or Linked-Re-DocRED JSON file")
+        from envbench.formats.hf import read_dataset_docs  # pyarrow loads only for such a path
+
+        return validate_documents(read_dataset_docs(path), str(path), skip_invalid=skip_invalid, skip_flag=skip_flag)
     data = read_json_file(path, "Linked-DocRED JSON file" if linked_only else "DocRED JSON file")
     if linked_only:
         if looks_like_predictions(data):

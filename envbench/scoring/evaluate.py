@@ -31,6 +31,7 @@ from typing import Any
 from envbench.core.errors import DataError
 from envbench.core.notes import HasNotes, Level, Note, NoteCode, note, texts
 from envbench.formats.docred import Doc, read_docs
+from envbench.formats.hf import default_substitutions, document_files
 from envbench.formats.predictions import (
     Covers,
     load_predictions,
@@ -196,7 +197,7 @@ def name_independent(
     Needs training facts (there is nothing to discount otherwise) and the substitutions; a file
     that covers none of the titles is an error, partial cover and unmapped mentions are warnings.
     """
-    path = Path(substitutions) if substitutions is not None else Path(gold).parent / "substitutions.parquet"
+    path = Path(substitutions) if substitutions is not None else default_substitutions(gold)
     if facts is None:
         return NameIndependent(None, path, [note(NoteCode.NAME_INDEPENDENT_NEEDS_TRAIN)])
     if substitutions is None and not path.exists():
@@ -494,11 +495,11 @@ def evaluate(
     if out is None:
         return score_file(gold, pred, **kwargs)
     refuse_compressed_out(out)
-    default_subs = Path(gold).parent / "substitutions.parquet"
+    default_subs = default_substitutions(gold)
     subs_input = substitutions if substitutions is not None else (default_subs if default_subs.is_file() else None)
     pred_manifest = manifest_beside(pred)  # its covers decide which documents count
-    inputs = [p for p in (gold, pred, *train, subs_input, pred_manifest if pred_manifest.is_file() else None)
-              if p is not None]
+    inputs = [p for p in (*document_files(gold), pred, *train, subs_input,
+                          pred_manifest if pred_manifest.is_file() else None) if p is not None]
     parameters = {"scorer": scorer, "env": env, "skip_invalid_train": skip_invalid_train,
                   "only_predicted": only_predicted}
     with Step("evaluate", manifest=manifest_beside(out), outputs=[out], inputs=inputs, parameters=parameters,
