@@ -1,4 +1,5 @@
-"""The Wikidata dump -> Parquet tables ingest, the table schema, and a read-only query API."""
+"""The Wikidata dump -> Parquet tables ingest (with a compiled extractor), the table schema, name folding,
+and a read-only query API."""
 
 from wikidata_index.names import fold
 
