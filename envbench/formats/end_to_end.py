@@ -145,9 +145,10 @@ def _sentence_starts(doc: Mapping[str, Any]) -> list[int]:
 def from_jerex(rows: Sequence[Any], gold_docs: Sequence[Mapping[str, Any]], source: str) -> list[Any]:
     """JEREX's predictions.json as envbench rows, row i for gold document i (JEREX writes no titles).
 
-    Document-level spans become (sentence, start, end) of the gold document of that position; a span
-    that crosses a sentence end or leaves the document is kept as an impossible span of the sentence
-    it starts in, so that :func:`check_end_to_end` reports (or skips) it with the rest.
+    Document-level spans become (sentence, start, end) of the gold document of that position. The first
+    problem of a row (a span that crosses a sentence end or leaves the document, an index that points
+    nowhere) is kept with it, in JEREX's field names, so that :func:`check_end_to_end` reports (or skips)
+    it with the rest.
     """
     if len(rows) != len(gold_docs):
         raise DataError(
@@ -155,33 +156,41 @@ def from_jerex(rows: Sequence[Any], gold_docs: Sequence[Mapping[str, Any]], sour
             "writes one row per document of the file it read, in order, so pass as --gold that very file"
         )
     out: list[Any] = []
-    for i, (row, doc) in enumerate(zip(rows, gold_docs)):
+    for row, doc in zip(rows, gold_docs):
         title = doc["title"]
-        if not isinstance(row, Mapping) or not all(k in row for k in ("mentions", "clusters", "entities")):
-            out.append({"title": title, "_jerex_problem": f"row {i} is not an object with mentions, clusters, "
-                        "entities and relations"})
+        if not isinstance(row, Mapping) or not all(isinstance(row.get(k), list)
+                                                   for k in ("mentions", "clusters", "entities")):
+            out.append({"title": title, "_jerex_problem": ("row", "is not an object with the lists mentions, "
+                                                            "clusters and entities")})
             continue
         starts = _sentence_starts(doc)
         mentions: list[Any] = []
-        for span in row["mentions"]:
-            if (isinstance(span, list) and len(span) == 2 and all(type(x) is int for x in span)
-                    and 0 <= span[0] < starts[-1]):
-                sid = max(k for k in range(len(starts) - 1) if starts[k] <= span[0])
-                mentions.append([sid, span[0] - starts[sid], span[1] - starts[sid]])
-            else:
-                mentions.append(span)  # the checker names what is wrong with it
+        problem: tuple[str, str] | None = None
+        for k, span in enumerate(row["mentions"]):
+            if not (isinstance(span, list) and len(span) == 2 and all(type(x) is int for x in span)
+                    and 0 <= span[0] < span[1] <= starts[-1]):
+                problem = problem or (f"mentions[{k}]", f"{span!r} is not a [start, end] token span of the document "
+                                      f"({starts[-1]} tokens)")
+                mentions.append(None)
+                continue
+            sid = max(j for j in range(len(starts) - 1) if starts[j] <= span[0])
+            if span[1] > starts[sid + 1]:
+                problem = problem or (f"mentions[{k}]", f"{span} crosses the end of sentence {sid} (document tokens "
+                                      f"{starts[sid]}-{starts[sid + 1] - 1})")
+            mentions.append([sid, span[0] - starts[sid], span[1] - starts[sid]])
         entities: list[Any] = []
-        problem = None
+        clusters = row["clusters"]
         for ei, ent in enumerate(row["entities"]):
             ci = ent.get("cluster") if isinstance(ent, Mapping) else None
-            clusters = row["clusters"]
             if type(ci) is not int or not 0 <= ci < len(clusters) or not isinstance(clusters[ci], list):
-                problem = f"entities[{ei}].cluster {ci!r} is not a cluster index (0-{len(clusters) - 1})"
+                problem = problem or (f"entities[{ei}].cluster", f"{ci!r} is not a cluster index "
+                                      f"(0-{len(clusters) - 1})")
                 break
             spans = []
             for mi in clusters[ci]:
                 if type(mi) is not int or not 0 <= mi < len(mentions):
-                    problem = f"clusters[{ci}] holds {mi!r}, not a mention index (0-{len(mentions) - 1})"
+                    problem = problem or (f"clusters[{ci}]", f"holds {mi!r}, not a mention index "
+                                          f"(0-{len(mentions) - 1})")
                     break
                 spans.append(mentions[mi])
             entities.append({"mentions": spans, "type": ent.get("type")})
@@ -212,7 +221,7 @@ def _span_problem(span: Any, sents: Sequence[Sequence[str]]) -> str | None:
 def _doc_problem(row: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[str, str] | DocPrediction:
     """The (field, problem) of the first fault of a row, or its checked prediction."""
     if "_jerex_problem" in row:
-        return "row", row["_jerex_problem"]
+        return row["_jerex_problem"]
     ents, rels = row.get("entities"), row.get("relations", [])
     if not isinstance(ents, list):
         return "entities", f"is a {type(ents).__name__}, not a list of entities"
