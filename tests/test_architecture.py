@@ -10,6 +10,7 @@ them holds what both need, in the wrong place).
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -149,6 +150,49 @@ def test_the_circle_rule_can_fail(tmp_path: Path) -> None:
     (pkg / "__init__.py").write_text("from pkg.a import g\nVALUE = 1\n")
     (pkg / "a.py").write_text("def g():\n    import pkg as p\n    from pkg import VALUE\n")
     assert _circles(tmp_path, pkg) == [["pkg", "pkg.a", "pkg"]]
+
+
+def _reading_problems(page: str, root: Path) -> list[str]:
+    """What is wrong with the newcomer's map (docs/development.md, "A first reading"): more than 6
+    entries, a file that does not exist, or a function or class (``Class.method``) the file lacks."""
+    section = page.split("### A first reading", 1)[1].split("\n#", 1)[0]
+    entries = re.findall(r"^\d+\. `([^`]+)`: `([^`]+)`", section, re.MULTILINE)
+    items = re.findall(r"^\d+\. ", section, re.MULTILINE)
+    bad = [] if 0 < len(entries) == len(items) <= 6 else [f"{len(items)} entries, {len(entries)} of the form N. `file`: `name`"]
+    for file, name in entries:
+        path = root / file
+        if not path.is_file():
+            bad.append(f"{file}: no such file")
+            continue
+        defined = {f"{c}.{n.name}" if c else n.name
+                   for c, n in _definitions(ast.parse(path.read_text(encoding="utf-8")))}
+        if name not in defined:
+            bad.append(f"{file}: defines no {name}")
+    return bad
+
+
+def _definitions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
+    """The module's top-level functions and classes, and the methods of its classes (with the class name)."""
+    out: list[tuple[str, ast.AST]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.append(("", node))
+        if isinstance(node, ast.ClassDef):
+            out += [(node.name, m) for m in node.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return out
+
+
+def test_the_first_reading_names_what_exists() -> None:
+    page = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    assert not _reading_problems(page, REPO), _reading_problems(page, REPO)
+
+
+def test_the_first_reading_check_can_fail() -> None:
+    page = ("### A first reading\n\n1. `etl/step.py`: `Step`\n2. `etl/nowhere.py`: `f`\n"
+            "3. `etl/step.py`: `Step.no_such_method`\n\n## Next\n")
+    assert _reading_problems(page, REPO) == ["etl/nowhere.py: no such file", "etl/step.py: defines no Step.no_such_method"]
+    seven = "### A first reading\n\n" + "".join(f"{i}. `etl/step.py`: `Step`\n" for i in range(1, 8))
+    assert _reading_problems(seven, REPO) == ["7 entries, 7 of the form N. `file`: `name`"]
 
 
 def test_core_packages_do_not_import_torch() -> None:
