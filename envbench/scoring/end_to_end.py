@@ -14,7 +14,7 @@ statistics type it); the metrics follow JEREX's paper (Eberts and Ulges, EACL 20
 
   - MUC (Vilain et al., 1995): recall = Σ_K (|K| - |p(K)|) / Σ_K (|K| - 1), with p(K) the parts
     of key cluster K cut by the response clusters; precision the same with key and response swapped
-    (singletons add 0 to both sides);
+    (singletons add 0 to both sides, so a document of singletons alone has MUC 0, as 0/0 is 0);
   - B³ (Bagga and Baldwin, 1998): recall = Σ_K Σ_R |K ∩ R|² / |K|, over Σ_K |K|; precision swapped;
   - CEAF-e (Luo, 2005): φ4(K, R) = 2 |K ∩ R| / (|K| + |R|), Φ the largest total φ4 of a one-to-one
     alignment of key and response clusters (Kuhn-Munkres); recall = Φ / #key, precision = Φ / #response;

@@ -207,7 +207,8 @@ def score_files(
             shown = "; ".join(str(x) for x in ck.skipped[:SHOWN_SKIPS]) + ("; ..." if n > SHOWN_SKIPS else "")
             warnings.append(f"skipped {n} invalid row{'s' if n != 1 else ''} of {ck.source} (--skip-invalid; their "
                             f"documents count as predicting nothing): {shown}")
-        missing = len(docs) - len(ck.docs) - len(ck.skipped)
+        skipped_titles = {x.title for x in ck.skipped}
+        missing = sum(d["title"] not in ck.docs and d["title"] not in skipped_titles for d in docs)
         if missing > 0:
             warnings.append(f"{missing} of the {len(docs)} documents of the gold file have no row in {ck.source}; "
                             "they count as predicting nothing")

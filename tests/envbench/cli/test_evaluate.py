@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from envbench.cli import cli
@@ -363,3 +364,81 @@ def test_subset_predictions_warn_and_only_predicted_scores_the_subset(tmp_path: 
     assert res.stderr == (f"Error: --only-predicted: none of the 3 documents of {gold} has a prediction in "
                           f"{tmp_path / 'none.json'}; check that --pred was made for this --gold\n")
     assert "--only-predicted" in run("evaluate", "--help").stdout
+
+
+# --------------------------------------------------------------------------- --end-to-end
+def e2e_files(tmp_path: Path, row: dict | None = None) -> tuple[Path, Path]:
+    """The tiny document and one end-to-end row for it: Ann/Annie, Paris, France, relation P19 right."""
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    base = {"title": "Tiny",
+            "entities": [{"mentions": [[0, 0, 1], [2, 0, 1]], "type": "PER"}, {"mentions": [[0, 0, 1]], "type": "LOC"}],
+            "relations": [{"h": 0, "t": 1, "r": "P19"}]}
+    return gold, write(tmp_path / "e2e.json", [base | (row or {})])
+
+
+def test_end_to_end_prints_the_metrics(tmp_path: Path) -> None:
+    gold, pred = e2e_files(tmp_path)
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["F1", "all"]
+    # tiny_doc's mentions are Ann (0,0,1), Annie (2,0,1), Paris (0,0,1), France (3,0,1): Ann and Paris share a
+    # span, so the gold has 3 distinct spans, of which the 2 predicted are right: P 1, R 2/3, F1 0.8
+    assert lines[1].split() == ["Mention", "80.00"]
+    # relation strict and relaxed: 1 predicted, right; 3 gold: P 1, R 1/3, F1 2 * 1/3 / (4/3) = 0.5
+    assert [ln.split()[:2] + ln.split()[-1:] for ln in lines[8:10]] == [["Relation", "strict", "50.00"],
+                                                                        ["Relation", "relaxed", "50.00"]]
+    assert res.stderr == ""
+
+
+@pytest.mark.parametrize(("row", "problem"), [
+    ({"title": "Nope"}, "document 'Nope' (row 0): title is not a document of the gold file; check that the "
+                        "predictions were made for this --gold"),
+    ({"entities": [{"mentions": [[1, 0, 2]], "type": "PER"}]},
+     "document 'Tiny' (row 0): entities[0].mentions[0] [1, 0, 2] is outside sentence 1 (1 tokens: 0 <= start < end <= 1)"),
+    ({"entities": [{"mentions": [], "type": "PER"}]},
+     "document 'Tiny' (row 0): entities[0].mentions is empty; an entity needs at least one mention span"),
+    ({"relations": [{"h": 0, "t": 4, "r": "P19"}]},
+     "document 'Tiny' (row 0): relations[0].t 4 is not an entity of this document (entities: 0-1)"),
+])
+def test_end_to_end_bad_rows_are_one_line_errors(tmp_path: Path, row: dict, problem: str) -> None:
+    gold, pred = e2e_files(tmp_path, row)
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == f"Error: {pred}: {problem}; or pass --skip-invalid to skip such rows\n"
+    assert "Traceback" not in res.output
+
+
+def test_end_to_end_skip_invalid_counts_and_lists_the_rows(tmp_path: Path) -> None:
+    gold, pred = e2e_files(tmp_path, {"title": "Nope"})
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred), "--skip-invalid")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        f"Warning: skipped 1 invalid row of {pred} (--skip-invalid; their documents count as predicting nothing): "
+        f"{pred}: document 'Nope' (row 0): title is not a document of the gold file; check that the predictions were "
+        "made for this --gold\n"
+        f"Warning: 1 of the 1 documents of the gold file have no row in {pred}; they count as predicting nothing\n")
+    assert res.stdout.splitlines()[1].split() == ["Mention", "0.00"]
+
+
+def test_end_to_end_options_do_not_mix_with_given_entities_ones(tmp_path: Path) -> None:
+    gold, pred = e2e_files(tmp_path)
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred), "--train", str(gold))
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == (
+        "Error: --train is for given-entities predictions; --end-to-end takes --gold, --pred, --env-gold, --env-pred, "
+        "--pred-format, --skip-invalid and --out")
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--skip-invalid")
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == (
+        "Error: --skip-invalid needs --end-to-end (it is for end-to-end predictions); for an Env file of "
+        "given-entities predictions pass it as --gold")
+
+
+def test_end_to_end_refuses_given_entities_predictions(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P19"}])
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {pred}: holds given-entities predictions ({{title, h_idx, t_idx, r}}), which index "
+                          "the gold entities; score them without --end-to-end\n")

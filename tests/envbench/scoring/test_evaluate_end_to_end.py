@@ -1,0 +1,121 @@
+"""File-level end-to-end scoring: Env twins matched on their own positions, the fall, the consistency rate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from envbench.core.errors import DataError
+from envbench.scoring.evaluate_end_to_end import evaluate_end_to_end, score_files
+
+
+def mention(name: str, sid: int, a: int, b: int, typ: str) -> dict:
+    return {"name": name, "sent_id": sid, "pos": [a, b], "type": typ}
+
+
+def source() -> dict:
+    # "Ann met Bob in Rome ." : Ann (0, 0, 1), Bob (0, 2, 3), Rome (0, 4, 5)
+    return {"title": "S", "sents": [["Ann", "met", "Bob", "in", "Rome", "."]],
+            "vertexSet": [[mention("Ann", 0, 0, 1, "PER")], [mention("Bob", 0, 2, 3, "PER")],
+                          [mention("Rome", 0, 4, 5, "LOC")]],
+            "labels": [{"h": 0, "t": 2, "r": "P551", "evidence": [0]}, {"h": 1, "t": 2, "r": "P551", "evidence": [0]}]}
+
+
+def twin(seed: int) -> dict:
+    # the renaming gives Ann a two-token name, so every later mention moves one token right:
+    # "Mary Jane met Bob in Rome ." : Mary Jane (0, 0, 2), Bob (0, 3, 4), Rome (0, 5, 6)
+    return {"title": f"S-{seed}", "sents": [["Mary", "Jane", "met", "Bob", "in", "Rome", "."]],
+            "vertexSet": [[mention("Mary Jane", 0, 0, 2, "PER")], [mention("Bob", 0, 3, 4, "PER")],
+                          [mention("Rome", 0, 5, 6, "LOC")]],
+            "labels": source()["labels"]}
+
+
+def e2e_row(title: str, spans: list[list[int]], relations: list[tuple[int, int, str]]) -> dict:
+    types = ["PER", "PER", "LOC"]
+    return {"title": title, "entities": [{"mentions": [s], "type": t} for s, t in zip(spans, types)],
+            "relations": [{"h": h, "t": t, "r": r} for h, t, r in relations]}
+
+
+def write(path: Path, obj: object) -> Path:
+    path.write_text(json.dumps(obj))
+    return path
+
+
+SOURCE_SPANS = [[0, 0, 1], [0, 2, 3], [0, 4, 5]]
+TWIN_SPANS = [[0, 0, 2], [0, 3, 4], [0, 5, 6]]
+BOTH = [(0, 2, "P551"), (1, 2, "P551")]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    return {"gold": write(tmp_path / "test.json", [source()]),
+            "pred": write(tmp_path / "pred.json", [e2e_row("S", SOURCE_SPANS, BOTH)]),
+            "env_gold": write(tmp_path / "test_env.json", [twin(1), twin(2)])}
+
+
+def test_twin_spans_are_matched_against_the_twins_own_positions(files: dict[str, Path], tmp_path: Path) -> None:
+    # seed 1 predicted on the twin's positions: perfect; seed 2 on the source's positions, all of which
+    # are valid spans of the twin's sentence, but none of which is a twin mention
+    env_pred = write(tmp_path / "env_pred.json", [e2e_row("S-1", TWIN_SPANS, BOTH), e2e_row("S-2", SOURCE_SPANS, BOTH)])
+    s = score_files(files["gold"], files["pred"], env_gold=files["env_gold"], env_pred=env_pred).scores
+    assert s["scores"]["mention_f1"] == 1.0 and s["scores"]["relation_strict_f1"] == 1.0
+    seeds = s["env"]["seeds"]
+    assert seeds["1"]["mention_f1"] == 1.0 and seeds["1"]["relation_strict_f1"] == 1.0
+    assert seeds["2"]["mention_f1"] == 0.0 and seeds["2"]["relation_relaxed_f1"] == 0.0
+    assert s["env"]["mean"]["relation_strict_f1"] == pytest.approx(0.5)
+    assert s["env"]["fall"]["relation_strict_f1"] == pytest.approx(0.5)
+    assert s["env"]["relative_fall"]["relation_strict_f1"] == pytest.approx(0.5)
+    # pooled over both copies: 3 of 6 mentions found, 3 predicted right of 6 predicted
+    assert s["env"]["pooled"]["mention_f1"] == pytest.approx(0.5)
+    # of 2 relations right on the source, both stay right on twin 1 and none on twin 2: 2 of 4
+    assert s["env"]["consistency"] == {"original_correct": 4, "still_correct": 2, "rate": 0.5,
+                                       "n_twins_without_original": 0}
+    assert s["env"]["worst_seed"] == {"seed": 2, "relation_strict_f1": 0.0}
+
+
+def test_a_source_span_outside_the_twins_sentence_is_an_error(files: dict[str, Path], tmp_path: Path) -> None:
+    # (0, 6, 7) is "." on the twin (7 tokens) but outside the source's 6-token sentence
+    bad = write(tmp_path / "bad.json", [e2e_row("S", [[0, 6, 7], [0, 2, 3], [0, 4, 5]], [])])
+    with pytest.raises(DataError) as exc:
+        score_files(files["gold"], bad)
+    assert str(exc.value) == (f"{bad}: document 'S' (row 0): entities[0].mentions[0] [0, 6, 7] is outside sentence 0 "
+                              "(6 tokens: 0 <= start < end <= 6); or pass --skip-invalid to skip such rows")
+
+
+def test_consistency_counts_only_relations_right_on_the_original(files: dict[str, Path], tmp_path: Path) -> None:
+    pred = write(tmp_path / "p1.json", [e2e_row("S", SOURCE_SPANS, [(0, 2, "P551")])])  # 1 of 2 right
+    env_pred = write(tmp_path / "e1.json", [e2e_row("S-1", TWIN_SPANS, BOTH), e2e_row("S-2", TWIN_SPANS, [])])
+    s = score_files(files["gold"], pred, env_gold=files["env_gold"], env_pred=env_pred).scores
+    # twin 1 also finds (1, 2), which the original missed: it does not count; twin 2 finds nothing
+    assert s["env"]["consistency"]["original_correct"] == 2 and s["env"]["consistency"]["still_correct"] == 1
+
+
+def test_env_gold_needs_env_pred_and_seed_titles(files: dict[str, Path]) -> None:
+    with pytest.raises(DataError) as exc:
+        score_files(files["gold"], files["pred"], env_gold=files["env_gold"])
+    assert str(exc.value) == "--env-gold needs --env-pred: the Env copies are scored from their own gold file and predictions"
+    with pytest.raises(DataError) as exc:
+        score_files(files["gold"], files["pred"], env_gold=files["gold"], env_pred=files["pred"])
+    assert str(exc.value) == (f"{files['gold']}: --env-gold needs every title to end in a seed suffix -k (for example "
+                              "'Loud Tour-1'), as `envbench generate` writes an Env file")
+
+
+def test_out_writes_scores_and_manifest(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "scores.json"
+    res = evaluate_end_to_end(files["gold"], files["pred"], out=out)
+    scores = json.loads(out.read_text())["scores"]
+    # every entity is a singleton: B3 and CEAF-e are perfect, MUC has no link to count and is 0, as 0/0 is
+    assert (scores["b3_f1"], scores["ceafe_f1"], scores["muc_f1"]) == (1.0, 1.0, 0.0)
+    assert scores["coref_f1"] == pytest.approx(2 / 3)
+    assert (tmp_path / "scores.json.manifest.json").is_file() and res.out == out
+
+
+def test_an_env_gold_alone_is_scored_per_seed(files: dict[str, Path], tmp_path: Path) -> None:
+    env_pred = write(tmp_path / "env_pred.json", [e2e_row("S-1", TWIN_SPANS, BOTH)])
+    res = score_files(files["env_gold"], env_pred)
+    assert res.scores["seeds"]["mean"]["mention_f1"] == pytest.approx(0.5)
+    assert res.warnings == [f"1 of the 2 documents of the gold file have no row in {env_pred}; they count as "
+                            "predicting nothing"]
+    assert res.table().splitlines()[0].split() == ["F1", "all", "mean", "±", "std", "seed", "1", "seed", "2"]
