@@ -62,11 +62,11 @@ def run_one(name: str, steps: int, batch: int) -> dict[str, object]:
     """One model in this process: median step time and memory (call in a fresh process)."""
     import torch
 
+    from models.checkpoints import build_model
     from models.config import TrainConfig
     from models.data import build_features, collate
     from models.encoder import default_encoder_path, hidden_size, load_tokenizer
     from models.losses import classification_loss
-    from models.predict import build_model
 
     torch.set_num_threads(1)
     torch.manual_seed(0)

@@ -44,9 +44,9 @@ def main() -> None:
 
     import torch
 
+    from models.checkpoints import build_model, load_run
     from models.config import TrainConfig
     from models.encoder import default_encoder_path, load_tokenizer
-    from models.predict import build_model, load_run
 
     torch.set_num_threads(args.threads)
     if args.run:

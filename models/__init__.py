@@ -1,1 +1,1 @@
-"""DocRE models, EVRT training and prediction (the [train] extra), and the in-context-learning client."""
+"""DocRE models (ATLOP, DocuNet, KD-DocRE), EVRT training, prediction and the DocRED-HWE attribution measure (the [train] extra)."""

@@ -33,6 +33,7 @@ class ATLOP(nn.Module):
     # "bl" is the grouped outer product of the two halves of "zhzt" (block_size wide groups), so the
     # trainer computes L_rcr on bl from zhzt (models.losses.rcr_grouped_bilinear), without bl's difference
     bl_is_grouped_outer_product = True
+    long_docs = "two_windows"  # models.encoder.window_plan's scheme; build_model sets cfg.long_docs
 
     def __init__(
         self, encoder: nn.Module, *, emb_size: int = 0, block_size: int = 64, num_class: int = 97, window: int = 512
@@ -76,7 +77,7 @@ class ATLOP(nn.Module):
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, entity_pos: list[Any], hts: list[Any], **_: Any
     ) -> dict[str, torch.Tensor]:
-        seq, att = encode(self.encoder, input_ids, attention_mask, window=self.window)
+        seq, att = encode(self.encoder, input_ids, attention_mask, window=self.window, scheme=self.long_docs)
         seq, att = seq.float(), att.float()
         hs, ts, rs = self.pooled(seq, att, entity_pos, hts)
         zh = torch.tanh(self.head_extractor(torch.cat([hs, rs], dim=1)))

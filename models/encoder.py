@@ -1,4 +1,4 @@
-"""Local BERT-family encoders and long-document encoding with overlapping windows.
+"""Local BERT-family encoders and long-document encoding in windows (ATLOP's two, or overlapping ones).
 
 transformers 5 returns attention maps only from the "eager" attention implementation, and ATLOP's
 localized context pooling needs the last layer's map, so every encoder is loaded that way. Weights
@@ -75,12 +75,15 @@ def load_encoder(path: str, *, weights: bool = True) -> Any:
     return AutoModel.from_config(config, attn_implementation="eager", dtype=torch.float32)
 
 
+LONG_DOC_SCHEMES: tuple[str, ...] = ("two_windows", "overlap")
+
+
 def window_spans(n_body: int, window: int) -> list[tuple[int, int]]:
-    """Spans [start, end) over the wordpieces between [CLS] and [SEP], each fitting one window.
+    """Spans [start, end) over the wordpieces between [CLS] and [SEP], each fitting one window (``overlap``).
 
     A body that fits is one span; a longer one gets ceil(n / w) windows (two for up to ~1024
-    wordpieces, as ATLOP) with evenly spaced starts, the first at 0 and the last ending at n,
-    so every wordpiece, and every mention past the first window, is encoded.
+    wordpieces) with evenly spaced starts, the first at 0 and the last ending at n, so every
+    wordpiece, and every mention past the first window, is encoded.
     """
     w = window - 2
     if n_body <= w:
@@ -90,51 +93,80 @@ def window_spans(n_body: int, window: int) -> list[tuple[int, int]]:
     return [(s, s + w) for s in starts]
 
 
+def window_plan(n: int, window: int, scheme: str = "two_windows") -> list[tuple[list[int], list[bool]]]:
+    """How a row of ``n`` wordpieces (``[CLS] body [SEP]``) is encoded: per window, the row positions it
+    is fed (in order) and which of its outputs are kept.
+
+    A row that fits is one window, all kept. Longer rows:
+
+    - ``two_windows`` (ATLOP's ``process_long_input``, used by the EVRT, DocuNet and KD-DocRE
+      reference code): window 1 is the first ``window - 1`` positions and the row's [SEP]; window 2
+      the row's [CLS] and the last ``window - 1`` positions. Window 1's [SEP] and window 2's [CLS]
+      are dropped (hidden state, attention row and column), so the document's [CLS] comes from
+      window 1 and its [SEP] from window 2. Rows over ``2 (window - 1)`` wordpieces leave the
+      positions between the windows unencoded: zero hidden states and attention, as the reference.
+    - ``overlap``: ceil(n / (window - 2)) evenly spaced windows (:func:`window_spans`), each with the
+      row's [CLS] and [SEP], everything kept; [CLS]/[SEP] states are averaged over the windows.
+    """
+    if n <= window:
+        return [(list(range(n)), [True] * n)]
+    if scheme == "two_windows":
+        w = window - 1
+        return [(list(range(w)) + [n - 1], [True] * w + [False]),
+                ([0] + list(range(n - w, n)), [False] + [True] * w)]
+    if scheme != "overlap":
+        raise ValueError(f"long_docs={scheme!r}; use one of {LONG_DOC_SCHEMES}")
+    return [([0, *range(s + 1, e + 1), n - 1], [True] * (e - s + 2)) for s, e in window_spans(n - 2, window)]
+
+
 def encode(
-    model: Any, input_ids: Any, attention_mask: Any, window: int = 512, spans: list[list[tuple[int, int]]] | None = None
+    model: Any, input_ids: Any, attention_mask: Any, window: int = 512, spans: list[list[tuple[int, int]]] | None = None,
+    scheme: str = "two_windows", inputs_embeds: Any = None,
 ) -> tuple[Any, Any]:
     """Last hidden states [B, L, H] and last-layer attention [B, heads, L, L] of a padded batch.
 
-    Each row is ``[CLS] body [SEP] pad...``. Rows longer than ``window`` are split into
-    overlapping windows (see :func:`window_spans`; ``spans`` overrides the split, for tests);
-    hidden states are averaged where windows overlap, each window's [CLS]/[SEP] map to the
-    document's, and the summed attention rows are renormalised to 1.
+    Each row is ``[CLS] body [SEP] pad...``, given as ``input_ids`` or as ``inputs_embeds`` [B, L, H]
+    (``understand`` differentiates with respect to them). Rows longer than ``window`` are encoded
+    as :func:`window_plan` says (``spans`` forces ``overlap`` windows with those spans, for tests);
+    the kept outputs are averaged where windows overlap, and the summed attention rows, over the
+    kept rows and columns, are renormalised to 1.
     """
     import torch
 
-    batch, length = input_ids.shape
+    batch, length = attention_mask.shape
+    source = inputs_embeds if inputs_embeds is not None else input_ids
+    key = "inputs_embeds" if inputs_embeds is not None else "input_ids"
     if spans is None and length <= window:
-        out = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+        out = model(**{key: source}, attention_mask=attention_mask, output_attentions=True)
         return out.last_hidden_state, out.attentions[-1]
     lengths = attention_mask.sum(1).long().tolist()
-    if spans is None:
-        spans = [window_spans(n - 2, window) for n in lengths]
-    rows, index = [], []  # window inputs; (doc, window positions -> doc positions)
-    for i, doc_spans in enumerate(spans):
-        n = lengths[i]
-        body = input_ids[i, 1 : n - 1]
-        for s, e in doc_spans:
-            rows.append(torch.cat([input_ids[i, :1], body[s:e], input_ids[i, n - 1 : n]]))
-            doc_pos = torch.cat([torch.tensor([0]), torch.arange(s + 1, e + 1), torch.tensor([n - 1])])
-            index.append((i, doc_pos.to(input_ids.device)))
+    plans = ([[([0, *range(s + 1, e + 1), n - 1], [True] * (e - s + 2)) for s, e in doc_spans]
+              for doc_spans, n in zip(spans, lengths)] if spans is not None
+             else [window_plan(n, window, scheme) for n in lengths])
+    rows, index = [], []  # window inputs; (doc, kept window positions, their doc positions)
+    device = attention_mask.device
+    for i, plan in enumerate(plans):
+        for pos, keep in plan:
+            rows.append(source[i, torch.tensor(pos, device=device)])
+            kept = [j for j, k in enumerate(keep) if k]
+            index.append((i, torch.tensor(kept, device=device), torch.tensor([pos[j] for j in kept], device=device)))
     wlen = max(len(r) for r in rows)
-    win_ids = input_ids.new_zeros((len(rows), wlen))
+    win = source.new_zeros((len(rows), wlen, *source.shape[2:]))
     win_mask = attention_mask.new_zeros((len(rows), wlen))
     for j, r in enumerate(rows):
-        win_ids[j, : len(r)] = r
+        win[j, : len(r)] = r
         win_mask[j, : len(r)] = 1
-    out = model(input_ids=win_ids, attention_mask=win_mask, output_attentions=True)
+    out = model(**{key: win}, attention_mask=win_mask, output_attentions=True)
     hidden_w, att_w = out.last_hidden_state.float(), out.attentions[-1].float()
     heads = att_w.shape[1]
     hidden = hidden_w.new_zeros((batch, length, hidden_w.shape[-1]))
     count = hidden_w.new_zeros((batch, length, 1))
     att = att_w.new_zeros((batch, heads, length, length))
-    for j, (i, pos) in enumerate(index):
-        k = len(pos)
-        hidden[i].index_add_(0, pos, hidden_w[j, :k])
+    for j, (i, kept, pos) in enumerate(index):
+        hidden[i].index_add_(0, pos, hidden_w[j, kept])
         count[i][pos] += 1
         att_i = att[i]  # a view; indexing it keeps the head dimension first
-        att_i[:, pos.unsqueeze(1), pos.unsqueeze(0)] += att_w[j, :, :k, :k]
+        att_i[:, pos.unsqueeze(1), pos.unsqueeze(0)] += att_w[j][:, kept.unsqueeze(1), kept.unsqueeze(0)]
     hidden = hidden / count.clamp(min=1)
     att = att / (att.sum(-1, keepdim=True) + 1e-10)
     return hidden, att

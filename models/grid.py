@@ -82,12 +82,15 @@ class GridModel:
     """The shared front of the grid models (DocuNet, KD-DocRE): encode, pool every cell of each
     document's entity grid with ATLOP's localized context pooling, then the model's own ``head``."""
 
+    long_docs = "two_windows"  # models.encoder.window_plan's scheme; build_model sets cfg.long_docs
+
     def forward(
         self, input_ids: Any, attention_mask: Any, entity_pos: list[Any], hts: list[Any], **_: Any
     ) -> dict[str, Any]:
         from models.encoder import encode
 
-        seq, att = encode(self.encoder, input_ids, attention_mask, window=self.window)  # type: ignore[attr-defined]
+        seq, att = encode(self.encoder, input_ids, attention_mask, window=self.window,  # type: ignore[attr-defined]
+                          scheme=self.long_docs)
         counts = [len(e) for e in entity_pos]
         hs, ts, rs = self.pooled(seq.float(), att.float(), entity_pos,  # type: ignore[attr-defined]
                                  [full_pairs(n) for n in counts])

@@ -32,18 +32,20 @@ from envbench.core.seeding import derive_seed
 from envbench.formats.docred import read_docs
 from envbench.scoring.metrics import score, train_facts
 from etl.io import atomic_path, read_json, write_json_atomic
-from models.config import TrainConfig
-from models.data import build_features, collate, pair_twins
-from models.predict import (
+from models.checkpoints import (
     CHECKPOINT_FILE,
+    STATE_FILE,
     autocast_context,
     build_model,
-    infer,
     load_checkpoint,
     load_weights,
     resolve_device,
+    state_dict_of,
     use_bf16,
 )
+from models.config import TrainConfig
+from models.data import build_features, collate, pair_twins
+from models.predict import infer
 
 
 @dataclass
@@ -96,7 +98,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     cfg.encoder = check_encoder_path(cfg.encoder or default_encoder_path())
     cfg.emb_size = cfg.emb_size or hidden_size(cfg.encoder)  # 0 = the encoder's; the saved config says which
     out = Path(cfg.out)
-    state_file = out / "last" / "state.pt"
+    state_file = out / "last" / STATE_FILE
     if cfg.resume and state_file.is_file() and (out / "last" / "config.json").is_file():
         changed = cfg.resume_differences(read_json(out / "last" / "config.json", what="checkpoint config"))
         if changed:
@@ -149,7 +151,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     model = build_model(cfg, cfg.encoder, weights=True)
     if cfg.init_from:
         fix = "point init_from at an intact model.pt of a run with this encoder and emb_size"
-        load_weights(model, load_checkpoint(cfg.init_from, fix=fix), cfg.init_from, fix)
+        load_weights(model, state_dict_of(load_checkpoint(cfg.init_from, fix=fix), cfg.init_from), cfg.init_from, fix)
     model = model.to(device)
     raw_model = model
 
@@ -201,8 +203,8 @@ def train(cfg: TrainConfig) -> TrainResult:
     mb, step, best, last_eval, resumed_from = 0, 0, {}, {}, 0
     if cfg.resume and state_file.is_file():
         fresh = f"delete {out / 'last'} or pass --set resume=false to start over"
-        state = load_checkpoint(state_file, fix=f"it was cut short: {fresh}", full=True)
-        raw_model.load_state_dict(state["model"])
+        state = load_checkpoint(state_file, fix=f"it was cut short: {fresh}")
+        raw_model.load_state_dict(state_dict_of(state, state_file, key="model"))
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         mb, step, best, last_eval = state["micro_batch"], state["step"], state["best"], state["last_eval"]

@@ -24,9 +24,9 @@ Choices, and where they differ from the official DocRED-HWE code:
   the entity markers are accounted for: the official script indexes evidence spans without the
   [CLS] shift. Markers, [CLS] and [SEP] are not words and are never ranked.
 - **Long documents.** A document longer than the encoder window (512 wordpieces) is encoded as
-  the model always encodes it: overlapping windows whose hidden states are averaged
-  (``models.encoder.encode``). IG is taken with respect to the document-level embeddings, so a
-  word in the overlap gets its gradient through both windows and completeness still holds.
+  the run encodes it (its ``long_docs``, ``models.encoder.window_plan``). IG is taken with respect
+  to the document-level embeddings, so a word in the overlap gets its gradient through both
+  windows and completeness still holds.
   Wordpieces past ``max_length`` (1,024) are cut as in training; words that lose all their
   pieces this way (or have none) get no score and rank last, after every scored word; they are
   counted (``unscored_words``).
@@ -34,7 +34,13 @@ Choices, and where they differ from the official DocRED-HWE code:
   |sum - (F(x) - F(0))| is recorded; map.json reports its maximum and mean, relative to
   max(1, |F(x) - F(0)|), and how many facts exceed :data:`COMPLETENESS_TOLERANCE`.
 
-Ranks are stored per fact (the top 100 words) in ``OUT/attributions/<run>.jsonl``, one line per
+- **The metric.** ``--map official`` (the default) is DocRED-HWE's MAP, a hit at rank i adding 1/i,
+  with its saved elbow variant beside it; ``--map precision`` is the paper's equation (5)
+  (``envbench.scoring.hwe``). Both are computed and written to map.json; ``--map`` picks the one
+  printed and plotted. The elbow is found from the fact's top-100 *word* scores, where the
+  reference takes its top-100 wordpiece positions (markers and padding included).
+
+Ranks and scores are stored per fact (the top 100 words) in ``OUT/attributions/<run>.jsonl``, one line per
 document; a rerun with the same run, checkpoint weights and settings reuses those lines, so an
 interrupted measurement continues where it stopped. Documented use (a run trained on Re-DocRED
 dev): ``--exclude-titles-from dev_revised.json`` leaves the 339 test-side documents.
@@ -57,9 +63,11 @@ import click
 from envbench.core.errors import EnvbenchError
 from envbench.scoring.hwe import (
     HWE_HINT,
+    MAP_FORMS,
     MAX_K,
     SPAN_MODES,
     RunMap,
+    elbow_index,
     evidence_words,
     format_table,
     hwe_facts,
@@ -72,9 +80,9 @@ from envbench.scoring.hwe import (
     write_map_json,
 )
 from etl.io import dumps_json, sha256_file
+from models.checkpoints import CHECKPOINT_FILE, checkpoint_dir
 from models.data import REL2CLASS, RELATION_IDS, build_feature
 from models.data import word_pieces as data_word_pieces
-from models.predict import CHECKPOINT_FILE, checkpoint_dir
 
 TOP_K = 4  # a fact counts when its gold relation is among the model's 4 best relations (DocRED-HWE's topk)
 # |sum of attributions - (F(x) - F(0))| / max(1, |F(x) - F(0)|). Measured at 10 steps: <= 1.2% with a random
@@ -82,7 +90,7 @@ TOP_K = 4  # a fact counts when its gold relation is among the model's 4 best re
 # (30 steps: < 1%). Facts over it are counted and the command says to raise --steps.
 COMPLETENESS_TOLERANCE = 0.05
 CHECKPOINT = "best"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: each fact's top_scores (for the official MAP's elbow)
 
 
 # --- words and wordpieces ------------------------------------------------------------------------
@@ -143,43 +151,16 @@ def top_relation_classes(logits: Sequence[float], k: int = TOP_K) -> list[int]:
 
 # --- the model on embeddings ---------------------------------------------------------------------
 
-def encode_embeddings(encoder: Any, embeds: Any, window: int) -> tuple[Any, Any]:
+def encode_embeddings(encoder: Any, embeds: Any, window: int, scheme: str = "two_windows") -> tuple[Any, Any]:
     """``models.encoder.encode`` for rows of one document given as word embeddings [R, L, H] (no padding).
 
-    Rows longer than ``window`` use the same overlapping windows; gradients reach the
-    document-level embeddings through every window that holds a position.
+    Rows longer than ``window`` are windowed as in training (``scheme``, the run's ``long_docs``);
+    gradients reach the document-level embeddings through every window that holds a position.
     """
-    import torch
+    from models.encoder import encode
 
-    from models.encoder import window_spans
-
-    rows, length, hidden_size = embeds.shape
-    mask = embeds.new_ones((rows, length))
-    if length <= window:
-        out = encoder(inputs_embeds=embeds, attention_mask=mask, output_attentions=True)
-        return out.last_hidden_state, out.attentions[-1]
-    spans = window_spans(length - 2, window)
-    device = embeds.device
-    positions = [torch.cat([torch.tensor([0]), torch.arange(s + 1, e + 1), torch.tensor([length - 1])]).to(device)
-                 for s, e in spans]
-    win = torch.stack([embeds[:, pos] for pos in positions], dim=1)  # [R, W, w, H]
-    wlen = win.shape[2]
-    win = win.reshape(rows * len(spans), wlen, hidden_size)
-    out = encoder(inputs_embeds=win, attention_mask=win.new_ones((win.shape[0], wlen)), output_attentions=True)
-    hidden_w = out.last_hidden_state.float().view(rows, len(spans), wlen, -1)
-    att_w = out.attentions[-1].float()
-    heads = att_w.shape[1]
-    att_w = att_w.view(rows, len(spans), heads, wlen, wlen)
-    hidden = hidden_w.new_zeros((rows, length, hidden_w.shape[-1]))
-    count = hidden_w.new_zeros((length, 1))
-    att = att_w.new_zeros((rows, heads, length, length))
-    for j, pos in enumerate(positions):
-        hidden = hidden.index_add(1, pos, hidden_w[:, j])
-        count[pos] += 1
-        att[:, :, pos.unsqueeze(1), pos.unsqueeze(0)] += att_w[:, j]
-    hidden = hidden / count.clamp(min=1)
-    att = att / (att.sum(-1, keepdim=True) + 1e-10)
-    return hidden, att
+    mask = embeds.new_ones(embeds.shape[:2], dtype=embeds.dtype).long()
+    return encode(encoder, None, mask, window, scheme=scheme, inputs_embeds=embeds)
 
 
 def logits_from_embeddings(model: Any, embeds: Any, entity_pos: list[list[int]], pairs: list[tuple[int, int]]) -> Any:
@@ -193,7 +174,7 @@ def logits_from_embeddings(model: Any, embeds: Any, entity_pos: list[list[int]],
     import torch
 
     rows = embeds.shape[0]
-    seq, att = encode_embeddings(model.encoder, embeds, model.window)
+    seq, att = encode_embeddings(model.encoder, embeds, model.window, model.long_docs)
     seq, att = seq.float(), att.float()
     flat = [p for pos in entity_pos for p in pos]
     index = torch.tensor(flat, device=seq.device)
@@ -314,7 +295,9 @@ def attribute_document(model: Any, tokenizer: Any, cfg: Any, doc: dict[str, Any]
         attr = integrated_gradients(model, x, feat.entity_pos, targets, steps=steps, step_batch=step_batch)
         for rec, row in zip(kept, attr.tolist()):
             rec["attr_sum"] = sum(row)
-            rec["ranking"] = rank_words(word_scores(row, pieces))
+            scores = word_scores(row, pieces)
+            rec["ranking"] = rank_words(scores)
+            rec["top_scores"] = [round(scores[i], 6) for i in rec["ranking"] if scores[i] is not None]
     return {"title": doc["title"], "words": word_count(doc), "wordpieces": len(input_ids),
             "windows": len(input_ids) > cfg.window, "cut": feat.cut, "unscored_words": sum(not p for p in pieces),
             "seconds": round(time.time() - t0, 3), "facts": records}
@@ -345,6 +328,7 @@ class UnderstandResult:
     runs: list[RunMap]
     selection: dict[str, int]
     spans: str
+    map_form: str = "official"
     files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -407,10 +391,16 @@ def _train_overlap(cfg: Any, titles: set[str], run: str) -> list[str]:
 
 def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out: str | os.PathLike[str], *, max_docs: int = 0,
                steps: int = 10, exclude_titles_from: Sequence[str] = (), spans: str = "all", device: str = "cpu",
-               threads: int = 0, step_batch: int = 0, progress: bool = True) -> UnderstandResult:
-    """MAP(K) of each run's IG word rankings against DocRED-HWE's evidence words; writes map.json and map.png."""
+               threads: int = 0, step_batch: int = 0, progress: bool = True, map_form: str = "official"
+               ) -> UnderstandResult:
+    """MAP(K) of each run's IG word rankings against DocRED-HWE's evidence words; writes map.json and map.png.
+
+    Both MAP forms (``MAP_FORMS``) are computed for both span modes; ``map_form`` and ``spans`` pick
+    the curves plotted."""
     if spans not in SPAN_MODES:
         raise EnvbenchError(f"--spans {spans}: use one of {', '.join(SPAN_MODES)}")
+    if map_form not in MAP_FORMS:
+        raise EnvbenchError(f"--map {map_form}: use one of {', '.join(MAP_FORMS)}")
     if steps < 1:
         raise EnvbenchError(f"--steps {steps}: use at least 1 interpolation step (default 10)")
     for run in runs:
@@ -425,7 +415,7 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
     import torch
     from tqdm import tqdm
 
-    from models.predict import load_run, resolve_device
+    from models.checkpoints import load_run, resolve_device
 
     if threads:
         torch.set_num_threads(threads)
@@ -471,9 +461,9 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
                     fh.write(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
         seconds = time.time() - t0
         by_title = {d["title"]: d for d in sel.docs}
-        curves = {}
+        curves: dict[str, dict[str, dict[str, list[float]]]] = {form: {} for form in MAP_FORMS}
         for mode in SPAN_MODES:
-            items, words = [], []
+            items, words, elbows = [], [], []
             for rec in records:
                 doc = by_title[rec["title"]]
                 facts = {f.label_index: f for f in hwe_facts(doc)}
@@ -481,7 +471,10 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
                     if f["kept"]:
                         items.append((f["ranking"], evidence_words(doc, facts[f["label"]], mode)))
                         words.append(rec["words"])
-            curves[mode] = map_curves(items, words=words)
+                        elbows.append(elbow_index(f["top_scores"]))
+            for form in MAP_FORMS:
+                curves[form][mode] = map_curves(items, words=words, form=form,
+                                                elbows=elbows if form == "official" else None)
         kept = sum(f["kept"] for rec in records for f in rec["facts"])
         comp = completeness(records)
         if not kept:
@@ -508,13 +501,13 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
         results.append(RunMap(run, label, sel.facts, kept, curves, extra))
         del model
     settings = {"hwe": str(hwe), "steps": steps, "quadrature": "gauss-legendre", "baseline": "zero word embeddings",
-                "top_k": TOP_K, "spans": spans, "max_docs": max_docs, "checkpoint": CHECKPOINT,
+                "top_k": TOP_K, "spans": spans, "map": map_form, "max_docs": max_docs, "checkpoint": CHECKPOINT,
                 "exclude_titles_from": [str(p) for p in exclude_titles_from], "selection": sel.as_dict(),
                 "completeness_tolerance": COMPLETENESS_TOLERANCE}
     write_map_json(out_p / "map.json", results, settings)
-    title = f"MAP(K) on DocRED-HWE: {len(sel.docs)} documents, {spans} keyword spans"
-    plot_map(out_p / "map.png", results, spans, title)
-    return UnderstandResult(str(out_p), results, sel.as_dict(), spans,
+    title = f"{map_form} MAP(K) on DocRED-HWE: {len(sel.docs)} documents, {spans} keyword spans"
+    plot_map(out_p / "map.png", results, spans, title, map_form)
+    return UnderstandResult(str(out_p), results, sel.as_dict(), spans, map_form,
                             [str(out_p / "map.json"), str(out_p / "map.png")], warnings)
 
 
@@ -532,9 +525,12 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
               help="DocRED-format file whose titles are left out, e.g. the runs' training file (repeatable).")
 @click.option("--spans", default="all", show_default=True, type=click.Choice(list(SPAN_MODES)),
               help="Evidence words: all keyword spans of a fact, or only the last one (the official script).")
+@click.option("--map", "map_form", default="official", show_default=True, type=click.Choice(list(MAP_FORMS)),
+              help="MAP form printed and plotted: official (DocRED-HWE's code: a hit at rank i adds 1/i; with its "
+                   "elbow variant) or precision (the paper's equation 5: a hit adds precision@i). map.json has both.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N (auto picks cuda if present).")
 @click.option("--threads", default=0, type=int, help="torch CPU threads (0 = torch's default).")
-def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, device, threads) -> None:
+def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, device, threads) -> None:
     """MAP(K): do a run's integrated-gradients word rankings match DocRED-HWE's human evidence words?
 
     Writes OUT/map.json (MAP(K), K = 1..100, per run; facts kept; settings), OUT/map.png and
@@ -560,16 +556,21 @@ def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, device, thr
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     r = measure_understanding(list(runs), hwe_path, out, max_docs=max_docs, steps=steps, exclude_titles_from=list(exclude),
-                   spans=spans, device=device, threads=threads, progress=sys.stderr.isatty())
+                   spans=spans, device=device, threads=threads, progress=sys.stderr.isatty(), map_form=map_form)
     sel = r.selection
     click.echo(f"{sel['documents']} documents, {sel['facts']} facts ({sel['excluded']} documents excluded, "
                f"{sel['without_labels']} without labels, {sel['cut_by_max_docs']} past --max-docs); "
                f"IG with {steps} steps; a fact counts when its relation is in the model's top {TOP_K}")
-    click.echo(f"MAP(K), evidence = {spans} keyword spans of each fact:")
-    click.echo(format_table(r.runs, spans))
+    click.echo(f"{map_form} MAP(K), evidence = {spans} keyword spans of each fact:")
+    click.echo(format_table(r.runs, spans, map_form))
     other = "last" if spans == "all" else "all"
     click.echo(f"with {other} keyword spans: " + "; ".join(
-        f"{m.label} K=1 {m.curves[other]['model'][0]:.4f} K=10 {m.curves[other]['model'][9]:.4f}" for m in r.runs))
+        f"{m.label} K=1 {m.curves[map_form][other]['model'][0]:.4f} K=10 {m.curves[map_form][other]['model'][9]:.4f}"
+        for m in r.runs))
+    alt = "precision" if map_form == "official" else "official"
+    click.echo(f"{alt} MAP: " + "; ".join(
+        f"{m.label} K=1 {m.curves[alt][spans]['model'][0]:.4f} K=10 {m.curves[alt][spans]['model'][9]:.4f}"
+        for m in r.runs))
     for m in r.runs:
         c = m.extra["completeness"]
         if c["facts"]:

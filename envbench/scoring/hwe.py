@@ -5,14 +5,26 @@ DocRED-HWE (``dev_keys_new.json``) is DocRED dev (699 documents) where each labe
 fact. A model "understands" a fact when the words its attribution ranks highest are those words.
 
 Words are the document's tokens (``sents``), numbered in reading order across sentences (word
-``i`` of the flat list); an attribution method ranks them, and this module scores the rankings:
+``i`` of the flat list); an attribution method ranks them, and this module scores the rankings in
+one of two forms (``form``, ``envbench understand --map``):
 
-    MAP(K) = (1/T) sum_t AP_t(K),   AP_t(K) = (1/K) sum_{i<=K} P_t(i) * 1_t(i)
+- ``official``, the default, as DocRED-HWE's ``MAP_metric.py`` computes it: a hit at rank i adds 1/i,
 
-where T is the number of facts measured, P_t(i) the precision of the top-i words against fact
-t's evidence words and 1_t(i) whether the i-th word is one. Because of the 1/K, a fact with n
-evidence words scores at most min(K, n) / K (a perfect ranking): :func:`ideal_ap_curve`. The
-chance level, a random ranking's expected AP, is :func:`random_ap_curve`.
+      AP_t(K) = (1/K) sum_{i<=K} 1_t(i) / i
+
+  and its saved ("new") variant caps the rank at the fact's elbow: a hit at rank i adds
+  1 / min(i, m_t + 1), where m_t is :func:`elbow_index` of the fact's top-100 attribution scores.
+  Example: 3 evidence words at ranks 1, 2 and 5, K = 10: (1 + 1/2 + 1/5) / 10 = 0.17; a perfect
+  ranking (1 + 1/2 + 1/3) / 10 = 0.183.
+- ``precision``, the paper's equation (5): a hit adds the precision of the top i words,
+
+      AP_t(K) = (1/K) sum_{i<=K} P_t(i) 1_t(i);   the example scores (1 + 1 + 3/5) / 10 = 0.26, a perfect ranking 0.3.
+
+MAP(K) = (1/T) sum_t AP_t(K) over the T facts measured, 1_t(i) being whether the i-th word is one
+of fact t's evidence words. Because of the 1/K, a fact with n evidence words scores at most
+min(K, n) / K in the precision form and H(min(K, n)) / K (H the harmonic number) in the official
+one: :func:`ideal_ap_curve`. The chance level, a random ranking's expected AP, is
+:func:`random_ap_curve`.
 
 Evidence words are the union of all of a fact's keyword spans by default (``spans="all"``); the
 official script keeps only the last span of each fact (``spans="last"``), offered for comparison.
@@ -41,6 +53,7 @@ from etl.io import write_bytes_atomic, write_json_atomic
 MAX_K = 100  # MAP(K) is computed for K = 1..MAX_K, as the official script does
 TABLE_KS: tuple[int, ...] = (1, 5, 10, 20, 50)
 SPAN_MODES: tuple[str, ...] = ("all", "last")
+MAP_FORMS: tuple[str, ...] = ("official", "precision")  # see the module docstring; official first, the default
 HWE_HINT = "pass DocRED-HWE's dev_keys_new.json (../shared/data/docred-hwe/dev_keys_new.json)"
 
 
@@ -138,39 +151,137 @@ def select_documents(docs: Sequence[Doc], *, exclude_titles: Iterable[str] = (),
 
 # --- the metric ---------------------------------------------------------------------------------
 
-def ap_curve(ranking: Sequence[int], relevant: frozenset[int] | set[int], max_k: int = MAX_K) -> list[float]:
+def _check_form(form: str) -> None:
+    if form not in MAP_FORMS:
+        raise ValueError(f"form={form!r}; use one of {MAP_FORMS}")
+
+
+def ap_curve(ranking: Sequence[int], relevant: frozenset[int] | set[int], max_k: int = MAX_K,
+             form: str = "precision", elbow: int | None = None) -> list[float]:
     """AP(K) for K = 1..max_k of one ranking (word indices, best first) against the evidence words.
 
+    ``form="precision"``: a hit at rank i adds P(i); ``"official"``: it adds 1/i, or with ``elbow``
+    (the 0-based elbow index m of :func:`elbow_index`) 1 / min(i, m + 1), as DocRED-HWE's saved MAP.
     A ranking shorter than K (a document of fewer than K words) contributes nothing past its end;
     the 1/K stays, as in the formula.
     """
+    _check_form(form)
     out, hits, total = [], 0, 0.0
     for i in range(1, max_k + 1):
         if i <= len(ranking) and ranking[i - 1] in relevant:
             hits += 1
-            total += hits / i  # P(i) * 1(i)
+            if form == "precision":
+                total += hits / i  # P(i) * 1(i)
+            else:
+                total += 1 / (i if elbow is None else min(i, elbow + 1))
         out.append(total / i)
     return out
 
 
-def ideal_ap_curve(n_relevant: int, max_k: int = MAX_K) -> list[float]:
-    """AP(K) of a perfect ranking (all n evidence words first): min(K, n) / K."""
-    return [min(k, n_relevant) / k for k in range(1, max_k + 1)]
+def ideal_ap_curve(n_relevant: int, max_k: int = MAX_K, form: str = "precision") -> list[float]:
+    """AP(K) of a perfect ranking (all n evidence words first): min(K, n) / K, or H(min(K, n)) / K officially."""
+    _check_form(form)
+    if form == "precision":
+        return [min(k, n_relevant) / k for k in range(1, max_k + 1)]
+    out, total = [], 0.0
+    for k in range(1, max_k + 1):
+        if k <= n_relevant:
+            total += 1 / k
+        out.append(total / k)
+    return out
 
 
-def random_ap_curve(n_relevant: int, n_words: int, max_k: int = MAX_K) -> list[float]:
+def random_ap_curve(n_relevant: int, n_words: int, max_k: int = MAX_K, form: str = "precision") -> list[float]:
     """Expected AP(K) of a uniformly random ranking of n_words words, n_relevant of them evidence.
 
-    The i-th word is evidence with probability n/N and, given that, the i - 1 before it hold
-    (i - 1)(n - 1)/(N - 1) evidence words on average: E[P(i) 1(i)] = (n/N)(1 + (i-1)(n-1)/(N-1)) / i.
+    The i-th word is evidence with probability n/N. Officially it then adds 1/i:
+    E = (n/N) / i. In the precision form, given that, the i - 1 before it hold (i - 1)(n - 1)/(N - 1)
+    evidence words on average: E[P(i) 1(i)] = (n/N)(1 + (i-1)(n-1)/(N-1)) / i.
     """
+    _check_form(form)
     n, big_n = n_relevant, n_words
     out, total = [], 0.0
     for i in range(1, max_k + 1):
         if i <= big_n and big_n:
-            total += (n / big_n) * (1 + (i - 1) * (n - 1) / max(big_n - 1, 1)) / i
+            if form == "precision":
+                total += (n / big_n) * (1 + (i - 1) * (n - 1) / max(big_n - 1, 1)) / i
+            else:
+                total += (n / big_n) / i
         out.append(total / i)
     return out
+
+
+def _not_a_knot_spline(y: Sequence[float], h: float) -> Any:
+    """The cubic spline with not-a-knot ends through (i h, y_i), i = 0..n-1 (n >= 4), as a function of x.
+
+    With second derivatives M_i the interior conditions are M_{i-1} + 4 M_i + M_{i+1} = d_i,
+    d_i = 6 (y_{i+1} - 2 y_i + y_{i-1}) / h^2; not-a-knot (a continuous third derivative at x_1 and
+    x_{n-2}) is M_0 - 2 M_1 + M_2 = 0, which with the first interior row gives 6 M_1 = d_1 (and likewise
+    at the other end); the rows between are tridiagonal (Thomas algorithm).
+    """
+    n = len(y)
+    d = [0.0] + [6 * (y[i + 1] - 2 * y[i] + y[i - 1]) / (h * h) for i in range(1, n - 1)] + [0.0]
+    m = [0.0] * n
+    m[1], m[n - 2] = d[1] / 6, d[n - 2] / 6
+    lo, hi = 2, n - 3  # unknowns M_lo..M_hi
+    if hi >= lo:
+        rhs = [d[i] for i in range(lo, hi + 1)]
+        rhs[0] -= m[1]
+        rhs[-1] -= m[n - 2]
+        size = len(rhs)
+        c_prime, d_prime = [0.0] * size, [0.0] * size
+        c_prime[0], d_prime[0] = 1 / 4, rhs[0] / 4
+        for j in range(1, size):
+            denom = 4 - c_prime[j - 1]
+            c_prime[j] = 1 / denom
+            d_prime[j] = (rhs[j] - d_prime[j - 1]) / denom
+        sol = [0.0] * size
+        sol[-1] = d_prime[-1]
+        for j in range(size - 2, -1, -1):
+            sol[j] = d_prime[j] - c_prime[j] * sol[j + 1]
+        m[lo : hi + 1] = sol
+    m[0] = 2 * m[1] - m[2]
+    m[n - 1] = 2 * m[n - 2] - m[n - 3]
+
+    def f(x: float) -> float:
+        i = min(max(int(x // h), 0), n - 2)
+        a, b = (i + 1) * h - x, x - i * h
+        return (m[i] * a**3 + m[i + 1] * b**3) / (6 * h) + (y[i] / h - m[i] * h / 6) * a + (y[i + 1] / h - m[i + 1] * h / 6) * b
+
+    return f
+
+
+def elbow_index(scores: Sequence[float], max_k: int = MAX_K) -> int:
+    """The elbow m of DocRED-HWE's saved MAP, from a fact's attribution scores (any order).
+
+    As ``MAP_metric.py`` does: the ``max_k`` highest scores (padded with 0, the attribution of a
+    padding position, when there are fewer), scaled by 1 / sum(s^2) and sorted descending, are
+    interpolated by a cubic spline (not-a-knot, as scipy's ``interp1d(kind="cubic")``) over
+    ``max_k`` points spread evenly on [0, max_k]. Its first and second derivatives are taken by
+    central differences (step 0.1) at x = 0.1, 0.2, ..., 0.1 max_k, indexed j = 0..max_k-1. m is the
+    first j where the first derivative changes sign (else the j where it is nearest 0), moved to the
+    first j >= m where the second derivative is negative and changes sign, if any. m is an index
+    on that 0.1-spaced grid, yet the reference compares it with 0-based ranks, and so does
+    :func:`ap_curve`.
+    """
+    top = sorted(scores, reverse=True)[:max_k]
+    top += [0.0] * (max_k - len(top))
+    norm = sum(v * v for v in top)
+    if not norm:  # the reference divides by 0 here: NaN derivatives, and its argmin picks index 0
+        return 0
+    top = sorted((v / norm for v in top), reverse=True)
+    f = _not_a_knot_spline(top, max_k / (max_k - 1))
+    dx = 0.1
+    one, two = [], []
+    for j in range(max_k):
+        x = dx + dx * j
+        lo, mid, hi = f(x - dx), f(x), f(x + dx)
+        one.append((hi - lo) / (2 * dx))
+        two.append((hi - 2 * mid + lo) / (dx * dx))
+    m = next((j for j in range(max_k - 1) if one[j] * one[j + 1] < 0), None)
+    if m is None:
+        m = min(range(max_k), key=lambda j: (abs(one[j]), j))
+    return next((j for j in range(m, max_k - 1) if two[j] < 0 and two[j] * two[j + 1] < 0), m)
 
 
 def mean_curve(curves: Sequence[Sequence[float]], max_k: int = MAX_K) -> list[float]:
@@ -181,20 +292,30 @@ def mean_curve(curves: Sequence[Sequence[float]], max_k: int = MAX_K) -> list[fl
 
 
 def map_curves(facts: Iterable[tuple[Sequence[int], frozenset[int]]], max_k: int = MAX_K,
-               words: Sequence[int] | None = None) -> dict[str, list[float]]:
+               words: Sequence[int] | None = None, form: str = "precision",
+               elbows: Sequence[int] | None = None) -> dict[str, list[float]]:
     """MAP(K) of the model's rankings and of a perfect ranking of the same facts; with ``words``
-    (each fact's document length) also the expected MAP(K) of a random ranking (chance level)."""
-    model, ideal, sizes = [], [], []
-    for ranking, relevant in facts:
-        model.append(ap_curve(ranking, relevant, max_k))
-        ideal.append(ideal_ap_curve(len(relevant), max_k))
+    (each fact's document length) also the expected MAP(K) of a random ranking (chance level); in the
+    official form with ``elbows`` (each fact's :func:`elbow_index`) also ``elbow``, the saved variant."""
+    _check_form(form)
+    model, ideal, sizes, capped = [], [], [], []
+    facts = list(facts)
+    if elbows is not None and len(elbows) != len(facts):
+        raise ValueError(f"{len(elbows)} elbows for {len(facts)} facts")
+    for fi, (ranking, relevant) in enumerate(facts):
+        model.append(ap_curve(ranking, relevant, max_k, form))
+        ideal.append(ideal_ap_curve(len(relevant), max_k, form))
         sizes.append(len(relevant))
+        if elbows is not None and form == "official":
+            capped.append(ap_curve(ranking, relevant, max_k, form, elbow=elbows[fi]))
     out = {"model": [round(x, 6) for x in mean_curve(model, max_k)],
            "ideal": [round(x, 6) for x in mean_curve(ideal, max_k)]}
+    if elbows is not None and form == "official":
+        out["elbow"] = [round(x, 6) for x in mean_curve(capped, max_k)]
     if words is not None:
         if len(words) != len(sizes):
             raise ValueError(f"{len(words)} document lengths for {len(sizes)} facts")
-        chance = [random_ap_curve(n, big_n, max_k) for n, big_n in zip(sizes, words)]
+        chance = [random_ap_curve(n, big_n, max_k, form) for n, big_n in zip(sizes, words)]
         out["random"] = [round(x, 6) for x in mean_curve(chance, max_k)]
     return out
 
@@ -209,7 +330,7 @@ class RunMap:
     label: str  # short unique name for tables and the plot
     facts_total: int  # facts of the measured documents
     facts_kept: int  # facts whose gold relation is among the model's top-k relations
-    curves: dict[str, dict[str, list[float]]]  # span mode -> {"model": [...], "ideal": [...]}
+    curves: dict[str, dict[str, dict[str, list[float]]]]  # form -> span mode -> {"model": [...], "ideal": [...], ...}
     extra: dict[str, Any] = field(default_factory=dict)  # completeness, timing, above-threshold count, ...
 
     def as_dict(self) -> dict[str, Any]:
@@ -218,19 +339,23 @@ class RunMap:
 
 
 def write_map_json(path: str | os.PathLike[str], runs: Sequence[RunMap], settings: Mapping[str, Any]) -> None:
-    """map.json: MAP(K), K = 1..100 (list index K - 1), per run and span mode, beside the settings."""
+    """map.json: MAP(K), K = 1..100 (list index K - 1), per run, MAP form and span mode, beside the settings."""
     write_json_atomic(path, {"settings": dict(settings), "k": list(range(1, MAX_K + 1)),
                              "runs": [r.as_dict() for r in runs]}, indent=True)
 
 
-def format_table(runs: Sequence[RunMap], spans: str, ks: Sequence[int] = TABLE_KS) -> str:
-    """MAP at a few K per run, each run followed by the ideal (and chance) curves of its own facts."""
+def format_table(runs: Sequence[RunMap], spans: str, form: str = "official", ks: Sequence[int] = TABLE_KS) -> str:
+    """MAP at a few K per run, each run followed by the ideal (and chance) curves of its own facts, and in the
+    official form by its elbow variant."""
     width = max([len(r.label) for r in runs] + [len("ideal (perfect ranking)") + 2])
     head = f"{'run':<{width}}  {'facts':>6}  " + "  ".join(f"{'K=' + str(k):>6}" for k in ks)
     lines = [head]
     for r in runs:
-        c = r.curves[spans]
+        c = r.curves[form][spans]
         lines.append(f"{r.label:<{width}}  {r.facts_kept:>6}  " + "  ".join(f"{c['model'][k - 1]:>6.4f}" for k in ks))
+        if "elbow" in c:
+            lines.append(f"{'  elbow variant (saved)':<{width}}  {'':>6}  "
+                         + "  ".join(f"{c['elbow'][k - 1]:>6.4f}" for k in ks))
         lines.append(f"{'  ideal (perfect ranking)':<{width}}  {'':>6}  "
                      + "  ".join(f"{c['ideal'][k - 1]:>6.4f}" for k in ks))
         if "random" in c:
@@ -239,8 +364,9 @@ def format_table(runs: Sequence[RunMap], spans: str, ks: Sequence[int] = TABLE_K
     return "\n".join(lines)
 
 
-def plot_map(path: str | os.PathLike[str], runs: Sequence[RunMap], spans: str, title: str) -> Path:
-    """map.png: every run's MAP(K) (solid), its ideal (dashed) and chance (dotted) curves, same colour."""
+def plot_map(path: str | os.PathLike[str], runs: Sequence[RunMap], spans: str, title: str, form: str = "official") -> Path:
+    """map.png: every run's MAP(K) (solid; its elbow variant dash-dotted), its ideal (dashed) and chance (dotted)
+    curves, same colour."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -249,11 +375,13 @@ def plot_map(path: str | os.PathLike[str], runs: Sequence[RunMap], spans: str, t
     ks = list(range(1, MAX_K + 1))
     fig, ax = plt.subplots(figsize=(6.4, 4), dpi=100)
     for i, r in enumerate(runs):
-        colour = f"C{i % 10}"
-        ax.plot(ks, r.curves[spans]["model"], "-", color=colour, label=f"{r.label} ({r.facts_kept} facts)")
-        ax.plot(ks, r.curves[spans]["ideal"], "--", color=colour, linewidth=0.8, label=f"{r.label}: ideal")
-        if "random" in r.curves[spans]:
-            ax.plot(ks, r.curves[spans]["random"], ":", color=colour, linewidth=0.8, label=f"{r.label}: random")
+        colour, c = f"C{i % 10}", r.curves[form][spans]
+        ax.plot(ks, c["model"], "-", color=colour, label=f"{r.label} ({r.facts_kept} facts)")
+        if "elbow" in c:
+            ax.plot(ks, c["elbow"], "-.", color=colour, linewidth=0.8, label=f"{r.label}: elbow variant")
+        ax.plot(ks, c["ideal"], "--", color=colour, linewidth=0.8, label=f"{r.label}: ideal")
+        if "random" in c:
+            ax.plot(ks, c["random"], ":", color=colour, linewidth=0.8, label=f"{r.label}: random")
     ax.set_xlabel("K (top words)")
     ax.set_ylabel("MAP(K)")
     ax.set_title(title, fontsize=10)

@@ -107,7 +107,7 @@ def test_two_window_path_equals_one_window_on_a_short_doc(tiny_encoder: Path) ->
         assert torch.allclose(x, y, atol=1e-5)
 
 
-def test_mentions_past_the_first_window_are_encoded(tmp_path: Path) -> None:
+def test_mentions_past_the_first_window_are_encoded_by_overlapping_windows(tmp_path: Path) -> None:
     docs = tiny_docs(1)
     enc_dir = make_tiny_encoder(tmp_path / "enc", docs)
     tok = load_tokenizer(str(enc_dir))
@@ -116,7 +116,8 @@ def test_mentions_past_the_first_window_are_encoded(tmp_path: Path) -> None:
     assert len(f.input_ids) > 12 and max(p for ps in f.entity_pos for p in ps) > 12
     b = collate([f])
     with torch.no_grad():
-        seq, att = encode(model.encoder, b["input_ids"], b["attention_mask"], window=12)
+        seq, att = encode(model.encoder, b["input_ids"], b["attention_mask"], window=12, scheme="overlap")
+        model.long_docs = "overlap"
         out = model(b["input_ids"], b["attention_mask"], b["entity_pos"], b["hts"])
     assert seq.shape[1] == len(f.input_ids)
     assert (seq.abs().sum(-1) > 0).all()  # every position, incl. those past the first window

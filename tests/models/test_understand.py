@@ -233,17 +233,28 @@ def test_understand_end_to_end(tiny_run: dict[str, Path], tmp_path: Path) -> Non
     lines = r.stdout.splitlines()
     assert lines[0] == ("4 documents, 12 facts (2 documents excluded, 0 without labels, 0 past --max-docs); IG with 4 "
                         "steps; a fact counts when its relation is in the model's top 4")
-    assert lines[1] == "MAP(K), evidence = all keyword spans of each fact:"
+    assert lines[1] == "official MAP(K), evidence = all keyword spans of each fact:"
     assert lines[2].split() == ["run", "facts", "K=1", "K=5", "K=10", "K=20", "K=50"]
-    assert [ln.split()[0] for ln in lines[3:9]] == ["run#1", "ideal", "random", "run#2", "ideal", "random"]
+    assert [ln.split()[0] for ln in lines[3:11]] == ["run#1", "elbow", "ideal", "random",
+                                                     "run#2", "elbow", "ideal", "random"]
+    assert lines[12].startswith("precision MAP: run#1 K=1 ")
     data = json.loads((out / "map.json").read_text())
     assert data["settings"]["selection"]["documents"] == 4 and data["settings"]["steps"] == 4
+    assert data["settings"]["map"] == "official"
     a, b = data["runs"]
     assert a["map"] == b["map"] and a["facts_total"] == 12 and 0 < a["facts_kept"] <= 12
-    assert set(a["map"]) == {"all", "last"} and set(a["map"]["all"]) == {"model", "ideal", "random"}
-    assert len(a["map"]["all"]["model"]) == 100
-    assert all(c <= i + 1e-9 for c, i in zip(a["map"]["all"]["random"], a["map"]["all"]["ideal"]))
-    assert all(m <= i + 1e-9 for m, i in zip(a["map"]["all"]["model"], a["map"]["all"]["ideal"]))
+    assert set(a["map"]) == {"official", "precision"} and set(a["map"]["official"]) == {"all", "last"}
+    assert set(a["map"]["official"]["all"]) == {"model", "elbow", "ideal", "random"}
+    assert set(a["map"]["precision"]["all"]) == {"model", "ideal", "random"}
+    official, precision = a["map"]["official"]["all"], a["map"]["precision"]["all"]
+    assert len(official["model"]) == 100
+    for c in (official, precision):
+        assert all(r <= i + 1e-9 for r, i in zip(c["random"], c["ideal"]))
+        assert all(m <= i + 1e-9 for m, i in zip(c["model"], c["ideal"]))
+    # a hit adds 1/i officially and hits/i >= 1/i in the precision form; at K = 1 the two agree
+    assert official["model"][0] == precision["model"][0]
+    assert all(o <= p + 1e-9 for o, p in zip(official["model"], precision["model"]))
+    assert all(o <= e + 1e-9 for o, e in zip(official["model"], official["elbow"]))  # the elbow caps the rank
     assert a["completeness"]["facts"] == a["facts_kept"] and a["completeness"]["max_rel_error"] < 1e-2
     assert (out / "map.png").read_bytes()[:4] == b"\x89PNG"
     recs = [json.loads(x) for x in Path(a["attributions"]).read_text().splitlines()[1:]]
@@ -251,6 +262,12 @@ def test_understand_end_to_end(tiny_run: dict[str, Path], tmp_path: Path) -> Non
     kept = [f for x in recs for f in x["facts"] if f["kept"]]
     n_words = sum(len(s) for s in tiny_docs(1)[0]["sents"])  # 21: fewer than 100, so every word is ranked
     assert kept and all(sorted(f["ranking"]) == list(range(n_words)) for f in kept)
+    assert all(len(f["top_scores"]) == n_words and f["top_scores"] == sorted(f["top_scores"], reverse=True)
+               for f in kept)
+    r = _invoke([*args, "--map", "precision"])  # the cached attributions, the other form printed
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1] == "precision MAP(K), evidence = all keyword spans of each fact:"
+    assert json.loads((out / "map.json").read_text())["runs"][0]["documents_computed"] == 0
     # a rerun reuses the attributions (and keeps those it does not need); --max-docs keeps the first documents
     r = _invoke([*args, "--max-docs", "1"])
     assert r.exit_code == 0, r.output

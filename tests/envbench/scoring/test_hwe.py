@@ -14,6 +14,7 @@ from envbench.scoring.hwe import (
     HweFact,
     RunMap,
     ap_curve,
+    elbow_index,
     evidence_words,
     format_table,
     hwe_facts,
@@ -98,6 +99,81 @@ def test_short_document_and_the_mean_over_facts() -> None:
     assert len(map_curves([([0], frozenset({0}))])["model"]) == MAX_K
 
 
+# --- the official form (DocRED-HWE's MAP_metric.py), worked by hand from its formula ---
+# a hit at rank i adds 1/i; the saved variant adds 1/min(i, m + 1), m the fact's 0-based elbow index
+
+RANKS_1_2_5 = [10, 11, 0, 1, 12, 2, 3, 4, 5, 6]  # evidence words 10, 11, 12 at ranks 1, 2 and 5
+
+
+def test_the_official_form_by_hand() -> None:
+    evidence = frozenset({10, 11, 12})
+    official = ap_curve(RANKS_1_2_5, evidence, max_k=10, form="official")
+    assert official[0] == pytest.approx(1.0)  # K=1: 1/1
+    assert official[1] == pytest.approx((1 + 1 / 2) / 2)  # 0.75
+    assert official[4] == pytest.approx((1 + 1 / 2 + 1 / 5) / 5)  # 0.34
+    assert official[9] == pytest.approx(0.17)  # (1 + 1/2 + 1/5) / 10, the issue's example
+    assert ap_curve(RANKS_1_2_5, evidence, max_k=10)[9] == pytest.approx(0.26)  # precision: (1 + 1 + 3/5) / 10
+    assert ideal_ap_curve(3, max_k=10, form="official")[9] == pytest.approx((1 + 1 / 2 + 1 / 3) / 10)  # 0.1833
+    assert ideal_ap_curve(3, max_k=10)[9] == pytest.approx(0.3)
+    assert ideal_ap_curve(2, max_k=3, form="official") == pytest.approx([1.0, 0.75, 0.5])  # 1.5/2, then 1.5/3
+
+
+def test_the_elbow_variant_by_hand() -> None:
+    evidence = frozenset({10, 11, 12})
+    # m = 1: ranks 1 and 2 keep 1 and 1/2; rank 5 is past the elbow and adds 1/(m + 1) = 1/2
+    assert ap_curve(RANKS_1_2_5, evidence, max_k=10, form="official", elbow=1)[9] == pytest.approx((1 + 0.5 + 0.5) / 10)
+    # m = 0: every hit adds 1/1
+    assert ap_curve(RANKS_1_2_5, evidence, max_k=10, form="official", elbow=0)[9] == pytest.approx(3 / 10)
+    # an elbow at or past the last hit changes nothing
+    assert ap_curve(RANKS_1_2_5, evidence, max_k=10, form="official", elbow=4) == pytest.approx(
+        ap_curve(RANKS_1_2_5, evidence, max_k=10, form="official"))
+    curves = map_curves([(RANKS_1_2_5, evidence), ([0, 10], frozenset({10}))], max_k=10, form="official",
+                        elbows=[1, 0], words=[13, 2])
+    # second fact: a hit at rank 2 adds 1/2, or 1/1 past the elbow m = 0
+    assert curves["model"][9] == pytest.approx((0.17 + 0.05) / 2)
+    assert curves["elbow"][9] == pytest.approx((0.2 + 0.1) / 2)
+    # chance, officially: (n/N) sum_{i <= min(K, N)} 1/i / K; the 2-word document, n = 1: (1/2)(1 + 1/2) / 10
+    assert curves["random"][9] == pytest.approx(((3 / 13) * sum(1 / i for i in range(1, 11)) / 10 + 0.075) / 2, abs=1e-6)
+    with pytest.raises(ValueError):
+        ap_curve(RANKS_1_2_5, evidence, form="recall")
+
+
+def test_official_chance_level_is_the_mean_over_all_orderings() -> None:
+    # 4 words, 2 of them evidence: E[AP(2)] = (1/2)(P(hit at 1) / 1 + P(hit at 2) / 2) = (1/2)(1/2 + 1/4) = 0.375
+    perms = list(itertools.permutations(range(4)))
+    mean = map_curves([(p, frozenset({0, 1})) for p in perms], max_k=4, form="official")["model"]
+    assert mean[1] == pytest.approx(0.375, abs=1e-6)
+    assert random_ap_curve(2, 4, max_k=4, form="official") == pytest.approx(mean, abs=1e-6)
+
+
+def test_elbow_index_edge_cases_by_hand() -> None:
+    assert elbow_index([0.0] * 100) == 0  # the reference divides by sum(s^2) = 0; its NaNs end at index 0
+    # fewer than 100 scores are padded with zeros (a padding position's attribution)
+    assert elbow_index([1.0, 1.0]) == elbow_index([1.0, 1.0] + [0.0] * 98)
+    # scaling does not move the elbow (the reference divides by sum(s^2)); the order of the scores is irrelevant
+    scores = [1 / (1 + 0.3 * i) ** 2 for i in range(120)]
+    assert elbow_index(scores) == elbow_index([5 * s for s in scores]) == elbow_index(scores[::-1])
+
+
+def test_elbow_index_against_scipy() -> None:
+    """The rule transcribed with scipy's cubic interpolation (the reference's interp1d) on random scores."""
+    np = pytest.importorskip("numpy")
+    interpolate = pytest.importorskip("scipy.interpolate")
+    rng = np.random.default_rng(3)
+    for trial in range(20):
+        raw = rng.gamma(0.5 + trial % 3, size=150) * rng.choice([-1, 1], size=150, p=[0.2, 0.8])
+        top = np.sort(raw)[::-1][:100]
+        top = np.sort(top / np.sum(top ** 2))[::-1]
+        f = interpolate.interp1d(np.linspace(0, 100, 100), top, kind="cubic")
+        x = 0.1 + 0.1 * np.arange(100)
+        one = (f(x + 0.1) - f(x - 0.1)) / 0.2
+        two = (f(x + 0.1) - 2 * f(x) + f(x - 0.1)) / 0.01
+        sign = [j for j in range(99) if one[j] * one[j + 1] < 0]
+        m = sign[0] if sign else int(np.argmin(np.abs(one)))
+        m = next((j for j in range(m, 99) if two[j] < 0 and two[j] * two[j + 1] < 0), m)
+        assert elbow_index(raw.tolist()) == m, trial
+
+
 # --- evidence words ---
 
 def test_evidence_words_all_spans_or_the_last() -> None:
@@ -146,17 +222,23 @@ def test_selection_exclusions_labels_and_max_docs(tmp_path: Path) -> None:
 
 def test_outputs_table_json_and_plot(tmp_path: Path) -> None:
     curves = map_curves([([0, 1, 2], frozenset({0}))])
-    runs = [RunMap("runs/vanilla", "vanilla", 3, 1, {"all": curves, "last": curves}, {"seconds": 1.0})]
-    table = format_table(runs, "all").splitlines()
+    official = map_curves([([0, 1, 2], frozenset({0}))], form="official", elbows=[0])
+    runs = [RunMap("runs/vanilla", "vanilla", 3, 1, {"precision": {"all": curves, "last": curves},
+                                                     "official": {"all": official, "last": official}},
+                   {"seconds": 1.0})]
+    table = format_table(runs, "all", "precision").splitlines()
     assert table[0].split() == ["run", "facts", "K=1", "K=5", "K=10", "K=20", "K=50"]
     assert table[1].split() == ["vanilla", "1", "1.0000", "0.2000", "0.1000", "0.0500", "0.0200"]
     assert table[2].split() == ["ideal", "(perfect", "ranking)", "1.0000", "0.2000", "0.1000", "0.0500", "0.0200"]
+    table = format_table(runs, "all", "official").splitlines()
+    assert table[1].split() == ["vanilla", "1", "1.0000", "0.2000", "0.1000", "0.0500", "0.0200"]
+    assert table[2].split() == ["elbow", "variant", "(saved)", "1.0000", "0.2000", "0.1000", "0.0500", "0.0200"]
     write_map_json(tmp_path / "map.json", runs, {"steps": 10})
     data = json.loads((tmp_path / "map.json").read_text())
     assert data["k"][0] == 1 and data["k"][-1] == 100 and data["settings"] == {"steps": 10}
-    assert data["runs"][0]["facts_kept"] == 1 and len(data["runs"][0]["map"]["all"]["model"]) == 100
-    plot_map(tmp_path / "a.png", runs, "all", "t")
-    plot_map(tmp_path / "b.png", runs, "all", "t")
+    assert data["runs"][0]["facts_kept"] == 1 and len(data["runs"][0]["map"]["official"]["all"]["model"]) == 100
+    plot_map(tmp_path / "a.png", runs, "all", "t", "official")
+    plot_map(tmp_path / "b.png", runs, "all", "t", "official")
     assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
 
