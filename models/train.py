@@ -74,6 +74,21 @@ def _save_weights(model: Any, cfg: TrainConfig, metrics: dict[str, Any], folder:
     write_json_atomic(folder / "metrics.json", metrics, indent=True)
 
 
+def optimizer_groups(model: Any, cfg: TrainConfig) -> list[dict[str, Any]]:
+    """AdamW's parameter groups, in order: ``encoder.*`` at ``lr_encoder``; everything outside the encoder
+    and ``grid_net`` (extractors, bilinear, KD-DocRE's projection and classifier) at ``lr_classifier``; and,
+    for DocuNet and KD-DocRE, ``grid_net.*`` (the U-Net, the axial attention) at ``lr_grid``
+    (0 = lr_classifier). Each group: ``name``, ``lr`` and ``params``, a list of (name, parameter)."""
+    named = list(model.named_parameters())
+    groups = [{"name": "encoder", "lr": cfg.lr_encoder, "params": [(n, p) for n, p in named if n.startswith("encoder.")]},
+              {"name": "classifier", "lr": cfg.lr_classifier,
+               "params": [(n, p) for n, p in named if not n.startswith(("encoder.", "grid_net."))]}]
+    grid = [(n, p) for n, p in named if n.startswith("grid_net.")]  # DocuNet, KD-DocRE
+    if grid:
+        groups.append({"name": "grid", "lr": cfg.lr_grid or cfg.lr_classifier, "params": grid})
+    return groups
+
+
 def evaluate(model: Any, feats: list, docs: list[dict], ign_facts: frozenset, cfg: TrainConfig, device: Any,
              bf16: bool) -> dict[str, Any]:
     """Dev scores (official DocRED semantics) of the current model; ``ign_facts`` from ``train_facts``."""
@@ -176,12 +191,8 @@ def train(cfg: TrainConfig) -> TrainResult:
         model = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None, find_unused_parameters=True
         )
-    enc_params = [p for n, p in raw_model.named_parameters() if n.startswith("encoder.")]
-    cls_params = [p for n, p in raw_model.named_parameters() if not n.startswith(("encoder.", "grid_net."))]
-    grid_params = [p for n, p in raw_model.named_parameters() if n.startswith("grid_net.")]  # DocuNet, KD-DocRE
-    grid_group = [{"params": grid_params, "lr": cfg.lr_grid or cfg.lr_classifier}] if grid_params else []
     optimizer = torch.optim.AdamW(
-        [{"params": enc_params, "lr": cfg.lr_encoder}, {"params": cls_params, "lr": cfg.lr_classifier}, *grid_group],
+        [{"params": [p for _, p in g["params"]], "lr": g["lr"]} for g in optimizer_groups(raw_model, cfg)],
         eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
     )
     n_local = len(train_feats) // world if ddp else len(train_feats)

@@ -199,9 +199,31 @@ def test_evrt_trains_with_twins_and_predicts(tmp_path: Path, tiny_encoder: Path)
     assert float(parts[0]["rcr"]) > 0
     assert float(parts[-1]["loss"]) < float(parts[0]["loss"])
     assert json.loads((run / "best" / "config.json").read_text())["model"] == "kd-docre"
-    groups = torch.load(run / "last" / "state.pt", weights_only=False)["optimizer"]["param_groups"]
-    assert [g["initial_lr"] for g in groups] == [1e-3, 1e-3, 1e-3]  # lr_grid 0 = lr_classifier, as the official code
+    groups = torch.load(run / "last" / "state.pt", weights_only=True)["optimizer"]["param_groups"]
+    assert [g["initial_lr"] for g in groups] == [1e-3, 1e-3, 1e-3]  # lr_grid 0 = lr_classifier
     pred = tmp_path / "pred.json"
     r = CliRunner().invoke(cli, ["predict", "--run", str(run), "--docs", str(tmp_path / "dev.json"), "--out", str(pred)])
     assert r.exit_code == 0, r.output
     assert all(set(p) == {"title", "h_idx", "t_idx", "r"} for p in json.loads(pred.read_text()))
+
+
+@pytest.mark.parametrize("preset, encoder_rate, classifier_rate", [
+    ("redocred-kd-docre-bert-base-vanilla", 3e-5, 1e-4), ("redocred-kd-docre-bert-base-evrt", 3e-5, 1e-4),
+    ("cpu-minilm-kd-docre-vanilla", 1e-4, 5e-4), ("cpu-minilm-kd-docre-evrt", 1e-4, 5e-4),
+])
+def test_kd_docre_presets_train_the_axial_attention_at_the_encoder_rate(
+        tiny_encoder: Path, preset: str, encoder_rate: float, classifier_rate: float) -> None:
+    """As tonytan48/KD-DocRE: only parameters named extractor, bilinear, classifier or projection get
+    --classifier_lr; the axial transformer trains with the encoder."""
+    from models.checkpoints import build_model
+    from models.train import optimizer_groups
+
+    cfg = TrainConfig.from_file(preset).with_overrides(["emb_size=32", "block_size=8", "axial_heads=2"])
+    model = build_model(cfg, str(tiny_encoder), weights=False)
+    groups = {g["name"]: (g["lr"], sorted({n.split(".")[0] for n, _ in g["params"]})) for g in optimizer_groups(model, cfg)}
+    assert groups == {"encoder": (encoder_rate, ["encoder"]),
+                      "classifier": (classifier_rate, ["classifier", "head_extractor", "projection", "tail_extractor"]),
+                      "grid": (encoder_rate, ["grid_net"])}
+    axial = [n for n, _ in model.named_parameters() if n.startswith("grid_net.")]
+    assert len(axial) == 12 * cfg.axial_layers  # per layer: q, kv, out (weight, bias) of rows and of columns, ffn, norm
+    assert {n for n, _ in dict((g["name"], g) for g in optimizer_groups(model, cfg))["grid"]["params"]} == set(axial)
