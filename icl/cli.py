@@ -9,6 +9,7 @@ import urllib.parse
 
 import click
 
+from icl.client import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_S
 from icl.templates import TEMPLATES as TEMPLATE_NAMES
 
 
@@ -98,7 +99,8 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Folder for answers.json, failures.json, run.json (and cache/ unless --cache is given).")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
               help="Environment variable holding the API key; local servers need none (unset is fine).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=2048, show_default=True, help="Most tokens per answer.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True,
+              help="Most tokens per answer (1024, as the paper's reference code).")
 @click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True, help="Sampling temperature.")
 @click.option("--stop", "stop", multiple=True,
               help="A stop sequence (repeat for several); sent as the request's stop field, part of the cache key.")
@@ -109,8 +111,10 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Requests in flight at once. A server with fewer parallel slots queues the rest, and queue time "
                    "counts against --timeout: raise it only as far as the server runs requests in parallel "
                    "(llama.cpp --parallel, OLLAMA_NUM_PARALLEL; vLLM and hosted APIs: 8-32).")
-@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True), default=120.0, show_default=True,
-              help="Seconds to wait for a reply to one request, time spent in the server's queue included.")
+@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True), default=DEFAULT_TIMEOUT_S, show_default=True,
+              help="Seconds for one whole request, from connecting to the last byte of the reply, time spent in the "
+                   "server's queue included. The default suits a CPU server (docs/icl.md has the measured latencies); "
+                   "a CPU server keeps computing a request given up on, so a retry queues behind it.")
 @click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True,
               help="Further tries on 429, 5xx, timeouts, dropped connections and cut replies (backoff doubles each time).")
 @click.option("--backoff", type=click.FloatRange(min=0.0), default=1.0, show_default=True, help="First retry delay in seconds.")
@@ -118,8 +122,10 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Longest wait before one retry, in seconds, also when the server's Retry-After asks for longer; "
                    "waits of 5 s or more are announced with their reason.")
 @click.option("--context", type=click.IntRange(min=1), default=None,
-              help="The model's context in tokens: prompts whose estimated length plus --max-tokens exceed it are "
-                   "named before sending. Default: what the server reports (vLLM /v1/models, llama.cpp /props).")
+              help="The model's context in tokens: prompts whose length plus --max-tokens exceed it are named before "
+                   "sending, their tokens counted by the server's tokenizer where it has one (llama.cpp /tokenize, "
+                   "llama-cpp-python /extras/tokenize/count), else estimated. Default: what the server reports (vLLM "
+                   "/v1/models, llama.cpp /props; llama-cpp-python reports none).")
 @click.option("--extra-body", default=None,
               help='JSON object merged into each request (part of the cache key); null removes a field, e.g. '
                    '\'{"max_tokens": null, "max_completion_tokens": 4096}\' or '
@@ -137,8 +143,10 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
     Answers are cached by sha256 of (model, messages, sampling parameters): rerunning costs
     nothing, an interrupted run (Ctrl-C stops it at once) resumes, and a rerun retries only the
     failed documents. Before sending, the server's /v1/models is asked whether it knows --model.
-    run.json counts every answer (tokens, answers cut at --max-tokens), and this run's requests,
-    retries by cause and latency; the last line says the same in short.
+    After 3 requests in a row that cannot reach the server, the run stops sending, lists the rest
+    as not attempted and exits 1. run.json counts every answer (tokens, answers cut at
+    --max-tokens), and this run's requests, retries by cause and latency; the last line says the
+    same in short. One run at a time writes into --out.
 
     \b
     Example:
@@ -149,7 +157,7 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
       OPENAI_API_KEY=sk-... envbench icl run --prompts runs/icl/p3 \\
           --base-url https://api.openai.com/v1 --model gpt-4o-mini --out runs/icl/gpt-p3
     """
-    from icl.client import ChatClient, RunInterrupted, run_prompts
+    from icl.client import ChatClient, RunInterrupted, check_api_key, run_prompts
 
     url = urllib.parse.urlsplit(base_url)
     if url.scheme not in ("http", "https") or not url.netloc:
@@ -161,6 +169,9 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
             f"environment variable {api_key_env} is not set; export {api_key_env}=YOUR_KEY, "
             "or leave out --api-key-env for a local server"
         )
+    api_key = os.environ.get(api_key_env) or None
+    if api_key is not None:
+        check_api_key(api_key, f"environment variable {api_key_env}")
     extra = {}
     if extra_body is not None:
         try:
@@ -172,7 +183,7 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
     def notify(message: str) -> None:
         click.echo(message, err=True)
 
-    client = ChatClient(base_url, model, api_key=os.environ.get(api_key_env) or None, temperature=temperature,
+    client = ChatClient(base_url, model, api_key=api_key, temperature=temperature,
                         max_tokens=max_tokens, timeout=timeout, retries=retries, backoff=backoff, max_wait=max_wait,
                         stop=list(stop) or None, seed=seed, notify=notify, extra=extra)
     try:
@@ -183,6 +194,24 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
         sys.exit(130)  # the shell's code for "stopped by SIGINT"
     click.echo(result.summary())
     n = result.documents
+    if result.server_down is not None:
+        unsent = len(result.by_reason("not_attempted"))
+        raise click.ClickException(
+            f"the server at {base_url} stopped answering ({result.server_down}); "
+            f"{unsent:,} of the {n:,} documents not attempted; start it and rerun the same command"
+        )
+    context_failed = result.by_reason("context")
+    if n and len(context_failed) == n:
+        sizes = [f["prompt_tokens"] for f in context_failed if isinstance(f.get("prompt_tokens"), int)]
+        measured = (f"; prompts of {min(sizes):,} to {max(sizes):,} tokens ({result.tokens_source})"
+                    if sizes else f" (the server said: {context_failed[0]['error']})")
+        fits = (f"a context of {result.context:,} tokens ({result.context_source})" if result.context is not None
+                else "the model's context")
+        raise click.ClickException(
+            f"{'the only document' if n == 1 else f'all {n:,} documents'} failed because the prompt does not fit "
+            f"{fits} with --max-tokens {result.max_tokens:,}{measured}; use fewer --shots, --max-demo-tokens, a "
+            "lower --max-tokens, or a server with a longer context"
+        )
     if n and len(result.failed) == n:
         if cache_only:
             none = "the only document has" if n == 1 else f"none of the {n:,} documents has"

@@ -14,15 +14,16 @@ says how to resume.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import http.client
 import json
 import os
 import queue
+import socket
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,16 @@ FATAL_STATUS = {
 }
 RUN_FORMAT = "envbench-icl-run/1"
 ERROR_TEXT_LIMIT = 20_000  # characters of a server's error body kept in failures.json (an HTML page can be huge)
+# A whole reply is bounded by this. A chat completion of 1024 tokens is a few kB (100 kB with logprobs); a
+# bigger reply is no completion, and reading 200 MB of it took 612 MB of memory.
+MAX_REPLY_BYTES = 8 * 2**20
+# --timeout's default, for the whole request. On a CPU server (SmolLM2-135M, llama-cpp-python, 2 busy cores)
+# a 1-shot Re-DocRED prompt took 65-122 s; a 3-shot +DA +CG prompt is about 4 times longer, and a CPU
+# server keeps computing a request the client gave up on, so a retry queues behind it: a timeout that is
+# too short costs the work twice. docs/icl.md has the figures.
+DEFAULT_TIMEOUT_S = 900.0
+DEFAULT_MAX_TOKENS = 1024  # the reference code's value (THU-BPM/Env-DocRE icl/inference.py)
+DEAD_AFTER = 3  # requests in a row that could not connect: the server is gone, stop sending
 LONG_WAIT_S = 5.0  # waits at least this long are announced (what for, and for how long)
 # phrases servers use when a prompt does not fit: vLLM, llama.cpp, llama-cpp-python, OpenAI, Ollama
 _CONTEXT_WORDS = ("context length", "context window", "maximum context", "context size", "too long",
@@ -121,8 +132,8 @@ class ChatClient:
     model: str
     api_key: str | None = None
     temperature: float = 0.0
-    max_tokens: int = 2048
-    timeout: float = 120.0  # seconds of silence per request (socket reads); a queued request counts too
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    timeout: float = DEFAULT_TIMEOUT_S  # seconds for a whole request, connect to last byte; queue time counts
     retries: int = 6  # further tries after the first
     backoff: float = 1.0  # first delay in seconds; doubles each retry
     max_wait: float = 60.0  # the longest single wait before a retry, Retry-After included
@@ -131,8 +142,17 @@ class ChatClient:
     sleep: Callable[[float], None] | None = None  # replaced in tests; None waits on ``cancel``
     notify: Callable[[str], None] | None = None  # where "waiting N s for ..." lines go
     extra: dict[str, Any] = field(default_factory=dict)  # more request fields; a None value removes a field
+    dead_after: int = DEAD_AFTER  # requests in a row that cannot reach the server before the run stops sending
     reached: bool = field(default=False, repr=False)  # set once any HTTP reply came back
     cancel: threading.Event = field(default_factory=threading.Event, repr=False)  # set: stop waiting and sending
+    down: threading.Event = field(default_factory=threading.Event, repr=False)  # set: the server stopped answering
+    _failed_connects: int = field(default=0, repr=False)  # requests in a row that could not reach the server
+    last_connection_error: str = field(default="", repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.api_key:
+            check_api_key(self.api_key)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -179,66 +199,68 @@ class ChatClient:
         return headers
 
     def post_once(self, messages: list[dict[str, str]]) -> Completion:
-        body = self.body(messages)
-        req = urllib.request.Request(endpoint_url(self.base_url), data=json.dumps(body).encode("utf-8"),
-                                     headers=self._headers(), method="POST")
+        """One request. ``timeout`` bounds the whole exchange, from connecting to the last byte of the
+        reply: a server that sends one byte now and then cannot hold a request past it."""
+        url = endpoint_url(self.base_url)
+        data = json.dumps(self.body(messages)).encode("utf-8")
         start = time.monotonic()
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw = resp.read()
-            self.reached = True
-        except urllib.error.HTTPError as exc:
-            self.reached = True
-            detail = _error_detail(exc)
-            if exc.code in FATAL_STATUS:
-                raise FatalError(
-                    f"HTTP {exc.code} from {endpoint_url(self.base_url)}{detail}; {FATAL_STATUS[exc.code]}"
-                ) from None
-            if exc.code in RETRY_STATUS:
-                cause = "http_429" if exc.code == 429 else "http_5xx" if exc.code >= 500 else f"http_{exc.code}"
-                raise RetryableError(f"HTTP {exc.code}{detail}", _retry_after(exc), cause) from None
-            if exc.code in (400, 413, 422) and any(w in detail.lower() for w in _CONTEXT_WORDS):
-                raise RequestFailed(
-                    f"HTTP {exc.code}{detail} (the prompt and --max-tokens {self.max_tokens} do not fit the model's "
-                    "context; use fewer --shots, --max-demo-tokens, a lower --max-tokens, or a longer context)",
-                    reason="context") from None
-            raise RequestFailed(f"HTTP {exc.code}{detail}") from None
-        except TimeoutError:
-            raise RetryableError(f"timed out after {self.timeout:g} s without a reply (time spent waiting in "
-                                 "the server's queue counts)", cause="timeout") from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):
-                raise RetryableError(f"timed out after {self.timeout:g} s without a reply (time spent waiting "
-                                     "in the server's queue counts)", cause="timeout") from None
-            if isinstance(exc.reason, ConnectionRefusedError) and not self.reached:
+            status, headers, raw = _exchange("POST", url, data, self._headers(), self.timeout, MAX_REPLY_BYTES)
+        except _TimedOut:
+            raise RetryableError(f"timed out: no whole reply within {self.timeout:g} s (time spent waiting in the "
+                                 "server's queue counts)", cause="timeout") from None
+        except _TooLarge as exc:
+            # at temperature 0 the same request gets the same reply: asking again only costs the transfer
+            raise RequestFailed(f"the reply exceeds {MAX_REPLY_BYTES // 2**20} MiB ({exc}); a chat completion of "
+                                f"--max-tokens {self.max_tokens} is far smaller: check that {url} is a "
+                                "chat-completions server", reason="too_large") from None
+        except _CutShort as exc:
+            raise RetryableError(f"reply cut short: {exc.got:,} bytes of {exc.expected:,} arrived",
+                                 cause="incomplete_reply") from None
+        except ConnectionRefusedError as exc:
+            if not self.reached:
                 # nothing listens there: retrying every document for minutes would only hide that
-                raise FatalError(
-                    f"cannot connect to {endpoint_url(self.base_url)} ({exc.reason.strerror or exc.reason}); "
-                    "start the server or fix --base-url"
-                ) from None
-            raise RetryableError(f"connection failed: {exc.reason}", cause="connection") from None
-        except http.client.IncompleteRead as exc:  # the reply stopped short of its Content-Length
-            raise RetryableError(f"reply cut short: {len(exc.partial):,} bytes of "
-                                 f"{len(exc.partial) + (exc.expected or 0):,} arrived", cause="incomplete_reply") from None
-        except (ConnectionError, http.client.HTTPException, OSError) as exc:  # reset, closed or garbled mid-response
-            raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}", cause="connection") from None
+                raise FatalError(f"cannot connect to {url} ({exc.strerror or exc}); start the server or fix "
+                                 "--base-url") from None
+            self._connection_failed(f"connection failed: {exc.strerror or exc}")
+            raise RetryableError(f"connection failed: {exc.strerror or exc}", cause="connection") from None
+        except (OSError, http.client.HTTPException) as exc:  # reset, closed, unreachable or garbled
+            reason = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
+            self._connection_failed(f"connection failed: {reason}")
+            raise RetryableError(f"connection failed: {reason}", cause="connection") from None
+        with self._lock:
+            self.reached, self._failed_connects = True, 0  # the server answered: it is alive
         latency = time.monotonic() - start
-        try:
-            data = json.loads(raw)
-            choice = data["choices"][0]
-            content = choice["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise RetryableError(f"reply is not a chat completion: {_clip(raw.decode('utf-8', 'replace'))!r}",
-                                 cause="not_a_completion") from None
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-        if content is None and finish == "length":
-            # a reasoning model spent --max-tokens thinking: an empty answer, counted as cut off
-            return Completion("", finish, usage, latency)
-        if not isinstance(content, str):
-            # at temperature 0 the same prompt gets the same reply: asking again only wastes the backoff
-            raise RequestFailed(f"reply has no text content (finish_reason {finish!r})", reason="no_content")
-        return Completion(content, finish, usage, latency)
+        if status >= 300:
+            self._raise_for_status(url, status, headers, raw)
+        return _completion(raw, latency)
+
+    def _raise_for_status(self, url: str, status: int, headers: dict[str, str], raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").strip()
+        detail = f": {_clip(text)}" if text else ""
+        if 300 <= status < 400:
+            target = headers.get("location")
+            where = f"redirects to {target}" if target else "redirects without naming where (no Location header)"
+            raise FatalError(f"HTTP {status} from {url}: the server {where}; give that address as --base-url (a "
+                             "redirect is not followed, since it would turn the POST into a GET)")
+        if status in FATAL_STATUS:
+            raise FatalError(f"HTTP {status} from {url}{detail}; {FATAL_STATUS[status]}")
+        if status in RETRY_STATUS:
+            cause = "http_429" if status == 429 else "http_5xx" if status >= 500 else f"http_{status}"
+            raise RetryableError(f"HTTP {status}{detail}", _retry_after(headers.get("retry-after")), cause)
+        if status in (400, 413, 422) and any(w in detail.lower() for w in _CONTEXT_WORDS):
+            raise RequestFailed(
+                f"HTTP {status}{detail} (the prompt and --max-tokens {self.max_tokens} do not fit the model's "
+                "context; use fewer --shots, --max-demo-tokens, a lower --max-tokens, or a longer context)",
+                reason="context")
+        raise RequestFailed(f"HTTP {status}{detail}")
+
+    def _connection_failed(self, text: str) -> None:
+        with self._lock:
+            self.last_connection_error = text
+            self._failed_connects += 1
+            if self._failed_connects >= self.dead_after:
+                self.down.set()
 
     def _wait(self, seconds: float) -> None:
         if self.sleep is not None:
@@ -249,7 +271,8 @@ class ChatClient:
             raise Stopped()
 
     def complete(self, messages: list[dict[str, str]], key: str | None = None, label: str = "") -> Reply:
-        """The completion, its attempts and retry causes; raises RequestFailed after the last retry."""
+        """The completion, its attempts and retry causes; raises RequestFailed after the last retry, or at
+        once (reason "server_down") once ``dead_after`` requests in a row could not reach the server."""
         key = key or self.cache_key(messages)
         attempt = 0
         causes: list[str] = []
@@ -260,6 +283,10 @@ class ChatClient:
             try:
                 return Reply(self.post_once(messages), attempt, causes)
             except RetryableError as exc:
+                if self.down.is_set():
+                    raise RequestFailed(f"{exc} (gave up after {plural(attempt, 'attempt')}: the server stopped "
+                                        f"answering, {plural(self.dead_after, 'connection failure')} in a row)",
+                                        "server_down", attempt, causes) from None
                 if attempt > self.retries:
                     raise RequestFailed(f"{exc} (gave up after {plural(attempt, 'attempt')})", "retries_exhausted",
                                         attempt, causes) from None
@@ -278,20 +305,116 @@ class ChatClient:
                 raise
 
 
+class _TimedOut(Exception):
+    pass
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _CutShort(Exception):
+    def __init__(self, got: int, expected: int) -> None:
+        super().__init__(f"{got} of {expected}")
+        self.got, self.expected = got, expected
+
+
+def _exchange(method: str, url: str, data: bytes | None, headers: dict[str, str], timeout: float,
+              limit: int) -> tuple[int, dict[str, str], bytes]:
+    """(status, lower-cased headers, body) of one HTTP exchange, redirects not followed.
+
+    A watchdog shuts the socket at ``timeout`` seconds from the start, whatever phase the exchange is
+    in (a socket timeout alone bounds each read, so a byte every few seconds would never end it);
+    a body past ``limit`` bytes, announced or arriving, raises _TooLarge before it is all read.
+    """
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    conn_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = conn_type(host, timeout=timeout)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    expired = threading.Event()
+    sockets: list[socket.socket] = []
+
+    def cut() -> None:
+        expired.set()
+        for s in sockets:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    watchdog = threading.Timer(timeout, cut)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        conn.connect()
+        if conn.sock is not None:
+            sockets.append(conn.sock)
+            if expired.is_set():
+                cut()
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        announced = resp.getheader("Content-Length")
+        if announced is not None and announced.isdigit() and int(announced) > limit:
+            raise _TooLarge(f"it announces {int(announced):,} bytes")
+        chunks: list[bytes] = []
+        got = 0
+        while True:
+            chunk = resp.read1(1 << 16)
+            if not chunk:
+                break
+            got += len(chunk)
+            if got > limit:
+                raise _TooLarge(f"more than {got:,} bytes arrived")
+            chunks.append(chunk)
+        if resp.length:  # the connection closed before the announced length arrived
+            raise _CutShort(got, got + resp.length)
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, b"".join(chunks)
+    except (OSError, http.client.HTTPException) as exc:
+        if expired.is_set() or isinstance(exc, TimeoutError):
+            raise _TimedOut() from None
+        raise
+    finally:
+        watchdog.cancel()
+        conn.close()
+
+
+def _completion(raw: bytes, latency: float) -> Completion:
+    try:
+        data = json.loads(raw)
+        choice = data["choices"][0]
+        content = choice["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):  # RecursionError: absurdly deep JSON
+        raise RetryableError(f"the reply is not a chat completion: {_clip(raw.decode('utf-8', 'replace'), 200)!r}",
+                             cause="not_a_completion") from None
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    if content is None and finish == "length":
+        # a reasoning model spent --max-tokens thinking: an empty answer, counted as cut off
+        return Completion("", finish, usage, latency)
+    if not isinstance(content, str):
+        # at temperature 0 the same prompt gets the same reply: asking again only wastes the backoff
+        raise RequestFailed(f"reply has no text content (finish_reason {finish!r})", reason="no_content")
+    return Completion(content, finish, usage, latency)
+
+
+def check_api_key(key: str, where: str = "the API key") -> None:
+    """Refuse a key that an HTTP header cannot carry, naming ``where`` it came from but never the key."""
+    if "\r" in key or "\n" in key:
+        what = "a line break (CR or LF)"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in key):
+        what = "a control character"
+    elif not key.isascii():
+        what = "a character that is not ASCII"
+    else:
+        return
+    raise EnvbenchError(f"{where} holds {what}, which an HTTP header cannot carry; export the key alone, as the "
+                        "provider shows it")
+
+
 def _clip(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
-def _error_detail(exc: urllib.error.HTTPError) -> str:
-    try:
-        text = exc.read().decode("utf-8", "replace").strip()
-    except Exception:  # noqa: BLE001 - the status alone must still be reported
-        text = ""
-    return f": {_clip(text)}" if text else ""
-
-
-def _retry_after(exc: urllib.error.HTTPError) -> float | None:
-    value = exc.headers.get("Retry-After") if exc.headers else None
+def _retry_after(value: str | None) -> float | None:
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:  # an HTTP date: the backoff decides
@@ -306,23 +429,44 @@ class ServerInfo:
     context: int | None = None  # tokens, from /v1/models (vLLM: max_model_len) or /props (llama.cpp)
     context_source: str | None = None
     slots: int | None = None  # parallel slots (llama.cpp /props total_slots)
+    silent: list[str] = field(default_factory=list)  # URLs that gave no reply in time (a busy server)
+    answered: bool = False  # whether any question got an HTTP reply (no: nothing listens, or it hangs)
 
 
-def _get_json(url: str, headers: dict[str, str], timeout: float) -> Any:
-    req = urllib.request.Request(url, headers=headers, method="GET")
+PROBE_TIMEOUT_S = 10.0  # for each question about the server (model list, /props, one tokenize)
+
+
+def _call_json(url: str, headers: dict[str, str], timeout: float, body: Any = None) -> tuple[Any, str]:
+    """(the JSON reply or None, "answered" | "timeout" | "unreachable"): a GET, or a POST of ``body``."""
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    if data is not None:
+        headers = {**headers, "Content-Type": "application/json"}
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read())
-    except (OSError, ValueError, http.client.HTTPException):  # not offered, or not JSON: nothing learnt
-        return None
+        status, _, raw = _exchange("GET" if data is None else "POST", url, data, headers, timeout, MAX_REPLY_BYTES)
+    except _TimedOut:
+        return None, "timeout"
+    except (OSError, http.client.HTTPException, _TooLarge, _CutShort):
+        return None, "unreachable"
+    try:
+        return (json.loads(raw) if status == 200 else None), "answered"
+    except (ValueError, RecursionError):  # not JSON: nothing learnt
+        return None, "answered"
 
 
-def probe_server(client: ChatClient, timeout: float = 10.0) -> ServerInfo:
+def server_root(client: ChatClient) -> str:
+    parts = urllib.parse.urlsplit(client.base_url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def probe_server(client: ChatClient, timeout: float = PROBE_TIMEOUT_S) -> ServerInfo:
     """Ask ``/v1/models`` (and llama.cpp's ``/props``) for model names, context length and parallel slots."""
     info = ServerInfo()
     headers = {k: v for k, v in client._headers().items() if k != "Content-Type"}
     wait = min(timeout, client.timeout)
-    data = _get_json(models_url(client.base_url), headers, wait)
+    data, state = _call_json(models_url(client.base_url), headers, wait)
+    info.answered |= state == "answered"
+    if state == "timeout":
+        info.silent.append(models_url(client.base_url))
     entries = data.get("data") if isinstance(data, dict) else None
     if isinstance(entries, list):
         info.models = [e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
@@ -332,8 +476,10 @@ def probe_server(client: ChatClient, timeout: float = 10.0) -> ServerInfo:
                     if isinstance(e.get(key), int) and e[key] > 0:
                         info.context, info.context_source = e[key], f"/v1/models {key}"
                         break
-    parts = urllib.parse.urlsplit(client.base_url)
-    props = _get_json(f"{parts.scheme}://{parts.netloc}/props", headers, wait)
+    props, state = _call_json(f"{server_root(client)}/props", headers, wait)
+    info.answered |= state == "answered"
+    if state == "timeout":
+        info.silent.append(f"{server_root(client)}/props")
     if isinstance(props, dict):
         if isinstance(props.get("total_slots"), int):
             info.slots = props["total_slots"]
@@ -342,6 +488,63 @@ def probe_server(client: ChatClient, timeout: float = 10.0) -> ServerInfo:
         if info.context is None and isinstance(n_ctx, int) and n_ctx > 0:
             info.context, info.context_source = n_ctx, "/props n_ctx"
     return info
+
+
+# Tokens a chat template adds around each message ("<|im_start|>user\n" ... "<|im_end|>\n") and before the
+# answer ("<|im_start|>assistant\n"); a tokenize endpoint sees the contents only.
+CHAT_TOKENS_PER_MESSAGE = 6
+CHAT_TOKENS_PER_PROMPT = 4
+# Where servers count tokens: llama-cpp-python, then llama.cpp (and vLLM, which answers "count" there too)
+_TOKENIZE = (("/extras/tokenize/count", lambda text, model: {"input": text}, lambda r: r.get("count")),
+             ("/tokenize", lambda text, model: {"content": text, "prompt": text, "model": model},
+              lambda r: r.get("count") if isinstance(r.get("count"), int) else
+              len(r["tokens"]) if isinstance(r.get("tokens"), list) else None))
+
+
+@dataclass
+class TokenCounts:
+    """Prompt tokens per record index, and how they were found."""
+
+    tokens: dict[int, int]
+    source: str  # "the server's tokenizer (URL)" or "estimated at R chars per token"
+    measured: bool
+
+
+def count_prompt_tokens(client: ChatClient, records: list[dict[str, Any]], which: list[int], template: str,
+                        timeout: float = PROBE_TIMEOUT_S) -> TokenCounts:
+    """Tokens of ``records[i]`` for each i in ``which``: by the server's tokenize endpoint where it has one
+    (the message contents, plus the chat template's few tokens), else by the template's chars-per-token
+    estimate, which errs long."""
+    headers = {k: v for k, v in client._headers().items() if k != "Content-Type"}
+    wait = min(timeout, client.timeout)
+
+    def texts(i: int) -> list[str]:
+        return [m["content"] for m in records[i]["messages"]]
+
+    if which:
+        for path, body, read in _TOKENIZE:
+            url = server_root(client) + path
+            first, _ = _call_json(url, headers, wait, body(texts(which[0])[0], client.model))
+            if not isinstance(first, dict) or not isinstance(read(first), int):
+                continue
+            counts: dict[int, int] = {}
+            for i in which:
+                total = CHAT_TOKENS_PER_PROMPT
+                for text in texts(i):
+                    reply, _ = _call_json(url, headers, wait, body(text, client.model))
+                    n = read(reply) if isinstance(reply, dict) else None
+                    if not isinstance(n, int):
+                        break  # the endpoint stopped answering: the estimate for all, rather than a mix
+                    total += n + CHAT_TOKENS_PER_MESSAGE
+                else:
+                    counts[i] = total
+                    continue
+                break
+            else:
+                return TokenCounts(counts, f"counted by the server's tokenizer ({url})", True)
+    ratio = CHARS_PER_TOKEN.get(template, min(CHARS_PER_TOKEN.values()))
+    return TokenCounts({i: round(sum(len(t) for t in texts(i)) / ratio) for i in which},
+                       f"estimated at {ratio} chars per token (the server offers no tokenizer)", False)
 
 
 class AnswerCache:
@@ -384,6 +587,15 @@ class RunResult:
     seconds: float = 0.0
     cache_only: bool = False
     warnings: list[str] = field(default_factory=list)  # said before sending (context, model name, slots)
+    context: int | None = None  # the context the prompts were checked against, and where it came from
+    context_source: str | None = None
+    max_tokens: int = 0
+    tokens_source: str | None = None  # how prompt_tokens were found
+    prompt_tokens: dict[str, int] = field(default_factory=dict)  # prompt file -> tokens, for the prompts sent
+    server_down: str | None = None  # the last connection error, when the run stopped sending because of it
+
+    def by_reason(self, *reasons: str) -> list[dict[str, Any]]:
+        return [f for f in self.failed if f.get("reason") in reasons]
 
     def summary(self) -> str:
         retries = sum(self.retries.values())
@@ -402,17 +614,30 @@ class RunResult:
         if self.truncated:
             lines.append(f"warning: {plural(self.truncated, 'answer')} stopped at --max-tokens; raise it to get all "
                          "triples")
-        missing = [f for f in self.failed if f.get("reason") == "not_cached"]
-        other = len(self.failed) - len(missing)
+        missing = self.by_reason("not_cached")
+        context = self.by_reason("context")
+        unsent = self.by_reason("not_attempted")
+        other = len(self.failed) - len(missing) - len(context) - len(unsent)
+        listed = self.out / "failures.json"
         if missing:
             are = "is" if len(missing) == 1 else "are"
             lines.append(f"warning: {plural(len(missing), 'document')} {are} not in the cache (--cache-only) and "
                          f"scored as empty; run without --cache-only to ask the server for "
                          f"{'it' if len(missing) == 1 else 'them'}")
+        if context:
+            does = "does" if len(context) == 1 else "do"
+            lines.append(f"warning: {plural(len(context), 'document')} {does} not fit the model's context (reason "
+                         f"context in {listed}) and {'is' if len(context) == 1 else 'are'} scored as empty; a rerun "
+                         "cannot help: use fewer --shots, --max-demo-tokens, a lower --max-tokens, or a longer "
+                         "context")
+        if self.server_down is not None:
+            lines.append(f"warning: the server stopped answering ({self.server_down}); "
+                         f"{plural(len(unsent), 'document')} not attempted (reason not_attempted in {listed}); "
+                         "start the server and rerun the same command to ask only for the unanswered ones")
         if other:
             one = other == 1
             lines.append(
-                f"warning: {plural(other, 'document')} failed (listed in {self.out / 'failures.json'}); "
+                f"warning: {plural(other, 'document')} failed (listed in {listed}); "
                 f"{'it is scored as an empty prediction' if one else 'they are scored as empty predictions'}; "
                 f"rerun the same command to retry only {'it' if one else 'them'}"
             )
@@ -426,21 +651,37 @@ def _sum_usage(total: dict[str, int], usage: Any) -> None:
                 total[k] = total.get(k, 0) + v
 
 
-def _context_warning(index: dict[str, Any], records: list[dict[str, Any]], context: int, source: str,
-                     max_tokens: int) -> tuple[str | None, int]:
-    ratio = CHARS_PER_TOKEN.get(index["params"].get("template", ""), min(CHARS_PER_TOKEN.values()))
-    over = []
-    for entry, rec in zip(index["documents"], records):
-        est = round(sum(len(m["content"]) for m in rec["messages"]) / ratio)
-        if est + max_tokens > context:
-            over.append((entry["file"], est))
-    if not over:
-        return None, 0
-    shown = ", ".join(f"{f} ~{t:,}" for f, t in over[:3]) + (", ..." if len(over) > 3 else "")
-    return (f"warning: {plural(len(over), 'prompt')} of {len(records):,} may not fit the context of {context:,} tokens "
-            f"({source}) with --max-tokens {max_tokens:,}: estimated at {ratio} chars per token, {shown}; they are "
-            "sent anyway: a server that refuses them lists them in failures.json with its reason, one that cuts "
-            "them (Ollama) answers from a truncated prompt"), len(over)
+def _context_warning(over: list[tuple[str, int]], sent: int, context: int, source: str, max_tokens: int,
+                     tokens_source: str) -> str:
+    shown = ", ".join(f"{f} {t:,} tokens" for f, t in over[:3]) + (", ..." if len(over) > 3 else "")
+    return (f"warning: {plural(len(over), 'prompt')} of the {sent:,} to send may not fit the context of {context:,} "
+            f"tokens ({source}) with --max-tokens {max_tokens:,} ({tokens_source}): {shown}; they are sent "
+            "anyway: a server that refuses them lists them in failures.json with its reason, one that cuts them "
+            "(Ollama) answers from a truncated prompt")
+
+
+def _hold(out_dir: Path) -> int:
+    """An exclusive flock on OUT for the whole run (as etl.step does for the other steps): two runs into
+    one folder would each send every request, and each answer would be paid twice."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out_dir, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise EnvbenchError(f"--out {out_dir}: another run is writing there now; wait for it to end, or choose "
+                            "another output location") from None
+    return fd
+
+
+def _last_server(out_dir: Path) -> dict[str, Any]:
+    """The server facts of the last run into OUT, kept when this run learns nothing new."""
+    try:
+        last = read_json(out_dir / "run.json", what="run record")
+    except Exception:  # noqa: BLE001 - no earlier run, or a damaged record: nothing known
+        return {}
+    server = last.get("server") if isinstance(last, dict) else None
+    return server if isinstance(server, dict) else {}
 
 
 def run_prompts(
@@ -457,9 +698,13 @@ def run_prompts(
 ) -> RunResult:
     """Answer every prompt in PROMPTS/index.json; write OUT/answers.json, OUT/failures.json, OUT/run.json.
 
-    Before sending: asks the server for its models, context and slots (where it tells) and warns
-    through ``notify`` about an unlisted ``--model``, prompts that may not fit ``context`` (or the
-    server's), and more requests in flight than the server has slots. Ctrl-C raises RunInterrupted.
+    Before sending, and only when some prompt is not in the cache: asks the server for its models,
+    context and slots (where it tells), counts the tokens of the prompts to send (with the server's
+    tokenizer where it has one) and warns through ``notify`` about an unlisted ``--model``, prompts
+    that may not fit ``context`` (or the server's), and more requests in flight than the server has
+    slots. After ``client.dead_after`` requests in a row that cannot reach the server it stops
+    sending and lists the rest as not attempted. Holds OUT for the whole run (a second run into it is
+    refused). Ctrl-C raises RunInterrupted.
     """
     if concurrency < 1:
         raise EnvbenchError(f"--concurrency must be at least 1, got {concurrency}")
@@ -475,28 +720,57 @@ def run_prompts(
                 f"{Path(prompts_dir) / entry['file']} was changed after index.json was written; "
                 "rebuild the prompts with `envbench icl prompts`"
             )
+    held = _hold(out_dir)
+    try:
+        return _run_held(index, records, prompts_dir, out_dir, client, cache, cache_root, concurrency, cache_only,
+                         progress, context, say)
+    finally:
+        os.close(held)
+
+
+def _run_held(index: dict[str, Any], records: list[dict[str, Any]], prompts_dir: str | os.PathLike[str],
+              out_dir: Path, client: ChatClient, cache: AnswerCache, cache_root: Path, concurrency: int,
+              cache_only: bool, progress: bool, context: int | None, say: Callable[[str], None]) -> RunResult:
     start = time.monotonic()
     stop = client.cancel
     stop.clear()
+    client.down.clear()
     warnings: list[str] = []
-    server = ServerInfo()
+    last = _last_server(out_dir)
+    server = ServerInfo(models=last.get("models"), slots=last.get("slots"))
     context_source = "--context" if context is not None else None
+    # only the prompts to send are worth a question to the server, a token count or a warning
+    pending = [] if cache_only else [i for i, rec in enumerate(records)
+                                      if cache.get(client.cache_key(rec["messages"])) is None]
+    counts = TokenCounts({}, "", False)
+    over: list[tuple[str, int]] = []
     try:
-        if not cache_only:
-            server = probe_server(client)
-            if server.models is not None and client.model not in server.models:
+        if pending:
+            probed = probe_server(client)
+            if probed.silent:
+                warnings.append(f"note: {' and '.join(probed.silent)} gave no reply within "
+                                f"{min(PROBE_TIMEOUT_S, client.timeout):g} s (a busy server?); what it would tell "
+                                "(model names, context, slots) was not checked")
+            server.models = probed.models if probed.models is not None else server.models
+            server.slots = probed.slots if probed.slots is not None else server.slots
+            if probed.models is not None and client.model not in probed.models:
                 warnings.append(f"warning: --model {client.model} is not among the models {models_url(client.base_url)} "
-                                f"lists ({', '.join(server.models[:10]) or 'none'}); check the name")
-            if server.slots is not None and concurrency > server.slots:
-                warnings.append(f"warning: --concurrency {concurrency} but the server has {plural(server.slots, 'slot')}; "
+                                f"lists ({', '.join(probed.models[:10]) or 'none'}); check the name")
+            if probed.slots is not None and concurrency > probed.slots:
+                warnings.append(f"warning: --concurrency {concurrency} but the server has {plural(probed.slots, 'slot')}; "
                                 "the other requests wait in its queue, and that wait counts against --timeout")
-            if context is None and server.context is not None:
-                context, context_source = server.context, server.context_source
-        over = 0
-        if context is not None and not cache_only:
-            text, over = _context_warning(index, records, context, context_source or "", client.max_tokens)
-            if text:
-                warnings.append(text)
+            if context is None and probed.context is not None:
+                context, context_source = probed.context, probed.context_source
+            if context is None and probed.answered:
+                warnings.append("note: the server reports no context size (asked /v1/models and /props); pass "
+                                "--context N to have prompts that may not fit named before sending")
+            elif context is not None:
+                counts = count_prompt_tokens(client, records, pending, index["params"].get("template", ""))
+                over = [(index["documents"][i]["file"], counts.tokens[i]) for i in pending
+                        if counts.tokens[i] + client.max_tokens > context]
+                if over:
+                    warnings.append(_context_warning(over, len(pending), context, context_source or "",
+                                                     client.max_tokens, counts.source))
         for w in warnings:
             say(w)
         result = _run(index, records, out_dir, client, cache, concurrency, cache_only, progress, stop)
@@ -507,6 +781,10 @@ def run_prompts(
     final = [a for a in answers if a is not None]
     failures = [{"file": a["file"], "title": a["title"], "reason": a["reason"], "error": a["error"]}
                 for a in final if a["answer"] is None]
+    tokens_by_file = {index["documents"][i]["file"]: n for i, n in counts.tokens.items()}
+    for f in failures:
+        if f["file"] in tokens_by_file:
+            f["prompt_tokens"] = tokens_by_file[f["file"]]
     usage: dict[str, int] = {}
     chars = prompt_tokens = 0
     for a, rec in zip(final, records):
@@ -517,14 +795,16 @@ def run_prompts(
     truncated = sum(1 for a in final if a["finish_reason"] == "length")
     for a in final:  # answers.json depends only on the answers, so a rerun from cache rewrites it byte for byte
         a.pop("reason", None)
-    out_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out_dir / "failures.json", failures, indent=True)
     write_json_atomic(out_dir / "answers.json", {"format": RUN_FORMAT, "model": client.model,
                                                  "params": client.params, "answers": final}, indent=True)
     seconds = time.monotonic() - start
+    down = stats["server_down"]
     res = RunResult(out_dir, len(final), stats["answered"], stats["hits"], stats["requests"], failures, truncated,
-                    usage, dict(sorted(stats["retries"].items())), stats["latencies"], seconds, cache_only, warnings)
+                    usage, dict(sorted(stats["retries"].items())), stats["latencies"], seconds, cache_only, warnings,
+                    context, context_source, client.max_tokens, counts.source or None, tokens_by_file, down)
     lat = stats["latencies"]
+    measured = sorted(counts.tokens.values())
     write_json_atomic(out_dir / "run.json", {
         "format": RUN_FORMAT, "prompts": str(prompts_dir), "model": client.model,
         "base_url": client.base_url, "params": client.params, "documents": res.documents,
@@ -534,11 +814,15 @@ def run_prompts(
         "this_run": {
             "cache_hits": res.cache_hits, "answered": res.answered, "requests": res.requests,
             "retries": res.retries, "failed": len(failures), "cache_only": cache_only,
+            "not_attempted": len(res.by_reason("not_attempted")), "server_down": down,
             "concurrency": concurrency, "seconds": round(seconds, 3),
             "latency_s": {"median": round(median(lat), 3), "p95": round(quantile(lat, 0.95), 3),
                           "max": round(max(lat, default=0.0), 3)} if lat else None,
         },
-        "context": {"tokens": context, "source": context_source, "prompts_over_estimate": over},
+        "context": {"tokens": context, "source": context_source, "prompts_over": len(over),
+                    "prompt_tokens": {"source": counts.source, "measured": counts.measured,
+                                      "min": measured[0], "median": round(median(measured)),
+                                      "max": measured[-1]} if measured else None},
         "server": {"models": server.models, "slots": server.slots},
     }, indent=True)
     return res
@@ -549,7 +833,8 @@ def _run(index: dict[str, Any], records: list[dict[str, Any]], out_dir: Path, cl
          stop: threading.Event) -> tuple[list[dict[str, Any] | None], dict[str, Any]]:
     """Answer the records with ``concurrency`` daemon threads; the main thread only collects."""
     answers: list[dict[str, Any] | None] = [None] * len(records)
-    stats: dict[str, Any] = {"requests": 0, "hits": 0, "answered": 0, "retries": Counter(), "latencies": []}
+    stats: dict[str, Any] = {"requests": 0, "hits": 0, "answered": 0, "retries": Counter(), "latencies": [],
+                             "server_down": None}
 
     def work(i: int) -> dict[str, Any] | None:
         rec = records[i]
@@ -565,6 +850,10 @@ def _run(index: dict[str, Any], records: list[dict[str, Any]], out_dir: Path, cl
                     "error": "not in the cache (--cache-only)", "cached": False, "attempts": 0, "retries": []}
         if stop.is_set():
             return None
+        if client.down.is_set():  # the server is gone: list the document rather than knock again
+            return {**base, "answer": None, "finish_reason": None, "usage": None, "reason": "not_attempted",
+                    "error": "not sent: the server had stopped answering", "cached": False, "attempts": 0,
+                    "retries": []}
         try:
             reply = client.complete(rec["messages"], key, label=file)
         except Stopped:
@@ -633,6 +922,9 @@ def _run(index: dict[str, Any], records: list[dict[str, Any]], out_dir: Path, cl
     finally:
         if bar is not None:
             bar.close()
+    if client.down.is_set():
+        stats["server_down"] = (f"{plural(client.dead_after, 'request')} in a row could not connect, the last: "
+                                f"{client.last_connection_error}")
     return answers, stats
 
 
