@@ -119,3 +119,29 @@ def test_an_env_gold_alone_is_scored_per_seed(files: dict[str, Path], tmp_path: 
     assert res.warnings == [f"1 of the 2 documents of the gold file have no row in {env_pred}; they count as "
                             "predicting nothing"]
     assert res.table().splitlines()[0].split() == ["F1", "all", "mean", "±", "std", "seed", "1", "seed", "2"]
+
+
+def as_jerex(doc: dict) -> dict:
+    """A gold document written as JEREX's predictions.json row (document-level spans), by hand."""
+    starts = [sum(len(s) for s in doc["sents"][:k]) for k in range(len(doc["sents"]))]
+    mentions, clusters, entities = [], [], []
+    for ei, ent in enumerate(doc["vertexSet"]):
+        clusters.append([])
+        for m in ent:
+            clusters[-1].append(len(mentions))
+            mentions.append([starts[m["sent_id"]] + m["pos"][0], starts[m["sent_id"]] + m["pos"][1]])
+        entities.append({"cluster": ei, "type": ent[0]["type"]})
+    rels = [{"head": lab["h"], "tail": lab["t"], "type": lab["r"]} for lab in doc["labels"]]
+    return {"mentions": mentions, "clusters": clusters, "entities": entities, "relations": rels}
+
+
+def test_gold_written_as_jerex_output_scores_perfect(tmp_path: Path) -> None:
+    two = [twin(1), {**twin(2), "sents": [["Hi", "."], *twin(2)["sents"]],
+                     "vertexSet": [[{**m, "sent_id": 1} for m in e] for e in twin(2)["vertexSet"]]}]
+    gold = write(tmp_path / "env.json", two)
+    pred = write(tmp_path / "predictions.json", [as_jerex(d) for d in two])
+    res = score_files(gold, pred)
+    assert res.scores["format"] == "jerex"
+    for key in ("mention_f1", "cluster_f1", "entity_f1", "b3_f1", "ceafe_f1", "relation_strict_f1",
+                "relation_relaxed_f1"):
+        assert res.scores["scores"][key] == 1.0, key
