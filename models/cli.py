@@ -117,7 +117,14 @@ def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_
       envbench predict --run runs/vanilla --docs test_revised.json --out runs/vanilla/test.json
       envbench evaluate --gold test_revised.json --pred runs/vanilla/test.json
     """
-    if not Path(docs_path).is_file():
+    if Path(docs_path).is_dir():  # a dataset folder of `envbench export`; a folder that is not one fails here
+        from envbench.formats.hf import document_files
+
+        try:
+            document_files(docs_path)
+        except EnvbenchError as exc:
+            raise EnvbenchError(f"--docs {exc}") from None
+    elif not Path(docs_path).is_file():
         raise EnvbenchError(f"--docs {docs_path}: no such file")
     _offline()
     from models.predict import predict as run_predict

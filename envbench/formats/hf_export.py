@@ -105,7 +105,8 @@ def to_yaml(value: Any, indent: int = 0) -> list[str]:
                 lines.append(f"{pad}{key}:")
                 lines.extend(to_yaml(item, indent + (0 if isinstance(item, list) else 2)))
             else:
-                lines.append(f"{pad}{key}: {_scalar(item) if not isinstance(item, (Mapping, list)) else '[]'}")
+                empty = "{}" if isinstance(item, Mapping) else "[]"
+                lines.append(f"{pad}{key}: {_scalar(item) if not isinstance(item, (Mapping, list)) else empty}")
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, (Mapping, list)) and item:
@@ -113,7 +114,7 @@ def to_yaml(value: Any, indent: int = 0) -> list[str]:
                 lines.append(f"{pad}- {inner[0].lstrip()}")
                 lines.extend(inner[1:])
             else:
-                lines.append(f"{pad}- {_scalar(item)}")
+                lines.append(f"{pad}- {_scalar(item) if not isinstance(item, (Mapping, list)) else '{}' if isinstance(item, Mapping) else '[]'}")
     else:
         lines.append(f"{pad}{_scalar(value)}")
     return lines

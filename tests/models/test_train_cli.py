@@ -262,3 +262,48 @@ def test_damaged_checkpoints_and_changed_settings_are_one_line_errors(files: dic
     r = _invoke([*base, "--set", "resume=false", "--set", f"init_from={other}"])
     assert r.exit_code == 1
     assert r.output.splitlines()[-1].startswith(f"Error: {other}: weights do not fit this model (")
+
+
+def _dataset(folder: Path, split: str, docs: list[dict]) -> Path:
+    """Documents as a Parquet split of a dataset folder, as `envbench export` writes one."""
+    from envbench.formats import hf
+
+    (folder / hf.DATA_DIR).mkdir(parents=True, exist_ok=True)
+    hf.write_split([hf.to_row(d, source_title=d["title"], seed=0) for d in docs],
+                   folder / hf.DATA_DIR / hf.shard_name(split))
+    return folder
+
+
+def test_train_and_predict_read_an_exported_folder_as_its_json(files: dict[str, Path], tiny_encoder: Path,
+                                                               tmp_path: Path) -> None:
+    train_ds = _dataset(tmp_path / "train-ds", "train", tiny_docs(4))
+    dev_ds = _dataset(tmp_path / "dev-ds", "dev", tiny_docs(2))
+    runs = {}
+    for name, (train, dev) in {"json": (files["train"], files["dev"]), "folder": (train_ds, dev_ds)}.items():
+        runs[name] = tmp_path / name
+        r = _invoke(["train", "--train", str(train), "--dev", str(dev), "--encoder", str(tiny_encoder),
+                     "--out", str(runs[name]), "--epochs", "1", "--loss", "atlop", *TINY])
+        assert r.exit_code == 0, r.output
+    logs = [[ln.rsplit(" ", 1)[0] for ln in (runs[n] / "train.log").read_text().splitlines()] for n in runs]
+    assert logs[0] == logs[1]  # the same training, step for step
+    preds = {}
+    for name, docs in (("json", files["dev"]), ("folder", dev_ds), ("parquet", dev_ds / "data" / "dev-00000-of-00001.parquet")):
+        out = tmp_path / f"pred-{name}.json"
+        r = _invoke(["predict", "--run", str(runs["json"]), "--docs", str(docs), "--out", str(out)])
+        assert r.exit_code == 0, r.output
+        preds[name] = json.loads(out.read_text())
+    assert preds["folder"] == preds["json"] == preds["parquet"]
+
+
+def test_a_folder_that_is_not_a_dataset_fails_before_training(files: dict[str, Path], tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    cfg = TrainConfig(train=str(tmp_path / "notes"), dev=str(files["dev"]))
+    with pytest.raises(EnvbenchError) as e:
+        cfg.check_files()
+    assert str(e.value) == (f"--train {tmp_path / 'notes'}: a folder but not a dataset folder from `envbench export` "
+                            "(no data/*.parquet); pass a DocRED JSON file, a folder that `envbench export` wrote, or "
+                            "one of its data/*.parquet files")
+    TrainConfig(train=str(_dataset(tmp_path / "ds", "train", tiny_docs(2))), dev=str(files["dev"])).check_files()
+    r = _invoke(["predict", "--run", str(tmp_path / "run"), "--docs", str(tmp_path / "notes"), "--out",
+                 str(tmp_path / "p.json")])
+    assert r.exit_code == 1 and r.output == "Error: " + str(e.value).replace("--train", "--docs", 1) + "\n"

@@ -1,0 +1,115 @@
+"""`envbench export` through click's CliRunner: exit codes, exact messages, the --help example, and
+`evaluate` on the exported folder (the logic: tests/envbench/formats/test_hf_export.py)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from envbench.cli import cli
+from tests.envbench.index_fixture import sample_world
+
+
+def _run(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, list(args))
+    return res.exit_code, res.output
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    w = sample_world()
+    out = tmp_path_factory.mktemp("cli-export") / "env"
+    code, text = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "5",
+                      "--out", str(out), "--no-progress")
+    assert code == 0, text
+    return out
+
+
+def test_export_prints_what_it_wrote_then_up_to_date(env: Path, tmp_path: Path) -> None:
+    out = tmp_path / "hf"
+    args = ("export", str(env), "--docs", str(sample_world().test), "--out", str(out))
+    code, text = _run(*args)
+    assert (code, text) == (0, "exported original 20, test_env 100, substitutions 1610 rows\n"
+                               f"wrote {out / 'README.md'}\n"
+                               f"wrote {out / 'data' / 'original-00000-of-00001.parquet'}\n"
+                               f"wrote {out / 'data' / 'test_env-00000-of-00001.parquet'}\n"
+                               f"wrote {out / 'substitutions' / 'test_env-00000-of-00001.parquet'}\n"
+                               f"load it: datasets.load_dataset({str(out)!r})\n")
+    assert _run(*args) == (0, f"{out} is up to date (same inputs and parameters); nothing to do. "
+                              "Pass --force to export again.\n")
+    code, text = _run(*args, "--force", "--license", "cc-by-4.0", "--name", "Env sample")
+    assert code == 0 and text.startswith("exported ")
+    assert (out / "README.md").read_text().startswith("---\npretty_name: Env sample\n")
+    assert "license:\n- cc-by-4.0\n- cc0-1.0\n" in (out / "README.md").read_text()
+
+
+def test_export_errors_are_one_line(env: Path, tmp_path: Path) -> None:
+    w = sample_world()
+    code, text = _run("export", str(env), "--docs", str(w.train), "--out", str(tmp_path / "x"))
+    assert (code, text) == (1, f"Error: --docs {w.train}: not the documents {env} was generated from (sha256 "
+                               "differs from test.json in its manifest.json); pass that file\n")
+    code, text = _run("export", str(tmp_path), "--docs", str(w.test), "--out", str(tmp_path / "x"))
+    assert (code, text) == (1, f"Error: {tmp_path}: no manifest.json of `envbench generate`; pass the --out folder "
+                               "of a generate run (it holds <stem>_env.json, substitutions.parquet, stats.json)\n")
+    code, text = _run("export", str(env), "--docs", str(w.test), "--out", str(tmp_path / "x"), "--format", "csv")
+    assert code == 2 and "Invalid value for '--format': 'csv' is not 'hf'." in text
+    assert not (tmp_path / "x").exists()
+
+
+def test_evaluate_on_the_exported_folder_scores_as_on_the_json(env: Path, tmp_path: Path) -> None:
+    w = sample_world()
+    out = tmp_path / "hf"
+    assert _run("export", str(env), "--docs", str(w.test), "--out", str(out))[0] == 0
+    gold = json.loads((env / "test_env.json").read_text())
+    pred = tmp_path / "pred.json"  # two facts of three, with evidence, so every score is below 100
+    pred.write_text(json.dumps([{"title": d["title"], "h_idx": lab["h"], "t_idx": lab["t"], "r": lab["r"],
+                                 "evidence": lab["evidence"][:1]}
+                                for d in gold for i, lab in enumerate(d["labels"]) if i % 3]))
+    results = {}
+    for name, path in (("json", env / "test_env.json"), ("folder", out),
+                       ("parquet", out / "data" / "test_env-00000-of-00001.parquet")):
+        scores = tmp_path / f"{name}.json"
+        code, text = _run("evaluate", "--gold", str(path), "--pred", str(pred), "--train", str(w.train),
+                          "--out", str(scores))
+        assert code == 0, text
+        results[name] = (text, json.loads(scores.read_text()))
+    subs = {"json": env / "substitutions.parquet", "folder": out / "substitutions" / "test_env-00000-of-00001.parquet"}
+    subs["parquet"] = subs["folder"]
+    table = results["json"][0].split("\nNote: ")[0]
+    assert "Ign F1 (name-indep.)" in table
+    for name, (text, scores) in results.items():
+        assert text.split("\nNote: ")[0] == table, name  # the same table, line for line
+        assert f"(through {subs[name]})" in text
+        assert scores["env"].pop("substitutions") == str(subs[name])
+        scores["inputs"].pop("gold")
+        scores["notes"] = [n.replace(str(subs[name]), "SUBS") for n in scores["notes"]]
+    assert results["folder"][1] == results["json"][1] == results["parquet"][1]
+    manifest = json.loads((tmp_path / "folder.json.manifest.json").read_text())
+    assert manifest["inputs"][0]["name"] == "test_env-00000-of-00001.parquet"  # the split's file, hashed
+
+
+def test_evaluate_on_a_folder_that_is_not_a_dataset(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    pred = tmp_path / "pred.json"
+    pred.write_text("[]")
+    code, text = _run("evaluate", "--gold", str(tmp_path / "notes"), "--pred", str(pred))
+    assert (code, text) == (1, f"Error: {tmp_path / 'notes'}: a folder but not a dataset folder from `envbench "
+                               "export` (no data/*.parquet); pass a DocRED JSON file, a folder that `envbench export` "
+                               "wrote, or one of its data/*.parquet files\n")
+
+
+def test_help_example_runs_when_pasted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out = _run("export", "--help")
+    assert code == 0 and "Example" in out
+    block = out.split("Example", 1)[1].split("\nOptions:", 1)[0].split("\n", 1)[1]
+    lines = block.replace("\\\n", " ").strip().splitlines()
+    assert lines and all(line.split()[0] == "envbench" for line in lines), block
+    for line in lines:
+        code, res = _run(*shlex.split(line)[1:])
+        assert code == 0, (line, res)
+    assert (tmp_path / "data" / "env-hf" / "data" / "test_env-00000-of-00001.parquet").is_file()
