@@ -65,7 +65,8 @@ def _describe(i: int, x: Any, source: str) -> str:
     return f"{source}: prediction {i}"
 
 
-def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str) -> DataError:
+def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str,
+             n_sentences: Mapping[str, int] | None = None) -> DataError:
     """The error for a prediction the fast path rejected: the first problem, named precisely."""
     what = _describe(i, x, source)
     if not isinstance(x, Mapping):
@@ -94,7 +95,14 @@ def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str) -> Data
                     f"{what}: {end} {v} is out of range; document {title!r} has {n} entities "
                     f"(indices 0-{n - 1}); check that the predictions were made for this gold file"
                 )
-    return DataError(f"{what}: evidence {x.get('evidence')!r} is not a list of sentence ids; "
+    ev = x.get("evidence")
+    if type(ev) is list and all(type(e) is int for e in ev):
+        ns = (n_sentences or {}).get(title)
+        bad = next(e for e in ev if e < 0 or (ns is not None and e >= ns))
+        span = f"document {title!r} has {ns} sentences (ids 0-{ns - 1})" if ns is not None else "ids start at 0"
+        return DataError(f"{what}: evidence sentence {bad} is out of range; {span}; "
+                         "check that the predictions were made for this gold file")
+    return DataError(f"{what}: evidence {ev!r} is not a list of sentence ids; "
                      "write it as [0, 2] or leave it out")
 
 
@@ -102,12 +110,15 @@ _NO_EVIDENCE: frozenset[int] = frozenset()
 
 
 def check_predictions(
-    preds: Sequence[Any], n_entities: Mapping[str, int], *, source: str = "predictions"
+    preds: Sequence[Any], n_entities: Mapping[str, int], *, source: str = "predictions",
+    n_sentences: Mapping[str, int] | None = None,
 ) -> CheckedPredictions:
     """Validate predictions against the gold entity counts and drop duplicates.
 
     Raises DataError naming the prediction (its position in the list, title, h_idx, t_idx, r)
-    for a missing field, an entity index out of range or an unknown relation id.
+    for a missing field, an entity index out of range, an unknown relation id, or an evidence
+    sentence id that is not a sentence of its document (negative, or past ``n_sentences`` of the
+    title when given), just as a sentence id that is not an integer (``["0"]``).
     """
     if not isinstance(preds, Sequence) or isinstance(preds, (str, bytes)):
         raise DataError(
@@ -137,6 +148,9 @@ def check_predictions(
             ev_set = _NO_EVIDENCE
         elif type(ev) is list and all(type(e) is int for e in ev):
             ev_set = frozenset(ev)
+            ns = n_sentences.get(title) if n_sentences is not None else None
+            if ev_set and (min(ev_set) < 0 or (ns is not None and max(ev_set) >= ns)):
+                raise _invalid(i, x, n_entities, source, n_sentences)
         else:
             raise _invalid(i, x, n_entities, source)
         fact = (title, h, t, r)

@@ -251,6 +251,14 @@ def write_lock(out: str | os.PathLike[str], index: str | os.PathLike[str],
     """Build the lock of ``out`` and write it (default: ``default_lock_path(out)``)."""
     lock = build_lock(out, index)
     target = Path(lock_path) if lock_path is not None else default_lock_path(out)
+    if target.is_dir():
+        raise EnvbenchError(f"--out {target}: a folder has that name; give the lock's file path (*.lock.json)")
+    taken = [Path(out) / MANIFEST, *(Path(out) / e["name"] for e in lock["outputs"])]
+    for path in taken:  # the lock must never replace what it pins, nor generate's manifest
+        if target.resolve() == path.resolve():
+            raise EnvbenchError(f"--out {target}: that is {'the manifest' if path.name == MANIFEST else 'an output'} "
+                                f"of {out} the lock describes; write the lock elsewhere (default: "
+                                f"{default_lock_path(out)})")
     write_bytes_atomic(target, dumps_lock(lock))
     return target
 
@@ -484,6 +492,30 @@ def _compare_parquet(name: str, entry: Mapping[str, Any], new_path: Path, publis
             "the published files to see the first differing row")
 
 
+def _edited_lock(name: str, entry: Mapping[str, Any], new_path: Path) -> str | None:
+    """A lock entry whose per-document (or per-key) hashes disagree with its own sha256: the file
+    that sha256 names is at hand (the regeneration matched it), so the hashes were edited."""
+    fix = "the lock was edited; restore it, or rebuild it with `envbench lock OUT --index DIR`"
+    if entry.get("kind") == "documents":
+        locked = [tuple(x) if isinstance(x, list) else x for x in entry.get("documents") or []]
+        actual = [(d.get("title"), short_hash(d)) for d in _load_documents(new_path)]
+        for i, (old, new) in enumerate(zip(locked, actual)):
+            if old != new:
+                return (f"lock: {name}: document {i} ({new[0]!r}) is {_show(list(old))} in the lock, but the "
+                        f"file with the lock's sha256 gives {_show(list(new))}; {fix}")
+        if len(locked) != len(actual):
+            return f"lock: {name}: {len(locked)} documents in the lock, {len(actual)} in the file with its sha256; {fix}"
+    keys = entry.get("keys")
+    if isinstance(keys, dict):
+        data = orjson.loads(new_path.read_bytes())
+        actual_keys = {k: short_hash(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        for k in sorted(set(keys) | set(actual_keys)):
+            if keys.get(k) != actual_keys.get(k):
+                return (f"lock: {name}: key {k!r} is {_show(keys.get(k))} in the lock, but the file with the lock's "
+                        f"sha256 gives {_show(actual_keys.get(k))}; {fix}")
+    return None
+
+
 def compare_outputs(lock: Mapping[str, Any], new_out: Path, published: Path | None) -> tuple[list[str], list[str]]:
     """(problems, notes) of the regenerated folder against the lock; documents outputs first."""
     problems, notes = [], []
@@ -497,7 +529,7 @@ def compare_outputs(lock: Mapping[str, Any], new_out: Path, published: Path | No
         if kind == "parquet":
             msg = _compare_parquet(name, entry, new_path, published, notes)
         elif sha256_file(new_path) == entry.get("sha256"):
-            msg = None
+            msg = _edited_lock(name, entry, new_path)
         elif kind == "documents":
             msg = _compare_documents(name, entry, new_path, published)
         else:
@@ -524,6 +556,13 @@ def check_published(lock: Mapping[str, Any], published: Path, new_out: Path) -> 
             continue
         if entry.get("kind") == "documents":
             docs = _load_documents(pub)
+            regenerated = new_out / name
+            if regenerated.is_file() and sha256_file(regenerated) == entry.get("sha256"):
+                # The regeneration is the lock's file itself: compare with it, document by document,
+                # so that the document named is the one that really differs (not one whose hash in
+                # the lock was edited).
+                problems.append(_published_against(pub, name, docs, _load_documents(regenerated)))
+                continue
             for i, (locked, d) in enumerate(zip(entry.get("documents") or [], docs)):
                 if (d.get("title"), short_hash(d)) != tuple(locked):
                     new_docs = _load_documents(new_out / name) if (new_out / name).is_file() else []
@@ -538,6 +577,18 @@ def check_published(lock: Mapping[str, Any], published: Path, new_out: Path) -> 
         else:
             problems.append(f"published {pub}: sha256 differs from the lock's")
     return problems
+
+
+def _published_against(pub: Path, name: str, docs: Sequence[Any], truth: Sequence[Any]) -> str:
+    """The first published document that differs from the lock's own file, with its field."""
+    for d, t in zip(docs, truth):
+        if d != t:
+            title = t.get("title") if isinstance(t, dict) else None
+            return "published " + document_message(name, str(title), d, t, "in the published file",
+                                                   "in the lock's run")
+    if len(docs) != len(truth):
+        return f"published {pub}: {len(docs)} documents, {len(truth)} in the lock's run"
+    return f"published {pub}: the same documents in other bytes (sha256 differs from the lock's)"
 
 
 def verify(lock_path: str | os.PathLike[str], docs: str | os.PathLike[str], index: str | os.PathLike[str], *,

@@ -293,7 +293,8 @@ def score_groups(
     if facts is None and train_docs is not None:
         facts = train_facts(train_docs)
     n_entities = {doc["title"]: len(doc["vertexSet"]) for doc in gold_docs}
-    checked = check_predictions(preds, n_entities, source=source)
+    checked = check_predictions(preds, n_entities, source=source,
+                                n_sentences={doc["title"]: len(doc["sents"]) for doc in gold_docs})
     per_title = tally(gold_docs, checked, facts=facts, original_names=original_names)
     total = Tally()
     groups: dict[Hashable, Tally] = {}

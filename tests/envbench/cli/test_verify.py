@@ -98,3 +98,42 @@ def test_help_examples_run_when_pasted(tmp_path: Path, monkeypatch: pytest.Monke
             code, res = _run(*shlex.split(line)[1:])
             assert code == 0, (line, res)
     assert (tmp_path / "data" / "env" / "test_env.lock.json").is_file()
+
+
+def test_an_edited_lock_fails_and_a_tampered_file_is_named_for_itself(env: Path, tmp_path: Path) -> None:
+    """issue 29: a lock whose per-document hash was edited verified OK, and then verify named the
+    document whose hash was edited instead of the one really tampered with."""
+    lock = json.loads((env / "test_env.lock.json").read_text())
+    entry = next(e for e in lock["outputs"] if e.get("kind") == "documents")
+    title, real = entry["documents"][3]
+    entry["documents"][3][1] = "0123456789abcdef"
+    edited = tmp_path / "edited.lock.json"
+    edited.write_text(json.dumps(lock))
+    code, out = _verify(edited)
+    assert code == 1
+    assert out.splitlines()[1] == (
+        f'lock: test_env.json: document 3 ({title!r}) is ["{title}","0123456789abcdef"] in the lock, but the file '
+        f'with the lock\'s sha256 gives ["{title}","{real}"]; the lock was edited; restore it, or rebuild it with '
+        "`envbench lock OUT --index DIR`")
+    pub = tmp_path / "pub"
+    shutil.copytree(env, pub)
+    docs = json.loads((pub / "test_env.json").read_text())
+    docs[7]["sents"][0][0] = "TAMPERED"
+    (pub / "test_env.json").write_bytes(orjson.dumps(docs))
+    code, out = _verify(edited, "--published", str(pub))
+    assert code == 1
+    assert out.splitlines()[2].startswith(f"published test_env.json: {docs[7]['title']!r} sentence 0 token 0: "
+                                          "'TAMPERED' in the published file, ")
+    assert out.splitlines()[2].endswith(" in the lock's run")
+
+
+def test_lock_never_writes_over_what_it_pins(env: Path) -> None:
+    before = {p.name: p.read_bytes() for p in env.iterdir() if p.is_file()}
+    for name, what in (("test_env.json", "an output"), ("manifest.json", "the manifest"),
+                       ("substitutions.parquet", "an output")):
+        w = sample_world()
+        code, out = _run("lock", str(env), "--index", str(w.index), "--out", str(env / name))
+        assert code == 1
+        assert out == (f"Error: --out {env / name}: that is {what} of {env} the lock describes; write the lock "
+                       f"elsewhere (default: {env / 'test_env.lock.json'})\n")
+    assert {p.name: p.read_bytes() for p in env.iterdir() if p.is_file()} == before

@@ -221,3 +221,29 @@ def test_a_mention_type_outside_docred_is_an_error(sample: Path, tmp_path: Path)
                         "or pass --skip-invalid to skip invalid documents\n")
     r = CliRunner().invoke(cli, ["validate", str(bad), "--skip-invalid"])
     assert r.output.splitlines()[0] == f"{bad}: DocRED, 6 documents, 5 valid, 1 skipped, 0 warnings"
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda d: d["labels"][0].update(evidence=5),
+     "label 0: evidence 5 is not a list; write evidence as a list of sentence ids, e.g. [0, 2]"),
+    (lambda d: d.update(labels=5),
+     "labels: is a int, not a list; write labels as a list of {h, t, r, evidence} objects (or leave it out)"),
+    (lambda d: d["labels"][0].update(h=True), "label 0: h=true is not an entity index; write h and t as 0-based "
+                                              "integers"),
+])
+def test_validate_names_hostile_gold_and_skips_it(sample: Path, tmp_path: Path, change, problem: str) -> None:
+    """These ended in `TypeError: 'int' object is not iterable` (or passed, h=true) in validate, generate,
+    evaluate and icl prompts (issue 29)."""
+    docs = json.loads((sample / "docs/dev.json").read_text())
+    change(docs[1])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(docs))
+    title = docs[1]["title"]
+    r = CliRunner().invoke(cli, ["validate", str(bad)])
+    assert r.exit_code == 1
+    assert r.output == (f"Error: {bad}: document 1 {title!r}: {problem}; or pass --skip-invalid to skip invalid "
+                        "documents\n")
+    r = CliRunner().invoke(cli, ["validate", str(bad), "--skip-invalid"])
+    assert r.exit_code == 0 and r.output.splitlines()[0] == f"{bad}: DocRED, 6 documents, 5 valid, 1 skipped, 0 warnings"
+    r = CliRunner().invoke(cli, ["evaluate", "--gold", str(bad), "--pred", str(bad)])
+    assert r.exit_code == 1 and r.output.startswith(f"Error: {bad}: document 1 {title!r}: {problem}")

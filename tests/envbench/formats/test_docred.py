@@ -64,6 +64,14 @@ def test_a_valid_document_has_no_problems() -> None:
         (lambda d: d["labels"][0].update(keywords=[{"name": "x", "sent_id": 4, "pos": [0, 1]}]),
          "label 0: keyword 0 has sent_id 4 out of range (2 sentences)"),
         (lambda d: d["labels"][0].update(keywords="lies"), "label 0: keywords is not a list"),
+        # hostile gold (issue 29): these crashed validate, generate, evaluate and icl prompts with a TypeError,
+        # or passed although every reader of predictions refuses them
+        (lambda d: d["labels"][0].update(evidence=5), "label 0: evidence 5 is not a list"),
+        (lambda d: d.update(labels=5), "labels: is a int, not a list"),
+        (lambda d: d["labels"][0].update(h=True), "label 0: h=true is not an entity index"),
+        (lambda d: d["labels"][0].update(t=0), "label 0: h and t are the same entity (0)"),
+        (lambda d: d["labels"][0].update(r=["P17"]), "label 0: relation ['P17'] is not one of the 96 DocRED relations"),
+        (lambda d: d["labels"][0].update(evidence=[False]), "label 0: evidence sentence false is out of range (2 sentences)"),
     ],
 )
 def test_each_check_names_the_place_and_the_problem(change, expected: str) -> None:

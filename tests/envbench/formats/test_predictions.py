@@ -57,3 +57,22 @@ def test_check_names_the_first_bad_prediction() -> None:
     assert str(err.value) == ("run/pred.json: prediction 1 (title 'A', h_idx 0, t_idx 2, r 'P17'): t_idx 2 is out of "
                               "range; document 'A' has 2 entities (indices 0-1); check that the predictions were made "
                               "for this gold file")
+
+
+def test_evidence_that_names_no_sentence_is_refused_as_a_string_id_is() -> None:
+    """[999] and [-1] used to pass silently where ["0"] was refused (issue 29): all three are refused."""
+    n, ns = {"A": 3}, {"A": 2}
+    cases = {
+        "[999]": ([999], "evidence sentence 999 is out of range; document 'A' has 2 sentences (ids 0-1); "
+                         "check that the predictions were made for this gold file"),
+        "[-1]": ([0, -1], "evidence sentence -1 is out of range; document 'A' has 2 sentences (ids 0-1); "
+                          "check that the predictions were made for this gold file"),
+        '["0"]': (["0"], "evidence ['0'] is not a list of sentence ids; write it as [0, 2] or leave it out"),
+    }
+    for evidence, message in cases.values():
+        with pytest.raises(DataError) as err:
+            check_predictions([p("A", 0, 1, "P17", evidence=evidence)], n, n_sentences=ns)
+        assert str(err.value) == ("predictions: prediction 0 (title 'A', h_idx 0, t_idx 1, r 'P17'): " + message)
+    with pytest.raises(DataError, match="evidence sentence -1 is out of range; ids start at 0"):
+        check_predictions([p("A", 0, 1, "P17", evidence=[-1])], n)  # without sentence counts
+    assert check_predictions([p("A", 0, 1, "P17", evidence=[1])], n, n_sentences=ns).evidence == [frozenset({1})]
