@@ -42,7 +42,8 @@ class TrainConfig:
     window: int = 512  # encoder window in wordpieces; longer documents are encoded in windows (long_docs)
     long_docs: str = "two_windows"  # documents over `window`: "two_windows" (ATLOP's scheme, as every reference: first and last window - 1 wordpieces, window 1's [SEP] and window 2's [CLS] dropped) or "overlap" (ceil(n / (window - 2)) overlapping windows, [CLS]/[SEP] averaged; this project before issue 32)
     max_length: int = 1024  # wordpieces kept per document incl. [CLS]/[SEP]; longer ones are cut, counted and reported (0 = no cut)
-    marker: str = "*"  # token put before and after every mention (ATLOP's entity marker)
+    marker: str = "*"  # token put before and after every mention (ATLOP's entity marker) when markers = "plain"
+    markers: str = "plain"  # "plain" (`marker` around every mention) or "typed" (DocuNet's BERT markers: [unusedK] before and [unused(K+50)] after a mention, K by type: ORG 1, LOC 3, TIME 5, PER 7, MISC 9, NUM 11; needs a BERT vocabulary)
     emb_size: int = 0  # width of the head/tail extractors; 0 = the encoder's hidden size, as the EVRT reference code (768 BERT-base, 1024 RoBERTa-large, 384 MiniLM)
     block_size: int = 64  # group size of the grouped bilinear classifier (ATLOP: 64)
     num_class: int = 97  # 96 DocRED relations + class 0, the threshold / "Na" class
@@ -135,7 +136,8 @@ class TrainConfig:
         """Field values that cannot work together; files are checked by :meth:`check_files`."""
         choices = {"loss": ("ncrl", "atlop", "mcce", "afl"), "rcr_repr": ("bl", "zhzt"), "rcr_reduction": ("mean", "sum"),
                    "pcr_form": ("soft_bce", "sym_kl"), "dtype": ("auto", "bf16", "fp32"),
-                   "model": ("atlop", "docunet", "kd-docre"), "long_docs": ("two_windows", "overlap")}
+                   "model": ("atlop", "docunet", "kd-docre"), "long_docs": ("two_windows", "overlap"),
+                   "markers": ("plain", "typed")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise EnvbenchError(f"{name}={getattr(self, name)!r}; use " + " or ".join(repr(a) for a in allowed))

@@ -7,15 +7,19 @@ threshold / "Na" class, class i (1..96) is the i-th property id.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from envbench.core.errors import DataError
+from envbench.core.errors import DataError, EnvbenchError
 from envbench.core.relations import RELATIONS
 
 RELATION_IDS: tuple[str, ...] = tuple(RELATIONS)  # index i -> class i + 1
 REL2CLASS: dict[str, int] = {pid: i + 1 for i, pid in enumerate(RELATION_IDS)}
+MARKER_STYLES: tuple[str, ...] = ("plain", "typed")
+# DocuNet's BERT entity markers (zjunlp/DocuNet prepro.py): "[unusedK]" before a mention of the type, "[unused(K+50)]"
+# after it; its RoBERTa path uses "*". They hand the model the mention's coarse type, which renaming keeps.
+TYPED_MARKER_BASE: dict[str, int] = {"ORG": 1, "LOC": 3, "TIME": 5, "PER": 7, "MISC": 9, "NUM": 11}
 
 
 @dataclass
@@ -36,7 +40,7 @@ class FeatureStats:
     documents: int = 0
     wordpieces_max: int = 0
     wordpieces_mean: float = 0.0
-    over_window: int = 0  # documents longer than one encoder window (encoded as overlapping windows)
+    over_window: int = 0  # documents longer than one encoder window (encoded in windows, models.encoder)
     cut: int = 0  # documents longer than max_length (cut; their later mentions dropped)
     mentions_cut: int = 0
     entities_without_mention: int = 0  # entities whose every mention was cut (they fall back to [CLS])
@@ -46,53 +50,94 @@ class FeatureStats:
         return dict(self.__dict__)
 
 
-def _marked_words(doc: dict[str, Any], marker: str) -> tuple[list[str], dict[tuple[int, int], int]]:
-    """Words of the document with ``marker`` around each mention.
+def mention_markers(doc: dict[str, Any], marker: str = "*", markers: str = "plain"
+                    ) -> tuple[dict[tuple[int, int], str], dict[tuple[int, int], str]]:
+    """The marker word put before each mention's first token and after its last, keyed by (sent_id, token).
+
+    ``plain``: ``marker`` for every mention (ATLOP). ``typed``: ``[unusedK]`` and ``[unused(K+50)]`` with K
+    by the mention's type (:data:`TYPED_MARKER_BASE`), as DocuNet's BERT path. Where several mentions
+    start (or end) at one token there is one marker, that of the first in ``vertexSet`` order, as the
+    reference's ``list.index`` picks.
+    """
+    if markers not in MARKER_STYLES:
+        raise EnvbenchError(f"markers={markers!r}; use " + " or ".join(repr(m) for m in MARKER_STYLES))
+    start: dict[tuple[int, int], str] = {}
+    end: dict[tuple[int, int], str] = {}
+    for entity in doc["vertexSet"]:
+        for m in entity:
+            before = after = marker
+            if markers == "typed":
+                k = TYPED_MARKER_BASE.get(m.get("type", ""))
+                if k is None:
+                    raise DataError(f"document {doc.get('title')!r}: mention {m.get('name')!r} has type "
+                                    f"{m.get('type')!r}, which typed entity markers do not know "
+                                    f"({', '.join(TYPED_MARKER_BASE)}); fix the type or use markers = \"plain\"")
+                before, after = f"[unused{k}]", f"[unused{k + 50}]"
+            start.setdefault((m["sent_id"], m["pos"][0]), before)
+            end.setdefault((m["sent_id"], m["pos"][1] - 1), after)
+    return start, end
+
+
+def typed_marker_ids(tokenizer: Any) -> dict[str, int]:
+    """The vocabulary ids of the typed markers; they are vocabulary tokens, never tokenised as text."""
+    out = {}
+    for k in TYPED_MARKER_BASE.values():
+        for token in (f"[unused{k}]", f"[unused{k + 50}]"):
+            tid = tokenizer.convert_tokens_to_ids(token)
+            if tid is None or tid == tokenizer.unk_token_id:
+                raise EnvbenchError(f"typed entity markers need the token {token} in the encoder's vocabulary, which "
+                                    "BERT vocabularies have and this one lacks; use markers = \"plain\" (the * marker)")
+            out[token] = tid
+    return out
+
+
+def _marked_words(doc: dict[str, Any], marker: str, markers: str = "plain"
+                  ) -> tuple[list[str], dict[tuple[int, int], int]]:
+    """Words of the document with a marker around each mention (:func:`mention_markers`).
 
     Returns the words and, for each (sent_id, token start) that begins a mention, the index of
     its start marker among the words.
     """
-    starts: set[tuple[int, int]] = set()
-    ends: set[tuple[int, int]] = set()
-    for entity in doc["vertexSet"]:
-        for m in entity:
-            starts.add((m["sent_id"], m["pos"][0]))
-            ends.add((m["sent_id"], m["pos"][1] - 1))
+    starts, ends = mention_markers(doc, marker, markers)
     words: list[str] = []
     start_word: dict[tuple[int, int], int] = {}
     for sid, sent in enumerate(doc["sents"]):
         for ti, tok in enumerate(sent):
             if (sid, ti) in starts:
                 start_word[(sid, ti)] = len(words)
-                words.append(marker)
+                words.append(starts[(sid, ti)])
             words.append(tok)
             if (sid, ti) in ends:
-                words.append(marker)
+                words.append(ends[(sid, ti)])
     return words, start_word
 
 
-def word_pieces(tokenizer: Any, words: Sequence[str], cache: dict[str, list[int]] | None = None) -> list[list[int]]:
+def word_pieces(tokenizer: Any, words: Sequence[str], cache: dict[str, list[int]] | None = None,
+                specials: Mapping[str, int] | None = None) -> list[list[int]]:
     """The token ids of each word, tokenised on its own, as the EVRT reference code does.
 
     Each word is its own text, so byte-level BPE (RoBERTa) gives no word and no marker the
     leading-space piece ("Ġ") that pre-split input with ``add_prefix_space`` would add; for WordPiece
     (BERT) this equals tokenising the pre-split words in one call. ``cache`` (word -> ids, shared
-    across documents) tokenises each distinct word once.
+    across documents) tokenises each distinct word once. ``specials`` (the typed markers) map words to
+    one vocabulary id each, untokenised.
     """
     cache = {} if cache is None else cache
-    new = sorted({w for w in words if w not in cache})
+    specials = specials or {}
+    new = sorted({w for w in words if w not in cache and w not in specials})
     if new:
         cache.update(zip(new, (list(ids) for ids in tokenizer(new, add_special_tokens=False)["input_ids"])))
-    return [cache[w] for w in words]
+    return [[specials[w]] if w in specials else cache[w] for w in words]
 
 
 def build_feature(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_length: int = 1024,
-                  cache: dict[str, list[int]] | None = None) -> Feature:
+                  cache: dict[str, list[int]] | None = None, markers: str = "plain") -> Feature:
     """Tokenise one document (ATLOP style: a marker before and after each mention), word by word."""
-    words, start_word = _marked_words(doc, marker)
+    words, start_word = _marked_words(doc, marker, markers)
+    specials = typed_marker_ids(tokenizer) if markers == "typed" else None
     first_piece: dict[int, int] = {}
     body: list[int] = []
-    for w, ids in enumerate(word_pieces(tokenizer, words, cache)):
+    for w, ids in enumerate(word_pieces(tokenizer, words, cache, specials)):
         first_piece[w] = len(body)
         body.extend(ids)
     cut = False
@@ -131,7 +176,7 @@ def build_feature(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max
 
 def build_features(
     docs: Sequence[dict[str, Any]], tokenizer: Any, *, marker: str = "*", max_length: int = 1024, window: int = 512,
-    progress: bool = False, desc: str = "features",
+    progress: bool = False, desc: str = "features", markers: str = "plain",
 ) -> tuple[list[Feature], FeatureStats]:
     """Features for all documents plus counts of what long documents went through."""
     from tqdm import tqdm
@@ -141,7 +186,7 @@ def build_features(
     total = 0
     cache: dict[str, list[int]] = {}
     for doc in tqdm(docs, desc=desc, disable=None if progress else True, leave=False):
-        f = build_feature(doc, tokenizer, marker=marker, max_length=max_length, cache=cache)
+        f = build_feature(doc, tokenizer, marker=marker, max_length=max_length, cache=cache, markers=markers)
         feats.append(f)
         n = len(f.input_ids)
         total += n

@@ -110,7 +110,7 @@ def predict(
         docs = read_docs(docs_path, skip_invalid=skip_invalid).docs
         if max_docs:
             docs = docs[:max_docs]
-        feats, stats = build_features(docs, tokenizer, marker=cfg.marker, max_length=cfg.max_length,
+        feats, stats = build_features(docs, tokenizer, marker=cfg.marker, markers=cfg.markers, max_length=cfg.max_length,
                                       window=cfg.window)
         preds = infer(
             model, feats, batch_size=batch_size or cfg.eval_batch_size, max_labels=cfg.max_labels, device=dev,

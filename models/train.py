@@ -151,7 +151,8 @@ def train(cfg: TrainConfig) -> TrainResult:
         dev_docs = dev_docs[: cfg.max_dev_docs]
     ign_docs = read_docs(cfg.ign_train, skip_invalid=cfg.skip_invalid).docs if cfg.ign_train else train_docs
     ign_facts = train_facts(ign_docs)  # once, not at every evaluation
-    fkw = {"marker": cfg.marker, "max_length": cfg.max_length, "window": cfg.window, "progress": cfg.progress and master}
+    fkw = {"marker": cfg.marker, "markers": cfg.markers, "max_length": cfg.max_length, "window": cfg.window,
+           "progress": cfg.progress and master}
     train_feats, train_stats = build_features(train_docs, tokenizer, desc="train features", **fkw)
     dev_feats, dev_stats = build_features(dev_docs, tokenizer, desc="dev features", **fkw)
     twin_feats = None

@@ -81,7 +81,7 @@ from envbench.scoring.hwe import (
 )
 from etl.io import dumps_json, sha256_file
 from models.checkpoints import CHECKPOINT_FILE, checkpoint_dir
-from models.data import REL2CLASS, RELATION_IDS, build_feature
+from models.data import REL2CLASS, RELATION_IDS, build_feature, mention_markers, typed_marker_ids
 from models.data import word_pieces as data_word_pieces
 
 TOP_K = 4  # a fact counts when its gold relation is among the model's 4 best relations (DocRED-HWE's topk)
@@ -95,27 +95,23 @@ CACHE_VERSION = 2  # 2: each fact's top_scores (for the official MAP's elbow)
 
 # --- words and wordpieces ------------------------------------------------------------------------
 
-def word_pieces(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_length: int = 1024
-                ) -> tuple[list[int], list[list[int]]]:
+def word_pieces(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_length: int = 1024,
+                markers: str = "plain") -> tuple[list[int], list[list[int]]]:
     """``input_ids`` as ``build_feature`` makes them, and for each word (flat reading order) the
     positions of its wordpieces in ``input_ids`` ([CLS] is position 0; markers belong to no word)."""
-    starts, ends = set(), set()
-    for entity in doc["vertexSet"]:
-        for m in entity:
-            starts.add((m["sent_id"], m["pos"][0]))
-            ends.add((m["sent_id"], m["pos"][1] - 1))
+    starts, ends = mention_markers(doc, marker, markers)
     words: list[str] = []
     word_slot: list[int] = []  # flat word index -> index in `words`
     for sid, sent in enumerate(doc["sents"]):
         for ti, tok in enumerate(sent):
             if (sid, ti) in starts:
-                words.append(marker)
+                words.append(starts[(sid, ti)])
             word_slot.append(len(words))
             words.append(tok)
             if (sid, ti) in ends:
-                words.append(marker)
+                words.append(ends[(sid, ti)])
     # each word tokenised on its own, exactly as training's build_feature does (models.data)
-    per_word = data_word_pieces(tokenizer, words)
+    per_word = data_word_pieces(tokenizer, words, specials=typed_marker_ids(tokenizer) if markers == "typed" else None)
     body = [i for ids in per_word for i in ids]
     slots = [slot for slot, ids in enumerate(per_word) for _ in ids]
     limit = max_length - 2 if max_length and len(body) + 2 > max_length else len(body)
@@ -264,8 +260,8 @@ def attribute_document(model: Any, tokenizer: Any, cfg: Any, doc: dict[str, Any]
     import torch
 
     t0 = time.time()
-    feat = build_feature(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length)
-    input_ids, pieces = word_pieces(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length)
+    feat = build_feature(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length, markers=cfg.markers)
+    input_ids, pieces = word_pieces(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length, markers=cfg.markers)
     if input_ids != feat.input_ids:  # the two must tokenise alike, or words would map to the wrong pieces
         raise EnvbenchError(f"document {doc['title']!r}: word-to-wordpiece mapping disagrees with models.data."
                             "build_feature; report this as a bug")
