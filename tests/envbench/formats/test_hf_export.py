@@ -192,7 +192,7 @@ LOAD = """
 import json, sys
 import datasets
 from datasets import Features, load_dataset
-folder, cache, features_yaml = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+folder, cache, features_yaml, with_rows = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4] == "rows"
 docs = load_dataset(folder, cache_dir=cache)
 subs = load_dataset(folder, "substitutions", cache_dir=cache)
 subs = subs[next(iter(subs))]
@@ -201,24 +201,26 @@ print(json.dumps({
     "splits": {k: v.num_rows for k, v in docs.items()},
     "declared": all(docs[k].features == declared for k in docs),
     "arrow": {k: str(docs[k].data.schema.remove_metadata()) for k in docs},
-    "rows": {k: docs[k].to_list() for k in docs},
+    "rows": {k: docs[k].to_list() for k in docs} if with_rows else None,
     "subs_rows": subs.num_rows,
     "subs_columns": subs.column_names,
 }))
 """
 
 
-def load_with_datasets(folder: Path, tmp_path: Path) -> dict[str, Any]:
+def load_with_datasets(folder: Path, tmp_path: Path, *, rows: bool = True) -> dict[str, Any]:
     """datasets.load_dataset in a fresh process: offline, with its cache in a temporary folder."""
     pytest.importorskip("datasets", reason="loading needs the [hf] extra (pip install 'envbench[hf]')")
     environ = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home"),
                "HF_DATASETS_CACHE": str(tmp_path / "cache")}
-    res = subprocess.run([sys.executable, "-c", LOAD, str(folder), str(tmp_path / "cache"), json.dumps(hf.FEATURES_YAML)],
+    res = subprocess.run([sys.executable, "-c", LOAD, str(folder), str(tmp_path / "cache"), json.dumps(hf.FEATURES_YAML),
+                          "rows" if rows else "-"],
                          capture_output=True, text=True, env=environ, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_load_dataset_gives_the_json_documents_offline(env: Path, exported: Path, tmp_path: Path) -> None:
     loaded = load_with_datasets(exported, tmp_path)
     assert loaded["splits"] == {"original": 20, "test_env": 100}
@@ -256,5 +258,5 @@ def test_the_re_docred_lock_flow_exports_and_loads(tmp_path: Path) -> None:
     assert "--exclude-names-from dev_revised.json" in text and "dump `redocred-kb.json.gz`" in text
     env_docs = read_docs(tmp_path / "hf").docs
     assert env_docs == [docred_view(d) for d in json.loads((tmp_path / "env" / "test_revised_env.json").read_text())]
-    loaded = load_with_datasets(tmp_path / "hf", tmp_path)  # last: skips without the [hf] extra
+    loaded = load_with_datasets(tmp_path / "hf", tmp_path, rows=False)  # last: skips without the [hf] extra
     assert loaded["splits"] == {"original": 500, "test_revised_env": 500} and loaded["declared"] is True
