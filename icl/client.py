@@ -363,8 +363,10 @@ def _exchange(method: str, url: str, data: bytes | None, headers: dict[str, str]
                 break
             got += len(chunk)
             if got > limit:
-                raise _TooLarge(f"more than {got:,} bytes arrived")
+                raise _TooLarge(f"more than {limit:,} bytes arrived")
             chunks.append(chunk)
+        if expired.is_set():  # the watchdog's shutdown reads as the end of the reply
+            raise _TimedOut()
         if resp.length:  # the connection closed before the announced length arrived
             raise _CutShort(got, got + resp.length)
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, b"".join(chunks)
@@ -458,11 +460,11 @@ def server_root(client: ChatClient) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def probe_server(client: ChatClient, timeout: float = PROBE_TIMEOUT_S) -> ServerInfo:
+def probe_server(client: ChatClient, timeout: float | None = None) -> ServerInfo:
     """Ask ``/v1/models`` (and llama.cpp's ``/props``) for model names, context length and parallel slots."""
     info = ServerInfo()
     headers = {k: v for k, v in client._headers().items() if k != "Content-Type"}
-    wait = min(timeout, client.timeout)
+    wait = min(PROBE_TIMEOUT_S if timeout is None else timeout, client.timeout)
     data, state = _call_json(models_url(client.base_url), headers, wait)
     info.answered |= state == "answered"
     if state == "timeout":
@@ -511,12 +513,12 @@ class TokenCounts:
 
 
 def count_prompt_tokens(client: ChatClient, records: list[dict[str, Any]], which: list[int], template: str,
-                        timeout: float = PROBE_TIMEOUT_S) -> TokenCounts:
+                        timeout: float | None = None) -> TokenCounts:
     """Tokens of ``records[i]`` for each i in ``which``: by the server's tokenize endpoint where it has one
     (the message contents, plus the chat template's few tokens), else by the template's chars-per-token
     estimate, which errs long."""
     headers = {k: v for k, v in client._headers().items() if k != "Content-Type"}
-    wait = min(timeout, client.timeout)
+    wait = min(PROBE_TIMEOUT_S if timeout is None else timeout, client.timeout)
 
     def texts(i: int) -> list[str]:
         return [m["content"] for m in records[i]["messages"]]

@@ -287,3 +287,101 @@ def test_limit_then_evaluate_only_predicted_scores_the_asked_documents(runner: C
             "predictions cover (1 of them without predictions, their gold facts counted as missed) and those with "
             "a prediction") in res.stdout.splitlines()
     assert re.search(r"^2 documents, \d+ gold facts, ", res.stdout, re.MULTILINE), res.stdout
+
+
+@pytest.mark.parametrize("key,what", [("sk-1\r\nX-Evil: 1", "a line break (CR or LF)"),
+                                      ("sk-ключ", "a character that is not ASCII")])
+def test_an_api_key_a_header_cannot_carry_is_one_line_naming_its_variable(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, what: str
+) -> None:
+    # regression (issue 29): a ValueError or UnicodeEncodeError traceback
+    monkeypatch.setenv("MY_KEY", key)
+    res = runner.invoke(cli, ["icl", "run", "--prompts", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1",
+                              "--model", "m", "--out", str(tmp_path / "r"), "--api-key-env", "MY_KEY"])
+    assert res.exit_code == 1
+    assert res.output == (f"Error: environment variable MY_KEY holds {what}, which an HTTP header cannot carry; "
+                          "export the key alone, as the provider shows it\n")
+
+
+def run_args(prompts: Path, url: str, out: Path, *more: str) -> list[str]:
+    return ["icl", "run", "--prompts", str(prompts), "--base-url", url, "--model", "m", "--out", str(out),
+            "--no-progress", *more]
+
+
+def test_run_refuses_an_out_another_run_is_writing(runner: CliRunner, tmp_path: Path) -> None:
+    import os
+
+    from icl.client import _hold
+
+    p = write_world(tmp_path)
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(tmp_path / "p")]).exit_code == 0
+    held = _hold(tmp_path / "r")
+    try:
+        res = runner.invoke(cli, run_args(tmp_path / "p", "http://127.0.0.1:9/v1", tmp_path / "r"))
+    finally:
+        os.close(held)
+    assert res.exit_code == 1
+    assert res.output == (f"Error: --out {tmp_path / 'r'}: another run is writing there now; wait for it to end, "
+                          "or choose another output location\n")
+
+
+def test_a_server_that_dies_mid_run_exits_1_with_the_count(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(tmp_path / "p")]).exit_code == 0
+    server = FakeServer()
+    server.faults = {"Karl": ["die"]}
+    try:
+        res = runner.invoke(cli, run_args(tmp_path / "p", server.url, tmp_path / "r", "--backoff", "0.01"))
+    finally:
+        server.close()
+    assert res.exit_code == 1
+    assert res.output.splitlines()[-1] == (
+        f"Error: the server at {server.url} stopped answering (3 requests in a row could not connect, the last: "
+        "connection failed: Connection refused); 1 of the 3 documents not attempted; start it and rerun the same "
+        "command")
+    failures = json.loads((tmp_path / "r" / "failures.json").read_text())
+    assert [f["reason"] for f in failures] == ["server_down", "not_attempted"]
+
+
+def test_every_prompt_over_the_context_says_so_with_the_sizes(runner: CliRunner, tmp_path: Path) -> None:
+    # regression (issue 33): the message said to check the model name and to rerun the same command
+    from tests.icl.test_client import fake_tokens
+
+    p = write_world(tmp_path)
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(tmp_path / "p")]).exit_code == 0
+    sizes = sorted(fake_tokens(json.loads(f.read_text())["messages"]) for f in (tmp_path / "p" / "prompts").glob("*.json"))
+    server = FakeServer()
+    server.tokenizer, server.n_ctx = "llama-cpp-python", 300
+    try:
+        res = runner.invoke(cli, run_args(tmp_path / "p", server.url, tmp_path / "r", "--context", "300"))
+    finally:
+        server.close()
+    assert res.exit_code == 1
+    assert "rerun the same command" not in res.output and "check that" not in res.output
+    assert res.output.splitlines()[-1] == (
+        f"Error: all 3 documents failed because the prompt does not fit a context of 300 tokens (--context) with "
+        f"--max-tokens 1,024; prompts of {sizes[0]:,} to {sizes[-1]:,} tokens (counted by the server's tokenizer "
+        f"({server.url[:-3]}/extras/tokenize/count)); use fewer --shots, --max-demo-tokens, a lower --max-tokens, or a "
+        "server with a longer context")
+    assert ("warning: 3 documents do not fit the model's context (reason context in "
+            f"{tmp_path / 'r' / 'failures.json'}) and are scored as empty; a rerun cannot help") in res.output
+
+
+def test_a_redirect_stops_the_run_naming_its_target(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(tmp_path / "p")]).exit_code == 0
+    server = FakeServer()
+    server.faults = {"Hans": [("redirect", "http://127.0.0.1:1/v2/chat/completions")]}
+    try:
+        res = runner.invoke(cli, run_args(tmp_path / "p", server.url, tmp_path / "r"))
+    finally:
+        server.close()
+    assert res.exit_code == 1
+    assert res.output.splitlines()[-1] == (
+        f"Error: HTTP 302 from {server.url}/chat/completions: the server redirects to "
+        "http://127.0.0.1:1/v2/chat/completions; give that address as --base-url (a redirect is not followed, since "
+        "it would turn the POST into a GET)")

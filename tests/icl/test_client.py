@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -31,13 +32,27 @@ def test_title(body: dict[str, Any]) -> str:
 test_title.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
+def fake_tokens(messages: list[dict[str, str]]) -> int:
+    """The FakeServer's token count of a prompt: a token per word, plus the chat template's tokens as
+    icl.client reckons them (so the client's count agrees with the server's)."""
+    from icl.client import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_PROMPT
+
+    return CHAT_TOKENS_PER_PROMPT + sum(len(m["content"].split()) + CHAT_TOKENS_PER_MESSAGE for m in messages)
+
+
 class FakeServer:
     """An OpenAI-style /v1/chat/completions server on 127.0.0.1 with scripted answers and faults.
 
     ``faults[doc]`` is a list consumed one per request for that document: an HTTP status (500, 429,
     400, 401), "timeout" (stall past the client timeout), "garbage" (a non-JSON 200 reply), "short"
     (a reply shorter than its Content-Length), "context" (llama.cpp's 400 for a prompt too long),
-    ("retry-after", seconds) (a 429 asking to wait) or ("stall", seconds).
+    ("retry-after", seconds) (a 429 asking to wait), ("stall", seconds), ("drip", seconds) (a 200 whose
+    body comes one byte per that many seconds), "nested" (a 200 of JSON 100,000 levels deep), ("huge",
+    bytes, announced) (a 200 of that many bytes, with or without Content-Length), ("redirect", url) (a
+    302) or "die" (the server closes its socket and drops the connection unanswered).
+
+    ``tokenizer`` "llama-cpp-python" or "llama.cpp" serves that server's tokenize endpoint (a token per
+    word); ``n_ctx`` refuses, as llama-cpp-python does, a prompt whose tokens plus max_tokens exceed it.
     """
 
     def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None) -> None:
@@ -49,6 +64,10 @@ class FakeServer:
         self.models: list[str] | None = None  # served at GET /v1/models when set
         self.model_meta: dict[str, Any] = {}
         self.props: dict[str, Any] | None = None  # served at GET /props when set (llama.cpp)
+        self.tokenizer: str | None = None
+        self.n_ctx: int | None = None
+        self.get_stall = 0.0  # seconds each GET waits (a busy server)
+        self.gets: Counter[str] = Counter()
         self.lock = threading.Lock()
         server = self
 
@@ -57,6 +76,8 @@ class FakeServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - http.server API
+                server.gets[self.path] += 1
+                time.sleep(server.get_stall)
                 if self.path == "/v1/models" and server.models is not None:
                     data = [{"id": m, "object": "model", **server.model_meta} for m in server.models]
                     return self._send(200, json.dumps({"object": "list", "data": data}).encode())
@@ -66,9 +87,21 @@ class FakeServer:
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path == "/extras/tokenize/count" and server.tokenizer == "llama-cpp-python":
+                    return self._send(200, json.dumps({"count": len(body["input"].split())}).encode())
+                if self.path == "/tokenize" and server.tokenizer == "llama.cpp":
+                    return self._send(200, json.dumps({"tokens": list(range(len(body["content"].split())))}).encode())
                 if self.path != "/v1/chat/completions":
                     return self._send(404, b'{"error": "not found"}')
                 doc = test_title(body)
+                if server.n_ctx is not None:
+                    tokens = fake_tokens(body["messages"])
+                    if tokens + body["max_tokens"] > server.n_ctx:
+                        msg = {"error": {"message": f"Requested tokens ({tokens + body['max_tokens']}) exceed "
+                                                    f"context window of {server.n_ctx}", "type": "invalid_request_error"}}
+                        with server.lock:
+                            server.requests[doc] += 1
+                        return self._send(400, json.dumps(msg).encode())
                 with server.lock:
                     server.requests[doc] += 1
                     server.bodies.append(body)
@@ -98,6 +131,35 @@ class FakeServer:
                     return self._send(429, b'{"error": "slow down"}', {"Retry-After": str(fault[1])})
                 if fault == "garbage":
                     return self._send(200, b"<html>busy</html>")
+                if fault == "nested":
+                    return self._send(200, b"[" * 100_000 + b"]" * 100_000)
+                if fault == "die":  # the server goes away mid-run: no more connections, this one unanswered
+                    server.httpd.socket.close()
+                    self.close_connection = True
+                    return None
+                if isinstance(fault, tuple) and fault[0] == "redirect":
+                    return self._send(302, b"", {"Location": fault[1]})
+                if isinstance(fault, tuple) and fault[0] == "huge":
+                    self.send_response(200)
+                    if fault[2]:
+                        self.send_header("Content-Length", str(fault[1]))
+                    self.end_headers()
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        for _ in range(fault[1] // 65536):
+                            self.wfile.write(b" " * 65536)
+                    self.close_connection = True
+                    return None
+                if isinstance(fault, tuple) and fault[0] == "drip":
+                    data = json.dumps({"choices": [{"finish_reason": "stop", "message": {"content": "late"}}]})
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        for ch in data.encode():
+                            self.wfile.write(bytes([ch]))
+                            self.wfile.flush()
+                            time.sleep(fault[1])
+                    return None
                 if fault in ("null", "null-length"):  # no text: a refusal, or all tokens spent thinking
                     reply = {"choices": [{"index": 0, "finish_reason": "length" if fault == "null-length" else "stop",
                                           "message": {"role": "assistant", "content": None}}]}
@@ -442,3 +504,203 @@ def test_counts_in_messages_agree_with_their_number(server: FakeServer, prompts:
     res = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
     assert res.failed[0]["error"].endswith("(attempt 1; not retried)")
     assert res.summary().startswith("3 documents: 2 from cache, 0 answered now, 1 failed; 1 request, 0 retries; ")
+
+
+# ---------------------------------------------------------------------------- hostile servers (issue 29)
+def test_the_timeout_bounds_the_whole_reply_against_a_slow_drip(
+    server: FakeServer, prompts: Path, tmp_path: Path
+) -> None:
+    # regression: a byte every 0.5 s kept a --timeout 3 request alive for 125 s, and the answer was accepted
+    server.faults = {"Hans": [("drip", 0.05)] * 2}
+    client = ChatClient(server.url, "test-model", timeout=0.5, retries=1, sleep=lambda s: None)
+    began = time.monotonic()
+    res = run_prompts(prompts, tmp_path / "run", client, progress=False)
+    assert time.monotonic() - began < 5  # two bounded attempts, not 2 x ~4 s of dripping
+    assert [(f["title"], f["reason"], f["error"]) for f in res.failed] == [
+        ("Test A", "retries_exhausted", "timed out: no whole reply within 0.5 s (time spent waiting in the server's "
+                                        "queue counts) (gave up after 2 attempts)")]
+    assert res.retries == {"timeout": 1}
+    assert json.loads((tmp_path / "run" / "failures.json").read_text())[0]["title"] == "Test A"
+
+
+def test_a_reply_nested_100000_levels_deep_is_not_a_chat_completion(
+    server: FakeServer, prompts: Path, tmp_path: Path
+) -> None:
+    # regression: a 57-line RecursionError traceback, and neither answers.json nor failures.json
+    server.faults = {"Hans": ["nested"] * 4}
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+    assert server.requests["Hans"] == 4 and res.retries == {"not_a_completion": 3}
+    (fail,) = res.failed
+    assert fail["error"] == ("the reply is not a chat completion: '" + "[" * 200 + "... (199,800 more characters)' "
+                             "(gave up after 4 attempts)")
+    assert json.loads((tmp_path / "run" / "failures.json").read_text())[0]["error"] == fail["error"]
+    assert (tmp_path / "run" / "answers.json").exists()
+
+
+@pytest.mark.parametrize("announced", [True, False])
+def test_a_reply_past_the_size_cap_is_refused_unread(
+    server: FakeServer, prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, announced: bool
+) -> None:
+    # regression: a 200 MB completion was accepted and cached, memory peaking at 612 MB
+    import icl.client
+
+    monkeypatch.setattr(icl.client, "MAX_REPLY_BYTES", 2**20)
+    server.faults = {"Hans": [("huge", 4 * 2**20, announced)]}
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+    (fail,) = res.failed
+    how = "it announces 4,194,304 bytes" if announced else "more than 1,048,576 bytes arrived"
+    assert fail["reason"] == "too_large" and fail["error"].startswith(
+        f"the reply exceeds 1 MiB ({how}"), fail["error"]
+    assert fail["error"].endswith(f"); a chat completion of --max-tokens 1024 is far smaller: check that {server.url}"
+                                  "/chat/completions is a chat-completions server (attempt 1; not retried)")
+    assert server.requests["Hans"] == 1 and not list((tmp_path / "run" / "cache").rglob("*.json"))[2:]
+
+
+def test_a_redirect_is_named_with_its_target_and_not_followed(
+    server: FakeServer, prompts: Path, tmp_path: Path
+) -> None:
+    # regression: a 302 was followed as a GET and reported as a 404 at the original URL
+    server.faults = {"Hans": [("redirect", "https://elsewhere.example/v1/chat/completions")]}
+    with pytest.raises(FatalError) as exc:
+        run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+    assert str(exc.value) == (f"HTTP 302 from {server.url}/chat/completions: the server redirects to "
+                              "https://elsewhere.example/v1/chat/completions; give that address as --base-url (a "
+                              "redirect is not followed, since it would turn the POST into a GET)")
+    assert server.total == 1
+
+
+@pytest.mark.parametrize("key,what", [("sk-1\r\nX-Evil: 1", "a line break (CR or LF)"),
+                                      ("sk-ключ", "a character that is not ASCII"),
+                                      ("sk-\x00", "a control character")])
+def test_an_api_key_a_header_cannot_carry_is_refused(key: str, what: str) -> None:
+    with pytest.raises(EnvbenchError) as exc:
+        ChatClient("http://127.0.0.1:9/v1", "m", api_key=key)
+    assert str(exc.value) == (f"the API key holds {what}, which an HTTP header cannot carry; export the key alone, "
+                              "as the provider shows it")
+
+
+def test_a_second_run_into_the_same_out_is_refused(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    # regression: two runs into one --out both sent every request, so each answer was paid twice
+    from icl.client import _hold
+
+    out = tmp_path / "run"
+    held = _hold(out)  # the other run
+    try:
+        with pytest.raises(EnvbenchError) as exc:
+            run_prompts(prompts, out, make_client(server.url), progress=False)
+    finally:
+        import os
+
+        os.close(held)
+    assert str(exc.value) == (f"--out {out}: another run is writing there now; wait for it to end, or choose another "
+                              "output location")
+    assert server.total == 0 and not (out / "answers.json").exists()
+    assert run_prompts(prompts, out, make_client(server.url), progress=False).answered == 3  # released: it runs
+
+
+# ---------------------------------------------------------------------------- a CPU server (issue 33)
+def test_a_dead_server_stops_the_run_and_lists_the_rest(server: FakeServer, tmp_path: Path) -> None:
+    # regression: each document was retried on its own (7 documents took 5.5 minutes) and the run exited 0
+    p = write_world(tmp_path)
+    docs = json.loads(p["test"].read_text())
+    more = [{**docs[2], "title": f"Test C{i}"} for i in range(4)]  # five documents after the one that dies
+    p["test"].write_text(json.dumps(docs + more))
+    build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=1)
+    server.faults = {"Karl": ["die"]}
+    sleeps: list[float] = []
+    client = ChatClient(server.url, "test-model", timeout=TIMEOUT, sleep=sleeps.append)  # 6 retries by default
+    res = run_prompts(tmp_path / "prompts", tmp_path / "run", client, progress=False)
+    assert len(sleeps) == 2  # three requests, then it stops: not 6 retries for each of 6 documents
+    assert [(f["title"], f["reason"]) for f in res.failed] == [
+        ("Test A-1", "server_down"), ("Test B", "not_attempted"), *[(f"Test C{i}", "not_attempted") for i in range(4)]]
+    assert res.failed[0]["error"] == (
+        "connection failed: Connection refused (gave up after 3 attempts: the server stopped answering, 3 connection "
+        "failures in a row)")
+    assert res.failed[1]["error"] == "not sent: the server had stopped answering"
+    assert res.server_down == "3 requests in a row could not connect, the last: connection failed: Connection refused"
+    assert res.summary().splitlines()[-2] == (
+        "warning: the server stopped answering (3 requests in a row could not connect, the last: connection failed: "
+        f"Connection refused); 5 documents not attempted (reason not_attempted in {tmp_path / 'run' / 'failures.json'}); "
+        "start the server and rerun the same command to ask only for the unanswered ones")
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["this_run"]["not_attempted"] == 5 and run["this_run"]["server_down"] == res.server_down
+    assert res.cache_hits == 0 and res.answered == 1
+
+
+def context_world(tmp_path: Path) -> tuple[Path, list[int]]:
+    from tests.icl.test_prompts import make_doc
+
+    p = write_world(tmp_path)
+    p["test"].write_text(json.dumps([make_doc("Test A", "Hans Meier", "Basel", "Switzerland"),
+                                     make_doc("Test A-1", "Karl Vogt", "Zug am Zugersee", "Liechtenstein"),
+                                     make_doc("Test B", "Ida Holm", "Odense", "Kingdom of Denmark and Greenland")]))
+    build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=1)
+    index = json.loads((tmp_path / "prompts" / "index.json").read_text())
+    sizes = [fake_tokens(json.loads((tmp_path / "prompts" / e["file"]).read_text())["messages"])
+             for e in index["documents"]]
+    return tmp_path / "prompts", sizes
+
+
+@pytest.mark.parametrize("tokenizer,path", [("llama-cpp-python", "/extras/tokenize/count"), ("llama.cpp", "/tokenize")])
+def test_the_servers_tokenizer_names_exactly_the_prompts_that_overflow(
+    server: FakeServer, tmp_path: Path, tokenizer: str, path: str
+) -> None:
+    prompts, sizes = context_world(tmp_path)
+    assert len(set(sizes)) == 3, sizes  # the demonstrations differ, so the prompts do
+    server.tokenizer, server.n_ctx = tokenizer, sorted(sizes)[1] + 10  # the longest prompt does not fit
+    said: list[str] = []
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url, max_tokens=10), progress=False,
+                      context=server.n_ctx, notify=said.append)
+    longest = sizes.index(max(sizes))
+    file = f"prompts/{longest:04d}.json"
+    assert said == [f"warning: 1 prompt of the 3 to send may not fit the context of {server.n_ctx:,} tokens (--context) "
+                    f"with --max-tokens 10 (counted by the server's tokenizer ({server.url[:-3]}{path})): {file} "
+                    f"{max(sizes):,} tokens; they are sent anyway: a server that refuses them lists them in "
+                    "failures.json with its reason, one that cuts them (Ollama) answers from a truncated prompt"]
+    assert [(f["file"], f["reason"], f["prompt_tokens"]) for f in res.failed] == [(file, "context", max(sizes))]
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["context"]["prompt_tokens"] == {"source": f"counted by the server's tokenizer ({server.url[:-3]}{path})",
+                                               "measured": True, "min": min(sizes), "median": sorted(sizes)[1],
+                                               "max": max(sizes)}
+    # a rerun sends only the one that failed; prompts answered from the cache are never named
+    said.clear()
+    run_prompts(prompts, tmp_path / "run", make_client(server.url, max_tokens=10), progress=False,
+                context=server.n_ctx, notify=said.append)
+    assert len(said) == 1 and said[0].startswith("warning: 1 prompt of the 1 to send may not fit")
+    server.n_ctx = None
+    run_prompts(prompts, tmp_path / "run", make_client(server.url, max_tokens=10), progress=False)
+    said.clear()
+    again = run_prompts(prompts, tmp_path / "run", make_client(server.url, max_tokens=10), progress=False,
+                        context=100, notify=said.append)
+    assert said == [] and again.cache_hits == 3  # nothing to send: no warning, no "sent anyway"
+
+
+def test_a_cached_rerun_asks_the_server_nothing_and_keeps_what_it_knew(
+    server: FakeServer, prompts: Path, tmp_path: Path
+) -> None:
+    # regression: a cached rerun against a busy server waited 10 s on /v1/models and wrote "models": null
+    server.models, server.props = ["test-model"], {"total_slots": 2}
+    run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+    assert server.gets == Counter({"/v1/models": 1, "/props": 1})
+    server.get_stall = 5.0
+    began = time.monotonic()
+    run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+    assert time.monotonic() - began < 2 and sum(server.gets.values()) == 2
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["server"] == {"models": ["test-model"], "slots": 2}
+
+
+def test_a_silent_model_list_is_said_and_the_last_facts_are_kept(
+    server: FakeServer, prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import icl.client
+
+    server.models, server.props = ["test-model"], {"total_slots": 2}
+    run_prompts(prompts, tmp_path / "run", make_client(server.url, max_tokens=7), progress=False)
+    monkeypatch.setattr(icl.client, "PROBE_TIMEOUT_S", 0.2)
+    server.get_stall = 1.0
+    said: list[str] = []
+    client = ChatClient(server.url, "test-model", timeout=5.0, sleep=lambda s: None)  # nothing cached for it
+    run_prompts(prompts, tmp_path / "run", client, progress=False, notify=said.append)
+    assert said == [f"note: {server.url}/models and {server.url[:-3]}/props gave no reply within 0.2 s (a busy "
+                    "server?); what it would tell (model names, context, slots) was not checked"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["server"] == {"models": ["test-model"], "slots": 2}
