@@ -307,3 +307,66 @@ def test_a_folder_that_is_not_a_dataset_fails_before_training(files: dict[str, P
     r = _invoke(["predict", "--run", str(tmp_path / "run"), "--docs", str(tmp_path / "notes"), "--out",
                  str(tmp_path / "p.json")])
     assert r.exit_code == 1 and r.output == "Error: " + str(e.value).replace("--train", "--docs", 1) + "\n"
+
+
+class _RunsCode:
+    """Unpickling this runs a shell command: what a crafted checkpoint would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_checkpoints_load_weights_only(files: dict[str, Path], tiny_encoder: Path, tmp_path: Path) -> None:
+    """Issue 29: `predict --checkpoint last` read last/state.pt with weights_only=False, so a crafted file ran code."""
+    import torch
+
+    run = tmp_path / "run"
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                 "--out", str(run), "--epochs", "1", "--loss", "atlop", *TINY])
+    assert r.exit_code == 0, r.output
+    state, weights = run / "last" / "state.pt", run / "best" / "model.pt"
+    torch.load(state, weights_only=True)  # the real training state needs no allow-listed type
+    pred = tmp_path / "pred.json"
+    predict = ["predict", "--run", str(run), "--docs", str(files["dev"]), "--out", str(pred)]
+    r = _invoke([*predict, "--checkpoint", "last"])
+    assert r.exit_code == 0 and r.output.startswith("wrote "), r.output
+    marker = tmp_path / "ran"
+    refused = ("refused: the file pickles posix.system, which no checkpoint holds (loading it could run code); a "
+               "checkpoint holds only tensors and plain values; use a checkpoint written by `envbench train`\n")
+    good_state, good_weights = state.read_bytes(), weights.read_bytes()
+    torch.save({"model": _RunsCode(marker)}, state)
+    r = _invoke([*predict, "--checkpoint", "last", "--force"])
+    assert r.exit_code == 1 and r.output == f"Error: {state}: {refused}"
+    torch.save(_RunsCode(marker), weights)
+    r = _invoke([*predict, "--force"])
+    assert r.exit_code == 1 and r.output == f"Error: {weights}: {refused}"
+    # resuming and init_from read weights-only too
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                 "--out", str(run), "--epochs", "1", "--loss", "atlop", *TINY])
+    assert r.exit_code == 1 and r.output.splitlines()[-1] == f"Error: {state}: {refused.rstrip()}"
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                 "--out", str(tmp_path / "warm"), "--epochs", "1", "--loss", "atlop", *TINY, "--set", f"init_from={weights}"])
+    assert r.exit_code == 1 and r.output.splitlines()[-1] == f"Error: {weights}: {refused.rstrip()}"
+    assert not marker.exists()
+    # a file that holds no state dict: one line, not a TypeError traceback
+    state.write_bytes(good_state)
+    for content, kind in ((torch.zeros(3), "Tensor"), ([1, 2], "list"), ({"w": 1.0}, "dict")):
+        torch.save(content, weights)
+        r = _invoke([*predict, "--force"])
+        assert r.exit_code == 1
+        assert r.output == (f"Error: {weights}: not a state dict (it holds a {kind}, not parameter names mapped to "
+                            "tensors); use a model.pt written by `envbench train`\n")
+    weights.write_bytes(good_weights)
+    torch.save({"model": [1, 2]}, state)
+    r = _invoke([*predict, "--checkpoint", "last", "--force"])
+    assert r.exit_code == 1 and r.output == (f"Error: {state}: not a state dict ('model' holds a list, not parameter "
+                                             "names mapped to tensors); use a model.pt written by `envbench train`\n")
+    torch.save(torch.zeros(3), state)
+    r = _invoke([*predict, "--checkpoint", "last", "--force"])
+    assert r.exit_code == 1 and r.output == (f"Error: {state}: not a training state (it holds a Tensor); it must be "
+                                             "the state.pt `envbench train` writes in RUN/last/\n")
