@@ -79,8 +79,12 @@ class GenerateResult:
             return (f"{self.out} is up to date (same inputs, index and parameters); nothing to do. "
                     "Pass --force to regenerate.")
         rate, renamed = self.stats["substitution_rate"], self.stats["renamed"]
-        lines = [f"{self.documents} documents x {self.seeds} seeds -> {self.stats['output_documents']} documents "
-                 f"in {self.seconds:.1f} s", "type   renamed / entities   rate"]
+        def n(count: int, word: str) -> str:  # "1 seed", "5 seeds"
+            return f"{count} {word}{'' if count == 1 else 's'}"
+
+        lines = [f"{n(self.documents, 'document')} x {n(self.seeds, 'seed')} -> "
+                 f"{n(self.stats['output_documents'], 'document')} in {self.seconds:.1f} s",
+                 "type   renamed / entities   rate"]
         for t in (*COARSE_TYPES, "total"):
             lines.append(f"{t:<6} {renamed[t]['renamed']:>7} / {renamed[t]['entities']:<10} {rate[t]:.3f}")
         if self.stats["kept_reasons"]:

@@ -12,7 +12,10 @@ Two aggregates of an Env file are reported, because both are in use:
   file, every copy's facts counted together. This is what the Env-DocRE/EVRT reference code prints
   for its five-copy test file.
 - **mean over seeds** (``env.mean`` ± ``env.std``, the ``mean ± std`` column): each seed's copy
-  scored alone, then averaged, as the paper's tables report it.
+  scored alone, then averaged; the ± is the sample standard deviation over the renaming seeds of
+  one model's predictions, so it measures how much the drawn names move the score. It is not the
+  paper's ±, which is over 5 training runs (Section 5.1) on Env-Re-DocRED test, one
+  2,500-document file: for that, train several runs and take the spread of their scores.
 
 What the scores do not say is stated as notes and warnings (:mod:`envbench.core.notes`).
 """
@@ -359,12 +362,13 @@ class EvaluateResult(HasNotes):
         header = ["", "all"]
         if env:
             seeds = list(env["seeds"])
-            header += ["mean ± std", *(f"seed {k}" for k in seeds)]
+            spread = len(seeds) > 1  # one seed has no spread: "± 0.00" would claim a measured one
+            header += ["mean ± std" if spread else "mean", *(f"seed {k}" for k in seeds)]
         lines = [header]
         for key, label in rows:
             row = [label, f"{100 * s[key]:.2f}"]
             if env:
-                row.append(f"{100 * env['mean'][key]:.2f} ± {100 * env['std'][key]:.2f}")
+                row.append(f"{100 * env['mean'][key]:.2f}" + (f" ± {100 * env['std'][key]:.2f}" if spread else ""))
                 row += [f"{100 * env['seeds'][k][key]:.2f}" for k in seeds]
             lines.append(row)
         widths = [max(len(r[i]) for r in lines) for i in range(len(header))]

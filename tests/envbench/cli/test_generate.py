@@ -261,7 +261,7 @@ def test_a_manifest_that_is_not_an_object_is_replaced(tmp_path: Path) -> None:
     code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
                      "--seeds", "1", "--out", str(out))
     assert code == 0, res
-    assert res.startswith("1 documents x 1 seeds -> 1 documents in ")
+    assert res.startswith("1 document x 1 seed -> 1 document in ")  # regression (issue 33): "1 documents x 1 seeds"
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["step"] == "generate" and [o["name"] for o in manifest["outputs"]] == \
         ["docs_env.json", "stats.json", "substitutions.parquet"]

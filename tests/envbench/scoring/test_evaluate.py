@@ -142,6 +142,18 @@ def test_tiny_env_per_seed_mean_std_worst_and_name_independent_ign(tiny_env: dic
     assert "Ign F1 (name-indep.)" in table and "60.00 ± 28.28" in table
 
 
+def test_a_single_seed_prints_no_spread(tiny_env: dict[str, Path], tmp_path: Path) -> None:
+    # regression (issue 33): one seed printed "mean ± std 0.00 ± 0.00", a spread never measured
+    gold = json.loads(tiny_env["gold"].read_text())[:1]
+    preds = [p for p in json.loads(tiny_env["pred"].read_text()) if p["title"] == "Tiny-1"]
+    r = evaluate(write(tmp_path / "g.json", gold), write(tmp_path / "p.json", preds), env=True)
+    assert list(r.scores["env"]["seeds"]) == ["1"]
+    table = r.table()
+    assert "±" not in table
+    header, f1 = table.splitlines()[0].split(), next(x for x in table.splitlines() if x.startswith("F1 "))
+    assert header == ["all", "mean", "seed", "1"] and f1.split() == ["F1", "40.00", "40.00", "40.00"]
+
+
 def test_env_without_train_or_substitutions_says_why(tiny_env: dict[str, Path], tmp_path: Path) -> None:
     r = evaluate(tiny_env["gold"], tiny_env["pred"])
     assert "name_independent_ign_f1" not in r.scores
