@@ -5,19 +5,25 @@
    test document is scanned left to right; at each token the longest name that starts there is a
    mention, and the scan goes on after it (so mentions never overlap).
 2. **Clusters**: mentions with identical token sequences are one entity.
-3. **Relations**: the baseline's entities are written as the ``vertexSet`` of a DocRED-format copy of
-   each document, labelled by a given-entities checkpoint with ``envbench predict``, and the predicted
-   ``h_idx``/``t_idx`` become relations over the baseline's entities.
+3. **Relations** over the baseline's entities, one of (``--relations``):
+
+   - ``checkpoint``: the entities are written as the ``vertexSet`` of a DocRED-format copy of each
+     document, labelled by a given-entities checkpoint (``--run``) with ``envbench predict``, and the
+     predicted ``h_idx``/``t_idx`` become relations over the baseline's entities;
+   - ``memorized`` (gold-free): ``(head name, tail name, r)`` whenever that triple is a fact of the
+     training documents (over all mention-name pairs of their labels, as Ign F1's "in train", with
+     names read from the tokens);
+   - ``type-prior`` (gold-free): every ordered pair of entities that share a sentence gets the relation
+     most often annotated in the training documents between same-sentence entities of its two types,
+     where that rule was right for at least ``PRIOR_PRECISION`` of such training pairs;
+   - ``none``: entities and clusters only (the relation figures are then 0 by construction).
 
 Then ``envbench evaluate --end-to-end`` scores the result on the original test file beside its Env
 copies. On Env the names are new (``generate --exclude-names-from dev``), so exact matching of the
 training names should find next to nothing of the renamed entities: that collapse is what it measures.
 
     python bench/e2e_baseline.py --train dev.json --gold test.json --env-gold test_env.json \\
-        --run runs/e2e/atlop --out runs/e2e/baseline [--max-docs N] [--no-relations]
-
-Without ``--run`` (or with ``--no-relations``) the relations are left out: the entity and coreference
-figures are then the baseline's, and the relation figures are 0 by construction.
+        --relations checkpoint --run runs/e2e/atlop --out runs/e2e/baseline [--max-docs N]
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from envbench.formats.docred import read_docs
 from envbench.formats.end_to_end import DocPrediction, Entity, Relation, write_rows
 
 Names = dict[tuple[str, ...], str]
+RELATION_SOURCES = ("checkpoint", "memorized", "type-prior", "none")
+PRIOR_PRECISION = 0.2  # a type-pair rule is kept when it was right this often on the training pairs
 
 
 def training_names(train_docs: Iterable[Mapping[str, Any]]) -> Names:
@@ -70,6 +78,72 @@ def find_entities(doc: Mapping[str, Any], names: Names, lengths: Sequence[int]) 
     return [Entity(tuple(spans), names[toks]) for toks, spans in clusters.items()]
 
 
+def _name(doc: Mapping[str, Any], span: tuple[int, int, int]) -> str:
+    return " ".join(doc["sents"][span[0]][span[1]:span[2]])
+
+
+def token_facts(train_docs: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str, str, str]]:
+    """The training facts as (head name, tail name, r), names read from the tokens as the baseline reads them
+    (Ign F1's ``train_facts`` uses the ``name`` fields, which can differ from the tokens)."""
+    facts: set[tuple[str, str, str]] = set()
+    for doc in train_docs:
+        vs = doc["vertexSet"]
+        names = [{_name(doc, (m["sent_id"], m["pos"][0], m["pos"][1])) for m in e} for e in vs]
+        for lab in doc.get("labels", []) or []:
+            facts.update((a, b, lab["r"]) for a in names[lab["h"]] for b in names[lab["t"]])
+    return frozenset(facts)
+
+
+def memorized_relations(doc: Mapping[str, Any], entities: Sequence[Entity],
+                        facts: frozenset[tuple[str, str, str]]) -> list[Relation]:
+    """``(h, t, r)`` for every pair whose mention names form a training fact."""
+    by_pair: dict[tuple[str, str], list[str]] = {}
+    for n1, n2, r in facts:
+        by_pair.setdefault((n1, n2), []).append(r)
+    names = [{_name(doc, s) for s in e.mentions} for e in entities]
+    out = []
+    for h, hn in enumerate(names):
+        for t, tn in enumerate(names):
+            if h != t:
+                rs = {r for a in hn for b in tn for r in by_pair.get((a, b), ())}
+                out += [Relation(h, t, r) for r in sorted(rs)]
+    return out
+
+
+def type_prior(train_docs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """Per ordered type pair, the relation most often annotated between same-sentence training entities,
+    kept where it held for at least PRIOR_PRECISION of the same-sentence pairs of those types."""
+    pairs: Counter[tuple[str, str]] = Counter()
+    hits: dict[tuple[str, str], Counter[str]] = {}
+    for doc in train_docs:
+        vs = doc["vertexSet"]
+        sents = [{m["sent_id"] for m in e} for e in vs]
+        types = [e[0]["type"] for e in vs]
+        labels: dict[tuple[int, int], set[str]] = {}
+        for lab in doc.get("labels", []) or []:
+            labels.setdefault((lab["h"], lab["t"]), set()).add(lab["r"])
+        for h in range(len(vs)):
+            for t in range(len(vs)):
+                if h != t and sents[h] & sents[t]:
+                    key = (types[h], types[t])
+                    pairs[key] += 1
+                    hits.setdefault(key, Counter()).update(labels.get((h, t), ()))
+    rules = {}
+    for key, c in hits.items():
+        if c:
+            r, n = min(c.items(), key=lambda kv: (-kv[1], kv[0]))
+            if n >= PRIOR_PRECISION * pairs[key]:
+                rules[key] = r
+    return rules
+
+
+def prior_relations(entities: Sequence[Entity], rules: Mapping[tuple[str, str], str]) -> list[Relation]:
+    sents = [{s[0] for s in e.mentions} for e in entities]
+    return [Relation(h, t, rules[(entities[h].type, entities[t].type)])
+            for h in range(len(entities)) for t in range(len(entities))
+            if h != t and sents[h] & sents[t] and (entities[h].type, entities[t].type) in rules]
+
+
 def as_docred(doc: Mapping[str, Any], entities: Sequence[Entity]) -> dict[str, Any]:
     """A DocRED-format copy of ``doc`` whose vertexSet is the baseline's entities (no labels), for `predict`."""
     sents = doc["sents"]
@@ -85,7 +159,8 @@ def predict(run: str, docs_path: Path, out: Path) -> list[dict[str, Any]]:
     return json.loads(out.read_text())
 
 
-def baseline(gold: str, names: Names, out_dir: Path, stem: str, run: str | None, max_docs: int) -> tuple[Path, dict]:
+def baseline(gold: str, names: Names, out_dir: Path, stem: str, how: str, train: Sequence[Mapping[str, Any]],
+             run: str | None, max_docs: int) -> tuple[Path, dict]:
     docs = read_docs(gold).docs
     if max_docs:
         docs = docs[:max_docs]
@@ -96,7 +171,16 @@ def baseline(gold: str, names: Names, out_dir: Path, stem: str, run: str | None,
                             "mentions": sum(len(e.mentions) for es in found.values() for e in es),
                             "find_s": round(time.time() - t0, 2)}
     rels: dict[str, list[Relation]] = {t: [] for t in found}
-    if run is not None:
+    if how == "memorized":
+        facts = token_facts(train)
+        rels = {d["title"]: memorized_relations(d, found[d["title"]], facts) for d in docs}
+    elif how == "type-prior":
+        rules = type_prior(train)
+        info["type_prior_rules"] = {f"{h}-{t}": r for (h, t), r in sorted(rules.items())}
+        rels = {d["title"]: prior_relations(found[d["title"]], rules) for d in docs}
+    elif how == "checkpoint":
+        if run is None:
+            raise SystemExit("--relations checkpoint needs --run (a given-entities run of `envbench train`)")
         docred_path = out_dir / f"{stem}_entities_docred.json"
         # predict needs two entities to make a pair; a document with fewer has no relation to predict
         docred_path.write_text(json.dumps([as_docred(d, found[d["title"]]) for d in docs
@@ -118,16 +202,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--train", required=True, help="training documents whose mention names are the lexicon")
     ap.add_argument("--gold", required=True, help="the original test documents")
     ap.add_argument("--env-gold", required=True, help="their Env file from `envbench generate`")
-    ap.add_argument("--run", help="a given-entities run (`envbench train`) for the relations")
-    ap.add_argument("--no-relations", action="store_true", help="entities and clusters only")
+    ap.add_argument("--relations", choices=RELATION_SOURCES, default="checkpoint", help="where relations come from")
+    ap.add_argument("--run", help="a given-entities run (`envbench train`), for --relations checkpoint")
     ap.add_argument("--max-docs", type=int, default=0, help="only the first N original documents and their twins")
     ap.add_argument("--out", required=True, help="output folder")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    names = training_names(read_docs(args.train).docs)
-    run = None if args.no_relations else args.run
-    test_pred, test_info = baseline(args.gold, names, out, "test", run, args.max_docs)
+    train = read_docs(args.train).docs
+    names = training_names(train)
+    test_pred, test_info = baseline(args.gold, names, out, "test", args.relations, train, args.run, args.max_docs)
     env_docs = read_docs(args.env_gold).docs
     if args.max_docs:
         keep = {d["title"] for d in json.loads(Path(test_info["gold"]).read_text())}
@@ -136,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         env_path.write_text(json.dumps(env_docs))
     else:
         env_path = Path(args.env_gold)
-    env_pred, env_info = baseline(str(env_path), names, out, "env", run, 0)
+    env_pred, env_info = baseline(str(env_path), names, out, "env", args.relations, train, args.run, 0)
     print(json.dumps({"names": len(names), "test": test_info, "env": env_info}, indent=1))
     cmd = [sys.executable, "-m", "envbench", "evaluate", "--end-to-end", "--gold", test_info["gold"],
            "--pred", str(test_pred), "--env-gold", env_info["gold"], "--env-pred", str(env_pred),
