@@ -95,6 +95,13 @@ def _scalar(value: Any) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
 
 
+def _leaf(value: Any) -> str:
+    """A scalar, or an empty mapping or list in flow style."""
+    if isinstance(value, Mapping):
+        return "{}"
+    return "[]" if isinstance(value, list) else _scalar(value)
+
+
 def to_yaml(value: Any, indent: int = 0) -> list[str]:
     """Block-style YAML lines of dicts, lists, strings, ints and bools (the card header needs no more)."""
     pad = " " * indent
@@ -105,8 +112,7 @@ def to_yaml(value: Any, indent: int = 0) -> list[str]:
                 lines.append(f"{pad}{key}:")
                 lines.extend(to_yaml(item, indent + (0 if isinstance(item, list) else 2)))
             else:
-                empty = "{}" if isinstance(item, Mapping) else "[]"
-                lines.append(f"{pad}{key}: {_scalar(item) if not isinstance(item, (Mapping, list)) else empty}")
+                lines.append(f"{pad}{key}: {_leaf(item)}")
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, (Mapping, list)) and item:
@@ -114,9 +120,9 @@ def to_yaml(value: Any, indent: int = 0) -> list[str]:
                 lines.append(f"{pad}- {inner[0].lstrip()}")
                 lines.extend(inner[1:])
             else:
-                lines.append(f"{pad}- {_scalar(item) if not isinstance(item, (Mapping, list)) else '{}' if isinstance(item, Mapping) else '[]'}")
+                lines.append(f"{pad}- {_leaf(item)}")
     else:
-        lines.append(f"{pad}{_scalar(value)}")
+        lines.append(f"{pad}{_leaf(value)}")
     return lines
 
 
@@ -425,6 +431,9 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
     import pyarrow.parquet as pq
 
     env = read_env_folder(env_dir)
+    if Path(out).resolve() == env.root.resolve():
+        raise EnvbenchError(f"--out {out}: is ENV_DIR itself, whose manifest.json is generate's; export into "
+                            f"another folder, such as {env.root}-hf")
     docs_path = Path(docs)
     check_source(env, docs_path)
     found_lock = find_lock(env, lock)

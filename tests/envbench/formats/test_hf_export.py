@@ -176,6 +176,10 @@ def test_inputs_are_checked_before_any_work(env: Path, tmp_path: Path) -> None:
         export_hf(edited, tmp_path / "d", docs=w.test)
     assert str(e.value) == (f"{edited / 'stats.json'}: changed since generate wrote it (manifest.json lists its "
                             "sha256); regenerate with `envbench generate --force`")
+    with pytest.raises(EnvbenchError) as e:
+        export_hf(env, env, docs=w.test)
+    assert str(e.value) == (f"--out {env}: is ENV_DIR itself, whose manifest.json is generate's; export into another "
+                            f"folder, such as {env}-hf")
     assert not any((tmp_path / n).exists() for n in "abcd")
 
 
@@ -183,7 +187,7 @@ def test_inputs_are_checked_before_any_work(env: Path, tmp_path: Path) -> None:
                                   "data/test_env-*.parquet", "x ", "@at"])
 def test_the_yaml_writer_round_trips(text: str) -> None:
     yaml = pytest.importorskip("yaml", reason="PyYAML checks the writer")
-    value = {"k": [text, {"name": text, "n": 3, "b": True, "l": []}], "e": {}}
+    value = {"k": [text, {"name": text, "n": 3, "b": True, "l": []}], "e": {}, "nested": [[text, 1], [{}]]}
     assert yaml.safe_load("\n".join(to_yaml(value))) == value
 
 
