@@ -84,6 +84,11 @@ class NoteCode(str, Enum):
         "scored with all its gold facts missed, which lowers recall; if the predictions are for a subset, pass "
         "--only-predicted to score only the predicted documents",
     )
+    REPORT_ORIGINALS_NOT_RENAMED = (
+        "report_originals_not_renamed", Level.WARNING,
+        "{gold}: {n} of its {total} documents have no renamed copy in {env} (e.g. {examples}); the original "
+        "side is scored on the {kept} documents that {env} covers, so that both sides score the same documents",
+    )
     REPORT_GOLD_WITHOUT_PREDICTIONS = (
         "report_gold_without_predictions", Level.WARNING,
         "gold documents without any prediction in {pred}: {n} of {total} (e.g. {examples}); each is scored "

@@ -246,7 +246,7 @@ def names_in_train(orig_docs: Sequence[Mapping[str, Any]], env_docs: Sequence[Ma
 def substitution_rates_from_stats(stats: Mapping[str, Any], source: str) -> dict[str, Any]:
     """Table 1 from a stats.json of `envbench generate` (already checked to have substitution_rate)."""
     return {"source": source, "substitution_rate": stats["substitution_rate"],
-            "kept_reasons": stats.get("kept_reasons", {})}
+            "kept_reasons": stats.get("kept_reasons", {}), "gender": stats.get("gender")}
 
 
 def substitution_rates_from_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -303,6 +303,20 @@ def popularity_table(rows: Sequence[Mapping[str, Any]], index: str | os.PathLike
 
 
 # --------------------------------------------------------------------------- consistency
+def covered_originals(orig_docs: list[Any], orig_preds: list[Any], env_docs: Sequence[Mapping[str, Any]],
+                      ) -> tuple[list[Any], list[Any], list[str]]:
+    """The original documents (and their predictions) that the Env file has renamed copies of, and the
+    titles of the others: a report compares both sides over the same documents."""
+    renamed = {base[0] for d in env_docs if (base := split_seed(d["title"])) is not None}
+    uncovered = [d["title"] for d in orig_docs if d["title"] not in renamed]
+    if not uncovered:
+        return orig_docs, orig_preds, []
+    kept = [d for d in orig_docs if d["title"] in renamed]
+    dropped = set(uncovered)
+    preds = [p for p in orig_preds if not (isinstance(p, Mapping) and p.get("title") in dropped)]
+    return kept, preds, uncovered
+
+
 def twins_without_original(orig_docs: Sequence[Mapping[str, Any]],
                            env_docs: Sequence[Mapping[str, Any]]) -> list[str]:
     """Titles of the Env documents whose source title is not an original document, in file order."""

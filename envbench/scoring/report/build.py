@@ -142,6 +142,7 @@ def _analyse(
         raise DataError(f"{env_gold}: titles lack the seed suffix -k (e.g. 'Loud Tour-1'); pass the Env file "
                         "written by `envbench generate` as --env-gold")
     _check_same_benchmark(env_gold, original_gold, og, eg)
+    og, op, uncovered = A.covered_originals(og, op, eg)
     train_docs: list[Doc] = []
     for p in train:
         train_docs.extend(read_docs(p, skip_flag=None).docs)
@@ -156,6 +157,10 @@ def _analyse(
                                                          ("--env-gold", env_gold)]),
                             *orig_scores.pop("notes")]  # the pooled Env scores say the same
     env_pooled.pop("notes")
+    if uncovered:  # an Env file built from part of the documents: compare like with like
+        messages.append(note(NoteCode.REPORT_ORIGINALS_NOT_RENAMED, gold=original_gold, env=env_gold,
+                             n=len(uncovered), total=len(uncovered) + len(og), kept=len(og),
+                             examples=example_titles(uncovered)))
     messages += prediction_notes(orig_scores, op, og, original_gold, pred_option="--original-pred",
                                  gold_option="--original-gold")
     messages += prediction_notes(env_pooled, ep, eg, env_gold, pred_option="--env-pred", gold_option="--env-gold")

@@ -296,3 +296,20 @@ def test_report_refuses_an_env_file_of_another_benchmark_but_warns_on_a_few_stra
         f"is scored with all its gold facts missed; if {ep} is for a subset, predict every document of {envf} (or "
         "score the subset with `envbench evaluate --only-predicted`)",
         f"2 Env documents have no original document in {two}; they are left out of the consistency rate"]
+
+
+def test_report_over_an_env_file_of_part_of_the_documents_scores_the_same_originals(
+        world: dict[str, Path], tmp_path: Path) -> None:
+    """issue 29: an Env file built from 10 of 20 documents was compared with all 20 originals, silently."""
+    src = tiny_doc()
+    extra = src | {"title": "Tiny3"}
+    two = write(tmp_path / "orig2.json", [src, extra])
+    pred = write(tmp_path / "pred2.json", [p(d["title"], lab["h"], lab["t"], lab["r"])
+                                           for d in (src, extra) for lab in d["labels"]])
+    r = make_report(two, pred, world["eg"], world["ep"], out=tmp_path / "rep")
+    assert r.warnings[0] == (
+        f"{two}: 1 of its 2 documents have no renamed copy in {world['eg']} (e.g. 'Tiny3'); the original side is "
+        f"scored on the 1 documents that {world['eg']} covers, so that both sides score the same documents")
+    own = write(tmp_path / "pred1.json", [p(src["title"], lab["h"], lab["t"], lab["r"]) for lab in src["labels"]])
+    alone = make_report(write(tmp_path / "orig1.json", [src]), own, world["eg"], world["ep"], out=tmp_path / "rep1")
+    assert r.report["original"] == alone.report["original"] and r.report["original"]["f1"] == 1.0
