@@ -73,10 +73,11 @@ typedef struct {
 
 /* Tables and columns in wikidata_index.schema order (entities without popularity). Python
  * checks this layout against STAGE_SCHEMAS before using the module. */
-enum { T_ENTITIES, T_NAMES, T_TYPES, T_SUBCLASSES, T_EDGES, T_PROPERTIES, T_CONSTRAINTS, T_DEMONYMS, N_TABLES };
-static const char *TABLE_NAMES[N_TABLES] = {"entities", "names", "types", "subclasses",
-                                            "edges", "properties", "property_constraints", "demonyms"};
-static const int TABLE_NCOLS[N_TABLES] = {6, 5, 3, 3, 3, 3, 4, 6};
+enum { T_ENTITIES, T_NAMES, T_TYPES, T_SUBCLASSES, T_EDGES, T_PROPERTIES, T_CONSTRAINTS, T_DEMONYMS, T_GENDERS,
+       N_TABLES };
+static const char *TABLE_NAMES[N_TABLES] = {"entities", "names", "types", "subclasses", "edges",
+                                            "properties", "property_constraints", "demonyms", "genders"};
+static const int TABLE_NCOLS[N_TABLES] = {6, 5, 3, 3, 3, 3, 4, 6, 3};
 static const char *COL_NAMES[N_TABLES][6] = {
     {"id", "type", "label", "description", "sitelinks", "enwiki"},
     {"id", "lang", "name", "is_label", "folded"},
@@ -86,6 +87,7 @@ static const char *COL_NAMES[N_TABLES][6] = {
     {"id", "datatype", "label"},
     {"property", "constraint_type", "class", "relation"},
     {"id", "lang", "text", "rank", "form", "folded"},
+    {"id", "gender", "rank"},
 };
 static const int COL_KINDS[N_TABLES][6] = {
     {K_STR, K_STR, K_STR, K_STR, K_I32, K_STR},
@@ -96,8 +98,9 @@ static const int COL_KINDS[N_TABLES][6] = {
     {K_STR, K_STR, K_STR},
     {K_STR, K_STR, K_STR, K_STR},
     {K_STR, K_STR, K_STR, K_STR, K_STR, K_STR},
+    {K_STR, K_STR, K_STR},
 };
-#define MAX_COLS 48 /* at least the sum of TABLE_NCOLS (33) */
+#define MAX_COLS 48 /* at least the sum of TABLE_NCOLS (36) */
 
 typedef struct {
     Col cols[N_TABLES][6];
@@ -1115,7 +1118,9 @@ static int claim_group(Ctx *x, Cur *c, Str eid, Str pid, int is_property) {
             is_demonym = !is_item && str_eq(datatype, "monolingualtext") && str_eq(pid, "P1549");
             if (!is_item && !is_demonym)
                 continue;
-            target = str_eq(pid, "P31") ? T_TYPES : str_eq(pid, "P279") ? T_SUBCLASSES : -1;
+            /* P21 (sex or gender) rows have the shape of P31's: (id, value, rank), every rank */
+            target = str_eq(pid, "P31") ? T_TYPES : str_eq(pid, "P279") ? T_SUBCLASSES
+                   : str_eq(pid, "P21") ? T_GENDERS : -1;
             is_constraint = is_property && is_p2302;
         }
         if (is_demonym)

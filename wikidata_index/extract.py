@@ -18,6 +18,7 @@ from wikidata_index.schema import (
     DEMONYM_LANGUAGE,
     DEMONYM_PROPERTY,
     EXTRACTED_TABLES,
+    GENDER_PROPERTY,
     TABLES,
 )
 
@@ -253,6 +254,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
     edges: list[tuple] = []
     constraints: list[tuple] = []
     demonyms: list[tuple] = []
+    genders: list[tuple] = []  # P21 values with rank, like types
     claims = record.get("claims")
     if claims is not None and not hasattr(claims, "get"):
         if len(claims) == 0:
@@ -274,7 +276,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
                 if type(datatype) is str:
                     if datatype == "wikibase-item":
                         _item_statements(eid, pid, statements, constraint_owner, types, subclasses, edges,
-                                         constraints, stats)
+                                         constraints, stats, genders)
                         continue
                     if datatype == DEMONYM_DATATYPE and pid == DEMONYM_PROPERTY:
                         _demonym_statements(eid, statements, languages, demonyms, stats)
@@ -282,7 +284,7 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
                     if pid != P_CONSTRAINT:
                         continue
             _statements(eid, etype, pid, statements, lazy, types, subclasses, edges, constraints, stats,
-                        languages, demonyms)
+                        languages, demonyms, genders)
     datatype = _string(record.get("datatype"), eid, "'datatype'") if etype == "property" else None
     # Appended only now, so a record that fails half-way adds nothing.
     t = out.tables
@@ -295,15 +297,17 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
     t["edges"] += edges
     t["property_constraints"] += constraints
     t["demonyms"] += demonyms
+    t["genders"] += genders
     return str(etype)
 
 
 def _item_statements(eid: str, pid: str, statements: Any, constraint_owner: bool, types: list[tuple],
                      subclasses: list[tuple], edges: list[tuple], constraints: list[tuple],
-                     stats: dict[str, int]) -> None:
+                     stats: dict[str, int], genders: list[tuple]) -> None:
     """Rows of one pysimdjson group whose first main snak is item-valued (the hot loop)."""
     is_constraint = constraint_owner and pid == P_CONSTRAINT
-    target = types if pid == P_INSTANCE_OF else subclasses if pid == P_SUBCLASS_OF else None
+    target = (types if pid == P_INSTANCE_OF else subclasses if pid == P_SUBCLASS_OF
+              else genders if pid == GENDER_PROPERTY else None)
     if len(statements) == 1 and not is_constraint:
         # The common single statement: two pointer lookups from the group, no statement proxy.
         try:
@@ -338,7 +342,8 @@ def _item_statements(eid: str, pid: str, statements: Any, constraint_owner: bool
 
 def _statements(eid: str, etype: str, pid: str, statements: Any, lazy: bool, types: list[tuple],
                 subclasses: list[tuple], edges: list[tuple], constraints: list[tuple],
-                stats: dict[str, int], languages: Sequence[str], demonyms: list[tuple]) -> None:
+                stats: dict[str, int], languages: Sequence[str], demonyms: list[tuple],
+                genders: list[tuple]) -> None:
     """Rows of one claim group, any shape (plain dicts from orjson, or unusual groups)."""
     first = True
     fast = False
@@ -378,6 +383,8 @@ def _statements(eid: str, etype: str, pid: str, statements: Any, lazy: bool, typ
             types.append((eid, obj, rank))
         elif pid == P_SUBCLASS_OF:
             subclasses.append((eid, obj, rank))
+        elif pid == GENDER_PROPERTY:
+            genders.append((eid, obj, rank))
         if rank != "deprecated":
             edges.append((eid, pid, obj))
 

@@ -552,6 +552,22 @@ def demonyms_of(con: Any, qids: Iterable[str], lang: str = DEMONYM_LANGUAGE) -> 
     return out
 
 
+def genders_of(con: Any, qids: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+    """P21 (sex or gender) rows of each of ``qids`` as (value, rank), over a connection with a
+    ``genders`` view (on an index without the table the view is empty: {}). Ids without one are left
+    out; each list is sorted by value, then rank."""
+    ids: Sequence[str] = sorted(set(qids))
+    if not ids:
+        return {}
+    rows = con.execute(
+        """SELECT g.id, g.gender, g.rank FROM genders g JOIN (SELECT unnest(?::VARCHAR[]) AS id) q ON q.id = g.id
+           ORDER BY g.id, g.gender, g.rank""", [list(ids)]).fetchall()
+    out: dict[str, list[tuple[str, str]]] = {}
+    for qid, gender, rank in rows:
+        out.setdefault(qid, []).append((gender, rank))
+    return out
+
+
 def name_tokens_of(con: Any, names: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """The stored tokens of each of ``names`` (whitespace collapsed, as the table keys them) that the
     ``name_tokens`` table holds, over a connection with its view (``WikidataIndex.con``). Whether the
@@ -601,5 +617,5 @@ def index_info(path: str | os.PathLike[str], *, verify: bool = False) -> IndexIn
 
 
 __all__ = ["HASH_CACHE", "INDEX_FORMAT", "Demonym", "IndexInfo", "WikidataIndex", "check_files", "damaged_files",
-           "demonyms_of", "file_hashes", "index_fingerprint", "index_info", "name_tokens_of", "read_index_manifest",
+           "demonyms_of", "file_hashes", "genders_of", "index_fingerprint", "index_info", "name_tokens_of", "read_index_manifest",
            "remember_hashes", "table_files"]

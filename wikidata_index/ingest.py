@@ -59,8 +59,8 @@ from wikidata_index.schema import EXTRACTED_TABLES, TABLES
 log = logging.getLogger("wikidata_index.ingest")
 
 # Bumped whenever extraction changes, so stale staged chunks are never reused. (Staged chunks
-# without the files of empty tables, since version 1 too, read the same.) 2: demonyms (P1549).
-EXTRACT_VERSION = 2
+# without the files of empty tables, since version 1 too, read the same.) 2: demonyms (P1549). 3: genders (P21).
+EXTRACT_VERSION = 3
 DEFAULT_CHUNK_BYTES = 32 << 20
 FAST_MAX_CHUNK = 1 << 30
 # Final columns written without a dictionary: unique per row, or sorted so that repeats are
@@ -71,7 +71,8 @@ PLAIN_COLUMNS = {"entities": ("id", "label", "description", "enwiki"), "names": 
 # Final tables written concurrently (one DuckDB cursor and one Parquet writer each).
 FINAL_TABLES_AT_ONCE = 2
 # The order in which the final tables other than entities are started: largest first.
-FINAL_SCHEDULE = ("edges", "names", "types", "subclasses", "property_constraints", "demonyms", "properties")
+FINAL_SCHEDULE = ("edges", "names", "types", "subclasses", "property_constraints", "demonyms", "genders",
+                  "properties")
 ERROR_SAMPLES_PER_CHUNK = 20
 MANIFEST_ERROR_SAMPLES = 100
 STAGE_SCHEMAS: dict[str, pa.Schema] = {
@@ -102,6 +103,7 @@ FINAL_QUERIES: dict[str, tuple[str, str, list[str] | None]] = {
                              "property, constraint_type, class NULLS FIRST, relation NULLS FIRST", None),
     # A demonym stated twice (in copies of an entity, or twice in one) keeps its best rank
     # (preferred sorts first); folded is a function of text.
+    "genders": ("SELECT * FROM staged_genders", "id, gender, rank", None),
     "demonyms": ("SELECT * FROM staged_demonyms",
                  "id, lang, text, form NULLS FIRST, rank = 'preferred' DESC, rank", ["id", "lang", "text", "form"]),
 }
@@ -363,7 +365,9 @@ def ingest_dump(
     step = Step("ingest-dump", root=out_dir, outputs=[f"{t}/" for t in TABLES], parameters=parameters,
                 rerun=True, force=force)
     space = _SpaceUse(dump)
-    with step:
+    if tokenizer is not None and tokenizer.warm_up is not None:
+        tokenizer.warm_up()
+    with _closing(tokenizer), step:
         try:
             if force or dump == "-":
                 shutil.rmtree(stage, ignore_errors=True)
@@ -469,6 +473,16 @@ def _after_failure(stage: Path, exc: BaseException, *, resumable: bool) -> int:
 
 
 @contextlib.contextmanager
+def _closing(tokenizer: NameTokenizer | None) -> Iterator[None]:
+    """The tokenizer's close once the final tables are written, or the ingest failed."""
+    try:
+        yield
+    finally:
+        if tokenizer is not None and tokenizer.close is not None:
+            tokenizer.close()
+
+
+@contextlib.contextmanager
 def _lock_if_free(folder: Path) -> Iterator[bool]:
     """The step's lock on ``folder`` (an flock on the folder itself), if no other run holds it."""
     fd = os.open(folder, os.O_RDONLY)
@@ -537,8 +551,6 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
         write_json_atomic(parsed_marker, parsed)
     chunk_dirs = ShardRunner(stage / "chunks", process_chunk).output_dirs()
     t_final = time.perf_counter()
-    if tokenizer is not None and tokenizer.warm_up is not None:
-        tokenizer.warm_up()
     rows = _finalize(stage, chunk_dirs, workers, publish)
     t_tokens = time.perf_counter()
     rows["name_tokens"] = write_name_tokens(publish["names"], publish["demonyms"], publish["name_tokens"], tokenizer,

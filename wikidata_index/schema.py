@@ -76,6 +76,9 @@ TABLES: dict[str, pa.Schema] = {
             ("folded", pa.string()),
         ]
     ),
+    # P21 (sex or gender) values, every rank: ("Q42", "Q6581097", "normal"). Renaming draws a person's new
+    # name among items with the same value (envbench/core/gender.py reads them).
+    "genders": pa.schema([("id", pa.string()), ("gender", pa.string()), ("rank", pa.string())]),
     # English names (labels, aliases, demonym texts), each with the tokens of its whitespace-collapsed
     # form under the tokenizer the ingest was given (``names.NameTokenizer``; the manifest's
     # ``name_tokens.tokenizer`` names it), for the names that tokenizer stores: so that a reader gets
@@ -86,7 +89,7 @@ TABLES: dict[str, pa.Schema] = {
 
 # Tables that an index of this format may lack (it was written before they existed); readers see
 # them as empty. Every other table an index was written with is listed in its manifest.
-OPTIONAL_TABLES = ("demonyms", "name_tokens")
+OPTIONAL_TABLES = ("demonyms", "genders", "name_tokens")
 # Tables made from the dump's entities; the others are derived from them once they are written.
 EXTRACTED_TABLES = tuple(t for t in TABLES if t != "name_tokens")
 
@@ -98,5 +101,7 @@ RELATION_INSTANCE_OR_SUBCLASS = "Q30208840"
 # The demonym property and the qualifier that names a demonym's grammatical form.
 DEMONYM_PROPERTY = "P1549"
 DEMONYM_FORM_QUALIFIER = "P518"
+# The sex-or-gender property, read into the genders table.
+GENDER_PROPERTY = "P21"
 # Demonyms are always read in this language, beside the requested ones.
 DEMONYM_LANGUAGE = "en"

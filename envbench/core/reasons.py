@@ -18,6 +18,8 @@ class KeptReason(str, Enum):
     NO_RULE = "no_rule"
     NO_VALID_VALUE = "no_valid_value"
     NO_DEMONYM = "no_demonym"
+    GENERIC_TYPE = "generic_type"
+    NO_GENDER = "no_gender"
 
     @property
     def description(self) -> str:
@@ -34,7 +36,9 @@ _DESCRIPTIONS = {
     KeptReason.NO_CANDIDATE: "no eligible same-type item passed the checks",
     KeptReason.NO_RULE: "no NUM/TIME rule applies to the written value",
     KeptReason.NO_VALID_VALUE: "every rule-based value clashed with the document or the temporal order",
-    KeptReason.NO_DEMONYM: "a mention is a demonym (P1549) of the item and no drawn candidate had one",
+    KeptReason.NO_DEMONYM: "a mention is adjectival and no drawn candidate had an adjectival form",
+    KeptReason.GENERIC_TYPE: "the item's only classes are catch-alls (entity, organization, ...)",
+    KeptReason.NO_GENDER: "the person's gender is known and no drawn candidate of that gender passed the checks",
 }
 
 __all__ = ["KeptReason"]

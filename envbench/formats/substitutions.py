@@ -12,6 +12,14 @@ readers (``evaluate``, ``report``) cannot drift apart.
 | reason | why a kept entity kept its names (``envbench.core.reasons.KeptReason``), else null |
 | qid, fine_type, new_qid | the entity's item, its fine type, the item whose names it took |
 | old_names, new_names | distinct mention names, paired by position |
+| drawn_by | the classes the new item was drawn by: the fine type, then the other P31 classes it shares with the entity's item (linked only) |
+| catch_all | the entity item's classes the catch-all rule set aside (``core.types.CATCH_ALL_CLASSES``); for a ``generic_type`` row its fine type |
+| head_noun | the head noun the draw kept (old and new name end in it), else null |
+| adjectival | the adjectival forms given to adjectival mention names ("Danish" for "American"), in old-name order |
+| gender, gender_from, new_gender | a drawn PER entity's gender (male, female or null), where it came from (p21, document, document_over_p21: the document showed the other gender than P21; null when unknown), and the new item's gender from its P21 (``envbench.rename.gender``) |
+
+The last seven say why a substitution is what it is; a file written before them lacks them, and the
+readers here do not need them.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("title", "string"), ("source_title", "string"), ("seed", "int32"), ("entity", "int32"),
     ("coarse_type", "string"), ("kind", "string"), ("reason", "string"), ("qid", "string"),
     ("fine_type", "string"), ("new_qid", "string"), ("old_names", "list<string>"), ("new_names", "list<string>"),
+    ("drawn_by", "list<string>"), ("catch_all", "list<string>"), ("head_noun", "string"),
+    ("adjectival", "list<string>"), ("gender", "string"), ("gender_from", "string"), ("new_gender", "string"),
 )
 
 

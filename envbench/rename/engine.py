@@ -31,7 +31,8 @@ settling order:
      clashes and no number pair breaks; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
      that counts the noun after it: "one terminal platform"), ``no_rule`` when the name holds no
      number;
-   * anything else is kept: ``unlinked`` (no QID) or ``no_type`` (a QID without a P31 value).
+   * anything else is kept: ``unlinked`` (no QID), ``no_type`` (a QID without a P31 value) or
+     ``generic_type`` (its item's only classes are catch-alls, ``core.types.CATCH_ALL_CLASSES``).
 
 A new name *clashes* when its key (``substitute.text_key``: the runs of letters and digits of the
 folded name, so neither punctuation nor tokenisation hides a clash), or that key without a leading
@@ -81,6 +82,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from envbench.core.gender import GenderEvidence, document_genders, pronoun_class
+from envbench.core.heads import shared_head
 from envbench.core.reasons import KeptReason
 from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
@@ -99,13 +102,17 @@ from envbench.rename.candidates import (
     window_bounds,
 )
 from envbench.rename.demonyms import (
-    demonym_names,
+    adjectival_forms,
+    adjectival_kinds,
+    adjectival_names,
     fetch_demonyms,
+    known_demonyms,
     knows_demonyms,
     pair_item_names,
-    usable_demonyms,
+    written_as_adjective,
 )
-from envbench.rename.fine_types import by_p31_overlap, p31_jaccard
+from envbench.rename.fine_types import by_p31_overlap, is_catch_all, p31_jaccard
+from envbench.rename.gender import UNKNOWN, PersonGender, fetch_genders, fits, knows_genders, person_gender
 from envbench.rename.numtime import (
     RENAMERS,
     TEMPORAL_PAIRS,
@@ -353,6 +360,26 @@ class DocInfo:
             return vb <= span[0]
         return va > vb
 
+    @functools.cached_property
+    def written_adjectives(self) -> list[frozenset[str]]:
+        """Per entity, the names written as an adjective in a mention's sentence
+        (``demonyms.written_as_adjective``: "Caribbean island"); none for PER, NUM and TIME."""
+        out: list[frozenset[str]] = []
+        for ei, ent in enumerate(self.doc["vertexSet"]):
+            after: dict[str, list[str]] = {}
+            if self.coarse[ei] not in ("PER", "NUM", "TIME"):
+                for m in ent:
+                    sent = self.doc["sents"][m["sent_id"]]
+                    if m["pos"][1] < len(sent):
+                        after.setdefault(m["name"], []).append(sent[m["pos"][1]])
+            out.append(frozenset(nm for nm, toks in after.items() if written_as_adjective(nm, toks)))
+        return out
+
+    @functools.cached_property
+    def genders(self) -> dict[int, GenderEvidence]:
+        """Each PER entity's document gender evidence (``core.gender.document_genders``)."""
+        return document_genders(self.doc)
+
     def fine_type(self, ei: int) -> str | None:
         """The fine type of entity ``ei``: its item's, under the entity's coarse type (None unlinked or untyped)."""
         q = self.qids[ei]
@@ -409,6 +436,19 @@ class Row:
     new_names: list[str]
     demonym_names: tuple[str, ...] = ()  # old names paired as demonyms (``demonyms``), linked only
     p31_overlap: float | None = None  # P31 Jaccard of the entity's item and the new one, linked only
+    # why the substitution is what it is (substitutions.parquet): the classes the new item was drawn by
+    # (the fine type, then the other P31 classes it shares with the entity's item), the entity item's
+    # classes the catch-all rule set aside (``core.types.CATCH_ALL_CLASSES``; for ``generic_type``
+    # its fine type), the head noun the draw kept, and the adjectival forms given
+    drawn_by: tuple[str, ...] = ()
+    catch_all: tuple[str, ...] = ()
+    head_noun: str | None = None
+    adjectival: tuple[str, ...] = ()
+    # a drawn PER entity's gender (``rename.gender``): "male" / "female" / None, its source, and the
+    # gender of the item whose names it took (from that item's P21)
+    gender: str | None = None
+    gender_from: str | None = None
+    new_gender: str | None = None
 
 
 @dataclass
@@ -442,6 +482,9 @@ class Draws:
     excluded: frozenset[tuple[str, ...]] = frozenset()  # mention names of --exclude-names-from (novelty)
     required: dict[tuple[int, int], list[tuple[str, str]]] = field(default_factory=dict)
     demonyms: dict[str, tuple[Demonym, ...]] = field(default_factory=dict)  # P1549 rows (entities, candidates)
+    known: frozenset[str] = frozenset()  # folded mention names that are a demonym of some item (``known_demonyms``)
+    genders: dict[str, str] = field(default_factory=dict)  # P21 value of entities' items and candidates
+    knows_genders: bool = False  # whether the index has P21 rows (``rename.gender.fits``)
 
 
 def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: bool) -> tuple[list[Run], list[Slot]]:
@@ -454,6 +497,8 @@ def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: 
             for ei, q in enumerate(info.qids):
                 if q is None or ei in info.overlap or info.coarse[ei] in RENAMERS or (ft := info.fine_type(ei)) is None:
                     continue
+                if is_catch_all(ft):
+                    continue  # kept (generic_type): a catch-all class alone says nothing a reader would know
                 run_slots[ei] = len(slots)
                 slots.append(Slot(ft, len(info.names[ei]), pool, q, k, info.title, ei))
             runs.append(Run(info, k, info.title if twins else f"{info.title}-{k}", run_slots))
@@ -481,11 +526,13 @@ def advance(run: Run, draws: Draws) -> Request | None:
     return None
 
 
-def keep(run: Run, ei: int, reason: KeptReason) -> None:
+def keep(run: Run, ei: int, reason: KeptReason, person: PersonGender = UNKNOWN) -> None:
     info = run.info
     q = info.qids[ei]
-    run.rows.append(Row(ei, info.coarse[ei], "kept", reason, q,
-                        info.fine_type(ei), None, info.names[ei], info.names[ei]))
+    ft = info.fine_type(ei)
+    run.rows.append(Row(ei, info.coarse[ei], "kept", reason, q, ft, None, info.names[ei], info.names[ei],
+                        catch_all=(ft,) if reason is KeptReason.GENERIC_TYPE and ft is not None else (),
+                        gender=person.gender, gender_from=person.source))
 
 
 def _rule_plan(name_tokens: dict[str, list[str]], new: dict[str, list[str]]) -> dict[str, NewName]:
@@ -500,7 +547,9 @@ def settle_other(run: Run, ei: int) -> None:
         return keep(run, ei, KeptReason.OVERLAP)
     renamer = RENAMERS.get(coarse)
     if renamer is None:
-        return keep(run, ei, KeptReason.UNLINKED if info.qids[ei] is None else KeptReason.NO_TYPE)
+        if info.qids[ei] is None:
+            return keep(run, ei, KeptReason.UNLINKED)
+        return keep(run, ei, KeptReason.GENERIC_TYPE if is_catch_all(info.fine_type(ei)) else KeptReason.NO_TYPE)
     old = info.tokens[ei]
     extra = {"counting": info.counts_a_noun(ei)} if coarse == "NUM" else {}
     any_rule = False
@@ -659,6 +708,14 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     # what every candidate of the slot is checked against, looked up once (a slot may try 340)
     originals, tokens, near, heads = info.names[ei], info.tokens[ei], info.near_words[ei], info.the_heads[ei]
     taken, occurs = run.taken, info.occurs
+    # adjectival names take adjectival forms only ("Barbadian" never "Hungarians" nor "Vili people")
+    adjectival = adjectival_names(originals, own, draws.known if info.coarse[ei] != "PER" else frozenset(),
+                                  info.written_adjectives[ei])
+    anc = draws.auditor.anc
+    # a person keeps its gender: the document's, else its item's P21 (``rename.gender``)
+    person = (person_gender(info.genders[ei].gender if ei in info.genders else None, draws.genders.get(q))
+              if info.coarse[ei] == "PER" else UNKNOWN)
+    other_gender = 0  # candidates skipped for their gender
     while run.window < MAX_WINDOWS and window_bounds(run.window)[0] < total:
         window = draws.windows.get((si, run.window))
         if window is None:
@@ -667,7 +724,12 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             names = draws.names.get(cand)
             if names is None:
                 continue
-            mapping = pair_item_names(originals, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens)
+            if not fits(person, draws.genders.get(cand), draws.knows_genders):
+                other_gender += 1
+                continue  # "her eldest son Barbara Stanwyck"
+            kinds = adjectival_kinds(types.get(cand, ()), anc) if adjectival else frozenset()
+            mapping = pair_item_names(originals, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens,
+                                      adjectival=adjectival, kinds=kinds)
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
             # the written name, tokenisation-proof, with and without a leading "the"
@@ -689,16 +751,25 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             run.plan[ei] = mapping
             run.taken.update(keys)
             run.new_items[ei] = cand
+            cand_types = types.get(cand, frozenset())
             run.rows.append(Row(ei, info.coarse[ei], "linked", None, q, slot.fine_type, cand,
                                 originals, [mapping[nm].name for nm in originals],
-                                tuple(demonym_names(originals, own)), p31_jaccard(own_types, types.get(cand, ()))))
+                                tuple(adjectival), p31_jaccard(own_types, cand_types),
+                                drawn_by=(slot.fine_type, *sorted((own_types & cand_types) - {slot.fine_type})),
+                                catch_all=tuple(sorted(c for c in own_types if is_catch_all(c))),
+                                head_noun=next((h for nm in originals if (h := shared_head(nm, mapping[nm].name))), None),
+                                adjectival=tuple(mapping[nm].name for nm in adjectival),
+                                gender=person.gender, gender_from=person.source,
+                                new_gender=pronoun_class(draws.genders.get(cand)) if person.source else None))
             return None
         run.window += 1
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one
     drawn = [c for w in range(run.window) for c in draws.windows.get((si, w), ())]
-    lacking = bool(drawn and demonym_names(info.names[ei], own)) and not any(
-        usable_demonyms(draws.demonyms.get(c, ())) for c in drawn)
-    keep(run, ei, KeptReason.NO_DEMONYM if lacking else KeptReason.NO_CANDIDATE)
+    lacking = bool(drawn and adjectival) and not any(
+        adjectival_forms(draws.demonyms.get(c, ()), draws.names[c].label, adjectival_kinds(types.get(c, ()), anc))
+        for c in drawn if c in draws.names)
+    reason = KeptReason.NO_DEMONYM if lacking else KeptReason.NO_GENDER if other_gender else KeptReason.NO_CANDIDATE
+    keep(run, ei, reason, person)
     return None
 
 
@@ -722,6 +793,7 @@ class Renamer:
         self.excluded = excluded  # names no new name may be (``novelty.excluded_names``)
         self.cache_used: str | None = None  # how the first chunk got the candidate numbering
         self.has_demonyms = knows_demonyms(con)  # False: no P1549 rows to fetch for entities or candidates
+        self.has_genders = knows_genders(con)  # False: no P21 rows, so no candidate's gender is known
         # True: the index's name_tokens table holds tokenize's tokens of every name that needs spaCy
         # (same tokenizer version), so drawn names are tokenised from it and spaCy is never loaded
         self.stored_tokens = stored_tokens
@@ -737,9 +809,13 @@ class Renamer:
         runs, slots = plan_runs(infos, seeds, self.pool, twins)
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
         self.cache_used = self.cache_used or source.cache_used
-        draws = Draws(slots, source.total, self.auditor, excluded=self.excluded)
+        draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders)
+        if self.has_genders:
+            draws.genders.update(fetch_genders(self.con, {s.qid for s in slots}))  # the entities' own items
         if self.has_demonyms:
             draws.demonyms.update(fetch_demonyms(self.con, {s.qid for s in slots}))  # the entities' own items
+            draws.known = known_demonyms(self.con, {nm for i in infos for ei, c in enumerate(i.coarse)
+                                                    if c in ("ORG", "LOC", "MISC") for nm in i.names[ei]})
         self.auditor.prepare(sorted({q for i in infos for q in i.qids if q is not None}))
         if lap is not None:
             lap(f"candidate_tables ({self.cache_used})")
@@ -775,6 +851,8 @@ class Renamer:
         else:
             fetched = item_names(self.con, new_qids)
         draws.names.update(fetched)
+        if self.has_genders:
+            draws.genders.update(fetch_genders(self.con, fetched))
         if self.has_demonyms:
             draws.demonyms.update(fetch_demonyms(self.con, fetched))
         if self.pool == "train":
@@ -808,7 +886,9 @@ def substitution_table(runs: Sequence[Run]) -> Any:
         cols["seed"] += [run.seed] * len(ordered)
     for name, attr in (("entity", "entity"), ("coarse_type", "coarse"), ("kind", "kind"), ("reason", "reason"),
                        ("qid", "qid"), ("fine_type", "fine_type"), ("new_qid", "new_qid"),
-                       ("old_names", "old_names"), ("new_names", "new_names")):
+                       ("old_names", "old_names"), ("new_names", "new_names"), ("drawn_by", "drawn_by"),
+                       ("catch_all", "catch_all"), ("head_noun", "head_noun"), ("adjectival", "adjectival"),
+                       ("gender", "gender"), ("gender_from", "gender_from"), ("new_gender", "new_gender")):
         cols[name] = list(map(attrgetter(attr), rows))
     cols["reason"] = [r.value if r is not None else None for r in cols["reason"]]
     assert list(cols) == [name for name, _ in SUBSTITUTION_COLUMNS]  # every column, in the file's order

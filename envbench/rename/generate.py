@@ -87,6 +87,11 @@ class GenerateResult:
                  "type   renamed / entities   rate"]
         for t in (*COARSE_TYPES, "total"):
             lines.append(f"{t:<6} {renamed[t]['renamed']:>7} / {renamed[t]['entities']:<10} {rate[t]:.3f}")
+        gender = self.stats.get("gender") or {}
+        if gender.get("persons"):
+            lines.append(f"persons: gender from P21 {gender['from_p21']}, from the document {gender['from_document']} "
+                         f"({gender['document_over_p21']} over P21), unknown {gender['unknown']}; "
+                         f"{gender['matched']} of {gender['renamed']} renamed matched on gender")
         if self.stats["kept_reasons"]:
             lines.append("kept: " + ", ".join(f"{k} {v}" for k, v in sorted(self.stats["kept_reasons"].items())))
         audit = self.stats["audit"]["total"]
@@ -160,6 +165,10 @@ def generate(
             stored_tokens = use_stored_tokens(made)
             if made and not stored_tokens:  # the table is there but not for this spaCy: say why it is slower
                 notes.append(stale_tokens_note(index_path, made.get("tokenizer")))
+            if not index.has("genders"):  # made before P21 was ingested: persons keep no gender
+                notes.append(f"{index_path}: the index has no genders table (P21), so no candidate's gender is "
+                             f"known and persons may change gender; rerun `envbench ingest-dump DUMP --out "
+                             f"{index_path} --force` to read P21")
             if not stored_tokens:
                 # spaCy's tokenizer loads while DuckDB numbers the candidates (not before: a run that is up
                 # to date or stops on bad input should not leave a thread importing at exit)

@@ -9,6 +9,7 @@
 | links | linked entities among those a link can exist for (NUM and TIME are renamed by rule) |
 | overlap_policy | entities (and documents with any) kept because their mentions overlap |
 | p31_overlap | linked substitutes by P31 Jaccard with the entity's item (bins "0", "(0,0.25]" .. "(0.75,1)", "1") and the mean |
+| gender | PER entities that were drawn for (renamed, or kept as ``no_candidate``, ``no_demonym``, ``no_gender``): ``persons``, whose gender came ``from_p21``, ``from_document`` (``document_over_p21`` of them against their P21) or is ``unknown``; ``renamed`` of them, ``matched`` (renamed with a known gender and a new item of that gender), and ``kept_no_gender`` (``rename.gender``) |
 | demonyms | linked entities, distinct names and mentions paired as demonyms (``demonyms``), and entities kept for want of one (``no_demonym``) |
 | audit | ``audit.Auditor.summary()``: type-constraint checks before and after |
 | validation | documents skipped by ``--skip-invalid``, and validation warnings |
@@ -33,11 +34,14 @@ from typing import Any
 from envbench.core.reasons import KeptReason
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc
-from envbench.rename.engine import DocInfo, Run
+from envbench.rename.engine import DocInfo, Row, Run
+from envbench.rename.gender import DOCUMENT_OVER_P21, FROM_P21
 from envbench.rename.novelty import NameKey, keys_of
 from envbench.rename.numtime import RENAMERS
 
-SEEN_TYPES = ("PER", "ORG", "LOC", "MISC")  # the entities renamed from the index, as Table 5 counts them
+SEEN_TYPES = ("PER", "ORG", "LOC", "MISC")
+# the kept reasons of an entity that was drawn for (a candidate slot), beside the renamed ones
+_DRAWN = frozenset({KeptReason.NO_CANDIDATE, KeptReason.NO_DEMONYM, KeptReason.NO_GENDER})  # the entities renamed from the index, as Table 5 counts them
 
 
 def _tokens(doc: Doc) -> int:
@@ -75,6 +79,7 @@ class StatsTally:
         self.demonyms: Counter[str] = Counter()
         self.p31: Counter[str] = Counter()
         self.p31_sum = 0.0
+        self.gender: Counter[str] = Counter()
 
     def add_source(self, info: DocInfo) -> None:
         self.documents += 1
@@ -139,10 +144,25 @@ class StatsTally:
                 self.demonyms["mentions_paired"] += sum(m["name"] in names for m in run.info.doc["vertexSet"][r.entity])
             elif r.reason is KeptReason.NO_DEMONYM:
                 self.demonyms["entities_kept"] += 1
+            if r.coarse == "PER" and (r.kind == "linked" or r.reason in _DRAWN):
+                self._count_gender(r)
             if r.kind == "linked" and r.coarse in SEEN_TYPES:
                 renamed.setdefault(r.coarse, []).extend(output["vertexSet"][r.entity])
         for coarse, mentions in renamed.items():  # counted once per type, not once per entity
             self._count_mentions("renamed", coarse, output, mentions, with_source=True)
+
+    def _count_gender(self, r: Row) -> None:
+        g = self.gender
+        g["persons"] += 1
+        if r.gender_from is None:
+            g["unknown"] += 1
+        else:
+            g["from_p21" if r.gender_from == FROM_P21 else "from_document"] += 1
+            g["document_over_p21"] += r.gender_from == DOCUMENT_OVER_P21
+        if r.kind == "linked":
+            g["renamed"] += 1
+            g["matched"] += r.gender is not None and r.new_gender == r.gender
+        g["kept_no_gender"] += r.reason is KeptReason.NO_GENDER
 
     def names_seen(self) -> dict[str, Any]:
         """``stats.json``'s ``names_seen`` (see the module docstring)."""
@@ -191,6 +211,8 @@ class StatsTally:
                             "mean": round(self.p31_sum / sum(self.p31.values()), 6) if self.p31 else 0.0},
             "demonyms": {k: self.demonyms[k] for k in ("entities_paired", "names_paired", "mentions_paired",
                                                        "entities_kept")},
+            "gender": {k: self.gender[k] for k in ("persons", "from_p21", "from_document", "document_over_p21",
+                                                   "unknown", "renamed", "matched", "kept_no_gender")},
             "audit": audit,
             "names_seen": self.names_seen(),
         }

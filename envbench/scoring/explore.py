@@ -245,6 +245,8 @@ def _labels(index: str | os.PathLike[str], subs: Mapping[str, Mapping[int, Mappi
 
     qids = {str(row[k]) for rows in subs.values() for row in rows.values()
             for k in ("qid", "new_qid", "fine_type") if row.get(k)}
+    qids |= {str(c) for rows in subs.values() for row in rows.values()
+             for k in ("drawn_by", "catch_all") for c in row.get(k) or ()}
     with WikidataIndex(index) as ix:
         return ix.labels_of(qids)
 
@@ -273,6 +275,7 @@ def _write_documents(
     rows: list[dict[str, Any]] = []
     renamed_by_type: dict[str, Counter[str]] = {t: Counter() for t in (*COARSE_TYPES, "total")}
     reasons: Counter[str] = Counter()
+    genders: Counter[str] = Counter()  # PER rows by gender source, and substitutions matched on gender
     kept_rel: Counter[str] = Counter()
     held_rel: Counter[str] = Counter()
     fine_types: Counter[str] = Counter()
@@ -307,14 +310,26 @@ def _write_documents(
                     "entity": ei, "kind": row.get("kind"), "reason": row.get("reason"), "qid": row.get("qid"),
                     "new_qid": row.get("new_qid"), "fine_type": row.get("fine_type"),
                     "old_names": row.get("old_names") or [], "new_names": row.get("new_names") or [],
+                    # why it is what it is (a file from before these columns has none)
+                    "drawn_by": row.get("drawn_by") or [], "catch_all": row.get("catch_all") or [],
+                    "head_noun": row.get("head_noun"), "adjectival": row.get("adjectival") or [],
+                    # a person's gender, where it came from, and the new item's (``rename.gender``)
+                    "gender": row.get("gender"), "gender_from": row.get("gender_from"),
+                    "new_gender": row.get("new_gender"),
                     "labels": {q: labels[q] for k in ("qid", "new_qid", "fine_type")
-                               if (q := row.get(k)) and q in labels}})
+                               if (q := row.get(k)) and q in labels},
+                    "class_labels": {q: labels[q] for k in ("drawn_by", "catch_all") for q in row.get(k) or ()
+                                     if q in labels}})
                 ty = row.get("coarse_type") or "MISC"
                 ty = ty if ty in renamed_by_type else "MISC"
                 is_renamed = row.get("kind") != "kept"
                 for key in (ty, "total"):
                     renamed_by_type[key]["entities"] += 1
                     renamed_by_type[key]["renamed"] += is_renamed
+                if ty == "PER" and (is_renamed or row.get("gender_from")):
+                    genders[f"from_{row.get('gender_from') or 'unknown'}"] += 1
+                    genders["matched"] += bool(is_renamed and row.get("gender")
+                                               and row.get("new_gender") == row.get("gender"))
                 if is_renamed:
                     renamed += 1
                 else:
@@ -357,6 +372,7 @@ def _write_documents(
                                   "rate": round(c["renamed"] / c["entities"], 4) if c["entities"] else None}
                               for t, c in renamed_by_type.items()},
         "kept_reasons": dict(sorted(reasons.items())),
+        "gender": dict(sorted(genders.items())),
         "relations": RELATIONS,
         "fine_types": [t for t, _ in sorted(fine_types.items(), key=lambda kv: (-kv[1], kv[0]))],
         "fine_type_labels": {t: labels[t] for t in sorted(fine_types) if t in labels},

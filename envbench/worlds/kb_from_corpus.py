@@ -20,6 +20,11 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   ``{"mainsnak": {"snaktype": "value", "property": "P1549", "datavalue": {"value": {"text": "American",
   "language": "en"}, "type": "monolingualtext"}, "datatype": "monolingualtext"}, "type": "statement",
   "id": "Q...$...", "rank": "normal"}``), and the dump has the P1549 property entity (monolingualtext);
+* a PER cluster whose documents show its gender (``envbench.core.gender.document_genders``, the counts
+  summed over its entities) gets P21 (sex or gender): Q6581097 male or Q6581072 female; a cluster whose
+  documents show none, or conflict, gets none. ``generate`` then draws a person's new name among items of
+  its gender (``envbench.rename.gender``), so "her eldest son Edward VII" never becomes "her eldest son
+  Barbara Stanwyck";
 * item-valued gold triples become claims, so popularity and relation-consistent linking work;
 * QIDs are hashed and lie in ``KB_QID_RANGE`` (Q1000000000000-Q1999999999999), far above the ids
   Wikidata has handed out (about Q135 million in 2025) and the sample world's Q900000001...
@@ -42,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError
+from envbench.core.gender import P21, P21_OF, GenderEvidence, document_genders
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import stable_hash_hex
 from envbench.core.text import latin_script
@@ -82,6 +88,7 @@ class Cluster:
     fine: str = ""
     signal: str = ""  # the typing signal that decided ``fine``
     demonyms: list[str] = field(default_factory=list)  # P1549 values of the item
+    gender: GenderEvidence = field(default_factory=GenderEvidence)  # its documents' evidence (PER only)
 
     def label(self) -> str:
         # an English label is written in Latin letters when the corpus has such a name for the item
@@ -112,12 +119,13 @@ class KbResult:
     decided_by: dict[str, int] = field(default_factory=dict)  # typing signal -> items it typed
     demonym_items: int = 0  # items with P1549 statements
     untyped_items: int = 0  # non-person items left without P31 (``untyped="keep"``): generate keeps them
+    gendered_items: dict[str, int] = field(default_factory=dict)  # person items with P21, per document gender
     notes: list[str] = field(default_factory=list)  # printed after the report (skipped documents)
     up_to_date: bool = False
 
     REPORTED = ("documents", "entities", "items", "classes", "per_type", "finer_items", "related_entities",
                 "finer_related", "alias_histogram", "constraint_source", "decided_by", "demonym_items",
-                "untyped_items")
+                "untyped_items", "gendered_items")
 
     def summary(self) -> str:
         if self.up_to_date:
@@ -137,6 +145,9 @@ class KbResult:
         if self.decided_by:
             by = ", ".join(f"{k} {v}" for k, v in sorted(self.decided_by.items(), key=lambda kv: (-kv[1], kv[0])))
             lines.append(f"typed by: {by}; {self.demonym_items} items carry demonyms (P1549)")
+        if self.gendered_items:
+            lines.append("person items with P21 from their documents' pronouns: "
+                         + ", ".join(f"{g} {n}" for g, n in self.gendered_items.items()))
         if self.untyped_items:
             lines.append(f"{self.untyped_items} ORG/LOC/MISC items got no P31 (no signal named their kind): "
                          "generate keeps their entities (no_type) rather than risk a change of type")
@@ -342,6 +353,7 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
             labels = doc.get("labels") or []
             row: list[Cluster | None] = []
             used_keys: set[tuple[str, ...]] = set()
+            genders = document_genders(doc)
             for ei, ent in enumerate(doc["vertexSet"]):
                 coarse = entity_type(ent)
                 if coarse not in LINKED_TYPES:
@@ -367,6 +379,8 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
                     if len(cl.contexts) < MAX_CONTEXTS:
                         cl.contexts.append(MentionContext.of(sents[m["sent_id"]], m["pos"][0], m["pos"][1]))
                 cl.members.append((title, ei))
+                if ei in genders:
+                    cl.gender += genders[ei]
                 row.append(cl)
             for lab in labels:
                 for end, role in (("h", "subject"), ("t", "value")):
@@ -404,6 +418,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
                               for cl in ordered])
     for cl, t in zip(ordered, typings):
         _type_cluster(cl, t, typer, table, overrides, extra_coarse, parents)
+    # the KB-made head-noun classes ("council (head noun)") are written like an index's own classes
+    extra_info.update({q: (info.label, info.parent) for q, info in typer.head_classes.items()})
     for title, row in slots.items():
         links[title] = [cl.qid if cl else None for cl in row]
 
@@ -447,6 +463,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
                 item_claims[pid] = [wj.item_statement(cl.qid, pid, o) for o in sorted(objs, key=lambda q: int(q[1:]))]
             if cl.demonyms:
                 item_claims[DEMONYM] = [demonym_statement(cl.qid, d) for d in cl.demonyms]
+            if cl.coarse == "PER" and (g := cl.gender.gender) is not None:
+                item_claims[P21] = [wj.item_statement(cl.qid, P21, P21_OF[g])]
             w.write(wj.item(
                 cl.qid,
                 labels={"en": names[0]},
@@ -484,6 +502,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
         decided_by=dict(sorted(Counter(cl.signal for cl in all_clusters).items())),
         demonym_items=sum(1 for cl in all_clusters if cl.demonyms),
         untyped_items=sum(1 for cl in all_clusters if is_untyped(cl)) if untyped == "keep" else 0,
+        gendered_items=dict(sorted(Counter(g for cl in all_clusters if cl.coarse == "PER"
+                                           and (g := cl.gender.gender) is not None).items())),
     )
 
 

@@ -1152,3 +1152,20 @@ def test_extractors_agree_on_generated_records(data: bytes, languages: tuple[str
 def test_language_tuples(languages: tuple[str, ...]) -> None:
     ent = item(labels={lang: term(lang, f"name {lang}") for lang in ("en", "de", "mul", "", "l999")})
     both(D(ent, prop()), languages)
+
+
+def test_real_p21_of_douglas_adams_is_taken_by_c_with_its_rank() -> None:
+    """Q42 states P21 male (Q6581097): the C and Python extractions give the same genders row."""
+    (ent,) = _entities_of(orjson.loads(shared_path(SAMPLES, "syvb-wikidata", "Q42.json").read_bytes()))
+    data = dump_bytes([ent])
+    assert fallback_lines(data) == []
+    res = both(data)
+    assert res is not None
+    want = sorted((ent["id"], s["mainsnak"]["datavalue"]["value"]["id"], s["rank"]) for s in ent["claims"]["P21"])
+    assert want == [("Q42", "Q6581097", "normal")]
+    assert sorted((r["id"], r["gender"], r["rank"]) for r in res[0]["genders"].to_pylist()) == want
+    # a deprecated value is a row too (genders keeps every rank), unlike edges
+    dep = copy.deepcopy(ent)
+    dep["claims"]["P21"][0]["rank"] = "deprecated"
+    res = both(dump_bytes([dep]))
+    assert res is not None and res[0]["genders"].to_pylist() == [{"id": "Q42", "gender": "Q6581097", "rank": "deprecated"}]

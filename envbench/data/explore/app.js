@@ -152,6 +152,15 @@
     const named = (q) => (q ? (names[q] ? names[q] + " (" + q + ")" : q) : "–");
     if (sub.qid || sub.new_qid) html += "<p>" + esc(named(sub.qid)) + " → " + esc(named(sub.new_qid)) + "</p>";
     if (sub.fine_type) html += "<p>fine type " + esc(named(sub.fine_type)) + "</p>";
+    // why the substitution is what it is: the classes it was drawn by, catch-alls set aside, head noun, adjectives
+    const classes = sub.class_labels || {};
+    const list = (qs) => qs.map((q) => esc(classes[q] ? classes[q] + " (" + q + ")" : q)).join(", ");
+    if ((sub.drawn_by || []).length) html += "<p>drawn by " + list(sub.drawn_by) + "</p>";
+    if ((sub.catch_all || []).length) html += "<p>catch-all classes (never decide a draw) " + list(sub.catch_all) + "</p>";
+    if (sub.head_noun) html += "<p>head noun kept: " + esc(sub.head_noun) + "</p>";
+    if (sub.gender_from) html += "<p>gender: " + esc(sub.gender || "unknown") + " (from " + esc(sub.gender_from) + ")" +
+      (sub.new_qid ? "; new item: " + esc(sub.new_gender || "unknown") : "") + "</p>";
+    if ((sub.adjectival || []).length) html += "<p>adjectival forms given: " + sub.adjectival.map(esc).join(", ") + "</p>";
     return html;
   }
 
@@ -224,12 +233,14 @@
       "<tr><td>" + esc(t) + "</td><td class='num'>" + c.renamed + "</td><td class='num'>" + c.entities +
       "</td><td class='num'>" + (c.rate === null ? "–" : c.rate.toFixed(3)) + "</td></tr>").join("");
     const kept = Object.entries(s.kept_reasons).map(([r, n]) => "<tr><td>" + esc(r) + "</td><td class='num'>" + n + "</td></tr>").join("");
+    const gender = Object.entries(s.gender || {}).map(([k, n]) => "<tr><td>" + esc(k) + "</td><td class='num'>" + n + "</td></tr>").join("");
     const cons = Object.entries(s.consistency).sort((x, y) => x[1].rate - y[1].rate).map(([r, c]) =>
       "<tr><td>" + esc(r) + "</td><td>" + esc(c.name) + "</td><td class='num'>" + c.correct_on_original +
       "</td><td class='num'>" + c.still_correct + "</td><td class='num'>" + c.rate.toFixed(3) + "</td></tr>").join("");
     app.innerHTML = "<h2>Summary</h2><h3>Substitution rate by type</h3><table><tr><th>type</th><th class='num'>renamed</th>" +
       "<th class='num'>entities</th><th class='num'>rate</th></tr>" + rate + "</table>" +
       "<h3>Kept entities by reason</h3>" + (kept ? "<table><tr><th>reason</th><th class='num'>entities</th></tr>" + kept + "</table>" : "<p class='muted'>none</p>") +
+      (gender ? "<h3>Persons by gender source</h3><table><tr><th>PER entities</th><th class='num'>count</th></tr>" + gender + "</table>" : "") +
       "<h3>Consistency per relation</h3>" + (s.has_predictions ? "<table><tr><th>id</th><th>relation</th>" +
         "<th class='num'>correct on original</th><th class='num'>still correct on twins</th><th class='num'>rate</th></tr>" + cons + "</table>" :
         "<p class='muted'>Needs --original-pred and --env-pred.</p>") +

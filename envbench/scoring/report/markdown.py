@@ -11,9 +11,9 @@ LABELS = {"precision": "Precision", "recall": "Recall", "f1": "F1", "ign_f1": "I
           "name_independent_ign_f1": "Ign F1 (name-indep.)", "intra_f1": "Intra F1", "inter_f1": "Inter F1"}
 
 
-POOLED_NOTE = ("Mean ± std: each seed's copy scored alone, then averaged, as the paper's tables (and Tables 2 "
-               "and 3 here) report it. Pooled: all copies scored as one file, as the Env-DocRE/EVRT reference "
-               "code prints it.")
+POOLED_NOTE = ("Mean ± std: each renaming seed's copy scored alone, then averaged (Tables 2 and 3 here); the ± is "
+               "the spread over renaming seeds for this one model, not the paper's ±, which is over 5 training "
+               "runs. Pooled: all copies scored as one file, as the Env-DocRE/EVRT reference code prints it.")
 
 
 def pct(x: float | None) -> str:
@@ -119,6 +119,11 @@ def _table1(t1: Mapping[str, Any] | None) -> list[str]:
     if t1["kept_reasons"]:
         lines += ["", "Kept entities by reason: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(t1["kept_reasons"].items())) + "."]
+    if (g := t1.get("gender")) and g.get("persons"):  # stats.json of a generate that kept genders
+        lines += ["", f"Persons drawn for: {g['persons']}; gender from P21 {g['from_p21']}, from the document "
+                      f"{g['from_document']} ({g['document_over_p21']} against P21), unknown {g['unknown']}; "
+                      f"{g['matched']} of {g['renamed']} substitutions matched on gender, "
+                      f"{g['kept_no_gender']} kept for want of one (no_gender)."]
     return lines
 
 

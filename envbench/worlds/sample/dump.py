@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from envbench.core.gender import P21, P21_FEMALE, P21_MALE
 from envbench.worlds import wikidata_json as wj
 from envbench.worlds.sample.names import alias_budget, make_names
 from envbench.worlds.sample.rng import Rng
@@ -38,6 +39,8 @@ def item_entity(world: World, it: Item) -> wj.Entity:
             lst.append(wj.statement(it.qid, p, _time_tuple(value), "time", key=n))
         else:
             lst.append(wj.statement(it.qid, p, wj.quantity_value(value), "quantity", key=n))
+    if it.cls == "human":  # the pronouns of the documents agree with it (builder.pronoun)
+        claims[P21] = [wj.item_statement(it.qid, P21, P21_FEMALE if it.female else P21_MALE)]
     if it.demonym:  # how documents name the country's people ("the Vordian singer"), as Wikidata's P1549
         claims["P1549"] = [wj.demonym_statement(it.qid, it.demonym)]
     labels = {"en": it.label, **it.other_labels}
@@ -63,26 +66,33 @@ def lean_entities(seed: int, start: int, count: int, first: int = 0) -> Iterator
         if n % LEAN_CHUNK == 0 or n == first:  # one hash per chunk, not per item, keeps this fast
             r = Rng(seed, "lean", n // LEAN_CHUNK)
         cls = keys[n % len(keys)]
-        label, cands, _ = make_names(cls, r, {})
+        label, cands, extra = make_names(cls, r, {})
         k = alias_budget(r)
         aliases = [c for c in dict.fromkeys(cands) if c != label][:k]
         qid = f"Q{start + n}"
         guid = f"{r.next():016X}{r.next():016X}"
+        claims: dict[str, Any] = {"P31": [_lean_statement(qid, "P31", FINE_CLASSES[cls][0], guid)]}
+        if cls == "human":  # a filler person has a gender too, so persons draw among their own
+            claims[P21] = [_lean_statement(qid, P21, P21_FEMALE if extra.get("female") else P21_MALE, guid[::-1])]
         yield {
             "type": "item",
             "id": qid,
             "labels": {"en": {"language": "en", "value": label}},
             "descriptions": {},
             "aliases": {"en": [{"language": "en", "value": a} for a in aliases]} if aliases else {},
-            "claims": {"P31": [{
-                "mainsnak": {"snaktype": "value", "property": "P31",
-                             "datavalue": wj.entity_value(FINE_CLASSES[cls][0]), "datatype": "wikibase-item"},
-                "type": "statement",
-                "id": f"{qid}${guid[:8]}-{guid[8:12]}-{guid[12:16]}-{guid[16:20]}-{guid[20:32]}",
-                "rank": "normal",
-            }]},
+            "claims": claims,
             "sitelinks": {},
         }
+
+
+def _lean_statement(qid: str, prop: str, value: str, guid: str) -> wj.Statement:
+    return {
+        "mainsnak": {"snaktype": "value", "property": prop, "datavalue": wj.entity_value(value),
+                     "datatype": "wikibase-item"},
+        "type": "statement",
+        "id": f"{qid}${guid[:8]}-{guid[8:12]}-{guid[12:16]}-{guid[16:20]}-{guid[20:32]}",
+        "rank": "normal",
+    }
 
 
 def _lean_block(args: tuple[int, int, int, int]) -> bytes:

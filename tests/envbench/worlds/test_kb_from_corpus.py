@@ -491,3 +491,38 @@ def test_untyped_keep_writes_no_p31_and_coarse_writes_the_fallback(tmp_path: Pat
     assert coarse.untyped_items == 0
     with pytest.raises(DataError, match="untyped='drop' is not a policy; choose one of keep, coarse"):
         kb_from_corpus([src], tmp_path / "x.json.gz", tmp_path / "x.links.json", untyped="drop")
+
+
+def test_persons_whose_documents_show_their_gender_get_p21_and_ingest(tmp_path: Path) -> None:
+    from envbench.core.gender import P21_FEMALE, P21_MALE
+    from wikidata_index.index import WikidataIndex
+    from wikidata_index.ingest import ingest_dump
+
+    docs = [
+        {"title": "Mara Vek", "labels": [],
+         "sents": [["Mara", "Vek", "is", "an", "actress", "."], ["She", "lives", "in", "Oslo", "."]],
+         "vertexSet": [[_m("Mara Vek", 0, 0, 2, "PER")], [_m("Oslo", 1, 3, 4, "LOC")]]},
+        {"title": "Tom Aro", "labels": [],
+         "sents": [["Tom", "Aro", "met", "Mara", "Vek", "."], ["Tom", "Aro", "said", "he", "would", "stay", "."]],
+         "vertexSet": [[_m("Tom Aro", 0, 0, 2, "PER"), _m("Tom Aro", 1, 0, 2, "PER")], [_m("Mara Vek", 0, 3, 5, "PER")]]},
+        {"title": "Ode", "labels": [], "sents": [["Ode", "was", "sung", "by", "Lu", "Pim", "."]],
+         "vertexSet": [[_m("Ode", 0, 0, 1, "MISC")], [_m("Lu Pim", 0, 4, 6, "PER")]]},
+    ]
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps(docs))
+    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
+    links = json.loads((tmp_path / "links.json").read_text())
+    items = _items(tmp_path / "kb.json.gz")
+
+    def p21(qid: str) -> list[str]:
+        return [s["mainsnak"]["datavalue"]["value"]["id"] for s in items[qid]["claims"].get("P21", [])]
+
+    assert p21(links["Mara Vek"][0]) == [P21_FEMALE]  # her two documents sum: actress, She
+    assert links["Tom Aro"][1] == links["Mara Vek"][0]
+    assert p21(links["Tom Aro"][0]) == [P21_MALE]
+    assert p21(links["Ode"][1]) == []  # no pronoun, no gendered word: no P21
+    assert res.gendered_items == {"female": 1, "male": 1}
+    ingest_dump(tmp_path / "kb.json.gz", tmp_path / "index", workers=1, progress=False, max_errors=0)
+    with WikidataIndex(tmp_path / "index") as ix:
+        assert sorted(ix.con.execute("SELECT gender, rank FROM genders").fetchall()) == \
+            [(P21_FEMALE, "normal"), (P21_MALE, "normal")]

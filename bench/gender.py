@@ -1,0 +1,154 @@
+"""Gender kept by renaming: the document rule on hand-judged dev persons, and flips on a generate run.
+
+``dev``: ``envbench.core.gender.document_genders`` against ``bench/gender_dev.tsv`` (Re-DocRED dev PER
+entities judged by hand; never test): precision of the decided ones, coverage of those whose gender the
+document shows.
+
+``flips RUN --docs SOURCE``: the held-out check of issue 30 on a ``generate`` output folder. For each
+renamed PER entity (``kind`` linked), the person's gender is read *independently of the rule*: for each
+of its mentions, the first he/she-class pronoun after it, up to the end of the next sentence, unless
+another person's mention comes first; the majority of those votes (a tie: unknown). The new name's gender
+comes from a first-name lexicon (``gender-guesser``: male / mostly_male, female / mostly_female) over the
+first word of the new names. A *flip* is a person whose two sides are both known and differ; the rate is
+flips over persons with both sides known.
+
+    .venv/bin/pip install gender-guesser   # the lexicon (bench only)
+    .venv/bin/python bench/gender.py dev
+    .venv/bin/python bench/gender.py flips runs/lock/env --docs ../shared/data/re-docred/test_revised.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from envbench.core.gender import FEMALE, MALE, PRONOUNS, document_genders
+
+HERE = Path(__file__).parent
+SHARED = HERE.parent.parent / "shared" / "data"
+
+
+def dev(args: argparse.Namespace) -> None:
+    docs = {d["title"]: d for d in json.loads(Path(args.dev).read_bytes())}
+    rows = [r for r in csv.DictReader((ln for ln in open(HERE / "gender_dev.tsv", encoding="utf-8")
+                                       if not ln.startswith("#")), delimiter="\t")]
+    decided = correct = shown = shown_decided = 0
+    wrong: list[str] = []
+    for r in rows:
+        got = document_genders(docs[r["title"]])[int(r["entity"])].gender
+        truth = r["gender"]
+        if r["shown"] == "y" and r["drawn"] == "all":  # coverage over the random draw only
+            shown += 1
+            shown_decided += got is not None
+        if got is not None and truth in (MALE, FEMALE):
+            decided += 1
+            correct += got == truth
+            if got != truth:
+                wrong.append(f"{r['title']} #{r['entity']} {r['name']}: rule {got}, judged {truth}")
+    print(f"judged persons: {len(rows)} ({sum(r['drawn'] == 'all' for r in rows)} drawn at random, the rest "
+          f"drawn among those the rule decides); the rule decides {decided}, {correct} correct "
+          f"(precision {correct / max(decided, 1):.3f}); the document shows the gender of {shown}, "
+          f"the rule decides {shown_decided} of them (coverage {shown_decided / max(shown, 1):.3f})")
+    for w in wrong:
+        print("  wrong:", w)
+
+
+def _held_out(doc: dict[str, Any], ei: int) -> str | None:
+    """The person's gender from the first pronoun after each mention (see the module docstring)."""
+    persons = {e for e, ent in enumerate(doc["vertexSet"]) if ent[0]["type"] == "PER"}
+    starts = {(m["sent_id"], m["pos"][0]) for e in persons if e != ei for m in doc["vertexSet"][e]}
+    votes: Counter[str] = Counter()
+    for m in doc["vertexSet"][ei]:
+        si, j = m["sent_id"], m["pos"][1]
+        found = None
+        while found is None and si < len(doc["sents"]) and si <= m["sent_id"] + 1:
+            sent = doc["sents"][si]
+            while j < len(sent):
+                if (si, j) in starts:
+                    break
+                found = PRONOUNS.get(sent[j].casefold())
+                if found:
+                    break
+                j += 1
+            if j < len(sent) and (si, j) in starts:
+                break
+            si, j = si + 1, 0
+        if found:
+            votes[found] += 1
+    if votes[MALE] == votes[FEMALE]:
+        return None
+    return MALE if votes[MALE] > votes[FEMALE] else FEMALE
+
+
+def _lexicon() -> Any:
+    try:
+        import gender_guesser.detector as gd
+    except ImportError:
+        sys.exit("bench/gender.py flips needs the first-name lexicon: .venv/bin/pip install gender-guesser")
+    return gd.Detector(case_sensitive=False)
+
+
+def name_gender(detector: Any, names: list[str]) -> str | None:
+    """The lexicon's gender of the first word of the longest name, then of the others."""
+    for name in sorted(names, key=lambda n: -len(n.split())):
+        first = name.replace(".", " ").split()
+        if not first:
+            continue
+        g = detector.get_gender(first[0])
+        if g in ("male", "mostly_male"):
+            return MALE
+        if g in ("female", "mostly_female"):
+            return FEMALE
+    return None
+
+
+def flips(args: argparse.Namespace) -> None:
+    import pyarrow.parquet as pq
+
+    detector = _lexicon()
+    docs = {d["title"]: d for d in json.loads(Path(args.docs).read_bytes())}
+    table = pq.read_table(Path(args.run) / "substitutions.parquet").to_pylist()
+    judged = flipped = persons = 0
+    examples: list[str] = []
+    cache: dict[tuple[str, int], str | None] = {}
+    for r in table:
+        if r["coarse_type"] != "PER" or r["kind"] != "linked":
+            continue
+        persons += 1
+        key = (r["source_title"], r["entity"])
+        if key not in cache:
+            cache[key] = _held_out(docs[r["source_title"]], r["entity"])
+        old, new = cache[key], name_gender(detector, r["new_names"])
+        if old is None or new is None:
+            continue
+        judged += 1
+        if old != new:
+            flipped += 1
+            if len(examples) < args.show:
+                examples.append(f"{r['title']} #{r['entity']}: {r['old_names'][0]} ({old}) -> {r['new_names'][0]} ({new})")
+    print(f"renamed persons {persons}; both genders known {judged}; flipped {flipped} "
+          f"(rate {flipped / max(judged, 1):.3f})")
+    for e in examples:
+        print("  ", e)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("dev", help="the rule against bench/gender_dev.tsv")
+    d.add_argument("--dev", default=str(SHARED / "re-docred" / "dev_revised.json"))
+    f = sub.add_parser("flips", help="held-out flip rate of a generate output folder")
+    f.add_argument("run")
+    f.add_argument("--docs", required=True, help="the source documents of the run")
+    f.add_argument("--show", type=int, default=10, help="flipped persons to print")
+    args = ap.parse_args()
+    {"dev": dev, "flips": flips}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""A person's gender as its own document shows it, and as Wikidata's P21 states it.
+
+DocRED does not annotate pronouns, so renaming a man "Barbara Stanwyck" keeps every label, yet the
+renamed text reads "her eldest son Barbara Stanwyck": a contradiction the original lacks. The
+renaming therefore reads each PER entity's *document gender* and keeps it (``rename/engine.py``),
+and kb-from-corpus writes it as P21 (``worlds/kb_from_corpus.py``). Both jobs read this one rule.
+
+**The rule** (:func:`document_genders`). For each PER entity of a document, *male* and *female*
+counts are summed from four kinds of evidence; tokens inside any entity's mention and tokens inside
+double quotes never count (a quoted "she" is someone speaking, "She Loves You" a song):
+
+1. *Pronouns* (he, him, his, himself against she, her, hers, herself) in the sentences where the
+   entity is the only person mentioned, after its first mention there; and in the sentences that
+   follow with no person mentioned at all, while the last person-mentioning sentence before them
+   mentioned the entity alone. A sentence naming two people gives no pronoun to either, nor do the
+   sentences after it, nor does a list of names; a "his" *before* the name in its sentence is not
+   read, and makes the sentence someone else's ("He also played Mateo").
+2. *A gendered noun right before a mention* (:data:`GENDERED_NOUNS`: son/daughter, husband/wife,
+   actor/actress, king/queen, brother/sister, ...), or before a comma before it, as in "her eldest
+   son Edward VII", "actress Mary Pickford", "his wife , Jane".
+3. *An honorific that opens the mention itself* (Mr., Mrs., Ms., Sir, Lady, King, Queen, Prince,
+   ...): "Queen Victoria", "Mr. Lawrence".
+4. *A predicate noun*: after a mention (and a parenthesis right after it), "is", "was" or "became",
+   or a comma, then at most :data:`NOUN_REACH` words (articles, adjectives, other entities' mentions)
+   before a gendered noun, stopping at punctuation, a preposition, a pronoun or a relative word:
+   "Jane Smith ( born 1950 ) is an American actress", "Edward , son of Victoria", "Anne was the
+   first woman to"; not "Tom was survived by his wife".
+
+The counts give the gender (:func:`decide`): male when there is male evidence and at least
+:data:`MARGIN` times as much as female evidence, female likewise, else unknown (none, or a conflict).
+The counts stay beside the decision, so callers can report them.
+
+Examples (tokens as DocRED writes them):
+
+* "Anna Ricci is an Italian actress . She starred in Rome ." -> Anna Ricci: female (2: actress, She).
+* "Tom met Ann . He left ." -> neither: the first sentence names two people, the second follows it.
+* "Tom said " she is kind " ." -> Tom: unknown (the "she" is quoted).
+* "In his youth , Tom sailed ." -> Tom: unknown ("his" comes before the name).
+* "Tom , Ann and Bo sang . She ..." -> nobody: a list of names.
+
+**P21.** Wikidata states a person's sex or gender as P21 items. :func:`item_gender` picks an item's
+value (the single distinct value of the best rank, else none) and :func:`pronoun_class` maps the
+values English pronouns follow (male, female, trans man, trans woman) to "male" / "female".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MALE = "male"
+FEMALE = "female"
+GENDERS = (MALE, FEMALE)
+
+P21 = "P21"  # sex or gender
+P21_MALE = "Q6581097"
+P21_FEMALE = "Q6581072"
+# the P21 values whose English pronouns are he / she; any other value (non-binary, intersex, ...) has none
+PRONOUN_CLASS: dict[str, str] = {P21_MALE: MALE, "Q2449503": MALE, P21_FEMALE: FEMALE, "Q1052281": FEMALE}
+P21_OF = {MALE: P21_MALE, FEMALE: P21_FEMALE}  # the value kb-from-corpus writes for a document gender
+
+MARGIN = 3  # the winning side needs at least this many times the other side's evidence
+NOUN_REACH = 4  # words between "is" / "," and the predicate noun
+
+PRONOUNS: dict[str, str] = {**dict.fromkeys(("he", "him", "his", "himself"), MALE),
+                            **dict.fromkeys(("she", "her", "hers", "herself"), FEMALE)}
+_PAIRS = (("son", "daughter"), ("husband", "wife"), ("actor", "actress"), ("king", "queen"),
+          ("brother", "sister"), ("father", "mother"), ("prince", "princess"), ("duke", "duchess"),
+          ("emperor", "empress"), ("lord", "lady"), ("boy", "girl"), ("man", "woman"), ("uncle", "aunt"),
+          ("nephew", "niece"), ("grandson", "granddaughter"), ("grandfather", "grandmother"),
+          ("widower", "widow"), ("businessman", "businesswoman"), ("sportsman", "sportswoman"),
+          ("chairman", "chairwoman"), ("congressman", "congresswoman"), ("heir", "heiress"),
+          ("baron", "baroness"), ("stepson", "stepdaughter"), ("boyfriend", "girlfriend"),
+          ("monk", "nun"), ("abbot", "abbess"), ("count", "countess"), ("marquess", "marchioness"),
+          ("tsar", "tsarina"), ("sultan", "sultana"), ("fiancé", "fiancée"), ("sir", "dame"),
+          ("mr.", "mrs."), ("mr", "mrs"), ("monsieur", "madame"), ("signor", "signora"), ("señor", "señora"),
+          ("waiter", "waitress"), ("host", "hostess"), ("godfather", "godmother"), ("stepfather", "stepmother"),
+          ("grandnephew", "grandniece"), ("schoolboy", "schoolgirl"), ("horseman", "horsewoman"),
+          ("spokesman", "spokeswoman"), ("councilman", "councilwoman"), ("frontman", "frontwoman"))
+GENDERED_NOUNS: dict[str, str] = {
+    **{m: MALE for m, _ in _PAIRS}, **{f: FEMALE for _, f in _PAIRS},
+    "ms.": FEMALE, "ms": FEMALE, "miss": FEMALE, "mme.": FEMALE, "mlle.": FEMALE,
+}
+# titles that open a person's own name ("Queen Victoria", "Mr. Lawrence"); "count", "host", "man" do not
+HONORIFICS = frozenset({"mr.", "mr", "mrs.", "mrs", "ms.", "ms", "miss", "sir", "dame", "lady", "lord", "king",
+                        "queen", "prince", "princess", "duke", "duchess", "emperor", "empress", "baron",
+                        "baroness", "countess", "tsar", "tsarina", "sultan", "monsieur", "madame", "mme.",
+                        "señor", "señora", "signor", "signora"})
+_COPULAS = frozenset({"is", "was", "became"})
+_ARTICLES = frozenset({"the", "a", "an"})
+# words that end the predicate's noun phrase before its noun ("was survived by his wife", "one of")
+_STOPS = frozenset({"of", "by", "to", "in", "on", "at", "for", "from", "with", "as", "and", "or", "but", "who",
+                    "whom", "whose", "which", "that", "when", "where", "while", "after", "before", "not",
+                    "married", "has", "had", "have", "also"}) | frozenset(PRONOUNS)
+_QUOTES = frozenset({'"', "``", "''", "“", "”"})
+
+Doc = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class GenderEvidence:
+    """What a person's document says of its gender: male and female counts, and the decision."""
+
+    male: int = 0
+    female: int = 0
+
+    @property
+    def gender(self) -> str | None:
+        return decide(self.male, self.female)
+
+    def __add__(self, other: GenderEvidence) -> GenderEvidence:
+        return GenderEvidence(self.male + other.male, self.female + other.female)
+
+
+def decide(male: int, female: int) -> str | None:
+    """"male", "female" or None (no evidence, or neither side has ``MARGIN`` times the other's)."""
+    if male > 0 and male >= MARGIN * female:
+        return MALE
+    if female > 0 and female >= MARGIN * male:
+        return FEMALE
+    return None
+
+
+def _entity_type(ent: Sequence[Mapping[str, Any]]) -> str:
+    return str(ent[0].get("type", "")) if ent else ""
+
+
+def _outside(sents: Sequence[Sequence[str]], doc: Doc) -> list[bytearray]:
+    """Per sentence, 1 for each token that no mention covers and no double quote encloses."""
+    free = [bytearray(b"\x01" * len(s)) for s in sents]
+    for ent in doc["vertexSet"]:
+        for m in ent:
+            a, b = m["pos"]
+            free[m["sent_id"]][a:b] = bytes(b - a)
+    for si, sent in enumerate(sents):
+        quoted = False
+        for j, tok in enumerate(sent):
+            if tok in _QUOTES:
+                quoted = not quoted
+                free[si][j] = 0
+            elif quoted:
+                free[si][j] = 0
+    return free
+
+
+def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
+    """Each PER entity's evidence under the rule of the module docstring (every PER entity is a key)."""
+    sents: Sequence[Sequence[str]] = doc["sents"]
+    ents: Sequence[Sequence[Mapping[str, Any]]] = doc["vertexSet"]
+    persons = [ei for ei, ent in enumerate(ents) if _entity_type(ent) == "PER"]
+    counts = {ei: [0, 0] for ei in persons}
+    if not persons:
+        return {}
+    free = _outside(sents, doc)
+    person_spans: list[list[tuple[int, int]]] = [[] for _ in sents]  # PER mention spans per sentence
+    first_end: list[dict[int, int]] = [{} for _ in sents]  # sentence -> person -> end of its first mention
+    for ei in persons:
+        for m in ents[ei]:
+            si, (a, b) = m["sent_id"], m["pos"]
+            person_spans[si].append((a, b))
+            first_end[si][ei] = min(first_end[si].get(ei, b), b)
+
+    def add(ei: int, gender: str | None) -> None:
+        if gender in GENDERS:
+            counts[ei][gender == FEMALE] += 1
+
+    # 1. pronouns, in sentences about one person and the person-less sentences after them
+    current: int | None = None  # the one person of the last sentence that mentioned any
+    for si, sent in enumerate(sents):
+        here = first_end[si]
+        if here:
+            current = next(iter(here)) if len(here) == 1 else None
+            start = here[current] if current is not None else len(sent)
+            if current is not None and any(free[si][j] and sent[j].casefold() in PRONOUNS
+                                           for j in range(start)):
+                current = None  # "He also played Mateo": the sentence is about someone else
+        else:
+            start = 0
+        if current is None:
+            continue
+        for j in range(start, len(sent)):
+            if free[si][j]:
+                add(current, PRONOUNS.get(sent[j].casefold()))
+    # 2-4. nouns beside each mention
+    for ei in persons:
+        for m in ents[ei]:
+            si, (a, b) = m["sent_id"], m["pos"]
+            sent, ok = sents[si], free[si]
+            add(ei, _noun_before(sent, ok, a))
+            if sent[a].casefold() in HONORIFICS:
+                add(ei, GENDERED_NOUNS[sent[a].casefold()])
+            add(ei, _predicate_noun(sent, ok, b, person_spans[si]))
+    return {ei: GenderEvidence(*counts[ei]) for ei in persons}
+
+
+def _noun_before(sent: Sequence[str], ok: bytearray, a: int) -> str | None:
+    """The gender of a gendered noun right before position ``a``, or before a comma there."""
+    j = a - 1
+    if j >= 1 and ok[j] and sent[j] == ",":
+        j -= 1
+    if j >= 0 and ok[j]:
+        return GENDERED_NOUNS.get(sent[j].casefold())
+    return None
+
+
+def _predicate_noun(sent: Sequence[str], ok: bytearray, b: int, persons: Sequence[tuple[int, int]]) -> str | None:
+    """Rule 4: the gender of the noun that "is ...", "was ...", "became ..." or ", ..." gives the mention
+    ending at ``b``; None when the phrase ends before a gendered noun."""
+    j = b
+    if j < len(sent) and sent[j][:1] == "(":  # "Jane Smith ( born 1950 ) is ...", "Tymiński (; born"
+        depth = 0
+        while j < len(sent):
+            depth += sent[j].count("(") - sent[j].count(")")
+            j += 1
+            if depth <= 0:
+                break
+    if j >= len(sent) or not ok[j] or sent[j].casefold() not in _COPULAS | {","}:
+        return None
+    words = 0
+    for k in range(j + 1, min(len(sent), j + 2 + 2 * NOUN_REACH)):
+        if any(a <= k < e for a, e in persons):
+            return None  # another person (or this one again) before any noun
+        tok = sent[k].casefold()
+        if not ok[k]:
+            continue  # another entity's mention ("an American actress"): read past it
+        if tok in GENDERED_NOUNS:
+            return GENDERED_NOUNS[tok]
+        if not tok.isalpha() or tok in _STOPS or words >= NOUN_REACH:
+            return None
+        words += tok not in _ARTICLES
+    return None
+
+
+def item_gender(rows: Iterable[tuple[str, str]]) -> str | None:
+    """An item's P21 value from its (value, rank) rows: the one distinct value of the best rank
+    (preferred, else normal; deprecated rows never count), else None (none, or several)."""
+    best: dict[str, set[str]] = {}
+    for value, rank in rows:
+        if rank != "deprecated":
+            best.setdefault(rank, set()).add(value)
+    values = best.get("preferred") or best.get("normal") or set()
+    return next(iter(values)) if len(values) == 1 else None
+
+
+def pronoun_class(p21: str | None) -> str | None:
+    """"male" / "female" for a P21 value English pronouns follow, else None."""
+    return PRONOUN_CLASS.get(p21) if p21 is not None else None
+
+
+__all__ = ["FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE", "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE",
+           "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS", "GenderEvidence", "decide", "document_genders",
+           "item_gender", "pronoun_class"]

@@ -1,0 +1,94 @@
+"""Renamed people keep their gender: which gender a PER entity has, and which candidates fit it.
+
+The document's evidence is ``envbench.core.gender.document_genders`` (pronouns after its mentions,
+gendered nouns beside them); the item's is its P21 value (``core.gender.item_gender`` over the index's
+``genders`` table). The rule (:func:`person_gender`, :func:`fits`):
+
+* **Which gender.** The document wins: when it shows the person's gender, that is the gender, whatever
+  P21 says ("document"; "document_over_p21" when P21 says otherwise, which ``substitutions.parquet``
+  notes); when it does not, the P21 value ("p21"); else unknown (None).
+* **Which candidates.** A person whose gender source is P21 draws among items with the same P21 value;
+  one whose gender comes from the document, among items whose P21 is that gender's main value
+  (Q6581097 male, Q6581072 female). A candidate without P21 is never taken then, since its name may be
+  of the other gender ("her eldest son Barbara Stanwyck"). A person of unknown gender takes any
+  candidate. An index without the ``genders`` table knows no candidate's gender: there the rule cannot
+  apply and every candidate fits (``generate`` says so once).
+* When every drawn candidate that passed the other checks had another gender, the entity is kept
+  (``KeptReason.NO_GENDER``).
+
+Examples: the document says "her eldest son Edward VII" (male) and the item has P21 Q6581097: Edward
+draws among Q6581097 items, never "Barbara Stanwyck" (Q6581072). "Representative X ... in his 1838
+attack", item without P21: drawn among Q6581097 items ("document"). An item with P21 Q6581072 whose
+document reads "he" throughout: drawn among Q6581097 items ("document_over_p21"). A name in a list,
+without pronouns, item P21 Q6581072: drawn among Q6581072 items ("p21").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from envbench.core.gender import P21_OF, item_gender, pronoun_class
+
+FROM_P21 = "p21"
+FROM_DOCUMENT = "document"
+DOCUMENT_OVER_P21 = "document_over_p21"
+SOURCES = (FROM_P21, FROM_DOCUMENT, DOCUMENT_OVER_P21)
+
+
+@dataclass(frozen=True)
+class PersonGender:
+    """A PER entity's gender ("male", "female" or None), where it came from, and the P21 value its
+    candidates must have (None: any candidate)."""
+
+    gender: str | None = None
+    source: str | None = None  # one of SOURCES, None when unknown
+    want: str | None = None
+
+
+UNKNOWN = PersonGender()
+
+
+def person_gender(document: str | None, p21: str | None) -> PersonGender:
+    """The rule of the module docstring: ``document`` is the document gender ("male", "female" or
+    None), ``p21`` the item's P21 value (``core.gender.item_gender``) or None."""
+    if document is not None:
+        if p21 is not None and pronoun_class(p21) == document:
+            return PersonGender(document, FROM_P21, p21)
+        return PersonGender(document, DOCUMENT_OVER_P21 if p21 is not None else FROM_DOCUMENT, P21_OF[document])
+    if p21 is not None:
+        return PersonGender(pronoun_class(p21), FROM_P21, p21)
+    return UNKNOWN
+
+
+def fits(person: PersonGender, candidate_p21: str | None, index_knows: bool) -> bool:
+    """Whether a candidate with P21 value ``candidate_p21`` may give its name to ``person``."""
+    return person.want is None or not index_knows or candidate_p21 == person.want
+
+
+def fetch_genders(con: Any, qids: Iterable[str]) -> dict[str, str]:
+    """The P21 value (``item_gender``) of each of ``qids`` that has one; {} on an index without the table."""
+    import duckdb
+
+    from wikidata_index.index import genders_of
+
+    try:
+        rows = genders_of(con, qids)
+    except duckdb.CatalogException:  # a bare connection without the index's views
+        return {}
+    return {q: g for q, r in rows.items() if (g := item_gender(r)) is not None}
+
+
+def knows_genders(con: Any) -> bool:
+    """Whether the index has any P21 row (an index made before P21 was ingested has none)."""
+    import duckdb
+
+    try:
+        return bool(con.execute("SELECT EXISTS (SELECT 1 FROM genders)").fetchall()[0][0])
+    except duckdb.CatalogException:
+        return False
+
+
+__all__ = ["DOCUMENT_OVER_P21", "FROM_DOCUMENT", "FROM_P21", "SOURCES", "UNKNOWN", "PersonGender", "fetch_genders",
+           "fits", "knows_genders", "person_gender"]

@@ -1,0 +1,133 @@
+"""The document-gender rule (envbench/core/gender.py) on hand-written sentences."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from envbench.core.gender import (
+    FEMALE,
+    MALE,
+    P21_FEMALE,
+    P21_MALE,
+    GenderEvidence,
+    decide,
+    document_genders,
+    item_gender,
+    pronoun_class,
+)
+
+
+def doc(*sentences: str, people: dict[str, list[tuple[int, int, int]]],
+        others: dict[str, list[tuple[int, int, int]]] | None = None) -> dict[str, Any]:
+    """A document of space-separated sentences; ``people`` and ``others`` map a name to its mentions
+    (sentence, start, end): PER entities first, in the given order, then LOC ones."""
+    sents = [s.split() for s in sentences]
+    ents = []
+    for kind, group in (("PER", people), ("LOC", others or {})):
+        for name, spans in group.items():
+            ents.append([{"name": name, "sent_id": si, "pos": [a, b], "type": kind} for si, a, b in spans])
+            for si, a, b in spans:
+                assert " ".join(sents[si][a:b]) == name, (name, sents[si][a:b])
+    return {"title": "t", "sents": sents, "vertexSet": ents, "labels": []}
+
+
+def genders(d: dict[str, Any]) -> list[str | None]:
+    found = document_genders(d)
+    return [found[ei].gender for ei in sorted(found)]
+
+
+def test_pronouns_after_the_only_person_of_a_sentence_and_in_the_sentences_after_it() -> None:
+    d = doc("Anna Ricci studied in Rome , where she met nobody .", "Later she moved .", "Her son stayed .",
+            people={"Anna Ricci": [(0, 0, 2)]}, others={"Rome": [(0, 4, 5)]})
+    assert document_genders(d)[0] == GenderEvidence(male=0, female=3)
+    assert genders(d) == [FEMALE]
+
+
+def test_a_sentence_about_two_people_gives_no_pronoun_to_either() -> None:
+    d = doc("Tom Ward met Ann Lee and she smiled .", people={"Tom Ward": [(0, 0, 2)], "Ann Lee": [(0, 3, 5)]})
+    assert genders(d) == [None, None]
+    # nor does the person-less sentence after it: its "He" may be either
+    d = doc("Tom Ward met Ann Lee in Paris .", "He left soon .", people={"Tom Ward": [(0, 0, 2)], "Ann Lee": [(0, 3, 5)]},
+            others={"Paris": [(0, 6, 7)]})
+    assert genders(d) == [None, None]
+    # the next sentence about one of them alone speaks for that one
+    d = doc("Tom Ward met Ann Lee .", "Ann Lee said she would stay .",
+            people={"Tom Ward": [(0, 0, 2)], "Ann Lee": [(0, 3, 5), (1, 0, 2)]})
+    assert genders(d) == [None, FEMALE]
+
+
+def test_a_quoted_she_is_someone_speaking() -> None:
+    d = doc('Tom Ward said " she is kind " .', people={"Tom Ward": [(0, 0, 2)]})
+    assert genders(d) == [None]
+    d = doc('Tom Ward said " she is kind " and he left .', people={"Tom Ward": [(0, 0, 2)]})
+    assert document_genders(d)[0] == GenderEvidence(male=1, female=0)
+
+
+def test_his_before_the_name_is_not_read_and_makes_the_sentence_someone_elses() -> None:
+    d = doc("In his youth , Tom Ward sailed .", people={"Tom Ward": [(0, 4, 6)]})
+    assert genders(d) == [None]
+    # "He also played Mateo": the pronoun before the name is the article's subject, not Mateo
+    d = doc("He also played Mateo in 1999 , and his role grew .", "He left .", people={"Mateo": [(0, 3, 4)]})
+    assert genders(d) == [None]
+
+
+def test_a_list_of_names_gives_nobody_a_pronoun() -> None:
+    d = doc("It stars Jane Fonda , Bruce Dern and Gig Young .", "She won .",
+            people={"Jane Fonda": [(0, 2, 4)], "Bruce Dern": [(0, 5, 7)], "Gig Young": [(0, 8, 10)]})
+    assert genders(d) == [None, None, None]
+
+
+def test_gendered_nouns_beside_a_mention() -> None:
+    # "her eldest son Edward VII": the noun right before the name; the "her" is Victoria's
+    d = doc("Victoria died and the crown passed to her eldest son Edward VII .",
+            people={"Victoria": [(0, 0, 1)], "Edward VII": [(0, 10, 12)]})
+    assert genders(d) == [None, MALE]
+    d = doc("It was produced by actress Joanna Lumley .", people={"Joanna Lumley": [(0, 5, 7)]})
+    assert genders(d) == [FEMALE]
+    d = doc("Rajasekhar 's wife , Jeevitha , acted .", people={"Rajasekhar": [(0, 0, 1)], "Jeevitha": [(0, 4, 5)]})
+    assert genders(d) == [None, FEMALE]
+
+
+def test_an_honorific_opening_the_name_and_a_predicate_noun() -> None:
+    d = doc("Queen Victoria ruled .", people={"Queen Victoria": [(0, 0, 2)]})
+    assert genders(d) == [FEMALE]
+    d = doc("Jane Smith ( born 1950 ) is an American actress and singer .", people={"Jane Smith": [(0, 0, 2)]},
+            others={"American": [(0, 8, 9)]})
+    assert genders(d) == [FEMALE]
+    d = doc("Edward , son of Victoria , ruled .", people={"Edward": [(0, 0, 1)], "Victoria": [(0, 4, 5)]})
+    assert genders(d) == [MALE, None]
+    # the phrase ends before the noun: "survived by his wife" is not what Tom is
+    d = doc("Tom Ward was survived by a wife .", people={"Tom Ward": [(0, 0, 2)]})
+    assert genders(d) == [None]
+
+
+def test_tokens_inside_mentions_never_count() -> None:
+    d = doc("Tom Ward sang She Loves You .", people={"Tom Ward": [(0, 0, 2)]}, others={"She Loves You": [(0, 3, 6)]})
+    assert genders(d) == [None]
+
+
+def test_decide_needs_a_margin() -> None:
+    assert decide(0, 0) is None
+    assert decide(1, 0) == MALE and decide(0, 2) == FEMALE
+    assert decide(3, 1) == MALE and decide(2, 1) is None and decide(1, 3) == FEMALE
+
+
+@given(st.lists(st.sampled_from(["Tom", "said", "it", "rained", ".", ",", "the", "city"]), min_size=1, max_size=30))
+def test_a_document_without_pronouns_or_gendered_words_shows_no_gender(words: list[str]) -> None:
+    sent = ["Tom", *words]
+    d = {"title": "t", "sents": [sent], "labels": [],
+         "vertexSet": [[{"name": "Tom", "sent_id": 0, "pos": [0, 1], "type": "PER"}]]}
+    assert document_genders(d) == {0: GenderEvidence(0, 0)}
+
+
+def test_the_item_gender_is_the_single_value_of_the_best_rank() -> None:
+    assert item_gender([(P21_MALE, "normal")]) == P21_MALE
+    assert item_gender([(P21_MALE, "normal"), (P21_FEMALE, "preferred")]) == P21_FEMALE
+    assert item_gender([(P21_MALE, "normal"), (P21_FEMALE, "normal")]) is None  # two values: none
+    assert item_gender([(P21_MALE, "deprecated")]) is None
+    assert item_gender([]) is None
+    assert (pronoun_class(P21_MALE), pronoun_class(P21_FEMALE), pronoun_class("Q48270"), pronoun_class(None)) == \
+        (MALE, FEMALE, None, None)

@@ -1,0 +1,137 @@
+"""Renamed people keep their gender: the rule (envbench/rename/gender.py), the engine, and the main path
+over a small dump whose humans carry P21."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from envbench.core.gender import P21_FEMALE, P21_MALE
+from envbench.core.reasons import KeptReason
+from envbench.rename.audit import Auditor
+from envbench.rename.candidates import ItemNames
+from envbench.rename.engine import DocInfo, Draws, plan_runs, settle_linked
+from envbench.rename.gender import (
+    DOCUMENT_OVER_P21,
+    FROM_DOCUMENT,
+    FROM_P21,
+    UNKNOWN,
+    PersonGender,
+    fetch_genders,
+    fits,
+    knows_genders,
+    person_gender,
+)
+from envbench.rename.stats import StatsTally
+from tests.envbench.index_fixture import mention
+
+NONBINARY = "Q48270"
+
+
+def test_the_document_wins_and_p21_speaks_where_it_is_silent() -> None:
+    assert person_gender("male", P21_MALE) == PersonGender("male", FROM_P21, P21_MALE)
+    assert person_gender("male", None) == PersonGender("male", FROM_DOCUMENT, P21_MALE)
+    assert person_gender("male", P21_FEMALE) == PersonGender("male", DOCUMENT_OVER_P21, P21_MALE)
+    assert person_gender(None, P21_FEMALE) == PersonGender("female", FROM_P21, P21_FEMALE)
+    assert person_gender(None, NONBINARY) == PersonGender(None, FROM_P21, NONBINARY)  # same value only
+    assert person_gender(None, None) == UNKNOWN
+
+
+def test_a_known_gender_takes_only_candidates_of_that_p21_value() -> None:
+    man = person_gender("male", None)
+    assert fits(man, P21_MALE, True) and not fits(man, P21_FEMALE, True)
+    assert not fits(man, None, True)  # a name of unknown gender may be a woman's
+    assert fits(man, P21_FEMALE, False)  # an index without P21 knows no candidate's gender
+    assert fits(UNKNOWN, P21_FEMALE, True) and fits(UNKNOWN, None, True)
+
+
+def test_genders_from_the_table() -> None:
+    con = duckdb.connect()
+    assert fetch_genders(con, ["Q1"]) == {} and knows_genders(con) is False  # no table at all
+    con.execute("CREATE TABLE genders (id VARCHAR, gender VARCHAR, rank VARCHAR)")
+    assert knows_genders(con) is False
+    con.execute(f"INSERT INTO genders VALUES ('Q1', '{P21_MALE}', 'normal'), ('Q2', '{P21_MALE}', 'normal'), "
+                f"('Q2', '{P21_FEMALE}', 'preferred'), ('Q3', '{P21_MALE}', 'deprecated')")
+    assert knows_genders(con) is True
+    assert fetch_genders(con, ["Q1", "Q2", "Q3", "Q4"]) == {"Q1": P21_MALE, "Q2": P21_FEMALE}
+
+
+def _doc() -> dict[str, Any]:
+    # "her eldest son Edward VII": Edward is male by the noun before his name
+    sents = [["Victoria", "died", "and", "the", "crown", "passed", "to", "her", "eldest", "son", "Edward", "VII", "."]]
+    return {"title": "Crown", "sents": sents, "labels": [],
+            "vertexSet": [[mention("Victoria", 0, [0, 1], "PER")], [mention("Edward VII", 0, [10, 12], "PER")]]}
+
+
+def _settle(names: dict[str, ItemNames], genders: dict[str, str], knows: bool = True) -> Any:
+    info = DocInfo(0, _doc(), [None, "Q20"], {("Q20", "PER"): "Q5"})
+    runs, slots = plan_runs([info], [1], "eval", twins=False)
+    draws = Draws(slots, lambda slot: len(names), Auditor(con=None, constraints={}), {(0, 0): sorted(names)}, names,
+                  knows_genders=knows)
+    draws.genders.update(genders)
+    assert settle_linked(runs[0], 1, draws) is None
+    return runs[0]
+
+
+NAMES = {"Q31": ItemNames("Barbara Stanwyck", ()), "Q32": ItemNames("Otis Briggs", ()),
+         "Q33": ItemNames("Kim Lee", ())}
+
+
+def test_the_engine_never_gives_a_man_a_womans_name() -> None:
+    run = _settle(NAMES, {"Q31": P21_FEMALE, "Q32": P21_MALE})
+    (row,) = run.rows
+    assert (row.new_qid, row.new_names) == ("Q32", ["Otis Briggs"])
+    assert (row.gender, row.gender_from, row.new_gender) == ("male", FROM_DOCUMENT, "male")
+    # the document says son, P21 says female: the document wins, and the row says so
+    run = _settle(NAMES, {"Q20": P21_FEMALE, "Q31": P21_FEMALE, "Q32": P21_MALE})
+    assert (run.rows[0].new_qid, run.rows[0].gender_from) == ("Q32", DOCUMENT_OVER_P21)
+
+
+def test_no_candidate_of_the_gender_keeps_the_person_as_no_gender() -> None:
+    run = _settle({k: NAMES[k] for k in ("Q31", "Q33")}, {"Q31": P21_FEMALE})  # a woman and an unknown
+    (row,) = run.rows
+    assert (row.kind, row.reason, row.gender) == ("kept", KeptReason.NO_GENDER, "male")
+    tally = StatsTally(1)
+    tally.add_run(run, run.info.doc)
+    got = tally.as_dict({})
+    assert got["kept_reasons"] == {"no_gender": 1}
+    assert got["gender"] == {"persons": 1, "from_p21": 0, "from_document": 1, "document_over_p21": 0,
+                             "unknown": 0, "renamed": 0, "matched": 0, "kept_no_gender": 1}
+    # without any drawn candidate it is no_candidate, not no_gender
+    assert _settle({}, {}).rows[0].reason is KeptReason.NO_CANDIDATE
+
+
+def test_an_index_without_genders_renames_as_before() -> None:
+    run = _settle(NAMES, {}, knows=False)
+    assert run.rows[0].kind == "linked"
+
+
+@pytest.mark.slow
+def test_main_path_over_a_dump_whose_humans_carry_p21(tmp_path: Path) -> None:
+    """make-sample (humans with P21, pronouns that agree) -> ingest-dump -> generate: every renamed person
+    takes a name of its own gender, and stats.json says where the genders came from."""
+    import pyarrow.parquet as pq
+
+    from envbench.rename.generate import generate
+    from envbench.worlds.sample import make_sample
+    from wikidata_index.index import WikidataIndex
+    from wikidata_index.ingest import ingest_dump
+
+    sample = make_sample(tmp_path / "sample")
+    ingest_dump(sample.dump, tmp_path / "index", progress=False, workers=1)
+    with WikidataIndex(tmp_path / "index") as ix:
+        assert ix.has("genders")
+        assert {g for (g,) in ix.con.execute("SELECT DISTINCT gender FROM genders").fetchall()} == {P21_MALE, P21_FEMALE}
+    res = generate(tmp_path / "sample" / "docs" / "test.json", tmp_path / "index", tmp_path / "env",
+                   links=sample.links, seeds=2, progress=False)
+    rows = [r for r in pq.read_table(tmp_path / "env" / "substitutions.parquet").to_pylist()
+            if r["coarse_type"] == "PER" and r["kind"] == "linked"]
+    assert rows and all(r["gender"] in ("male", "female") and r["new_gender"] == r["gender"] for r in rows)
+    assert {r["gender"] for r in rows} == {"male", "female"}
+    stats = json.loads((tmp_path / "env" / "stats.json").read_bytes())["gender"]
+    assert stats["renamed"] == stats["matched"] == len(rows) and stats["from_p21"] == stats["persons"]
+    assert res.notes == []
