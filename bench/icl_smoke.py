@@ -9,14 +9,18 @@ What it does, in order (every step must succeed, or it exits 1 naming the step):
    ``~/.cache/envbench-icl``); the project's own .venv is never touched;
 2. starts the server on 127.0.0.1 (a free port, ``--n_ctx 8192``);
 3. prompts -> run -> parse -> evaluate on the first 3 Re-DocRED test documents (1-shot, paper
-   template, demonstrations from dev), and checks that the run completes with no failure;
+   template, demonstrations from dev), and checks that the run completes with no failure, that the
+   prompts' tokens were counted by the server's tokenizer, and that the parser finds every
+   ``<...; ...; ...>`` triple the model wrote;
 4. runs again and checks that the rerun sends 0 requests and rewrites answers.json byte for byte;
 5. runs with a new seed (nothing cached), kills the server after the first answer, and checks that
-   the unanswered documents are listed in failures.json; restarts the server and checks that the
-   rerun asks only for those;
-6. optionally (``--measure-tokens N``) counts the real tokens of N prompts per template with the
+   the run stops within a bounded time, exits 1 and lists the rest as not attempted; restarts the
+   server and checks that the rerun asks only for those;
+6. starts a second server with a context between the smallest prompt and the others, and checks
+   that exactly the prompts that overflow fail, each with reason "context";
+7. optionally (``--measure-tokens N``) counts the real tokens of N prompts per template with the
    server's tokenizer, for the chars-per-token ratio the estimates use;
-7. stops the server and writes the figures to OUT/figures.json.
+8. stops the servers and writes the figures to OUT/figures.json.
 
 Needs ../shared/data/re-docred (or ``ENVBENCH_SHARED``). Traffic goes to 127.0.0.1 only.
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -110,9 +115,9 @@ def free_port() -> int:
 class Server:
     """llama_cpp.server on 127.0.0.1, started and stopped by this script."""
 
-    def __init__(self, python: Path, gguf: Path, port: int, log: Path) -> None:
+    def __init__(self, python: Path, gguf: Path, port: int, log: Path, n_ctx: int = N_CTX) -> None:
         self.cmd = [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", ALIAS,
-                    "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX)]
+                    "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)]
         self.port, self.log = port, log
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -160,6 +165,20 @@ def envbench(*args: str, check_rc: int | None = 0) -> subprocess.CompletedProces
 
 def run_json(folder: Path) -> dict[str, Any]:
     return json.loads((folder / "run.json").read_text())
+
+
+def server_tokens(server: Server, messages: list[dict[str, str]]) -> int:
+    """A prompt's tokens by the server's tokenizer, counted as `icl run` counts them."""
+    from icl.client import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_PROMPT
+
+    total = CHAT_TOKENS_PER_PROMPT
+    for m in messages:
+        req = urllib.request.Request(f"http://127.0.0.1:{server.port}/extras/tokenize/count",
+                                     data=json.dumps({"input": m["content"]}).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            total += json.loads(resp.read())["count"] + CHAT_TOKENS_PER_MESSAGE
+    return total
 
 
 def measure_tokens(server: Server, out: Path, shared: Path, n: int, figures: dict[str, Any]) -> None:
@@ -212,18 +231,27 @@ def smoke(args: argparse.Namespace) -> dict[str, Any]:
                  "--shots", "1", "--out", str(prompts))
         index = json.loads((prompts / "index.json").read_text())
         check(index["params"]["template"] == "paper" and index["count"] == DOCS, f"{DOCS} paper-template prompts")
-        # CPU inference on a busy machine took 65-122 s per 1-shot prompt (prompt eval ~20 tokens/s at load 8):
-        # the default --timeout of 120 s timed out and retried, so give it room
+        # CPU inference on a busy machine took 65-122 s per 1-shot prompt (prompt eval ~20 tokens/s at load 8);
+        # the default --timeout (900 s) allows for it
         base = ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", ALIAS,
-                "--context", str(N_CTX), "--max-tokens", str(args.max_tokens), "--timeout", str(args.timeout),
-                "--no-progress"]
+                "--context", str(N_CTX), "--max-tokens", str(args.max_tokens), "--no-progress"]
+        if args.timeout:
+            base += ["--timeout", str(args.timeout)]
         t0 = time.monotonic()
         envbench(*base, "--out", str(run))
         figures["run_s"] = round(time.monotonic() - t0, 1)
         first = run_json(run)
         check(first["failed"] == 0 and first["answered"] == DOCS, f"all {DOCS} documents answered")
+        counted = first["context"]["prompt_tokens"]
+        check(bool(counted) and counted["measured"], f"prompt tokens counted by the server's tokenizer: {counted}")
         figures["first_run"] = {k: first[k] for k in ("usage", "truncated", "chars_per_prompt_token")} | {
-            "latency_s": first["this_run"]["latency_s"], "requests": first["this_run"]["requests"]}
+            "latency_s": first["this_run"]["latency_s"], "requests": first["this_run"]["requests"],
+            "prompt_tokens": counted}
+        sizes = [server_tokens(server, json.loads((prompts / e["file"]).read_text())["messages"])
+                 for e in index["documents"]]
+        usage_in = [a["usage"]["prompt_tokens"] for a in json.loads((run / "answers.json").read_text())["answers"]]
+        figures["prompt_tokens_per_prompt"] = {"counted": sizes, "server_usage": usage_in,
+                                               "chars": [e["chars"] for e in index["documents"]]}
         answers = (run / "answers.json").read_bytes()
 
         envbench(*base, "--out", str(run))
@@ -236,31 +264,59 @@ def smoke(args: argparse.Namespace) -> dict[str, Any]:
         envbench("icl", "parse", "--prompts", str(prompts), "--run", str(run), "--out", str(pred))
         stats = json.loads(pred.with_name("pred.stats.json").read_text())
         figures["parse"] = {k: v for k, v in stats.items() if isinstance(v, int) and v}
+        written = sum(len(re.findall(r"<[^<>\n]*;[^<>\n]*;[^<>\n]*>", a["answer"] or ""))
+                      for a in json.loads((run / "answers.json").read_text())["answers"])
+        figures["parse"]["bracketed_triples_written"] = written
+        check(stats["triples_found"] >= written, f"the parser found all {written} <...; ...; ...> triples the "
+                                                  f"model wrote ({stats['triples_found']} found)")
         res = envbench("evaluate", "--gold", str(docs), "--pred", str(pred))
         figures["evaluate"] = res.stdout.strip().splitlines()[:6]
 
         step("a server killed mid-run")
         killed = out / "run-killed"
         cmd = [sys.executable, "-c", "import sys; from envbench.cli import main; sys.exit(main())", *base,
-               "--seed", "1", "--retries", "2", "--backoff", "0.2", "--max-wait", "1", "--out", str(killed)]
+               "--seed", "1", "--out", str(killed)]
         child = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and child.poll() is None and not list((killed / "cache").rglob("*.json")):
             time.sleep(0.02)
         server.kill()
+        killed_at = time.monotonic()
         output, _ = child.communicate(timeout=300)
+        stopped_s = round(time.monotonic() - killed_at, 1)
         print(output.rstrip(), flush=True)
         failures = json.loads((killed / "failures.json").read_text())
-        check(child.returncode in (0, 1) and len(failures) >= 1,
-              f"the killed server left {len(failures)} listed failures (exit {child.returncode})")
+        check(child.returncode == 1 and len(failures) >= 1 and stopped_s < 60,
+              f"the killed server stopped the run in {stopped_s} s, exit {child.returncode}, "
+              f"{len(failures)} listed failures")
         figures["killed"] = {"failures": len(failures), "reasons": sorted({f["reason"] for f in failures}),
-                             "first_error": failures[0]["error"] if failures else None}
+                             "first_error": failures[0]["error"] if failures else None, "stopped_s": stopped_s,
+                             "last_line": output.strip().splitlines()[-1]}
         server.start()
         envbench(*base, "--seed", "1", "--out", str(killed))
         resumed = run_json(killed)
         check(resumed["failed"] == 0 and resumed["this_run"]["answered"] == len(failures)
               and resumed["this_run"]["cache_hits"] == DOCS - len(failures),
               f"the rerun asked only for the {len(failures)} failed documents")
+
+        step("a server with a context that only the smallest prompt fits")
+        ordered = sorted(sizes)
+        small_ctx = (ordered[0] + ordered[1]) // 2 + 1 if ordered[1] - ordered[0] > 2 else ordered[0]
+        small = Server(python, gguf, free_port(), out / "server-small.log", n_ctx=small_ctx)
+        try:
+            small.start()
+            tight = out / "run-small-context"
+            res = envbench("icl", "run", "--prompts", str(prompts), "--base-url", small.url, "--model", ALIAS,
+                           "--context", str(small_ctx), "--max-tokens", "1", "--seed", "2", "--no-progress",
+                           "--out", str(tight), check_rc=None)
+        finally:
+            small.stop()
+        failed = json.loads((tight / "failures.json").read_text())
+        over = {e["file"] for e, n in zip(index["documents"], sizes) if n >= small_ctx}
+        check({f["file"] for f in failed} == over and all(f["reason"] == "context" for f in failed),
+              f"context {small_ctx}: exactly the {len(over)} prompts over it failed, each for context")
+        figures["small_context"] = {"n_ctx": small_ctx, "prompt_tokens": sizes, "failed": sorted(over),
+                                    "exit": res.returncode, "first_error": failed[0]["error"] if failed else None}
 
         if args.measure_tokens:
             step(f"real token counts of {args.measure_tokens} prompts per template")
@@ -279,7 +335,7 @@ def main() -> int:
                     help="where the server's virtual environment and the model are kept between runs")
     ap.add_argument("--port", type=int, default=0, help="server port on 127.0.0.1 (default: a free one)")
     ap.add_argument("--max-tokens", type=int, default=256, help="answer tokens per document")
-    ap.add_argument("--timeout", type=float, default=900.0, help="icl run --timeout (CPU inference is slow)")
+    ap.add_argument("--timeout", type=float, default=None, help="icl run --timeout (default: its own)")
     ap.add_argument("--measure-tokens", type=int, default=0,
                     help="also count the real tokens of this many 1-shot prompts per template")
     args = ap.parse_args()
