@@ -317,6 +317,8 @@ def render_card(*, env: EnvFolder, docs: Path, stats: Mapping[str, Any], header:
     """The dataset card: YAML header, then the body the module docstring lists."""
     split = env.split
     seeds = stats.get("seeds")
+    copies = ("one renamed twin per document under its source title (`seed` 1), for EVRT training"
+              if (env.manifest.get("parameters") or {}).get("twins") else "the renamed copies (titles `<title>-k`, `seed` k)")
     audit = stats["audit"]["total"]
     seen = stats.get("names_seen") or {}
     kept = stats.get("kept_reasons") or {}
@@ -328,8 +330,8 @@ def render_card(*, env: EnvFolder, docs: Path, stats: Mapping[str, Any], header:
         "(DocRE) models cope with entity names they have not seen (Meng et al., Findings of ACL 2024): every "
         "entity of every document takes the names of another Wikidata item of the same type (NUM and TIME "
         f"entities a new value in their written format), {seeds} times per document, while the sentences' other "
-        f"words, the labels and the evidence stay. `{split}` holds the renamed copies (titles `<title>-k`, "
-        f"`seed` k), `{hf.ORIGINAL_SPLIT}` the source documents (`seed` {hf.ORIGINAL_SEED}), so that one "
+        f"words, the labels and the evidence stay. `{split}` holds {copies}, "
+        f"`{hf.ORIGINAL_SPLIT}` the source documents (`seed` {hf.ORIGINAL_SEED}), so that one "
         "`load_dataset` gives both sides of the robustness comparison. Made offline by "
         "envbench from a Wikidata index; the same inputs give the same bytes.",
         "",
@@ -344,7 +346,7 @@ def render_card(*, env: EnvFolder, docs: Path, stats: Mapping[str, Any], header:
         "",
         "```python",
         "from datasets import load_dataset",
-        f"docs = load_dataset(\"PATH\")            # splits {', '.join(s.name for s in documents)}",
+        f"docs = load_dataset(\"PATH\")  # this folder, or its Hub id; splits {', '.join(s.name for s in documents)}",
         f"subs = load_dataset(\"PATH\", \"{hf.SUBSTITUTIONS_CONFIG}\", split=\"{substitutions.name}\")",
         "```",
         "",

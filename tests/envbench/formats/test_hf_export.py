@@ -276,3 +276,16 @@ def test_the_re_docred_lock_flow_exports_and_loads(tmp_path: Path) -> None:
     assert env_docs == [docred_view(d) for d in json.loads((tmp_path / "env" / "test_revised_env.json").read_text())]
     loaded = load_with_datasets(tmp_path / "hf", tmp_path, rows=False)  # last: skips without the [hf] extra
     assert loaded["splits"] == {"original": 500, "test_revised_env": 500} and loaded["declared"] is True
+
+
+def test_evrt_twins_export_under_their_source_titles(tmp_path: Path) -> None:
+    from envbench.rename.generate import generate
+
+    w = sample_world()
+    generate(w.train, w.index, tmp_path / "twins", links=w.links, seeds=1, pool="train", twins=True, progress=False)
+    result = export_hf(tmp_path / "twins", tmp_path / "hf", docs=w.train)
+    assert list(result.splits) == ["original", "train_twins", "substitutions"]
+    rows = pq.read_table(tmp_path / "hf" / "data" / hf.shard_name("train_twins")).to_pylist()
+    assert all((r["source_title"], r["seed"]) == (r["title"], 1) for r in rows)
+    assert "one renamed twin per document under its source title" in (tmp_path / "hf" / "README.md").read_text()
+    assert [d["title"] for d in read_docs(tmp_path / "hf").docs] == [r["title"] for r in rows]
