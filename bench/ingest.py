@@ -14,6 +14,8 @@ coordinates, quantities, sitelinks.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import os
 import random
 import shutil
@@ -62,6 +64,42 @@ def _words(rng: random.Random, k: int, lang: str = "en") -> str:
     return "".join(chr(base + (ord(ch.lower()) * 7 + i) % span) if ch.isalpha() else ch for i, ch in enumerate(text))
 
 
+POOL = 512
+
+
+@functools.cache
+def _pool(lang: str, k: int) -> tuple[str, ...]:
+    """POOL texts of ``k`` words in ``lang``'s script, drawn once (generating is then mostly choosing)."""
+    rng = random.Random(f"{lang} {k}")  # str seeds hash with SHA-512: the same pool in every process
+    return tuple(_words(rng, k, lang) for _ in range(POOL))
+
+
+# English names as dumps hold them: most are words of letters, the rest carry digits, initials,
+# brackets, commas, hyphens, apostrophes, colons or letters outside ASCII, which the ingest's
+# name_tokens step tokenises with spaCy (real labels: "Apollo 11", "St. Louis", "Paris (Texas)").
+ACCENTED = str.maketrans("aeiouc", "áèïõüç")
+EN_FORMS = (
+    lambda w, r: f"{w()} {w()} {r.randint(1, 3000)}",
+    lambda w, r: f"{r.randint(1500, 2025)} {w()} {w()}",
+    lambda w, r: f"{w()} ({w()})",
+    lambda w, r: f"St. {w()}",
+    lambda w, r: f"{w()}-{w()}",
+    lambda w, r: f"{w()}, {w()}",
+    lambda w, r: f"{w()}'s {w()}",
+    lambda w, r: f"{r.choice('ABCDEFGHJKLMNPRSTW')}. {w()} {w()}",
+    lambda w, r: f"{w()} {w().translate(ACCENTED)}",
+    lambda w, r: f"On the {w().lower()} of {w().lower()}: a {w().lower()} study",
+    lambda w, r: f"{w()} {r.choice('ABCDEFGHJKLMNPRSTW')}-{r.randint(1, 99999)}",
+)
+EN_PLAIN = 0.7
+
+
+def _en_name(rng: random.Random) -> str:
+    if rng.random() < EN_PLAIN:
+        return rng.choice(_pool("en", 2))
+    return rng.choice(EN_FORMS)(lambda: rng.choice(WORDS).title(), rng)
+
+
 def _coordinate_snak(rng: random.Random) -> dict:
     # Wikidata's usual arc-second precision, 0.0002777777777777778, has 19 significant digits.
     return {"snaktype": "value", "property": "P625", "hash": f"{rng.getrandbits(160):040x}",
@@ -101,6 +139,13 @@ def _reference(rng: random.Random) -> dict:
             "snaks-order": ["P248", "P813", "P854"]}
 
 
+@functools.cache
+def _references() -> tuple[orjson.Fragment, ...]:
+    """POOL references, serialised once."""
+    rng = random.Random("references")
+    return tuple(orjson.Fragment(orjson.dumps(_reference(rng))) for _ in range(POOL))
+
+
 def _statement(eid: str, prop: str, snak: dict, rng: random.Random, rich: float) -> dict:
     st: dict = {"mainsnak": snak, "type": "statement", "id": f"{eid}${rng.getrandbits(128):032X}",
                 "rank": "deprecated" if rng.random() < 0.01 else ("preferred" if rng.random() < 0.05 else "normal")}
@@ -108,7 +153,7 @@ def _statement(eid: str, prop: str, snak: dict, rng: random.Random, rich: float)
         st["qualifiers"] = {"P580": [_time_snak("P580", rng)], "P582": [_time_snak("P582", rng)]}
         st["qualifiers-order"] = ["P580", "P582"]
     if rng.random() < 0.8:
-        st["references"] = [_reference(rng) for _ in range(1 + int(rng.random() * min(rich, 3.0)))]
+        st["references"] = [rng.choice(_references()) for _ in range(1 + int(rng.random() * min(rich, 3.0)))]
     return st
 
 
@@ -118,12 +163,13 @@ def make_entity(n: int, rng: random.Random) -> dict:
     eid = f"Q{n}"
     n_lang = max(1, min(len(LANGS), int(6 * size + rng.random() * 4)))
     langs = LANGS[:1] + rng.sample(LANGS[1:], n_lang - 1)
-    name = _words(rng, 2)
-    labels = {lang: {"language": lang, "value": name if lang not in SCRIPTS and rng.random() < 0.6
-                     else _words(rng, 2, lang)} for lang in langs}
-    descriptions = {lang: {"language": lang, "value": _words(rng, 5, lang)} for lang in langs if rng.random() < 0.7}
-    aliases = {lang: [{"language": lang, "value": _words(rng, 2, lang)} for _ in range(rng.randint(1, 3))]
-               for lang in langs if rng.random() < 0.3}
+    name = _en_name(rng)
+    labels = {lang: {"language": lang, "value": name if lang == "en" or (lang not in SCRIPTS and rng.random() < 0.6)
+                     else rng.choice(_pool(lang, 2))} for lang in langs}
+    descriptions = {lang: {"language": lang, "value": rng.choice(_pool(lang, 5))} for lang in langs
+                    if rng.random() < 0.7}
+    aliases = {lang: [{"language": lang, "value": _en_name(rng) if lang == "en" else rng.choice(_pool(lang, 2))}
+                      for _ in range(rng.randint(1, 3))] for lang in langs if rng.random() < 0.3}
     claims: dict[str, list] = {}
     n_claims = max(2, int(3 * size))
     for prop in ["P31"] + rng.sample(ITEM_PROPS[1:], min(len(ITEM_PROPS) - 1, n_claims // 2)):
@@ -148,20 +194,40 @@ def make_entity(n: int, rng: random.Random) -> dict:
             "lastrevid": rng.getrandbits(31), "modified": "2025-01-01T00:00:00Z"}
 
 
-def generate(path: Path, entities: int, seed: int = 0) -> int:
-    """Write a gzip dump of ``entities`` items; return the decompressed size."""
+GENERATE_SLICE = 10_000
+
+
+def _generate_slice(args: tuple[int, int, int, int]) -> tuple[bytes, int]:
+    """One gzip member holding the lines of entities ``first + 1 .. first + n`` (the dump's framing
+    lines where they fall), and its decompressed size: a slice depends only on its numbers."""
     from isal import igzip
 
-    rng = random.Random(seed)
+    seed, first, n, entities = args
+    rng = random.Random(f"{seed} {first}")
+    lines = [b"[\n"] if first == 0 else []
+    for i in range(first, first + n):
+        lines.append(orjson.dumps(make_entity(i + 1, rng)) + (b",\n" if i + 1 < entities else b"\n"))
+    if first + n == entities:
+        lines.append(b"]\n")
+    data = b"".join(lines)
+    return igzip.compress(data, compresslevel=1), len(data)
+
+
+def generate(path: Path, entities: int, seed: int = 0, procs: int | None = None) -> int:
+    """Write a gzip dump of ``entities`` items (slices generated on ``procs`` processes, one gzip
+    member each, the same bytes for any number); return the decompressed size."""
+    import multiprocessing
+
+    slices = [(seed, first, min(GENERATE_SLICE, entities - first), entities)
+              for first in range(0, entities, GENERATE_SLICE)]
     total = 0
-    with igzip.open(path, "wb", compresslevel=1) as fh:
-        fh.write(b"[\n")
-        for i in range(entities):
-            line = orjson.dumps(make_entity(i + 1, rng)) + (b",\n" if i + 1 < entities else b"\n")
-            total += len(line)
-            fh.write(line)
-        fh.write(b"]\n")
-    return total + 4
+    tmp = path.with_suffix(".part")
+    with open(tmp, "wb") as fh, multiprocessing.get_context("fork").Pool(procs or os.cpu_count() or 1) as pool:
+        for member, size in pool.imap(_generate_slice, slices):
+            fh.write(member)
+            total += size
+    tmp.rename(path)
+    return total
 
 
 # ----------------------------------------------------------------------------- floor
@@ -283,17 +349,24 @@ def per_core_rates(path: Path, chunk_bytes: int) -> dict[str, float]:
 _CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, "bench")
-from wikidata_index.ingest import ingest_dump
 t = time.perf_counter()
-if sys.argv[2] == "FLOOR":
+path, mode, workers, chunk_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+if mode == "floor":
     from ingest import floor
-    _, n = floor(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
+    _, n = floor(path, workers, chunk_bytes)
     r = {"records": n, "timings": {}}
+elif mode == "qwikidata":
+    from ingest import qwikidata_names
+    r = {"records": qwikidata_names(path), "timings": {}}
 else:
-    from envbench.core.text import name_tokenizer  # as `envbench ingest-dump` passes it
-    res = ingest_dump(sys.argv[1], sys.argv[2], workers=int(sys.argv[3]), progress=False, force=True,
-                      chunk_bytes=int(sys.argv[4]), extractor=sys.argv[5], tokenizer=name_tokenizer())
-    r = {"records": res.stats["records"], "timings": res.manifest["timings"]}
+    from wikidata_index.ingest import ingest_dump
+    tokenizer = None
+    if mode == "tokens":
+        from envbench.core.text import name_tokenizer  # as `envbench ingest-dump` passes it
+        tokenizer = name_tokenizer()
+    res = ingest_dump(path, sys.argv[5], workers=workers, progress=False, force=True, chunk_bytes=chunk_bytes,
+                      extractor=sys.argv[6], tokenizer=tokenizer)
+    r = {"records": res.stats["records"], "timings": res.manifest["timings"], "rows": res.rows}
 dt = time.perf_counter() - t
 me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps(r | {"seconds": dt, "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime,
@@ -301,15 +374,39 @@ print(json.dumps(r | {"seconds": dt, "cpu_s": me.ru_utime + me.ru_stime + kids.r
 """
 
 
-def ingest(path: Path, out: Path | str, workers: int, chunk_bytes: int, extractor: str = "auto") -> dict:
-    """Run the ingest (or, with out="FLOOR", the floor) in a child; wall, CPU and peak RSS."""
+def qwikidata_names(path: str) -> int:
+    """What a user of qwikidata writes to read a dump's English names: its dump reader (gzip and
+    json.loads, one process) and its item class; the number of entities."""
+    from qwikidata.entity import WikidataItem
+    from qwikidata.json_dump import WikidataJsonDump
+
+    n = names = 0
+    for entity in WikidataJsonDump(str(path)):
+        n += 1
+        if entity.get("type") == "item":
+            item = WikidataItem(entity)
+            names += bool(item.get_label("en")) + len(item.get_aliases("en"))
+    return n
+
+
+def run_child(path: Path, mode: str, workers: int, chunk_bytes: int, out: Path | None = None,
+              extractor: str = "auto") -> dict:
+    """Run one measurement in a fresh process: ``mode`` is floor, qwikidata, tokens (ingest-dump as the
+    CLI runs it) or plain (--no-name-tokens); wall, CPU and peak RSS."""
     repo = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=str(repo))
-    argv = [sys.executable, "-c", _CHILD, str(path), str(out), str(workers), str(chunk_bytes), extractor]
+    argv = [sys.executable, "-c", _CHILD, str(path), mode, str(workers), str(chunk_bytes), str(out), extractor]
     res = subprocess.run(cwd=repo, args=argv, env=env, capture_output=True, text=True, check=False)
     if res.returncode != 0:
-        raise SystemExit(f"ingest failed:\n{res.stderr}")
+        raise SystemExit(f"{mode} failed:\n{res.stderr}")
     return orjson.loads(res.stdout.strip().splitlines()[-1])
+
+
+def ingest(path: Path, out: Path | str, workers: int, chunk_bytes: int, extractor: str = "auto") -> dict:
+    """The ingest with name tokens, as `envbench ingest-dump` runs it (or, with out="FLOOR", the floor)."""
+    if out == "FLOOR":
+        return run_child(path, "floor", workers, chunk_bytes)
+    return run_child(path, "tokens", workers, chunk_bytes, Path(out), extractor)
 
 
 def bz2_compare(path: Path, dumps_dir: Path, tmp: Path, workers: int, chunk_bytes: int, repeat: int) -> None:
@@ -340,95 +437,114 @@ def bz2_compare(path: Path, dumps_dir: Path, tmp: Path, workers: int, chunk_byte
           f"(runs {', '.join(f'{x:.1f}' for x in ingested)}): {min(single) / min(ingested):.2f}x")
 
 
+MODES = {"qwikidata": "qwikidata (gzip + json.loads + WikidataItem, 1 proc)",
+         "floor": "perfect split (isal + orjson.loads, {w} proc)",
+         "tokens": "envbench ingest-dump ({w} proc)",
+         "plain": "envbench ingest-dump --no-name-tokens ({w} proc)"}
+FULL_DUMP_ENTITIES, FULL_DUMP_BYTES = 110e6, 1.7e12
+
+
+def measure(path: Path, n: int, mb: float, args: argparse.Namespace, tmp: Path) -> dict[str, dict]:
+    """Every mode ``args.repeat`` times, alternating (a slow spell of the shared machine hits all of
+    them), qwikidata only in the first round with --qwikidata-once; the fastest run of each is printed."""
+    runs: dict[str, list[dict]] = {m: [] for m in MODES}
+    modes = [m for m in MODES if m != "qwikidata" or args.qwikidata]
+    for r in range(args.repeat):
+        for mode in modes:
+            if mode == "qwikidata" and r and args.qwikidata_once:
+                continue
+            out = tmp / f"ix-{n}-{mode}" if mode in ("tokens", "plain") else None
+            runs[mode].append(run_child(path, mode, args.workers, args.chunk_mb << 20, out))
+            load = os.getloadavg()[0]
+            runs[mode][-1]["load"] = load
+    best = {m: min(rs, key=lambda r: r["seconds"]) for m, rs in runs.items() if rs}
+    q = best.get("qwikidata")
+    for mode, r in best.items():
+        t = r["timings"]
+        stages = (f"  parse {t['parse_s']:.2f}s, finalize {t['finalize_s']:.2f}s, tokenise {t['name_tokens_s']:.2f}s"
+                  if t else "")
+        ratio = ""
+        if q is not None and mode != "qwikidata":
+            rounds = ", ".join(f"{a['seconds'] / b['seconds']:.2f}x" for a, b in zip(runs["qwikidata"], runs[mode]))
+            ratio = (f"  {q['seconds'] / r['seconds']:5.2f}x qwikidata wall, {q['cpu_s'] / r['cpu_s']:5.2f}x CPU"
+                     f" (rounds {rounds})")
+        print(f"{MODES[mode].format(w=args.workers):52s} {r['seconds']:7.2f}s {mb / r['seconds']:7.1f} MB/s "
+              f"cpu {r['cpu_s']:7.2f}s  RSS main {r['main_rss_mb']:4.0f} MB, worker {r['worker_rss_mb']:4.0f} MB"
+              f"{ratio}{stages}  (runs {_listed(runs[mode], 'seconds')}; load {_listed(runs[mode], 'load')})")
+    if "tokens" in best:
+        rows = best["tokens"]["rows"]
+        print(f"  name_tokens rows {rows['name_tokens']:,} of {rows['names']:,} names rows")
+    return best
+
+
+def _listed(runs: list[dict], key: str) -> str:
+    return ", ".join(f"{r[key]:.1f}" for r in runs)
+
+
+def project(best: dict[str, dict], n: int, workers: int) -> None:
+    """The full dump's time, stage by stage, scaled from the run at ``n`` entities: parse by the bytes
+    (the same entity shape), finalize and tokenise by the entities (their sorts grow a little faster;
+    the distinct names that need spaCy, slower)."""
+    t = best["tokens"]["timings"]
+    scale = FULL_DUMP_ENTITIES / n
+    parse, final, tok = t["parse_s"] * scale, t["finalize_s"] * scale, t["name_tokens_s"] * scale
+    print(f"\nprojected full dump (~{FULL_DUMP_ENTITIES / 1e6:.0f}M entities) from {n:,} at {workers} workers: "
+          f"parse {parse / 3600:.2f} h, finalize {final / 3600:.2f} h, tokenise {tok / 60:.1f} min; "
+          f"total {(parse + final + tok) / 3600:.2f} h")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="small sizes, finishes in under a minute")
-    ap.add_argument("--entities", type=int, default=200000,
-                    help="entities in the larger dump (200,000: 2.5 GB of JSON)")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes for floor and ingest")
+    ap.add_argument("--quick", action="store_true", help="20,000 and 40,000 entities, one round (about 3 min)")
+    ap.add_argument("--sizes", default="100000,1000000",
+                    help="entities of each dump, comma-separated (100,000: 1.27 GB of JSON; 1,000,000: 12.7 GB)")
+    ap.add_argument("--workers", type=int, default=2, help="processes for the split and the ingest")
     ap.add_argument("--chunk-mb", type=int, default=32, help="chunk size for floor and ingest (MB; the ingest-dump default)")
     ap.add_argument("--keep", type=Path, default=None, help="folder to keep the generated dumps in")
-    ap.add_argument("--repeat", type=int, default=2, help="rounds of floor and ingest per size (the best of each counts)")
+    ap.add_argument("--repeat", type=int, default=2, help="rounds per size (the fastest run of each mode counts)")
+    ap.add_argument("--no-qwikidata", dest="qwikidata", action="store_false",
+                    help="leave qwikidata out (it is not installed: pip install qwikidata mypy-extensions)")
+    ap.add_argument("--qwikidata-once", action="store_true", help="qwikidata in the first round only (it is slow)")
+    ap.add_argument("--per-core", action="store_true", help="also the CPU rate of each stage, one process")
+    ap.add_argument("--bz2", action="store_true", help="also the ingest from .json.bz2 against single-core bz2")
     args = ap.parse_args()
-    from wikidata_index.ingest import fast_extractor
-    from wikidata_index.schema import TABLES
-
-    extractors = ["c", "python"] if fast_extractor() is not None else ["python"]
-    big = 20000 if args.quick else args.entities
-    sizes = [big // 2, big]
+    if args.qwikidata and importlib.util.find_spec("qwikidata") is None:
+        raise SystemExit("qwikidata is not installed: pip install qwikidata mypy-extensions, or pass --no-qwikidata")
+    sizes = [20000, 40000] if args.quick else [int(x) for x in args.sizes.split(",")]
+    if args.quick:
+        args.repeat = 1
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     dumps_dir = args.keep or tmp
     dumps_dir.mkdir(parents=True, exist_ok=True)
     try:
-        print(f"workers {args.workers}, cores {os.cpu_count()}; sizes {sizes} entities")
-        rss = []
-        best: dict[int, tuple[float, float]] = {}  # entities -> best floor and ingest (first extractor) seconds
+        print(f"workers {args.workers}, cores {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; sizes {sizes} entities")
+        best: dict[int, dict[str, dict]] = {}
         for n in sizes:
-            path = dumps_dir / f"dump-{n}.json.gz"
+            path = dumps_dir / f"dump-v2-{n}.json.gz"
             t = time.perf_counter()
             dec = generate(path, n) if not path.exists() else _decompressed_size(path)
             gen_s = time.perf_counter() - t
             mb = dec / 1e6
             print(f"\n== {n:,} entities: {mb:,.0f} MB JSON ({dec / n / 1e3:.1f} KB/line), "
-                  f"{path.stat().st_size / 1e6:,.0f} MB .gz (generated in {gen_s:.0f}s)")
-            # Floor and ingest alternate, so that a slow spell of the machine hits both; the best
-            # run of each is compared, and the per-round ratios show the spread.
-            runs: dict[str, list[dict]] = {"floor": [], **{e: [] for e in extractors}}
-            for _ in range(args.repeat):
-                runs["floor"].append(ingest(path, "FLOOR", args.workers, args.chunk_mb << 20))
-                for extractor in extractors:
-                    runs[extractor].append(ingest(path, tmp / f"ix-{n}-{extractor}", args.workers,
-                                                  args.chunk_mb << 20, extractor))
-            f = min(runs["floor"], key=lambda r: r["seconds"])
-            f_s = f["seconds"]
-            print(f"floor  (decompress + orjson.loads, {args.workers} proc): {f_s:6.2f}s {mb / f_s:7.1f} MB/s "
-                  f"{f['records'] / f_s:9,.0f} entities/s  cpu {f['cpu_s']:.2f}s")
-            for extractor in extractors:
-                r = min(runs[extractor], key=lambda r: r["seconds"])
-                i_s = r["seconds"]
-                rounds = ", ".join(f"{a['seconds'] / b['seconds']:.2f}x" for a, b in zip(runs["floor"], runs[extractor]))
-                print(f"ingest (all tables, {args.workers} proc, {extractor:6s})      : {i_s:6.2f}s {mb / i_s:7.1f} MB/s "
-                      f"{r['records'] / i_s:9,.0f} entities/s  cpu {r['cpu_s']:.2f}s "
-                      f"(parse {r['timings']['parse_s']:.2f}s, finalize {r['timings']['finalize_s']:.2f}s, "
-                      f"name tokens {r['timings'].get('name_tokens_s', 0):.2f}s)")
-                print(f"  ratio floor/ingest ({extractor}): wall {f_s / i_s:.2f}x, cpu {f['cpu_s'] / r['cpu_s']:.2f}x "
-                      f"(best of {args.repeat}; rounds {rounds})   "
-                      f"peak RSS main {r['main_rss_mb']:.0f} MB, largest worker {r['worker_rss_mb']:.0f} MB")
-                if extractor == extractors[0]:
-                    rss.append(r["main_rss_mb"] + r["worker_rss_mb"] * args.workers)
-                    per_core = mb / i_s / args.workers
-                    best[n] = (f_s, i_s)
-            if len(extractors) == 2:
-                same = all((tmp / f"ix-{n}-c" / t / "part-00000.parquet").read_bytes()
-                           == (tmp / f"ix-{n}-python" / t / "part-00000.parquet").read_bytes()
-                           for t in TABLES if (tmp / f"ix-{n}-c" / t / "part-00000.parquet").exists())
-                print(f"  tables byte-identical between the c and python extractors: {same}")
-        (f1, i1), (f2, i2) = best[sizes[0]], best[sizes[1]]
-        if i2 > i1:  # the fixed costs (process start, DuckDB, publishing) cancel out
-            print(f"\nmarginal ratio, {sizes[0]:,} -> {sizes[1]:,} entities ({extractors[0]}): the floor takes "
-                  f"{f2 - f1:.2f}s more, the ingest {i2 - i1:.2f}s more: {(f2 - f1) / (i2 - i1):.2f}x")
-        print(f"\npeak RSS (main + workers, upper bound): {' -> '.join(f'{x:.0f} MB' for x in rss)} "
-              f"for {' -> '.join(f'{n:,}' for n in sizes)} entities")
-        path = dumps_dir / f"dump-{sizes[-1]}.json.gz"
-        rates = per_core_rates(path, args.chunk_mb << 20)
-        print("\nper-core CPU rates, one process (MB of JSON per CPU-second):")
-        for name, rate in rates.items():
-            print(f"  {name:22s} {rate:7.0f} MB/s")
-        dec, floor_rate = rates["decompress + sha256"], rates["orjson.loads"]
-        work = rates.get("ingest worker, c", rates["ingest worker, python"])
-        print(f"  worker ({extractors[0]}) vs orjson.loads: {work / floor_rate:.2f}x; python worker vs orjson.loads: "
-              f"{rates['ingest worker, python'] / floor_rate:.2f}x; "
-              f"pysimdjson vs orjson extraction: {rates['extract, pysimdjson'] / rates['extract, orjson']:.2f}x")
-        full_tb, full_n = 1.7e12, 110e6
-        print(f"\nprojected parse phase for the full dump (~{full_n / 1e6:.0f}M entities, {full_tb / 1e12:.1f} TB "
-              "JSON, .gz): measured wall rate per worker here, and the CPU-rate model (one process "
-              "decompresses, the cores parse)")
-        for cores in (2, 16, 64):
-            wall_h = full_tb / 1e6 / min(per_core * cores, dec) / 3600  # one process decompresses
-            model_mbs = min(dec, cores / (1 / dec + 1 / work))
-            print(f"  {cores:>2} cores: {wall_h:5.1f} h at {per_core:.0f} MB/s/core measured; "
-                  f"{full_tb / 1e6 / model_mbs / 3600:5.1f} h CPU-rate model ({model_mbs:,.0f} MB/s)")
-        bz2_compare(path, dumps_dir, tmp, args.workers, args.chunk_mb << 20, args.repeat)
+                  f"{path.stat().st_size / 1e6:,.0f} MB .gz (generated or sized in {gen_s:.0f}s)")
+            best[n] = measure(path, n, mb, args, tmp)
+        if len(sizes) > 1:
+            (n1, b1), (n2, b2) = sorted(best.items())[:1] + sorted(best.items())[-1:]
+            for mode in ("tokens", "plain"):
+                d = b2[mode]["seconds"] - b1[mode]["seconds"]
+                if "qwikidata" in b1 and d > 0:  # the fixed costs (process start, imports, DuckDB) cancel out
+                    dq = b2["qwikidata"]["seconds"] - b1["qwikidata"]["seconds"]
+                    print(f"marginal, {n1:,} -> {n2:,} entities, {mode}: {dq / d:.2f}x qwikidata")
+        n_big = max(sizes)
+        project(best[n_big], n_big, args.workers)
+        path = dumps_dir / f"dump-v2-{n_big}.json.gz"
+        if args.per_core:
+            rates = per_core_rates(path, args.chunk_mb << 20)
+            print("\nper-core CPU rates, one process (MB of JSON per CPU-second):")
+            for name, rate in rates.items():
+                print(f"  {name:22s} {rate:7.0f} MB/s")
+        if args.bz2:
+            bz2_compare(path, dumps_dir, tmp, args.workers, args.chunk_mb << 20, args.repeat)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

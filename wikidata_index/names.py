@@ -48,8 +48,10 @@ class NameTokenizer:
     # which tell a plain name from one to look up), asked for after the names are tokenised and
     # recorded in the manifest beside the version
     facts: Callable[[], Mapping[str, Any]] = dict
-    # called as the ingest starts its final tables, so that loading the tokenizer overlaps them
+    # called as the ingest starts, so that loading the tokenizer overlaps the parse (envbench's starts
+    # spaCy in a process of its own); close, when the ingest is done with the tokenizer, or fails
     warm_up: Callable[[], object] | None = None
+    close: Callable[[], object] | None = None
 
     def record(self) -> dict[str, Any]:
         """What an index's manifest keeps as ``name_tokens``: the version and the facts."""

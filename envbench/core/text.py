@@ -17,6 +17,8 @@ and :func:`tokenize` then answers every index name without loading spaCy.
 from __future__ import annotations
 
 import functools
+import os
+import subprocess
 import sys
 import threading
 import unicodedata
@@ -125,22 +127,147 @@ def tokenizer_version() -> str:
     return f"spacy {_version('spacy')} blank en"
 
 
+# Tokens of the words that are not plain, as _tokens_to_store met them (bounded: emptied when full).
+_WORD_TOKENS: dict[str, tuple[str, ...]] = {}
+WORD_CACHE = 1 << 20
+
+
 def _tokens_to_store(names: Sequence[str]) -> list[list[str] | None]:
-    # plain names are tokenised by their spaces (tokenize's own shortcut): nothing to store
-    todo = [i for i, n in enumerate(names) if _plain_words(n) is None]
+    """tokenize's tokens of the names that are not plain (None for a plain name: tokenize splits it
+    at its spaces without spaCy, so there is nothing to store).
+
+    spaCy splits a text at its single spaces first and tokenises each part on its own (its one
+    special case holding a space is " " itself), so a name's tokens are its words' tokens in order:
+    spaCy sees each distinct word once, not each name ("St." in every "St. X"), and a plain word
+    needs no lookup (tests/envbench/core/test_text.py checks the equality on Re-DocRED's names and
+    phrases, and every special case in context)."""
+    special = _store_special()
     out: list[list[str] | None] = [None] * len(names)
-    for i, doc in zip(todo, _tokenizer().pipe(names[i] for i in todo)):
-        out[i] = [t.text for t in doc if not t.is_space]
+    split: list[tuple[int, list[str]]] = []
+    todo: dict[str, None] = {}
+    for i, name in enumerate(names):
+        words = name.split(" ")
+        if all(w.isascii() and w.isalpha() and w not in special for w in words):
+            continue  # plain (_plain_words)
+        split.append((i, words))
+        for w in words:
+            if not (w.isascii() and w.isalpha() and w not in special) and w not in _WORD_TOKENS:
+                todo[w] = None
+    if len(_WORD_TOKENS) + len(todo) > WORD_CACHE:
+        _WORD_TOKENS.clear()  # memory stays bounded on the full dump; words of this batch come back
+        todo = {w: None for _, words in split for w in words
+                if not (w.isascii() and w.isalpha() and w not in special)}
+    for w, tokens in zip(todo, _spacy_words(list(todo))):
+        _WORD_TOKENS[w] = tuple(tokens)
+    for i, words in split:
+        tokens: list[str] = []
+        for w in words:
+            got = _WORD_TOKENS.get(w)
+            if got is None:
+                tokens.append(w)  # a plain word
+            else:
+                tokens.extend(got)
+        out[i] = tokens
     return out
+
+
+# spaCy in a process of its own, for an ingest (name_tokenizer's warm_up starts it, close ends it).
+_SERVE = """
+import sys, types, orjson
+# spaCy's package imports its command line (requests, httpx, weasel: a third of its import time),
+# which a tokenizer never uses: a stand-in for it, in this child only, skips that
+cli, info = types.ModuleType("spacy.cli"), types.ModuleType("spacy.cli.info")
+info.info = cli.info = info
+sys.modules.update({"spacy.cli": cli, "spacy.cli.info": info})
+from envbench.core.text import _spacy_special_words, _tokenizer
+tok = _tokenizer()
+for line in sys.stdin.buffer:
+    req = orjson.loads(line)
+    if req is None:
+        out = sorted(_spacy_special_words())
+    else:
+        out = [[t.text for t in doc if not t.is_space] for doc in tok.pipe(req)]
+    sys.stdout.buffer.write(orjson.dumps(out) + b"\\n")
+    sys.stdout.buffer.flush()
+"""
+
+
+class _TokenizerProcess:
+    """spaCy's tokenizer in a child process: importing spaCy (a second or more, all Python) then takes
+    neither this process's time nor its GIL, so it overlaps the parse instead of slowing it. One request
+    at a time: a JSON line (a list of words, or null for the special words), answered by a JSON line."""
+
+    def __init__(self) -> None:
+        import orjson
+
+        self._orjson = orjson
+        self.proc = subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                                         [_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])))
+        self.special: frozenset[str] | None = None
+
+    def ask(self, request: Any) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(self._orjson.dumps(request) + b"\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the spaCy tokenizer process ended (exit code {self.proc.wait()}); "
+                               "check that `python -c 'import spacy'` works")
+        return self._orjson.loads(line)
+
+    def close(self) -> None:
+        """End the child: it exits at the end of its input (not waited for: its exit takes a while,
+        and subprocess reaps it later)."""
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+_PROCESS: _TokenizerProcess | None = None
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # envbench's parent
+
+
+def _start_process() -> None:
+    global _PROCESS
+    if _PROCESS is None:
+        _PROCESS = _TokenizerProcess()
+
+
+def _stop_process() -> None:
+    global _PROCESS
+    if _PROCESS is not None:
+        _PROCESS.close()
+        _PROCESS = None
+
+
+def _store_special() -> frozenset[str]:
+    """spaCy's letter-only special cases, from the tokenizer process when it runs."""
+    if _PROCESS is None:
+        return _special_words()
+    if _PROCESS.special is None:
+        _PROCESS.special = frozenset(_PROCESS.ask(None))
+    return _PROCESS.special
+
+
+def _spacy_words(words: list[str]) -> list[list[str]]:
+    """spaCy's tokens of each word (whitespace tokens dropped), from the tokenizer process when it runs."""
+    if not words:
+        return []
+    if _PROCESS is not None:
+        return _PROCESS.ask(words)  # type: ignore[no-any-return]
+    return [[t.text for t in doc if not t.is_space] for doc in _tokenizer().pipe(words)]
 
 
 def name_tokenizer() -> NameTokenizer:
     """What an ingest needs to fill ``name_tokens`` with :func:`tokenize`'s tokens of the names that
     are not plain, and to record spaCy's special cases that tell the two apart (``envbench
-    ingest-dump`` passes it). Nothing is loaded until the ingest asks: spaCy loads in a thread while
-    the final tables are written, after the parsing processes are done."""
-    return NameTokenizer(tokenizer_version(), _tokens_to_store, facts=lambda: {"special_words": sorted(_special_words())},
-                         warm_up=warm_up)
+    ingest-dump`` passes it). Nothing is loaded until the ingest asks: its warm_up starts spaCy in a
+    process of its own as the ingest starts, which answers until close (without warm_up, spaCy loads
+    here)."""
+    return NameTokenizer(tokenizer_version(), _tokens_to_store,
+                         facts=lambda: {"special_words": sorted(_store_special())},
+                         warm_up=_start_process, close=_stop_process)
 
 
 def use_stored_tokens(facts: Mapping[str, Any]) -> bool:

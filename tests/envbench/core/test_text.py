@@ -141,3 +141,47 @@ def test_stored_tokens_are_tokenize_s_and_answer_without_spacy() -> None:
                                     capture_output=True, text=True, check=True).stdout)
     assert got["spacy"] is False
     assert got["tokens"] == [tokenize(n) for n in names]
+
+
+def test_stored_tokens_are_spacy_s_of_the_whole_name() -> None:
+    """name_tokenizer tokenises each distinct word once and joins a name's words' tokens: that equals
+    spaCy on the whole name for Re-DocRED's names and five-token phrases of its sentences, for every
+    special case next to others and among plain words, and with the word cache emptied midway."""
+    import envbench.core.text as text
+
+    rules = sorted(_tokenizer().rules)
+    phrases = {" ".join(" ".join(s[i:i + 5]).split()) for split in ("dev", "test")
+               for doc in json.loads(shared_path("re-docred", f"{split}_revised.json").read_text())
+               for s in doc["sents"] for i in range(0, max(1, len(s) - 4), 7)}
+    names = sorted(set(_re_docred_names()) | phrases | {" ".join(f"A {k} {k} B".split()) for k in rules}) + [""]
+    stored = text.name_tokenizer().tokenize(names)
+    assert sum(s is not None for s in stored) > 10000
+    assert all(s is None or s == _spacy_tokens(n) for n, s in zip(names, stored))
+    text._WORD_TOKENS.clear()
+    old = text.WORD_CACHE
+    text.WORD_CACHE = 50  # smaller than one batch's words: emptied, then filled again
+    try:
+        assert text.name_tokenizer().tokenize(names[:3000]) == stored[:3000]
+    finally:
+        text.WORD_CACHE = old
+
+
+def test_the_tokenizer_process_answers_as_spacy_here() -> None:
+    """After warm_up, spaCy runs in a child process (this one loads nothing new): the same tokens and
+    special words as in this process; close ends the child, and later calls tokenise here again."""
+    import envbench.core.text as text
+
+    names = ["St. Kitts", "Plain Name", "Mary J. Blige", "Jean-Baptiste (born 1963)", "cannot Smith", ""]
+    here = text.name_tokenizer().tokenize(names)
+    tok = text.name_tokenizer()
+    text._WORD_TOKENS.clear()
+    assert tok.warm_up is not None and tok.close is not None
+    tok.warm_up()
+    try:
+        proc = text._PROCESS
+        assert proc is not None and proc.proc.poll() is None
+        assert tok.tokenize(names) == here and here[1] is None and here[4] == ["can", "not", "Smith"]
+        assert tok.record() == {"tokenizer": text.tokenizer_version(), "special_words": sorted(text._special_words())}
+    finally:
+        tok.close()
+    assert text._PROCESS is None and proc.proc.wait(timeout=30) == 0
