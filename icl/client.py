@@ -1,6 +1,6 @@
 """A small, resumable client for OpenAI-compatible chat-completions servers (vLLM, Ollama, llama.cpp, OpenAI).
 
-Standard library only (urllib + threads). Every answer is cached on disk under the sha256 of
+Standard library only (http.client + threads; one watchdog per request bounds it whole). Every answer is cached on disk under the sha256 of
 (model, messages, sampling parameters), written atomically with its token usage and latency, so a
 rerun costs no request, an interrupted run resumes where it stopped, and the accounting in
 OUT/run.json covers every answer, cached or new. A document that still fails after the retries is
@@ -9,7 +9,8 @@ OUT/answers.json; the parser turns it into an empty prediction, so it stays in t
 
 Ctrl-C (SIGINT) stops a run within a fraction of a second: requests in flight are abandoned (their
 threads are daemons), answers cached so far stay, nothing else is written, and ``RunInterrupted``
-says how to resume.
+says how to resume. A run holds its output folder (flock) from start to end, and stops sending once
+``DEAD_AFTER`` requests in a row could not reach the server, listing the rest as not attempted.
 """
 
 from __future__ import annotations
