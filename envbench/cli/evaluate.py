@@ -9,6 +9,7 @@ from envbench.scoring.metrics import SCORERS
 
 _FILE = click.Path(exists=True, dir_okay=False)
 _DOCS = click.Path(exists=True)  # a DocRED JSON file, or a folder / Parquet file of `envbench export`
+_DOCS.name = "file"  # named as before in the help (FILE) and in "File '...' does not exist."
 
 
 @click.command()
@@ -69,8 +70,9 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
     aggregates. The 'all' column is the pooled score: the K copies scored as one file, every
     copy's facts counted together; this is the number the Env-DocRE/EVRT reference code prints
     for its five-copy test file (top-level keys of --out). 'mean ± std' is the mean and sample
-    standard deviation over seeds of each copy scored alone, as the paper's tables report it
-    ('env.mean', 'env.std' and 'env.seeds' in --out).
+    standard deviation over the renaming seeds of each copy scored alone ('env.mean', 'env.std'
+    and 'env.seeds' in --out): the spread the drawn names cause for one model, not the paper's ±,
+    which is over 5 training runs.
 
     Every gold document is scored (each Env twin is a document of its own): one without any
     prediction counts with all its gold facts missed, and a warning gives the count of such
