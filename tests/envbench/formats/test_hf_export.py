@@ -289,3 +289,13 @@ def test_evrt_twins_export_under_their_source_titles(tmp_path: Path) -> None:
     assert all((r["source_title"], r["seed"]) == (r["title"], 1) for r in rows)
     assert "one renamed twin per document under its source title" in (tmp_path / "hf" / "README.md").read_text()
     assert [d["title"] for d in read_docs(tmp_path / "hf").docs] == [r["title"] for r in rows]
+
+
+def test_the_export_writes_with_pyarrow_alone(env: Path, tmp_path: Path) -> None:
+    """The core install writes the folder: `datasets` (the [hf] extra) is never imported by export."""
+    code = ("import sys; from envbench.formats.hf_export import export_hf; "
+            f"export_hf({str(env)!r}, {str(tmp_path / 'hf')!r}, docs={str(sample_world().test)!r}); "
+            "print(sorted(m for m in ('datasets', 'huggingface_hub') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip() == "[]" and (tmp_path / "hf" / "README.md").is_file()
