@@ -94,12 +94,16 @@ def token_facts(train_docs: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str,
     return frozenset(facts)
 
 
-def memorized_relations(doc: Mapping[str, Any], entities: Sequence[Entity],
-                        facts: frozenset[tuple[str, str, str]]) -> list[Relation]:
-    """``(h, t, r)`` for every pair whose mention names form a training fact."""
+def facts_by_pair(facts: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], list[str]]:
     by_pair: dict[tuple[str, str], list[str]] = {}
     for n1, n2, r in facts:
         by_pair.setdefault((n1, n2), []).append(r)
+    return by_pair
+
+
+def memorized_relations(doc: Mapping[str, Any], entities: Sequence[Entity],
+                        by_pair: Mapping[tuple[str, str], Sequence[str]]) -> list[Relation]:
+    """``(h, t, r)`` for every pair whose mention names form a training fact (``facts_by_pair``)."""
     names = [{_name(doc, s) for s in e.mentions} for e in entities]
     out = []
     for h, hn in enumerate(names):
@@ -172,8 +176,8 @@ def baseline(gold: str, names: Names, out_dir: Path, stem: str, how: str, train:
                             "find_s": round(time.time() - t0, 2)}
     rels: dict[str, list[Relation]] = {t: [] for t in found}
     if how == "memorized":
-        facts = token_facts(train)
-        rels = {d["title"]: memorized_relations(d, found[d["title"]], facts) for d in docs}
+        by_pair = facts_by_pair(token_facts(train))
+        rels = {d["title"]: memorized_relations(d, found[d["title"]], by_pair) for d in docs}
     elif how == "type-prior":
         rules = type_prior(train)
         info["type_prior_rules"] = {f"{h}-{t}": r for (h, t), r in sorted(rules.items())}

@@ -51,7 +51,7 @@ def test_memorized_relations_are_training_facts_by_name(base) -> None:
     ents = [Entity(((0, 0, 2),), "LOC"), Entity(((0, 3, 6),), "LOC")]
     facts = base.token_facts(TRAIN)
     assert ("New York", "New York State", "P131") in facts
-    assert base.memorized_relations(doc, ents, facts) == [Relation(0, 1, "P131")]  # not the reverse direction
+    assert base.memorized_relations(doc, ents, base.facts_by_pair(facts)) == [Relation(0, 1, "P131")]  # not the reverse direction
 
 
 def test_type_prior_keeps_rules_precise_enough_on_training(base) -> None:
