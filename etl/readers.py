@@ -36,7 +36,19 @@ from etl.io import InputError, PrefixedReader, read_head, sniff_compression
 _HAVE_ISAL = importlib.util.find_spec("isal") is not None
 
 BLOCK = 8 << 20
-MAX_DOCUMENT_BYTES = 1 << 30
+# The longest record (line) read: the largest Wikidata entities are a few MB, and a longer line
+# would have to be held whole (and copied) where the memory promised is about 4 x chunk size.
+MAX_RECORD_BYTES = 128 << 20
+MAX_DOCUMENT_BYTES = MAX_RECORD_BYTES
+
+
+def record_too_long(path: str, offset: int) -> InputError:
+    """The error for a record longer than MAX_RECORD_BYTES starting at decompressed byte ``offset``."""
+    return InputError(
+        f"{path}: the record at decompressed byte {offset:,} is longer than {MAX_RECORD_BYTES >> 20} MB, the "
+        "most one entity may take; a dump holds one entity per line, as the official dumps do "
+        "(a whole dump on one line, as one JSON array, is not read): check the file"
+    )
 
 
 @dataclass
@@ -514,6 +526,8 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
                 return  # empty input: no chunks
             nl = buf.data.find(b"\n", 0, buf.fill)
             if nl < 0 and not eof:
+                if buf.fill > MAX_RECORD_BYTES:
+                    raise record_too_long(stream.path, 0)
                 continue  # a first line longer than a read
             shape = detect_shape(bytes(buf.data[: nl if nl >= 0 else buf.fill]))
             if shape == "document":
@@ -536,6 +550,10 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
             index += 1
             chunk_start += cut + 1
             buf, scanned, lines = nxt, 0, 0
+        if buf.fill > MAX_RECORD_BYTES and n:  # then the line that is still open may be too long
+            line_start = buf.data.rfind(b"\n", 0, buf.fill) + 1
+            if buf.fill - line_start > MAX_RECORD_BYTES:
+                raise record_too_long(stream.path, chunk_start + line_start)
     if buf.fill:
         yield buf.finish(index, chunk_start, buf.fill, keep=skip is None or not skip(index))
     if shape == "array" and last_nonblank != b"]":
@@ -583,7 +601,7 @@ def _document_chunk(stream: DumpStream, buf: bytes, pos: int, on_read, eof: bool
         total += len(block)
         if total > MAX_DOCUMENT_BYTES:
             raise InputError(
-                f"{stream.path}: not a dump (no '[' on the first line) and larger than 1 GiB; "
+                f"{stream.path}: not a dump (no '[' on the first line) and larger than {MAX_DOCUMENT_BYTES >> 20} MB; "
                 "convert it to the official one-entity-per-line format"
             )
         parts.append(block)

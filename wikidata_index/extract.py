@@ -472,10 +472,18 @@ class EntityParser:
 
 
 def iter_envelope(record: Any) -> Iterable[Any] | None:
-    """Entities inside a {"entities": {...}} (Special:EntityData, wbgetentities) record, else None."""
+    """Entities inside a {"entities": {...}} (Special:EntityData, wbgetentities) record, or the
+    elements of a JSON array of entities (a small dump written on one line), else None."""
+    if _is_array(record):
+        return list(record)
     if hasattr(record, "get") and "id" not in record and "entities" in record:
         ents = record["entities"]
         if hasattr(ents, "values"):
             return list(ents.values())
         return list(ents)
     return None
+
+
+def _is_array(value: Any) -> bool:
+    """Whether a parsed value is a JSON array (a list from orjson, an Array proxy from pysimdjson)."""
+    return isinstance(value, list) or (HAVE_SIMDJSON and isinstance(value, simdjson.Array))

@@ -23,6 +23,7 @@ What an ingest refuses or leaves behind:
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
 import gc
@@ -49,7 +50,7 @@ import pyarrow.parquet as pq
 from etl.io import InputError, atomic_path, is_no_space, write_json_atomic
 from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
-from etl.runner import ShardRunner, WorkerDied
+from etl.runner import ShardRunner, WorkerDied, shard_name
 from etl.step import Step, read_manifest
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
@@ -60,7 +61,8 @@ log = logging.getLogger("wikidata_index.ingest")
 
 # Bumped whenever extraction changes, so stale staged chunks are never reused. (Staged chunks
 # without the files of empty tables, since version 1 too, read the same.) 2: demonyms (P1549). 3: genders (P21).
-EXTRACT_VERSION = 3
+# 4: unusable names dropped (usable_names).
+EXTRACT_VERSION = 4
 DEFAULT_CHUNK_BYTES = 32 << 20
 FAST_MAX_CHUNK = 1 << 30
 # Final columns written without a dictionary: unique per row, or sorted so that repeats are
@@ -123,6 +125,10 @@ class IngestResult:
         rows = ", ".join(f"{t} {n:,}" for t, n in self.rows.items())
         skipped = {k: v for k, v in self.stats.items() if k.startswith(("skipped_", "malformed"))}
         extra = "".join(f", {k} {v:,}" for k, v in sorted(skipped.items()))
+        unusable = self.stats.get("unusable_names", 0)
+        if unusable:  # never drawn: see ingest.UNUSABLE_NAME
+            extra += (f", unusable names {unusable:,} (left out: control characters, bidi overrides or more than "
+                      f"{MAX_NAME_CHARS} characters)")
         resumed = f" ({self.resumed_chunks} chunks reused)" if self.resumed_chunks else ""
         return (
             f"index written to {self.out} in {self.seconds:.1f}s{resumed}\n"
@@ -193,6 +199,8 @@ def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], 
             errors.append({"line": line, "offset": offset, "reason": reason, "message": message, "sample": sample})
 
     fast_tables: dict[str, pa.Table] = {}
+    entity_lines: list[int] = []  # the line of each entity row (C rows first, then the Python path's)
+    py_lines: list[int] = []
     # The C columns have 32-bit Arrow offsets; no column comes near 2 GiB below a 1 GiB chunk.
     if resolve_extractor(extractor) == "c" and len(data) < FAST_MAX_CHUNK:
         columns, fast_stats, spans, n_lines = fast_extractor().extract_chunk(data, tuple(languages), fold)
@@ -200,13 +208,18 @@ def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], 
         for line, start, stop in spans:
             rec = record_of_line(data[start:stop], 0, stop - start)
             if rec is not None:
+                before = rows.count("entities")
                 _handle_record(parser, line, offset + start, rec, languages, rows, stats, bad)
+                py_lines += [line] * (rows.count("entities") - before)
         fast_tables = {t: _table_from_buffers(columns[t], schema) for t, schema in STAGE_SCHEMAS.items()}
+        entity_lines = _lines_of_ids(data, fast_tables["entities"].column("id").to_pylist())
     else:
         data = data if isinstance(data, bytes) else bytes(data)
         lines = [0]
         for line, rec_offset, raw in iter_records(Chunk(0, offset, data, size=len(data)), lines):
+            before = rows.count("entities")
             _handle_record(parser, line, rec_offset, raw, languages, rows, stats, bad)
+            py_lines += [line] * (rows.count("entities") - before)
         n_lines = lines[0]
     columns = rows.columns
     tables = {}
@@ -216,7 +229,66 @@ def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], 
         if table in fast_tables:
             t = pa.concat_tables([fast_tables[table], t]) if t.num_rows else fast_tables[table]
         tables[table] = t
+    # Staged beside the entity columns, for the warning that names the lines of a repeated QID.
+    tables["entities"] = tables["entities"].append_column(LINE_COLUMN, pa.array(entity_lines + py_lines, pa.int32()))
+    for table, column in NAME_COLUMNS.items():
+        tables[table], dropped = usable_names(tables[table], column)
+        if dropped:
+            stats["unusable_names"] = stats.get("unusable_names", 0) + dropped
     return tables, stats, errors, n_lines
+
+
+# Names that a benchmark must never draw: control characters (NUL and the like; tab, newline and
+# carriage return are whitespace, collapsed where names are compared), the bidi embeddings, overrides
+# and isolates (U+202A-U+202E, U+2066-U+2069: "\u202eevil" shows as "live"), or more characters than
+# Wikidata allows in a label or alias (250). Dropped from names and demonyms as the chunk is staged,
+# counted in the manifest's stats as unusable_names.
+UNUSABLE_NAME = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f\\x{202a}-\\x{202e}\\x{2066}-\\x{2069}]"
+MAX_NAME_CHARS = 250
+NAME_COLUMNS = {"names": "name", "demonyms": "text"}
+
+
+def usable_names(table: pa.Table, column: str) -> tuple[pa.Table, int]:
+    """``table`` without the rows whose ``column`` is not a usable name (UNUSABLE_NAME, MAX_NAME_CHARS),
+    and how many went."""
+    import pyarrow.compute as pc
+
+    if not table.num_rows:
+        return table, 0
+    text = table.column(column)
+    bad = pc.fill_null(pc.or_(pc.match_substring_regex(text, UNUSABLE_NAME),
+                              pc.greater(pc.utf8_length(text), MAX_NAME_CHARS)), False)
+    dropped = pc.sum(bad).as_py() or 0
+    return (table.filter(pc.invert(bad)) if dropped else table), dropped
+
+
+LINE_COLUMN = "line"
+
+
+def _lines_of_ids(data: bytes | mmap.mmap, ids: Sequence[str]) -> list[int]:
+    """The line (from 1, in ``data``) of each of ``ids``, the C extractor's entity rows, which come in
+    line order: each is looked for as its "id" key from the line after the previous one's (0 when
+    not found). A line that the C path handed back may name the id as a value first; then the line
+    is off, which only a duplicate's warning would show."""
+    out = []
+    pos, line = 0, 1
+    view = memoryview(data)
+    try:
+        for qid in ids:
+            at = data.find(b'"id":"' + qid.encode() + b'"', pos)
+            if at < 0:
+                out.append(0)
+                continue
+            line += bytes(view[pos:at]).count(b"\n")
+            out.append(line)
+            end = data.find(b"\n", at)
+            if end < 0:
+                pos = len(data)
+            else:
+                pos, line = end + 1, line + 1
+    finally:
+        view.release()
+    return out
 
 
 def _table_from_buffers(columns: Sequence[tuple], schema: pa.Schema) -> pa.Table:
@@ -386,13 +458,20 @@ def ingest_dump(
             kept = _after_failure(stage, exc, resumable=dump != "-")
             if is_no_space(exc):
                 raise InputError(space.message(out_dir, stage, kept)) from None
+            if _too_large(exc):
+                raise InputError(_too_large_message(out_dir, kept)) from None
             raise
     manifest = step.manifest or {}
     # The step's lock is released; it is taken again for what follows the manifest, and when
     # another run took it in between, that run writes these itself.
     with _lock_if_free(out_dir) as locked:
         if locked:
-            write_index_db(out_dir)
+            try:
+                write_index_db(out_dir)
+            except OSError as exc:
+                if _too_large(exc):
+                    raise InputError(_too_large_message(out_dir / "index.duckdb", 0)) from None
+                raise
             remember_hashes(out_dir, manifest.get("outputs", []))
             shutil.rmtree(stage, ignore_errors=True)
             with contextlib.suppress(FileNotFoundError):
@@ -497,6 +576,25 @@ def _lock_if_free(folder: Path) -> Iterator[bool]:
         os.close(fd)
 
 
+def _too_large(exc: BaseException) -> bool:
+    """Whether an error is a file that grew past the file-size limit (``ulimit -f``; Python ignores
+    SIGXFSZ, so the write fails with EFBIG), here or in a worker, or in DuckDB's words."""
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return True
+    return "file too large" in str(exc).lower()
+
+
+def _too_large_message(where: Path, kept: int) -> str:
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    shown = f"ulimit -f {limit // 1024}" if limit != resource.RLIM_INFINITY else "ulimit -f"  # 1024-byte blocks
+    resume = (f", then rerun the same command: its {kept} finished chunks are kept and resume" if kept
+              else ", then rerun")
+    return (f"{where}: a file grew past the file-size limit ({shown}) while writing the index; raise the "
+            f"limit (ulimit -f unlimited){resume}")
+
+
 # For the space estimate when the disk fills: staged chunk bytes per compressed dump byte, used
 # before any chunk is staged (bench/ingest.py's generated dump, .gz, en names: 0.13), and what the
 # final step needs beside the staged chunks, per staged byte (final tables 0.22 of it, and room
@@ -551,7 +649,22 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
         write_json_atomic(parsed_marker, parsed)
     chunk_dirs = ShardRunner(stage / "chunks", process_chunk).output_dirs()
     t_final = time.perf_counter()
-    rows = _finalize(stage, chunk_dirs, workers, publish)
+    done = ShardRunner(stage / "chunks", process_chunk).done_results()
+    lines_before, n = {}, 0
+    for index in sorted(done):
+        lines_before[shard_name(index)] = n
+        n += done[index].get("lines", 0)
+    duplicates: dict[str, Any] = {}
+    rows = _finalize(stage, chunk_dirs, workers, publish, duplicates, lines_before)
+    stats = dict(parsed["stats"])
+    if duplicates:
+        stats["duplicate_entities"] = duplicates["count"]
+        for qid, lines in duplicates["lines"].items():
+            log.warning("%s: %s appears %d times (lines %s); its copies are merged into one entity (one entities "
+                        "row, the names, types and statements of all copies)", dump, qid, len(lines),
+                        ", ".join(f"{x:,}" if x else "?" for x in lines))
+        if duplicates["count"] > len(duplicates["lines"]):
+            log.warning("%s: %d more QIDs appear more than once", dump, duplicates["count"] - len(duplicates["lines"]))
     t_tokens = time.perf_counter()
     rows["name_tokens"] = write_name_tokens(publish["names"], publish["demonyms"], publish["name_tokens"], tokenizer,
                                             stage / "duckdb-tmp")
@@ -560,7 +673,7 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
         "inputs": [parsed["input"]],
         "rows": {t: rows[t] for t in TABLES},
         "name_tokens": tokenizer.record() if tokenizer is not None else {"tokenizer": None},
-        "stats": dict(sorted(parsed["stats"].items())),
+        "stats": dict(sorted(stats.items())),
         "errors": parsed["errors"],
         "timings": {"parse_s": parsed["parse_s"], "finalize_s": round(t_tokens - t_final, 3),
                     "name_tokens_s": round(t_end - t_tokens, 3),
@@ -708,9 +821,13 @@ def _preload_duckdb(threads: list[threading.Thread]) -> None:
     threads.append(thread)
 
 
-def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mapping[str, Path]) -> dict[str, int]:
+def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mapping[str, Path],
+              duplicates: dict[str, Any] | None = None,
+              lines_before: Mapping[str, int] | None = None) -> dict[str, int]:
     """Popularity over staged edges, then every table sorted and written with fixed row groups
-    into its folder in ``publish``; the row counts."""
+    into its folder in ``publish``; the row counts. ``duplicates`` receives, when the dump holds a
+    QID more than once, how many such QIDs (count) and the lines of the first DUPLICATES_NAMED
+    (lines: QID -> its lines; ``lines_before``: the dump lines before each chunk, by chunk folder)."""
     import duckdb
 
     for folder in publish.values():
@@ -720,6 +837,7 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mappin
     con = duckdb.connect(config={"threads": workers, "memory_limit": "800MB", "temp_directory": str(tmpdir),
                                  "preserve_insertion_order": True})
     rows: dict[str, int] = {}
+    repeated: list[tuple] = []  # the ids of entity rows dropped as repeats, once per extra copy
     try:
         # A glob, not a list: the full dump has tens of thousands of chunks. Only finished chunks
         # have a folder named by 8 digits (work in progress is in NNNNNNNN.tmpPID).
@@ -746,7 +864,8 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mappin
             # A cursor per table: DuckDB sorts one table while pyarrow encodes another (both
             # release the GIL), so the final step keeps the cores busy.
             batches = con.cursor().sql(sql).to_arrow_reader(1 << 16)
-            writer.write_batches(_drop_repeats(batches, key or schema.names))
+            writer.write_batches(_drop_repeats(batches, key or schema.names,
+                                               repeated if table == "entities" else None))
             writer.close()
             return writer.rows
 
@@ -767,10 +886,32 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mappin
             futures |= {t: pool.submit(write, t) for t in FINAL_SCHEDULE}
             for table in EXTRACTED_TABLES:
                 rows[table] = futures[table].result()
+        if repeated and duplicates is not None:
+            duplicates["count"] = len({r[0] for r in repeated})
+            duplicates["lines"] = _duplicate_lines(con, chunk_dirs[0].parent, [r[0] for r in repeated], lines_before)
     finally:
         con.close()
         shutil.rmtree(tmpdir, ignore_errors=True)
     return rows
+
+
+DUPLICATES_NAMED = 20
+
+
+def _duplicate_lines(con: Any, shards: Path, ids: Sequence[str], lines_before: Mapping[str, int] | None
+                     ) -> dict[str, list[int]]:
+    """The dump lines of the first DUPLICATES_NAMED of ``ids`` (repeated QIDs), read back from the
+    staged entities' line column (0 where a line is unknown)."""
+    named = sorted(set(ids))[:DUPLICATES_NAMED]
+    glob = str(shards / ("[0-9]" * 8) / "entities.parquet").replace("'", "''")
+    got = con.execute(f"""SELECT id, filename, {LINE_COLUMN} FROM read_parquet('{glob}', filename = true)
+                          WHERE id IN (SELECT unnest($ids)) ORDER BY filename, {LINE_COLUMN}""",
+                      {"ids": named}).fetchall()
+    out: dict[str, list[int]] = {q: [] for q in named}
+    for qid, filename, line in got:
+        before = (lines_before or {}).get(Path(filename).parent.name, 0)
+        out[qid].append(before + line if line else 0)
+    return out
 
 
 def write_name_tokens(names: Path, demonyms: Path | None, out: Path, tokenizer: NameTokenizer | None,
@@ -818,9 +959,11 @@ def write_name_tokens(names: Path, demonyms: Path | None, out: Path, tokenizer: 
     return writer.rows
 
 
-def _drop_repeats(batches: Iterable[pa.RecordBatch], key: Sequence[str]) -> Iterator[pa.RecordBatch]:
+def _drop_repeats(batches: Iterable[pa.RecordBatch], key: Sequence[str],
+                  repeats: list[tuple] | None = None) -> Iterator[pa.RecordBatch]:
     """The rows of ``batches`` (sorted so that equal keys are adjacent) whose key differs from the
-    previous row's; nulls equal nulls, as in SELECT DISTINCT."""
+    previous row's; nulls equal nulls, as in SELECT DISTINCT. The keys of the dropped rows go into
+    ``repeats`` when given (once per dropped row)."""
     import pyarrow.compute as pc
 
     prev: tuple | None = None
@@ -842,7 +985,11 @@ def _drop_repeats(batches: Iterable[pa.RecordBatch], key: Sequence[str]) -> Iter
         if not head_repeats and not pc.any(same).as_py():
             yield batch
             continue
-        yield batch.filter(pa.concat_arrays([pa.array([not head_repeats]), pc.invert(same)]))
+        keep = pa.concat_arrays([pa.array([not head_repeats]), pc.invert(same)])
+        if repeats is not None:
+            dropped = batch.select(list(key)).filter(pc.invert(keep))
+            repeats.extend(zip(*(c.to_pylist() for c in dropped.columns)))
+        yield batch.filter(keep)
 
 
 def _duck_type(t: pa.DataType) -> str:
