@@ -145,3 +145,24 @@ def test_gold_written_as_jerex_output_scores_perfect(tmp_path: Path) -> None:
     for key in ("mention_f1", "cluster_f1", "entity_f1", "b3_f1", "ceafe_f1", "relation_strict_f1",
                 "relation_relaxed_f1"):
         assert res.scores["scores"][key] == 1.0, key
+
+
+def test_re_docred_dev_gold_as_predictions_scores_perfect() -> None:
+    from envbench.formats.end_to_end import check_end_to_end
+    from envbench.scoring.end_to_end import score_documents
+    from tests.conftest import shared_path
+
+    docs = json.loads(shared_path("re-docred", "dev_revised.json").read_text())
+    rows = [{"title": d["title"],
+             "entities": [{"mentions": [[m["sent_id"], *m["pos"]] for m in e], "type": e[0]["type"]}
+                          for e in d["vertexSet"]],
+             "relations": [{"h": lab["h"], "t": lab["t"], "r": lab["r"]} for lab in d["labels"]]} for d in docs]
+    s = score_documents(docs, check_end_to_end(rows, docs).docs)
+    assert all(s[k] == 1.0 for k in s if k.endswith("_f1")), {k: s[k] for k in s if k.endswith("_f1")}
+    assert s["n_mention_gold"] > 13_000 and s["n_muc_r_den"] > 3_000  # real clusters with links
+    # the same rows with every mention's end one token shorter (where it can be) are no longer perfect
+    for r in rows:
+        for e in r["entities"]:
+            e["mentions"] = [[sid, a, b - 1 if b - 1 > a else b] for sid, a, b in e["mentions"]]
+    cut = score_documents(docs, check_end_to_end(rows, docs).docs)
+    assert cut["mention_f1"] < 0.9 and cut["relation_strict_f1"] < 0.9
