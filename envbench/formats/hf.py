@@ -224,14 +224,12 @@ def read_dataset_docs(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def default_substitutions(gold: str | os.PathLike[str]) -> Path:
     """Where the substitutions of a gold path are by default: ``substitutions.parquet`` beside a JSON
-    file; for a dataset, its ``substitutions`` config's file of the same split."""
+    file; for a dataset, its ``substitutions`` config's file of the same split (a folder that is no
+    dataset is the reader's error)."""
     p = Path(gold)
     if not is_dataset_path(p):
         return p.parent / "substitutions.parquet"
-    try:
-        first = document_files(p)[0]
-    except DataError:
-        return p / SUBSTITUTIONS_DIR / "missing.parquet"
+    first = document_files(p)[0]
     split = first.name.split("-", 1)[0].removesuffix(".parquet")
     folder = first.parent.parent / SUBSTITUTIONS_DIR
     found = sorted(folder.glob(f"{split}-*.parquet"))
