@@ -166,3 +166,37 @@ def test_re_docred_dev_gold_as_predictions_scores_perfect() -> None:
             e["mentions"] = [[sid, a, b - 1 if b - 1 > a else b] for sid, a, b in e["mentions"]]
     cut = score_documents(docs, check_end_to_end(rows, docs).docs)
     assert cut["mention_f1"] < 0.9 and cut["relation_strict_f1"] < 0.9
+
+
+def gold_rows(docs: list[dict]) -> list[dict]:
+    return [{"title": d["title"],
+             "entities": [{"mentions": [[m["sent_id"], *m["pos"]] for m in e], "type": e[0]["type"]}
+                          for e in d["vertexSet"]],
+             "relations": [{"h": lab["h"], "t": lab["t"], "r": lab["r"]} for lab in d.get("labels", [])]}
+            for d in docs]
+
+
+def test_generated_twins_are_scored_on_their_moved_positions(tmp_path: Path) -> None:
+    from envbench.formats.docred import read_docs
+    from envbench.rename.generate import generate
+    from tests.envbench.index_fixture import sample_world
+
+    w = sample_world()
+    generate(w.test, w.index, tmp_path / "env", links=w.links, seeds=2, progress=False)
+    src = {d["title"]: d for d in read_docs(w.test).docs}
+    env = json.loads((tmp_path / "env" / "test_env.json").read_text())
+
+    def spans(d: dict) -> list[list[tuple[int, int, int]]]:
+        return [[(m["sent_id"], *m["pos"]) for m in e] for e in d["vertexSet"]]
+
+    moved = [d for d in env if spans(d) != spans(src[d["title"].rsplit("-", 1)[0]])]
+    assert moved, "the sample world's renaming moves no mention: this test would prove nothing"
+    gold = write(tmp_path / "moved.json", moved)
+    own = score_files(gold, write(tmp_path / "own.json", gold_rows(moved))).scores["scores"]
+    assert own["mention_f1"] == 1.0 and own["relation_strict_f1"] == 1.0
+    # the source documents' spans, given as predictions for the twins, miss the moved mentions
+    with_source = [{**d, "vertexSet": src[d["title"].rsplit("-", 1)[0]]["vertexSet"]}
+                   for d in moved]
+    rows = gold_rows(with_source)
+    res = score_files(gold, write(tmp_path / "src.json", rows), skip_invalid=True).scores
+    assert res["scores"]["mention_f1"] < 1.0 and res["scores"]["entity_f1"] < 1.0
