@@ -80,6 +80,12 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
     covered. For predictions made for part of the gold file (`icl prompts --limit`), pass
     --only-predicted; 'coverage' in --out records which documents were scored.
 
+    --end-to-end scores predictions that carry their own entities (mentions found in the text,
+    clustered and typed, relations between them; docs/pipeline.md has the format, and JEREX's
+    predictions.json is read as it is): mention, cluster and typed entity F1, MUC, B³, CEAF-e and
+    their mean, and strict and relaxed relation F1. With --env-gold and --env-pred it sets the
+    original beside every Env copy, with the F1 fall and the consistency rate of relations.
+
     \b
     Example:
       # predictions come from `envbench predict` or `envbench icl parse`
