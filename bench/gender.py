@@ -6,10 +6,13 @@ document shows.
 
 ``flips RUN --docs SOURCE``: the held-out check of issue 30 on a ``generate`` output folder. For each
 renamed PER entity (``kind`` linked), the person's gender is read *independently of the rule*: for each
-of its mentions, the first he/she-class pronoun after it, up to the end of the next sentence, unless
-another person's mention comes first; the majority of those votes (a tie: unknown). The new name's gender
+of its mentions, the first he/she-class pronoun after it in its sentence, unless another person's mention
+comes first, and in the next sentence too when its own sentence names no other person; the majority of
+those votes (a tie: unknown). (A first version also read the next sentence after a sentence naming
+others: on the sample world, whose pronouns are right by construction, it saw 5 flips in 39, "X has been
+married to Vera Elcor . He lives ...".) The new name's gender
 comes from a first-name lexicon (``gender-guesser``: male / mostly_male, female / mostly_female) over the
-first word of the new names. A *flip* is a person whose two sides are both known and differ; the rate is
+first word of the new names that is not an initial, in names of two words or more. A *flip* is a person whose two sides are both known and differ; the rate is
 flips over persons with both sides known.
 
     .venv/bin/pip install gender-guesser   # the lexicon (bench only)
@@ -62,22 +65,20 @@ def _held_out(doc: dict[str, Any], ei: int) -> str | None:
     """The person's gender from the first pronoun after each mention (see the module docstring)."""
     persons = {e for e, ent in enumerate(doc["vertexSet"]) if ent[0]["type"] == "PER"}
     starts = {(m["sent_id"], m["pos"][0]) for e in persons if e != ei for m in doc["vertexSet"][e]}
+    alone = {si for si in range(len(doc["sents"]))
+             if not any((si, a) in starts for a in range(len(doc["sents"][si])))}  # no other person there
     votes: Counter[str] = Counter()
     for m in doc["vertexSet"][ei]:
         si, j = m["sent_id"], m["pos"][1]
         found = None
-        while found is None and si < len(doc["sents"]) and si <= m["sent_id"] + 1:
-            sent = doc["sents"][si]
-            while j < len(sent):
-                if (si, j) in starts:
-                    break
-                found = PRONOUNS.get(sent[j].casefold())
-                if found:
-                    break
-                j += 1
-            if j < len(sent) and (si, j) in starts:
+        # its sentence after the mention, then the next one while its own sentence names nobody else
+        spans = [(si, j)] + ([(si + 1, 0)] if si in alone and si + 1 < len(doc["sents"]) else [])
+        for sj, k in spans:
+            sent = doc["sents"][sj]
+            while k < len(sent) and (sj, k) not in starts and not (found := PRONOUNS.get(sent[k].casefold())):
+                k += 1
+            if found or k < len(sent):  # a pronoun, or another person's mention: stop
                 break
-            si, j = si + 1, 0
         if found:
             votes[found] += 1
     if votes[MALE] == votes[FEMALE]:
@@ -94,12 +95,14 @@ def _lexicon() -> Any:
 
 
 def name_gender(detector: Any, names: list[str]) -> str | None:
-    """The lexicon's gender of the first word of the longest name, then of the others."""
+    """The lexicon's gender of the first name of the longest new name that has one: its first word
+    that is not an initial ("A. R. Kardar" -> none), in a name of two words or more (a one-word name,
+    "Marshall" or "Tempah", is a surname as often as a first name)."""
     for name in sorted(names, key=lambda n: -len(n.split())):
-        first = name.replace(".", " ").split()
-        if not first:
+        words = [w for w in name.replace(".", ". ").split() if not (len(w) <= 2 and w.endswith(".")) and len(w) > 1]
+        if len(name.split()) < 2 or not words or words[0] == name.split()[-1]:
             continue
-        g = detector.get_gender(first[0])
+        g = detector.get_gender(words[0])
         if g in ("male", "mostly_male"):
             return MALE
         if g in ("female", "mostly_female"):

@@ -9,12 +9,16 @@ and kb-from-corpus writes it as P21 (``worlds/kb_from_corpus.py``). Both jobs re
 counts are summed from four kinds of evidence; tokens inside any entity's mention and tokens inside
 double quotes never count (a quoted "she" is someone speaking, "She Loves You" a song):
 
-1. *Pronouns* (he, him, his, himself against she, her, hers, herself) in the sentences where the
-   entity is the only person mentioned, after its first mention there; and in the sentences that
-   follow with no person mentioned at all, while the last person-mentioning sentence before them
-   mentioned the entity alone. A sentence naming two people gives no pronoun to either, nor do the
-   sentences after it, nor does a list of names; a "his" *before* the name in its sentence is not
-   read, and makes the sentence someone else's ("He also played Mateo").
+1. *Pronouns* (he, him, his, himself against she, her, hers, herself), read for the person a
+   sentence is about. A sentence that names one person speaks of it after its first mention there;
+   the person is then *carried*: the sentences that follow and name nobody speak of it, and so do
+   the pronouns of a later sentence before its first person's mention ("Betley was born in Plock .
+   Later he was a student of Tadeusz Pruszkowski"). A sentence naming several people gives the first
+   one named the pronouns up to the next name, and the others none ("Harrison recorded it at his
+   studio with Ray Cooper as his co-producer": one "his" for Harrison, none for Ray Cooper; a list of
+   names gives its first name at most what comes before the second), and carries the one whose
+   mention opens it, if one does (its subject). A sentence whose sole person comes after a pronoun
+   ("He also played Mateo") stays the carried person's: Mateo gets nothing.
 2. *A gendered noun right before a mention* (:data:`GENDERED_NOUNS`: son/daughter, husband/wife,
    actor/actress, king/queen, brother/sister, ...), or before a comma before it, as in "her eldest
    son Edward VII", "actress Mary Pickford", "his wife , Jane".
@@ -33,10 +37,10 @@ The counts stay beside the decision, so callers can report them.
 Examples (tokens as DocRED writes them):
 
 * "Anna Ricci is an Italian actress . She starred in Rome ." -> Anna Ricci: female (2: actress, She).
-* "Tom met Ann . He left ." -> neither: the first sentence names two people, the second follows it.
+* "Tom met Ann . He left ." -> Tom: male (the subject carried); "In May , Tom met Ann . He left ." -> neither.
 * "Tom said " she is kind " ." -> Tom: unknown (the "she" is quoted).
 * "In his youth , Tom sailed ." -> Tom: unknown ("his" comes before the name).
-* "Tom , Ann and Bo sang . She ..." -> nobody: a list of names.
+* "It stars Tom , Ann and Bo . She ..." -> nobody: a list of names that no one opens.
 
 **P21.** Wikidata states a person's sex or gender as P21 items. :func:`item_gender` picks an item's
 value (the single distinct value of the best rank, else none) and :func:`pronoun_class` maps the
@@ -155,33 +159,54 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
     free = _outside(sents, doc)
     person_spans: list[list[tuple[int, int]]] = [[] for _ in sents]  # PER mention spans per sentence
     first_end: list[dict[int, int]] = [{} for _ in sents]  # sentence -> person -> end of its first mention
+    first_start = [len(s) for s in sents]  # where the sentence's first person mention starts
+    starts_of: list[dict[int, int]] = [{} for _ in sents]  # sentence -> person -> start of its first mention
+    opener: list[int | None] = [None] * len(sents)  # the person whose mention opens the sentence
     for ei in persons:
         for m in ents[ei]:
             si, (a, b) = m["sent_id"], m["pos"]
             person_spans[si].append((a, b))
             first_end[si][ei] = min(first_end[si].get(ei, b), b)
+            first_start[si] = min(first_start[si], a)
+            starts_of[si][ei] = min(starts_of[si].get(ei, a), a)
+            if a == 0:
+                opener[si] = ei
 
     def add(ei: int, gender: str | None) -> None:
         if gender in GENDERS:
             counts[ei][gender == FEMALE] += 1
 
-    # 1. pronouns, in sentences about one person and the person-less sentences after them
-    current: int | None = None  # the one person of the last sentence that mentioned any
+    # 1. pronouns: a sentence about one person speaks of it after its mention; the pronouns of a
+    # sentence before its first person's mention, and of a sentence naming nobody, speak of the person
+    # carried from the sentences before (``current``)
+    current: int | None = None
     for si, sent in enumerate(sents):
-        here = first_end[si]
-        if here:
-            current = next(iter(here)) if len(here) == 1 else None
-            start = here[current] if current is not None else len(sent)
-            if current is not None and any(free[si][j] and sent[j].casefold() in PRONOUNS
-                                           for j in range(start)):
-                current = None  # "He also played Mateo": the sentence is about someone else
-        else:
-            start = 0
-        if current is None:
+        here, ok = first_end[si], free[si]
+        lead = first_start[si] if here else len(sent)
+        if current is not None:
+            for j in range(lead):
+                if ok[j]:
+                    add(current, PRONOUNS.get(sent[j].casefold()))
+        if not here:
             continue
-        for j in range(start, len(sent)):
-            if free[si][j]:
-                add(current, PRONOUNS.get(sent[j].casefold()))
+        if len(here) > 1:
+            # several people: the first one named speaks for itself until the next one is named
+            # ("Harrison recorded it at his studio with Ray Cooper as his co-producer": Harrison's
+            # "his" only), and the one opening the sentence, if one does, is carried as its subject
+            first = min(here, key=lambda e: (starts_of[si][e], e))
+            nxt = min((a for e, a in starts_of[si].items() if e != first), default=len(sent))
+            for j in range(here[first], nxt):
+                if ok[j]:
+                    add(first, PRONOUNS.get(sent[j].casefold()))
+            current = opener[si]
+            continue
+        (ei,) = here
+        if ei != current and any(ok[j] and sent[j].casefold() in PRONOUNS for j in range(lead)):
+            continue  # "He also played Mateo": the sentence is the carried person's (or nobody's)
+        current = ei
+        for j in range(here[ei], len(sent)):
+            if ok[j]:
+                add(ei, PRONOUNS.get(sent[j].casefold()))
     # 2-4. nouns beside each mention
     for ei in persons:
         for m in ents[ei]:

@@ -49,9 +49,25 @@ def test_pronouns_after_the_only_person_of_a_sentence_and_in_the_sentences_after
 def test_a_sentence_about_two_people_gives_no_pronoun_to_either() -> None:
     d = doc("Tom Ward met Ann Lee and she smiled .", people={"Tom Ward": [(0, 0, 2)], "Ann Lee": [(0, 3, 5)]})
     assert genders(d) == [None, None]
-    # nor does the person-less sentence after it: its "He" may be either
+    # the person-less sentence after it speaks of the person opening it (its subject), if one does
     d = doc("Tom Ward met Ann Lee in Paris .", "He left soon .", people={"Tom Ward": [(0, 0, 2)], "Ann Lee": [(0, 3, 5)]},
             others={"Paris": [(0, 6, 7)]})
+    assert genders(d) == [MALE, None]
+    d = doc("In Paris , Tom Ward met Ann Lee .", "He left soon .", people={"Tom Ward": [(0, 3, 5)], "Ann Lee": [(0, 6, 8)]},
+            others={"Paris": [(0, 1, 2)]})
+    assert genders(d) == [None, None]
+
+
+def test_pronouns_before_a_sentences_first_person_speak_of_the_person_carried() -> None:
+    # "Betley was born in Plock . Later he was a student of Tadeusz Pruszkowski ."
+    d = doc("Jan Betley was born in Plock .", "Later he was a student of Tadeusz Pruszkowski and she left .",
+            people={"Jan Betley": [(0, 0, 2)], "Tadeusz Pruszkowski": [(1, 6, 8)]}, others={"Plock": [(0, 5, 6)]})
+    assert document_genders(d)[0] == GenderEvidence(male=1, female=0)  # the "she" after a second person: nobody's
+    assert genders(d) == [MALE, None]
+    # a pronoun before the sole person's name in a sentence about the carried one: the carried one's
+    d = doc("Tom Ward sailed .", "In 1990 he married Ann Lee .", "She was happy .",
+            people={"Tom Ward": [(0, 0, 2)], "Ann Lee": [(1, 4, 6)]})
+    assert document_genders(d)[0] == GenderEvidence(male=1, female=1)  # the "She" is Tom's still: no decision
     assert genders(d) == [None, None]
     # the next sentence about one of them alone speaks for that one
     d = doc("Tom Ward met Ann Lee .", "Ann Lee said she would stay .",
@@ -81,10 +97,15 @@ def test_a_list_of_names_gives_nobody_a_pronoun() -> None:
 
 
 def test_gendered_nouns_beside_a_mention() -> None:
-    # "her eldest son Edward VII": the noun right before the name; the "her" is Victoria's
+    # "her eldest son Edward VII": the noun right before the name; the "her", before Edward is named,
+    # is the first-named Victoria's
     d = doc("Victoria died and the crown passed to her eldest son Edward VII .",
             people={"Victoria": [(0, 0, 1)], "Edward VII": [(0, 10, 12)]})
-    assert genders(d) == [None, MALE]
+    assert genders(d) == [FEMALE, MALE]
+    # after the second name nothing is the first one's: "Harrison ... with Ray Cooper as his co-producer"
+    d = doc("Harrison recorded it with Ray Cooper as his co - producer .",
+            people={"Harrison": [(0, 0, 1)], "Ray Cooper": [(0, 4, 6)]})
+    assert genders(d) == [None, None]
     d = doc("It was produced by actress Joanna Lumley .", people={"Joanna Lumley": [(0, 5, 7)]})
     assert genders(d) == [FEMALE]
     d = doc("Rajasekhar 's wife , Jeevitha , acted .", people={"Rajasekhar": [(0, 0, 1)], "Jeevitha": [(0, 4, 5)]})
