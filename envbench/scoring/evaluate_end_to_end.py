@@ -82,15 +82,20 @@ def consistency(orig_docs: Sequence[Mapping[str, Any]], orig: Scored, env_docs: 
     """Of the gold relations right (strict) on an original document, the share still right on each twin."""
     orig_titles = {d["title"] for d in orig_docs}
     kept = total = lonely = 0
+    with_twins: set[str] = set()
     for d in env_docs:
         parts = split_seed(d["title"])
         if parts is None or parts[0] not in orig_titles:
             lonely += 1
             continue
+        with_twins.add(parts[0])
         before = orig.correct.get(parts[0], set())
         total += len(before)
         kept += len(before & env.correct.get(d["title"], set()))
-    return {"original_correct": total, "still_correct": kept, "rate": kept / total if total else None,
+    # original_correct and still_correct count twin copies (a relation right on a source with K twins
+    # counts K times); original_relations counts each such relation once
+    return {"original_relations": sum(len(orig.correct.get(t, ())) for t in with_twins),
+            "original_correct": total, "still_correct": kept, "rate": kept / total if total else None,
             "n_twins_without_original": lonely}
 
 
@@ -146,8 +151,9 @@ class EndToEndResult:
         if env is not None:
             c = env["consistency"]
             rate = "n/a" if c["rate"] is None else f"{100 * c['rate']:.2f}%"
-            text.append(f"consistency: {rate} of {c['original_correct']} relations right (strict) on an original "
-                        f"document still right on its twins ({c['still_correct']} twin relations)")
+            text.append(f"consistency: {rate} ({c['still_correct']} of {c['original_correct']} twin copies of the "
+                        f"{c['original_relations']} relations right (strict) on the original documents are still "
+                        "right on the twin)")
             text.append(f"worst Env seed: {env['worst_seed']['seed']} "
                         f"(relation strict F1 {100 * env['worst_seed']['relation_strict_f1']:.2f})")
         return "\n".join(text)

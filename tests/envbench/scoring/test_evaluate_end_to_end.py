@@ -70,8 +70,11 @@ def test_twin_spans_are_matched_against_the_twins_own_positions(files: dict[str,
     # pooled over both copies: 3 of 6 mentions found, 3 predicted right of 6 predicted
     assert s["env"]["pooled"]["mention_f1"] == pytest.approx(0.5)
     # of 2 relations right on the source, both stay right on twin 1 and none on twin 2: 2 of 4
-    assert s["env"]["consistency"] == {"original_correct": 4, "still_correct": 2, "rate": 0.5,
-                                       "n_twins_without_original": 0}
+    assert s["env"]["consistency"] == {"original_relations": 2, "original_correct": 4, "still_correct": 2,
+                                       "rate": 0.5, "n_twins_without_original": 0}
+    assert ("consistency: 50.00% (2 of 4 twin copies of the 2 relations right (strict) on the original documents "
+            "are still right on the twin)") in score_files(files["gold"], files["pred"], env_gold=files["env_gold"],
+                                                           env_pred=env_pred).table()
     assert s["env"]["worst_seed"] == {"seed": 2, "relation_strict_f1": 0.0}
 
 
