@@ -127,19 +127,18 @@ class EndToEndResult:
             header += ["mean ± std", *(f"seed {k}" for k in own["seeds"])]
         if env is not None:
             header += ["Env all", "Env mean ± std", *(f"seed {k}" for k in env["seeds"]), "fall"]
+        def spread(block: Mapping[str, Any], key: str) -> list[str]:  # mean ± std, then each seed
+            return [f"{100 * block['mean'][key]:.2f} ± {100 * block['std'][key]:.2f}",
+                    *(f"{100 * v[key]:.2f}" for v in block["seeds"].values())]
+
         lines = [header]
         for m in METRICS:
             key = f"{m}_f1"
             row = [LABELS[m], f"{100 * s['scores'][key]:.2f}"]
-            for block in (own, None if env is None else env):
-                if block is None:
-                    continue
-                if block is env:
-                    row.append(f"{100 * env['pooled'][key]:.2f}")
-                row.append(f"{100 * block['mean'][key]:.2f} ± {100 * block['std'][key]:.2f}")
-                row += [f"{100 * v[key]:.2f}" for v in block["seeds"].values()]
+            if own is not None:
+                row += spread(own, key)
             if env is not None:
-                row.append(f"{100 * env['fall'][key]:.2f}")
+                row += [f"{100 * env['pooled'][key]:.2f}", *spread(env, key), f"{100 * env['fall'][key]:.2f}"]
             lines.append(row)
         widths = [max(len(r[i]) for r in lines) for i in range(len(header))]
         text = ["  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)).rstrip()
