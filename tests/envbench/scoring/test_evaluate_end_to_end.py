@@ -72,9 +72,15 @@ def test_twin_spans_are_matched_against_the_twins_own_positions(files: dict[str,
     # of 2 relations right on the source, both stay right on twin 1 and none on twin 2: 2 of 4
     assert s["env"]["consistency"] == {"original_relations": 2, "original_correct": 4, "still_correct": 2,
                                        "rate": 0.5, "n_twins_without_original": 0}
+    table = score_files(files["gold"], files["pred"], env_gold=files["env_gold"], env_pred=env_pred).table()
     assert ("consistency: 50.00% (2 of 4 twin copies of the 2 relations right (strict) on the original documents "
-            "are still right on the twin)") in score_files(files["gold"], files["pred"], env_gold=files["env_gold"],
-                                                           env_pred=env_pred).table()
+            "are still right on the twin)") in table
+    lines = table.splitlines()
+    assert lines[0].split() == ["F1", "original", "Env", "all", "Env", "mean", "±", "std", "seed", "1", "seed", "2",
+                                "fall"]
+    # relation strict: original 100, pooled 50 (2 of 4), mean 50 ± 70.71 (seeds 100 and 0), fall 50
+    assert lines[8].split() == ["Relation", "strict", "100.00", "50.00", "50.00", "±", "70.71", "100.00", "0.00",
+                                "50.00"]
     assert s["env"]["worst_seed"] == {"seed": 2, "relation_strict_f1": 0.0}
 
 
