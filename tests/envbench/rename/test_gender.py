@@ -135,3 +135,42 @@ def test_main_path_over_a_dump_whose_humans_carry_p21(tmp_path: Path) -> None:
     stats = json.loads((tmp_path / "env" / "stats.json").read_bytes())["gender"]
     assert stats["renamed"] == stats["matched"] == len(rows) and stats["from_p21"] == stats["persons"]
     assert res.notes == []
+
+
+def _actor_doc(tmp_path: Path) -> tuple[Path, Path]:
+    doc = {"title": "Person 3", "labels": [],
+           "sents": [["Person", "3", "is", "an", "actor", "."], ["He", "lives", "in", "City", "1", "."]],
+           "vertexSet": [[mention("Person 3", 0, [0, 2], "PER")], [mention("City 1", 1, [3, 5], "LOC")]]}
+    docs, links = tmp_path / "docs.json", tmp_path / "links.json"
+    docs.write_text(json.dumps([doc]))
+    links.write_text(json.dumps({"Person 3": ["Q103", "Q201"]}))
+    return docs, links
+
+
+def test_generate_keeps_gender_over_an_index_with_genders_and_warns_once_without(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from envbench.rename.generate import generate
+    from tests.envbench.index_fixture import tiny_world
+
+    docs, links = _actor_doc(tmp_path)
+    world = tiny_world()
+    # humans Q100..Q139: the even ones men, the odd ones women; Q103 itself has no P21 (the document says he)
+    world.rows["genders"] = [{"id": f"Q{100 + k}", "gender": P21_MALE if k % 2 == 0 else P21_FEMALE, "rank": "normal"}
+                             for k in range(40) if k != 3]
+    res = generate(docs, world.write(tmp_path / "index"), tmp_path / "out", links=links, seeds=8, progress=False)
+    rows = [r for r in pq.read_table(tmp_path / "out" / "substitutions.parquet").to_pylist() if r["entity"] == 0]
+    assert len(rows) == 8 and all(r["kind"] == "linked" for r in rows)
+    assert all(int(r["new_qid"][1:]) % 2 == 0 and r["gender_from"] == FROM_DOCUMENT and r["new_gender"] == "male"
+               for r in rows)
+    assert res.notes == []
+    # the same index without the genders table: renamed as before, and said once
+    res = generate(docs, tiny_world().write(tmp_path / "old", skip=("genders",)), tmp_path / "out2", links=links,
+                   seeds=8, progress=False)
+    notes = [n for n in res.notes if "genders table" in n]
+    assert notes == [f"{tmp_path / 'old'}: the index has no genders table (P21), so no candidate's gender is known "
+                     f"and persons may change gender; rerun `envbench ingest-dump DUMP --out {tmp_path / 'old'} "
+                     "--force` to read P21"]
+    rows = [r for r in pq.read_table(tmp_path / "out2" / "substitutions.parquet").to_pylist() if r["entity"] == 0]
+    assert all(r["kind"] == "linked" for r in rows)
+    assert any(int(r["new_qid"][1:]) % 2 == 1 for r in rows)  # without P21 a woman's name can be drawn
