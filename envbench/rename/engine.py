@@ -715,7 +715,6 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     # a person keeps its gender: the document's, else its item's P21 (``rename.gender``)
     person = (person_gender(info.genders[ei].gender if ei in info.genders else None, draws.genders.get(q))
               if info.coarse[ei] == "PER" else UNKNOWN)
-    other_gender = 0  # candidates skipped for their gender
     while run.window < MAX_WINDOWS and window_bounds(run.window)[0] < total:
         window = draws.windows.get((si, run.window))
         if window is None:
@@ -725,7 +724,6 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if names is None:
                 continue
             if not fits(person, draws.genders.get(cand), draws.knows_genders):
-                other_gender += 1
                 continue  # "her eldest son Barbara Stanwyck"
             kinds = adjectival_kinds(types.get(cand, ()), anc) if adjectival else frozenset()
             mapping = pair_item_names(originals, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens,
@@ -768,6 +766,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     lacking = bool(drawn and adjectival) and not any(
         adjectival_forms(draws.demonyms.get(c, ()), draws.names[c].label, adjectival_kinds(types.get(c, ()), anc))
         for c in drawn if c in draws.names)
+    # a person some of whose drawn candidates (in any window) had another gender: kept for want of one
+    other_gender = any(not fits(person, draws.genders.get(c), draws.knows_genders) for c in drawn)
     reason = KeptReason.NO_DEMONYM if lacking else KeptReason.NO_GENDER if other_gender else KeptReason.NO_CANDIDATE
     keep(run, ei, reason, person)
     return None
