@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/kb_types.py            # timing, per-signal type accuracy, chance, substitution level
     .venv/bin/python bench/kb_types.py --quick    # timing and type accuracy only (no ingest/generate)
+    .venv/bin/python bench/kb_types.py --curve    # issue 31: type agreement against substitution rate, per rule
 
 Gold: ``tests/envbench/data/redocred_dev_types.tsv``, 360 hand-annotated Re-DocRED **dev** entities (120
 LOC, 120 ORG, 120 MISC) with their real Wikidata class and its head noun (how the file was made, and the
@@ -156,15 +157,79 @@ def substitution_level(out: Path, gold: list[dict[str, str]]) -> None:
           f"still hold (preserved: {stats['audit']['preserved']})")
 
 
+# the rules whose trade-off --curve measures: (label, catch-alls kept, HEAD_LEARNED_MIN, HEAD_MIN_ITEMS);
+# None turns a part of the head signal off
+CURVE = (("catch-alls renamed (before issue 31)", False, None, None),
+         ("catch-alls kept (generic_type)", True, None, None),
+         ("+ head noun, learned class (>= 2 typed names, 60% agree)", True, 2, None),
+         ("+ head-noun classes of >= 3 names (default)", True, 2, 3),
+         ("+ head-noun classes of >= 3 names, learned from 1", True, 1, 3),
+         ("+ head-noun classes of >= 2 names", True, 2, 2),
+         ("+ head-noun classes of >= 2 names, learned from 1", True, 1, 2))
+
+
+def curve(corpus, gold: list[dict[str, str]], out: Path, env: bool, only: str = "") -> None:
+    """Type agreement against substitution rate, rule by rule (issue 31): on the annotated dev entities,
+    the share renamed (class not a catch-all) and, of those, the share whose class has the annotated head
+    noun; with ``env``, also the README flow's Env test substitution rate under each rule."""
+    from envbench.core.types import CATCH_ALL_CLASSES
+    from envbench.worlds import fine_typing
+
+    saved = (fine_typing.HEAD_LEARNED_MIN, fine_typing.HEAD_MIN_ITEMS)
+    print("\nrule                                                   renamed  agree (LOC / ORG / MISC / all)   Env test rate")
+    try:
+        for label, kept, learned_min, min_items in CURVE:
+            if only and only not in label:
+                continue
+            fine_typing.HEAD_LEARNED_MIN = learned_min if learned_min is not None else 10**9
+            fine_typing.HEAD_MIN_ITEMS = min_items if min_items is not None else 10**9
+            signals = SIGNALS if learned_min is not None else tuple(s for s in SIGNALS if s != "head")
+            typer = FineTyper(signals)
+            pred = predictions(corpus, typer, gold)
+            renamed = [g for g in gold if not (kept and pred[(g["title"], int(g["entity"]))] in CATCH_ALL_CLASSES)]
+            agree = {}
+            for c in (*COARSE, "all"):
+                rows = [g for g in renamed if c in ("all", g["coarse"])]
+                info = [typer.class_info(pred[(g["title"], int(g["entity"]))]) for g in rows]
+                agree[c] = sum(i is not None and i.head == g["head_noun"] for i, g in zip(info, rows)) / max(1, len(rows))
+            rate = "(generate keeps catch-alls)" if not kept else ""
+            if env and kept:
+                rate = f"{env_rate(out / 'curve', signals):.3f}"
+            print(f"  {label:<54} {len(renamed) / len(gold):6.1%}  {fmt(agree)}   {rate}")
+    finally:
+        fine_typing.HEAD_LEARNED_MIN, fine_typing.HEAD_MIN_ITEMS = saved
+
+
+def env_rate(out: Path, signals: tuple[str, ...]) -> float:
+    """The README flow's Env test substitution rate (KB from dev + test, names kept off dev), 5 seeds."""
+    from envbench.rename.generate import generate
+    from wikidata_index.ingest import ingest_dump
+
+    dev, test = SHARED / "dev_revised.json", SHARED / "test_revised.json"
+    kb, links = out / "kb.json.gz", out / "links.json"
+    kb_from_corpus([dev, test], kb, links, signals=signals, force=True)
+    ingest_dump(kb, out / "index", workers=2, progress=False, force=True)
+    generate(test, out / "index", out / "env-test", links=links, seeds=5, progress=False, force=True,
+             exclude_names_from=[dev])
+    return json.loads((out / "env-test" / "stats.json").read_text())["substitution_rate"]["total"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="timing and type accuracy only")
     ap.add_argument("--out", default=str(REPO / "runs" / "bench" / "kb_types"), help="working folder")
+    ap.add_argument("--curve", action="store_true",
+                    help="only the trade-off of issue 31's rules: type agreement against substitution rate")
+    ap.add_argument("--no-env", action="store_true", help="with --curve: skip the Env test runs (about 90 s each)")
+    ap.add_argument("--only", default="", help="with --curve: only the rules whose label contains this text")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     dev, test = SHARED / "dev_revised.json", SHARED / "test_revised.json"
     gold = read_gold()
+    if args.curve:
+        curve(cluster_corpus([read_docred(dev), read_docred(test)]), gold, out, env=not args.no_env, only=args.only)
+        return
 
     t0 = time.perf_counter()
     res = kb_from_corpus([dev, test], out / "time" / "kb.json.gz", out / "time" / "links.json", force=True)

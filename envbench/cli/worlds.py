@@ -54,8 +54,8 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
                    "the bundled type table when inferring fine types.")
 @click.option("--untyped", type=click.Choice(["coarse", "keep"]), default="coarse", show_default=True,
               help="ORG/LOC/MISC items no typing signal speaks for: 'coarse' gives them their coarse type's "
-                   "class (renamed among themselves); 'keep' gives them no P31, so generate keeps them "
-                   "(no_type): fewer renamed entities, none renamed across kinds.")
+                   "class, a catch-all that generate keeps (generic_type); 'keep' gives them no P31, so "
+                   "generate keeps them as no_type. Either way none is renamed across kinds.")
 @click.option("--skip-invalid", is_flag=True, help="Skip (and count) invalid documents instead of stopping.")
 @click.option("--force", is_flag=True, help="Build again even when the dump and links are up to date.")
 def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | None, untyped: str,

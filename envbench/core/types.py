@@ -11,4 +11,25 @@ COARSE_TYPES: tuple[str, ...] = ("PER", "ORG", "LOC", "MISC", "NUM", "TIME")
 LINKED_TYPES: tuple[str, ...] = ("PER", "ORG", "LOC", "MISC")  # renamed through a Wikidata item
 RULE_TYPES: tuple[str, ...] = ("NUM", "TIME")  # renamed by rule, never linked
 
-__all__ = ["COARSE_TYPES", "LINKED_TYPES", "RULE_TYPES"]
+# Classes that tell a reader nothing of what a thing is. A draw by one of them alone gives "responsibility
+# for Continental Europe" the name "Pacific Region - 2 - digit Hydrologic Unit Code - 22" (an item whose
+# only class is territorial entity). The rule (``rename.fine_types.choose_fine_type``): such a class is
+# never an item's fine type while the item has another class that fits, and an entity whose item has
+# only these is kept (``KeptReason.GENERIC_TYPE``). The list: the upper-ontology classes Wikidata's
+# LOC/ORG/MISC items carry as a bare P31, which include the classes kb-from-corpus falls back to when
+# no signal types a cluster (``relation_types.json`` ``coarse_fallback``: geographic location,
+# organization, entity; not person, since a person renamed as a person reads right).
+CATCH_ALL_CLASSES: dict[str, str] = {
+    "Q35120": "entity",
+    "Q488383": "object",
+    "Q223557": "physical object",
+    "Q151885": "concept",
+    "Q1496967": "territorial entity",
+    "Q2221906": "geographic location",
+    "Q17334923": "location",
+    "Q618123": "geographical feature",
+    "Q43229": "organization",
+    "Q16334295": "group of humans",
+}
+
+__all__ = ["CATCH_ALL_CLASSES", "COARSE_TYPES", "LINKED_TYPES", "RULE_TYPES"]

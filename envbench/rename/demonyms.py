@@ -4,19 +4,31 @@ DocRED annotates demonyms as mentions of the country ("the debut album by Americ
 so pairing them with the new item's noun names gives "by Denmark rock musician". The rule
 (:func:`pair_item_names`), over the P1549 (demonym) statements of the index:
 
-* a mention name whose folded form (``wikidata_index.names.fold``) is an English demonym of the
-  entity's own item, in any grammatical form, is a *demonym name*;
-* the demonym names pair (``substitute.pair_names``) with the new item's usable demonyms
-  (:func:`usable_demonyms`: English, plural forms (Q146786) left out, preferred rank first, one per
-  folded form), the first of them in the place of the label; a new item with too few is not a
-  candidate for that entity (:data:`NO_DEMONYM`), and when no candidate of the entity's draws had
-  one the entity is kept with ``KeptReason.NO_DEMONYM``;
+* a mention name is an *adjectival name* (:func:`adjectival_names`) when its folded form
+  (``wikidata_index.names.fold``) is an English demonym of the entity's own item in any grammatical
+  form, or (not for a person) a singular English demonym of *any* item of the index ("Vietnamese"
+  linked to the Vietnamese people, "English" to the English people, "Nepali" to a region of Nepal),
+  or it is written as an adjective in its sentence (:func:`written_as_adjective`: one word of an
+  adjectival form, "Caribbean", before a lower-case word, "Caribbean island"), whatever its link
+  points to;
+* the adjectival names pair (``substitute.pair_names``) with the new item's *adjectival forms*
+  (:func:`adjectival_forms`): its usable demonyms (:func:`usable_demonyms`: English, plural forms
+  left out, preferred rank first, one per folded form); for an ethnic group (``ETHNIC_GROUP``
+  through P279) its label without "people" ("Vili people" -> "Vili"); for a language (``LANGUAGE``)
+  its label without "language". A plural ("Hungarians", "Serbs": P518 plural, or a last word in -s
+  that is not -ss) is never one. The first form takes the place of the label. A new item with too
+  few forms is not a candidate for that entity (:data:`NO_DEMONYM`), and when no candidate of the
+  entity's draws had one the entity is kept with ``KeptReason.NO_DEMONYM``;
 * every other name pairs with the new item's label and aliases, leaving out its demonyms, so a noun
   mention ("United States") never becomes an adjective ("Danish"); when the new item's label is one
   of its demonyms, its first noun alias (aliases are sorted) stands in for the label, and an item
   with no noun name cannot take noun names (not a candidate).
 
-Examples: the entity {"United States", "American"} of Q30 and the candidate Q35 (label "Denmark",
+Examples from Re-DocRED test's renamed text: "Barbadian recording artist" never reads "Hungarians
+recording artist" (a plural) or "Vili people recording artist" (a label with "people"), but may read
+"Vili recording artist"; "uses an English slogan" (linked to the English people) never "uses a Serbs
+slogan"; "Caribbean" never becomes "Great Lakes region", a candidate without an adjectival form.
+The entity {"United States", "American"} of Q30 and the candidate Q35 (label "Denmark",
 aliases "Danmark", "Danish"; demonym "Danish") pair as "United States" -> "Denmark" and "American"
 -> "Danish". The same entity and a candidate without a P1549 statement: not a candidate. The entity
 {"Italy"} and a candidate whose alias "Italian" is a demonym: "Italy" -> the label, never "Italian".
@@ -36,6 +48,10 @@ from wikidata_index.index import DEMONYM_LANGUAGE, Demonym, demonyms_of
 from wikidata_index.names import fold
 
 PLURAL = "Q146786"  # P518 "plural": "Americans" is not an adjective
+LANGUAGE = "Q34770"  # a language's label is its adjective ("a Telugu poet")
+ETHNIC_GROUP = "Q41710"  # an ethnic group's label less "people" is its adjective ("a Vili singer")
+# where a one-word name reads as an adjective by its form ("Caribbean", "Burmese", "Flemish", "Celtic")
+_ADJECTIVE_ENDINGS = ("ian", "ean", "ese", "ish", "ic")
 
 
 class _NoDemonym:
@@ -50,17 +66,104 @@ NO_DEMONYM = _NoDemonym()
 _fold = functools.lru_cache(maxsize=1 << 16)(fold)
 
 
+def looks_plural(text: str) -> bool:
+    """Whether a name reads as a plural noun: its last word ends in -s but not -ss ("Hungarians",
+    "Yemenis", "Serbs"; not "Swiss"). Demonyms in English are not written that way."""
+    words = text.split()
+    last = words[-1].casefold() if words else ""
+    return len(last) > 2 and last.endswith("s") and not last.endswith("ss")
+
+
 def usable_demonyms(rows: Sequence[Demonym]) -> tuple[str, ...]:
-    """The demonym texts a mention may take, in preference order: plural forms left out, preferred
-    rank first (then the order given, which ``demonyms_of`` sorts by text), one per folded form."""
+    """The demonym texts a mention may take, in preference order: plural forms (P518 plural, or
+    :func:`looks_plural`) left out, preferred rank first (then the order given, which ``demonyms_of``
+    sorts by text), one per folded form."""
     seen: set[str] = set()
     out: list[str] = []
     for d in sorted(rows, key=lambda d: d.rank != "preferred"):  # stable: keeps the given order within a rank
-        if d.form == PLURAL or d.folded in seen or not d.text.strip():
+        if d.form == PLURAL or d.folded in seen or not d.text.strip() or looks_plural(d.text):
             continue
         seen.add(d.folded)
         out.append(d.text)
     return tuple(out)
+
+
+def adjectival_kinds(classes: Iterable[str], anc: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """Which of ``LANGUAGE`` and ``ETHNIC_GROUP`` an item with these P31 classes is an instance of
+    (through the P279 closure ``anc``, a class missing from it being its own only ancestor)."""
+    found: set[str] = set()
+    for c in classes:
+        up = anc.get(c, frozenset({c}))
+        found.update(k for k in (LANGUAGE, ETHNIC_GROUP) if k in up)
+    return frozenset(found)
+
+
+def _strip_last(label: str, word: str) -> str:
+    words = label.split()
+    return " ".join(words[:-1]) if len(words) > 1 and words[-1].casefold() == word else label
+
+
+def adjectival_forms(rows: Sequence[Demonym], label: str, kinds: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The new item's adjectival forms, in preference order (the module docstring's rule): its usable
+    demonyms, then for an ethnic group its label without "people", for a language its label without
+    "language"; plurals left out, one per folded form. Example: the Vili people (no P1549) -> ("Vili",);
+    the Serbs -> () (a plural label); Hungary with "Hungarian" and "Hungarians" -> ("Hungarian",)."""
+    out = list(usable_demonyms(rows))
+    if ETHNIC_GROUP in kinds:
+        out.append(_strip_last(label, "people"))
+    if LANGUAGE in kinds:
+        out.append(_strip_last(label, "language"))
+    seen: set[str] = set()
+    forms: list[str] = []
+    for t in out:
+        f = _fold(t)
+        if f in seen or not t.strip() or looks_plural(t):
+            continue
+        seen.add(f)
+        forms.append(t)
+    return tuple(forms)
+
+
+def looks_adjectival(name: str) -> bool:
+    """One capitalised word with an adjectival ending (``_ADJECTIVE_ENDINGS``: "Caribbean", "Burmese")."""
+    return (" " not in name.strip() and name[:1].isupper() and len(name) > 4
+            and name.casefold().endswith(_ADJECTIVE_ENDINGS))
+
+
+def written_as_adjective(name: str, next_tokens: Iterable[str]) -> bool:
+    """Whether a one-word name of an adjectival form (:func:`looks_adjectival`) stands before a
+    lower-case word in one of its mentions ("Caribbean island", "Flemish painter"; the tokens after
+    each mention are ``next_tokens``), as an adjective stands before its noun."""
+    if not looks_adjectival(name):
+        return False
+    return any(t[:1].islower() and t.isalpha() and t not in _NOT_NOUNS for t in next_tokens)
+
+
+# lower-case words after a name that do not make it an adjective ("Celtic won", "Titanic sank" aside)
+_NOT_NOUNS = frozenset({
+    "a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "from", "by", "with", "as", "is", "was",
+    "are", "were", "has", "had", "have", "be", "been", "which", "who", "that", "but", "when", "where", "while",
+    "after", "before", "during", "since", "until", "its", "his", "her", "their", "also", "won", "sank", "said"})
+
+
+def known_demonyms(con: Any, names: Iterable[str]) -> frozenset[str]:
+    """The folded forms among ``names`` that are a singular English demonym (P518 not plural) of any
+    item of the index (an index without the table: none)."""
+    import duckdb
+
+    from envbench.rename.fine_types import register_rows
+
+    folded = sorted({_fold(n) for n in names})
+    if not folded:
+        return frozenset()
+    try:
+        register_rows(con, "_dem_names", ((f,) for f in folded), {"folded": "VARCHAR"})
+        rows = con.execute(
+            """SELECT DISTINCT d.folded FROM demonyms d SEMI JOIN _dem_names n ON d.folded = n.folded
+               WHERE d.lang = ? AND (d.form IS NULL OR d.form <> ?)""", [DEMONYM_LANGUAGE, PLURAL]).fetchall()
+    except duckdb.CatalogException:  # a bare connection without the index's views knows no demonyms
+        return frozenset()
+    return frozenset(r[0] for r in rows if not looks_plural(r[0]))
 
 
 def fetch_demonyms(con: Any, qids: Iterable[str]) -> dict[str, tuple[Demonym, ...]]:
@@ -93,24 +196,38 @@ def demonym_names(originals: Sequence[str], own: Sequence[Demonym]) -> list[str]
     return [nm for nm in originals if _fold(nm) in folded]
 
 
+def adjectival_names(originals: Sequence[str], own: Sequence[Demonym], known: frozenset[str] = frozenset(),
+                     written: frozenset[str] = frozenset()) -> list[str]:
+    """The entity's adjectival names (the module docstring's rule), in the given order: demonyms of its
+    own item, names in ``known`` (folded singular demonyms of any item, :func:`known_demonyms`; the
+    caller passes none for a person) and names ``written`` as adjectives (:func:`written_as_adjective`)."""
+    folded = {d.folded for d in own}
+    return [nm for nm in originals if nm in written or (f := _fold(nm)) in folded or f in known]
+
+
 def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str, aliases: Sequence[str],
                     demonyms: Sequence[Demonym],
-                    tokens: Mapping[str, Sequence[str]] | None = None) -> dict[str, NewName] | _NoDemonym | None:
+                    tokens: Mapping[str, Sequence[str]] | None = None, *,
+                    adjectival: Sequence[str] | None = None,
+                    kinds: frozenset[str] = frozenset()) -> dict[str, NewName] | _NoDemonym | None:
     """Each original name's new name under the rule of the module docstring.
 
-    ``own`` are the P1549 rows of the entity's item, ``demonyms`` those of the candidate. Returns
-    :data:`NO_DEMONYM` when the entity has demonym names the candidate cannot serve, None when the
-    candidate has too few other names (as ``pair_names``). ``tokens``: the original names' document
-    tokens, as ``pair_names`` takes them.
+    ``own`` are the P1549 rows of the entity's item, ``demonyms`` those of the candidate, ``kinds``
+    the candidate's :func:`adjectival_kinds`. ``adjectival``: the entity's adjectival names
+    (:func:`adjectival_names`; None: the demonyms of its own item). Returns :data:`NO_DEMONYM` when
+    the entity has adjectival names the candidate cannot serve, None when the candidate has too few
+    other names (as ``pair_names``). ``tokens``: the original names' document tokens, as
+    ``pair_names`` takes them.
     """
-    if not own and not demonyms:  # most entities and candidates: plain alias-wise pairing
+    if adjectival is None:
+        adjectival = demonym_names(originals, own)
+    if not adjectival and not demonyms:  # most entities and candidates: plain alias-wise pairing
         return pair_names(originals, label, aliases, tokens)
-    adjectival = demonym_names(originals, own)
     nouns = [nm for nm in originals if nm not in set(adjectival)]
     cand_folded = {d.folded for d in demonyms}
     out: dict[str, NewName] = {}
     if adjectival:
-        usable = usable_demonyms(demonyms)
+        usable = adjectival_forms(demonyms, label, kinds)
         if len(usable) < len(adjectival):
             return NO_DEMONYM
         paired = pair_names(adjectival, usable[0], usable[1:], tokens)
@@ -130,5 +247,6 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
     return out
 
 
-__all__ = ["NO_DEMONYM", "PLURAL", "demonym_names", "fetch_demonyms", "knows_demonyms", "pair_item_names",
-           "usable_demonyms"]
+__all__ = ["ETHNIC_GROUP", "LANGUAGE", "NO_DEMONYM", "PLURAL", "adjectival_forms", "adjectival_kinds",
+           "adjectival_names", "demonym_names", "fetch_demonyms", "known_demonyms", "knows_demonyms",
+           "looks_adjectival", "looks_plural", "pair_item_names", "usable_demonyms", "written_as_adjective"]

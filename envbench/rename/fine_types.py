@@ -8,6 +8,9 @@ Typing rule (:func:`fine_types`), per (item, DocRED coarse type) pair:
    P279 ancestor is in ``COARSE_ROOTS[coarse]``; MISC, and a type without roots, take any class)
    are kept when at least one fits; when none fits, all are kept (the rule before this step), so
    a gold link to an oddly typed item still gets a type.
+   Then a catch-all class (``envbench.core.types.CATCH_ALL_CLASSES``: entity, territorial entity,
+   geographic location, organization, group of humans, ...) is dropped while another kept class
+   remains; an item with catch-alls only keeps them, and its entity is kept (``generic_type``).
 3. Most specific: a kept class is dropped when another kept class is its subclass (through the
    P279 closure); "city" wins over "human settlement" when an item has both.
 4. Most frequent: among what remains the fine type is the class with the most instances in the
@@ -39,6 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from envbench.core.errors import EnvbenchError
+from envbench.core.types import CATCH_ALL_CLASSES
 
 # Root classes per DocRED coarse type (real Wikidata QIDs; the sample world uses the first ones).
 COARSE_ROOTS: dict[str, tuple[str, ...]] = {
@@ -165,6 +169,9 @@ def choose_fine_type(classes: list[str], anc: Mapping[str, frozenset[str]], size
         # No class fits only for a link read from a file (linking itself picks fitting items):
         # the entity still gets a type, as before this step, rather than being kept.
         kept = [c for c in classes if fits_coarse(coarse, [c], anc)] or kept
+    # a catch-all class ("entity", "organization") never decides a draw while another class is there;
+    # an item with catch-alls only gets one, and generate keeps its entity (``generic_type``)
+    kept = [c for c in kept if c not in CATCH_ALL_CLASSES] or kept
     specific = [c for c in kept if not any(o != c and c in anc.get(o, frozenset()) for o in kept)]
     specific = specific or kept  # a P279 cycle among the kept classes: keep all
     return min(specific, key=lambda c: (-sizes.get(c, 0), qid_number(c)))
@@ -179,6 +186,11 @@ def fine_types(con: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, st
     anc = ancestors(con, classes)
     sizes = class_sizes(con, classes)
     return {(q, coarse): choose_fine_type(types[q], anc, sizes, coarse) for q, coarse in wanted if q in types}
+
+
+def is_catch_all(fine_type: str | None) -> bool:
+    """Whether a fine type is a catch-all class (the item had no other class: its entity is kept)."""
+    return fine_type in CATCH_ALL_CLASSES
 
 
 def fits_coarse(coarse: str, classes: Iterable[str], anc: Mapping[str, frozenset[str]]) -> bool:

@@ -42,6 +42,19 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     (self-training; no outside data). Its class is taken when its posterior is at least
     ``LEARNED_MIN_POSTERIOR``.
 
+``head``
+    Last, for the clusters every other signal left at a catch-all class (``core.types.CATCH_ALL_CLASSES``:
+    organization, geographic location, entity, which ``generate`` keeps as ``generic_type``): the head noun
+    of the label (``core.heads.name_head``: "Supreme Court of Ohio" -> court, "B.C. Ferries" -> ferry) is a
+    type signal of its own. When at least ``HEAD_LEARNED_MIN`` clusters of the coarse type whose label has
+    that head were typed by another signal, and ``HEAD_LEARNED_SHARE`` of them agree on a class, the
+    cluster takes that class (a class learned from names that share the head: "Cloughton Parish Council"
+    -> the class of the other "... Council"s). Otherwise, when at least ``HEAD_MIN_ITEMS`` such clusters
+    share the head, they get a KB-made class of that head noun ("council (head noun)",
+    :meth:`FineTyper.head_class`, a subclass of the catch-all), so each is swapped only with a name of the
+    same head. A one-word name ("Huskies"), or a head too rare, stays at the catch-all, and its entity is
+    kept rather than renamed across kinds.
+
 A gazetteer city is a city of its country: a KB-made class "city of France" (``city_class_qid``, a subclass of
 city), as Wikidata types a French town "commune of France" and an American one "city of the United States",
 so that Chicago is swapped with Louisville, not with Tobolsk.
@@ -64,11 +77,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from envbench.core.heads import name_head
+from envbench.core.seeding import stable_hash_hex
+from envbench.core.types import CATCH_ALL_CLASSES
 from envbench.worlds.gazetteers import Gazetteer, Place, load_gazetteer
 from envbench.worlds.type_table import TypeTable, load_type_table
 from wikidata_index.names import fold
 
-SIGNALS = ("adjectival", "name", "gazetteer", "definition", "context", "relations", "learned")
+SIGNALS = ("adjectival", "name", "gazetteer", "definition", "context", "relations", "learned", "head")
 WEIGHTS = {"name": 5.0, "name_alias": 3.0, "gazetteer": 3.0, "gazetteer_other": 1.0, "definition": 4.0,
            "context": 2.0, "quote": 1.0, "relations": 1.0}
 MAX_COUNTED = {"definition": 2, "context": 2, "relations": 3}
@@ -86,6 +102,10 @@ SONG = "Q7366"
 LANGUAGE = "Q34770"
 MAX_CONTEXTS = 40  # mentions kept per cluster (the first seen): enough to vote, bounded for frequent names
 LEARNED_MIN_POSTERIOR = 0.9
+HEAD_MIN_ITEMS = 3  # catch-all clusters sharing a head noun that get a class of it (each has 2+ candidates)
+HEAD_LEARNED_MIN = 2  # typed clusters with a head noun needed to learn the head's class
+HEAD_LEARNED_SHARE = 0.6  # of which this share must agree on the class
+HEAD_CLASS_BASE = 2000000200000  # KB-made head-noun classes: Q2000000200000 + a hash of (coarse, head)
 MIN_CLASS_ITEMS = 3  # a class with fewer items in the KB gives them to its superclass
 LEARNED_MIN_EXAMPLES = 3  # a class with fewer training clusters is not predicted
 LEARNED_FROM = frozenset({"name", "gazetteer", "definition", "context"})  # signals whose clusters train it
@@ -275,6 +295,50 @@ class FineTyper:
         self.gz = gazetteer or load_gazetteer()
         self.table = table or load_type_table()
         self.fine = fine or load_fine_classes()
+        self.head_classes: dict[str, ClassInfo] = {}  # the KB-made head-noun classes of the last type_all
+
+    def class_info(self, qid: str) -> ClassInfo | None:
+        """A class known here: fine_classes.json's, the type table's, or a head-noun class of the last type_all."""
+        return self.fine.classes.get(qid) or self.head_classes.get(qid)
+
+    def head_class(self, coarse: str, head: str, taken: set[str]) -> str:
+        """The KB-made class of a head noun for a coarse type (a QID from a hash of both, probed past ``taken``)."""
+        n = int(stable_hash_hex("head-class", coarse, head)[:12], 16) % 10**6
+        while f"Q{HEAD_CLASS_BASE + n}" in taken:
+            n = (n + 1) % 10**6
+        qid = f"Q{HEAD_CLASS_BASE + n}"
+        taken.add(qid)
+        parent = self.table.coarse_fallback.get(coarse, self.table.coarse_fallback["MISC"])
+        self.head_classes[qid] = ClassInfo(qid, f"{head} (head noun)", head, (coarse,), parent)
+        return qid
+
+    def head_pass(self, evidences: Sequence[Evidence], typed: list[Typing]) -> list[Typing]:
+        """The ``head`` signal of the module docstring, over the typings of a corpus."""
+        heads = [name_head(ev.names[0]) if ev.names and ev.coarse != "PER" else None for ev in evidences]
+        learned: dict[tuple[str, str], Counter[str]] = {}
+        for ev, t, h in zip(evidences, typed, heads):
+            if h is not None and t.qid not in CATCH_ALL_CLASSES and not t.adjectival:
+                learned.setdefault((ev.coarse, h), Counter())[t.qid] += 1
+        out = list(typed)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, (ev, t, h) in enumerate(zip(evidences, typed, heads)):
+            if h is None or t.qid not in CATCH_ALL_CLASSES or t.adjectival:
+                continue
+            votes = learned.get((ev.coarse, h))
+            if votes:
+                top, k = min(votes.items(), key=lambda kv: (-kv[1], int(kv[0][1:])))
+                if k >= HEAD_LEARNED_MIN and k >= HEAD_LEARNED_SHARE * sum(votes.values()):
+                    out[i] = Typing(top, "head", place=t.place, scores=t.scores)
+                    continue
+            groups.setdefault((ev.coarse, h), []).append(i)
+        self.head_classes = {}
+        taken: set[str] = set()
+        for key in sorted(groups):
+            if len(groups[key]) >= HEAD_MIN_ITEMS:
+                q = self.head_class(*key, taken)
+                for i in groups[key]:
+                    out[i] = Typing(q, "head", place=typed[i].place, scores=typed[i].scores)
+        return out
 
     # -- the signals ---------------------------------------------------------------------------------------
 
@@ -478,7 +542,13 @@ class FineTyper:
     # -- the decision --------------------------------------------------------------------------------------
 
     def type_all(self, evidences: Sequence[Evidence]) -> list[Typing]:
-        """Type every cluster of a corpus: each on its own, then the ``learned`` signal over the corpus."""
+        """Type every cluster of a corpus: each on its own, then the ``learned`` and ``head`` signals over
+        the corpus."""
+        typed = self._type_all(evidences)
+        self.head_classes = {}
+        return self.head_pass(evidences, typed) if "head" in self.signals else typed
+
+    def _type_all(self, evidences: Sequence[Evidence]) -> list[Typing]:
         typed = [self.type(ev) for ev in evidences]
         if "learned" not in self.signals:
             return typed

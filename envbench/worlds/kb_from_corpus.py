@@ -253,10 +253,10 @@ def kb_from_corpus(
 
     ``untyped`` says what an ORG, LOC or MISC item gets when no signal votes for any class (it would get its
     coarse type's class: organization, geographic location, entity): ``"coarse"`` (the default) writes that
-    class, so such items are swapped among themselves whatever their real kinds ("NBC News" -> "Royal
-    Court"); ``"keep"`` writes no P31, so ``generate`` keeps their entities (reason ``no_type``) and never
-    offers them as candidates. On Re-DocRED (KB from dev + test) "keep" leaves 11% of test entities
-    unrenamed (substitution rate 0.96 -> 0.85; bench/RESULTS.md). Persons are always typed human.
+    class, a catch-all (``core.types.CATCH_ALL_CLASSES``) whose entities ``generate`` keeps (reason
+    ``generic_type``) rather than swap them across kinds ("NBC News" -> "Royal Court"); ``"keep"`` writes
+    no P31, so ``generate`` keeps them as ``no_type``. On Re-DocRED (KB from dev + test) the substitution
+    rate of Env test is 0.845 (bench/RESULTS.md). Persons are always typed human.
     """
     from etl.step import Step, check_writable, manifest_beside
 

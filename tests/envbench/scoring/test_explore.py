@@ -205,6 +205,10 @@ def test_an_index_gives_qids_and_fine_types_their_labels(tmp_path: Path) -> None
         rows = [s for f in sorted((site / "data" / "docs").glob("*.js")) for t in _data(site, f"data/docs/{f.name}")
                 ["twins"].values() for s in t["substitutions"] if s["kind"] == "linked"]
         assert rows and all(s["labels"] == ix.labels_of([s["qid"], s["new_qid"], s["fine_type"]]) for s in rows)
+        # every substitution explains itself (issue 31): the classes it was drawn by, with their labels
+        assert all(s["drawn_by"] and s["drawn_by"][0] == s["fine_type"] for s in rows)
+        assert all(s["class_labels"] == ix.labels_of([*s["drawn_by"], *s["catch_all"]]) for s in rows)
+        assert all({"catch_all", "head_noun", "adjectival"} <= s.keys() for s in rows)
     # the index is an input: the same site is up to date, without it the site is rebuilt (no labels)
     assert build_site(tmp_path / "env" / "test_env.json", sw.test, site, index=sw.index).up_to_date
     build_site(tmp_path / "env" / "test_env.json", sw.test, site)
