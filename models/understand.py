@@ -22,7 +22,9 @@ Choices, and where they differ from the official DocRED-HWE code:
   each summed over the embedding dimensions. Words are mapped to wordpiece positions through the
   same marked word list that ``models.data.build_feature`` tokenises, so [CLS] (position 0) and
   the entity markers are accounted for: the official script indexes evidence spans without the
-  [CLS] shift. Markers, [CLS] and [SEP] are not words and are never ranked.
+  [CLS] shift. Markers, [CLS] and [SEP] are not words and are never ranked. ``--units wordpiece``
+  ranks every input position instead, as the official code does (markers, [CLS] and [SEP] included),
+  against the evidence words' pieces ([CLS]-shifted).
 - **Long documents.** A document longer than the encoder window (512 wordpieces) is encoded as
   the run encodes it (its ``long_docs``, ``models.encoder.window_plan``). IG is taken with respect
   to the document-level embeddings, so a word in the overlap gets its gradient through both
@@ -90,7 +92,8 @@ TOP_K = 4  # a fact counts when its gold relation is among the model's 4 best re
 # (30 steps: < 1%). Facts over it are counted and the command says to raise --steps.
 COMPLETENESS_TOLERANCE = 0.05
 CHECKPOINT = "best"
-CACHE_VERSION = 2  # 2: each fact's top_scores (for the official MAP's elbow)
+CACHE_VERSION = 3  # 2: each fact's top_scores (the official MAP's elbow); 3: piece_ranking, piece_top_scores
+UNITS: tuple[str, ...] = ("word", "wordpiece")  # what is ranked: words, or every wordpiece position (the reference)
 
 
 # --- words and wordpieces ------------------------------------------------------------------------
@@ -294,6 +297,9 @@ def attribute_document(model: Any, tokenizer: Any, cfg: Any, doc: dict[str, Any]
             scores = word_scores(row, pieces)
             rec["ranking"] = rank_words(scores)
             rec["top_scores"] = [round(scores[i], 6) for i in rec["ranking"] if scores[i] is not None]
+            # every input position ([CLS], markers, [SEP] included), as the reference ranks them
+            rec["piece_ranking"] = sorted(range(len(row)), key=lambda i: (-row[i], i))[:MAX_K]
+            rec["piece_top_scores"] = [round(row[i], 6) for i in rec["piece_ranking"]]
     return {"title": doc["title"], "words": word_count(doc), "wordpieces": len(input_ids),
             "windows": len(input_ids) > cfg.window, "cut": feat.cut, "unscored_words": sum(not p for p in pieces),
             "seconds": round(time.time() - t0, 3), "facts": records}
@@ -387,16 +393,20 @@ def _train_overlap(cfg: Any, titles: set[str], run: str) -> list[str]:
 
 def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out: str | os.PathLike[str], *, max_docs: int = 0,
                steps: int = 10, exclude_titles_from: Sequence[str] = (), spans: str = "all", device: str = "cpu",
-               threads: int = 0, step_batch: int = 0, progress: bool = True, map_form: str = "official"
-               ) -> UnderstandResult:
+               threads: int = 0, step_batch: int = 0, progress: bool = True, map_form: str = "official",
+               units: str = "word") -> UnderstandResult:
     """MAP(K) of each run's IG word rankings against DocRED-HWE's evidence words; writes map.json and map.png.
 
     Both MAP forms (``MAP_FORMS``) are computed for both span modes; ``map_form`` and ``spans`` pick
-    the curves plotted."""
+    the curves plotted. ``units="wordpiece"`` ranks every wordpiece position as DocRED-HWE's code does
+    ([CLS], markers and [SEP] included; evidence = the evidence words' pieces, [CLS]-shifted), and its
+    elbow reads the top-100 position scores; ``"word"`` ranks words."""
     if spans not in SPAN_MODES:
         raise EnvbenchError(f"--spans {spans}: use one of {', '.join(SPAN_MODES)}")
     if map_form not in MAP_FORMS:
         raise EnvbenchError(f"--map {map_form}: use one of {', '.join(MAP_FORMS)}")
+    if units not in UNITS:
+        raise EnvbenchError(f"--units {units}: use one of {', '.join(UNITS)}")
     if steps < 1:
         raise EnvbenchError(f"--steps {steps}: use at least 1 interpolation step (default 10)")
     for run in runs:
@@ -458,14 +468,28 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
         seconds = time.time() - t0
         by_title = {d["title"]: d for d in sel.docs}
         curves: dict[str, dict[str, dict[str, list[float]]]] = {form: {} for form in MAP_FORMS}
+        piece_maps = {}
+        if units == "wordpiece":
+            for rec in records:
+                piece_maps[rec["title"]] = word_pieces(by_title[rec["title"]], tokenizer, marker=cfg.marker,
+                                                       max_length=cfg.max_length, markers=cfg.markers)[1]
         for mode in SPAN_MODES:
             items, words, elbows = [], [], []
             for rec in records:
                 doc = by_title[rec["title"]]
                 facts = {f.label_index: f for f in hwe_facts(doc)}
                 for f in rec["facts"]:
-                    if f["kept"]:
-                        items.append((f["ranking"], evidence_words(doc, facts[f["label"]], mode)))
+                    if not f["kept"]:
+                        continue
+                    evidence = evidence_words(doc, facts[f["label"]], mode)
+                    if units == "wordpiece":
+                        pieces = piece_maps[rec["title"]]
+                        evidence = frozenset(p for w in evidence for p in pieces[w])
+                        items.append((f["piece_ranking"], evidence))
+                        words.append(rec["wordpieces"])
+                        elbows.append(elbow_index(f["piece_top_scores"]))
+                    else:
+                        items.append((f["ranking"], evidence))
                         words.append(rec["words"])
                         elbows.append(elbow_index(f["top_scores"]))
             for form in MAP_FORMS:
@@ -497,11 +521,11 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
         results.append(RunMap(run, label, sel.facts, kept, curves, extra))
         del model
     settings = {"hwe": str(hwe), "steps": steps, "quadrature": "gauss-legendre", "baseline": "zero word embeddings",
-                "top_k": TOP_K, "spans": spans, "map": map_form, "max_docs": max_docs, "checkpoint": CHECKPOINT,
+                "top_k": TOP_K, "spans": spans, "map": map_form, "units": units, "max_docs": max_docs, "checkpoint": CHECKPOINT,
                 "exclude_titles_from": [str(p) for p in exclude_titles_from], "selection": sel.as_dict(),
                 "completeness_tolerance": COMPLETENESS_TOLERANCE}
     write_map_json(out_p / "map.json", results, settings)
-    title = f"{map_form} MAP(K) on DocRED-HWE: {len(sel.docs)} documents, {spans} keyword spans"
+    title = f"{map_form} MAP(K) on DocRED-HWE: {len(sel.docs)} documents, {spans} keyword spans, {units}s"
     plot_map(out_p / "map.png", results, spans, title, map_form)
     return UnderstandResult(str(out_p), results, sel.as_dict(), spans, map_form,
                             [str(out_p / "map.json"), str(out_p / "map.png")], warnings)
@@ -524,9 +548,12 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
 @click.option("--map", "map_form", default="official", show_default=True, type=click.Choice(list(MAP_FORMS)),
               help="MAP form printed and plotted: official (DocRED-HWE's code: a hit at rank i adds 1/i; with its "
                    "elbow variant) or precision (the paper's equation 5: a hit adds precision@i). map.json has both.")
+@click.option("--units", default="word", show_default=True, type=click.Choice(list(UNITS)),
+              help="What is ranked: words (a word's wordpieces summed) or every wordpiece position, [CLS] and "
+                   "markers included, as DocRED-HWE's code ranks them.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N (auto picks cuda if present).")
 @click.option("--threads", default=0, type=int, help="torch CPU threads (0 = torch's default).")
-def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, device, threads) -> None:
+def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, units, device, threads) -> None:
     """MAP(K): do a run's integrated-gradients word rankings match DocRED-HWE's human evidence words?
 
     Writes OUT/map.json (MAP(K), K = 1..100, per run; facts kept; settings), OUT/map.png and
@@ -552,12 +579,13 @@ def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, d
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     r = measure_understanding(list(runs), hwe_path, out, max_docs=max_docs, steps=steps, exclude_titles_from=list(exclude),
-                   spans=spans, device=device, threads=threads, progress=sys.stderr.isatty(), map_form=map_form)
+                   spans=spans, device=device, threads=threads, progress=sys.stderr.isatty(), map_form=map_form,
+                   units=units)
     sel = r.selection
     click.echo(f"{sel['documents']} documents, {sel['facts']} facts ({sel['excluded']} documents excluded, "
                f"{sel['without_labels']} without labels, {sel['cut_by_max_docs']} past --max-docs); "
                f"IG with {steps} steps; a fact counts when its relation is in the model's top {TOP_K}")
-    click.echo(f"{map_form} MAP(K), evidence = {spans} keyword spans of each fact:")
+    click.echo(f"{map_form} MAP(K) of {units}s, evidence = {spans} keyword spans of each fact:")
     click.echo(format_table(r.runs, spans, map_form))
     other = "last" if spans == "all" else "all"
     click.echo(f"with {other} keyword spans: " + "; ".join(

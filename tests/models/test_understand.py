@@ -233,7 +233,7 @@ def test_understand_end_to_end(tiny_run: dict[str, Path], tmp_path: Path) -> Non
     lines = r.stdout.splitlines()
     assert lines[0] == ("4 documents, 12 facts (2 documents excluded, 0 without labels, 0 past --max-docs); IG with 4 "
                         "steps; a fact counts when its relation is in the model's top 4")
-    assert lines[1] == "official MAP(K), evidence = all keyword spans of each fact:"
+    assert lines[1] == "official MAP(K) of words, evidence = all keyword spans of each fact:"
     assert lines[2].split() == ["run", "facts", "K=1", "K=5", "K=10", "K=20", "K=50"]
     assert [ln.split()[0] for ln in lines[3:11]] == ["run#1", "elbow", "ideal", "random",
                                                      "run#2", "elbow", "ideal", "random"]
@@ -266,8 +266,16 @@ def test_understand_end_to_end(tiny_run: dict[str, Path], tmp_path: Path) -> Non
                for f in kept)
     r = _invoke([*args, "--map", "precision"])  # the cached attributions, the other form printed
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[1] == "precision MAP(K), evidence = all keyword spans of each fact:"
+    assert r.stdout.splitlines()[1] == "precision MAP(K) of words, evidence = all keyword spans of each fact:"
     assert json.loads((out / "map.json").read_text())["runs"][0]["documents_computed"] == 0
+    # every wordpiece position ranked, as the reference: [CLS], markers and [SEP] compete with the words
+    assert all(len(f["piece_ranking"]) == min(100, x["wordpieces"]) for x in recs for f in x["facts"] if f["kept"])
+    r = _invoke([*args, "--units", "wordpiece"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1] == "official MAP(K) of wordpieces, evidence = all keyword spans of each fact:"
+    pieces_map = json.loads((out / "map.json").read_text())
+    assert pieces_map["settings"]["units"] == "wordpiece" and pieces_map["runs"][0]["documents_computed"] == 0
+    assert pieces_map["runs"][0]["map"]["official"]["all"]["model"] != official["model"]
     # a rerun reuses the attributions (and keeps those it does not need); --max-docs keeps the first documents
     r = _invoke([*args, "--max-docs", "1"])
     assert r.exit_code == 0, r.output
