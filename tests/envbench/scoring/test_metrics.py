@@ -391,7 +391,9 @@ def corpus(draw: st.DrawFn) -> tuple[list[dict], list[dict], list[dict]]:
         x = {"title": title, "h_idx": draw(st.integers(0, n - 1)), "t_idx": draw(st.integers(0, n - 1)),
              "r": draw(st.sampled_from(_RELS))}
         if draw(st.booleans()):
-            x["evidence"] = draw(st.lists(st.integers(0, 3), max_size=2))
+            # sentence ids of the document (an id past its sentences is refused, as the reader refuses
+            # ["0"]; tests/envbench/formats/test_predictions.py)
+            x["evidence"] = draw(st.lists(st.integers(0, len(d["sents"]) - 1), max_size=2))
         preds.append(x)
     train = [d for d in docs if draw(st.booleans())]
     return docs, preds, train
