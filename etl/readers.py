@@ -509,6 +509,7 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
     lines = 0  # newlines in buf.data[:scanned] (only counted when chunk_lines is set)
     shape: str | None = None
     last_nonblank = b""
+    open_line = 0  # where the line that is not finished yet starts (decompressed offset)
     eof = False
     while not eof:
         want = BLOCK
@@ -535,6 +536,14 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
                 return
         if n:
             last_nonblank = _last_nonblank_in(buf.data, buf.fill - n, buf.fill) or last_nonblank
+            # The line open before this read, where it ends in it, or still open: not longer than a
+            # record may be (two finds per read, as reads are much shorter than the limit).
+            first = buf.data.find(b"\n", buf.fill - n, buf.fill)
+            open_len = (first if first >= 0 else buf.fill) - (open_line - chunk_start)
+            if open_len > MAX_RECORD_BYTES:
+                raise record_too_long(stream.path, open_line)
+            if first >= 0:
+                open_line = chunk_start + buf.data.rfind(b"\n", buf.fill - n, buf.fill) + 1
         while scanned < buf.fill:  # every chunk that the buffer now holds
             cut, scanned, lines = _find_cut(buf.data, scanned, buf.fill, lines, chunk_lines, chunk_bytes)
             if cut < 0:
@@ -550,10 +559,6 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
             index += 1
             chunk_start += cut + 1
             buf, scanned, lines = nxt, 0, 0
-        if buf.fill > MAX_RECORD_BYTES and n:  # then the line that is still open may be too long
-            line_start = buf.data.rfind(b"\n", 0, buf.fill) + 1
-            if buf.fill - line_start > MAX_RECORD_BYTES:
-                raise record_too_long(stream.path, chunk_start + line_start)
     if buf.fill:
         yield buf.finish(index, chunk_start, buf.fill, keep=skip is None or not skip(index))
     if shape == "array" and last_nonblank != b"]":

@@ -473,9 +473,12 @@ class EntityParser:
 
 def iter_envelope(record: Any) -> Iterable[Any] | None:
     """Entities inside a {"entities": {...}} (Special:EntityData, wbgetentities) record, or the
-    elements of a JSON array of entities (a small dump written on one line), else None."""
+    elements of a JSON array of entities (a small dump written on one line: its first element has an
+    "id" or a "type"), else None."""
     if _is_array(record):
-        return list(record)
+        items = list(record)
+        first = items[0] if items else None
+        return items if hasattr(first, "get") and ("id" in first or "type" in first) else None
     if hasattr(record, "get") and "id" not in record and "entities" in record:
         ents = record["entities"]
         if hasattr(ents, "values"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ import orjson
 
 from etl.io import InputError, dumps_json, sha256_bytes, sha256_file, write_json_atomic
 from etl.manifest import package_version
+from etl.step import claim_of
 from wikidata_index.names import fold
 from wikidata_index.schema import DEMONYM_LANGUAGE, OPTIONAL_TABLES, TABLES
 
@@ -46,6 +48,25 @@ def reingest_hint(path: str | os.PathLike[str]) -> str:
 # ----------------------------------------------------------------------------- the manifest
 
 
+# How long opening an index waits for a publish under way (a handful of renames and the manifest).
+PUBLISH_WAIT_S = 10.0
+
+
+def _wait_for_publish(root: Path, man: Path) -> None:
+    """Wait while a publish is under way (its claim is there, the manifest is not yet); refuse when
+    no manifest came within PUBLISH_WAIT_S."""
+    deadline = time.monotonic() + PUBLISH_WAIT_S
+    while time.monotonic() < deadline:
+        if man.is_file() or not claim_of(man).is_file():
+            return
+        time.sleep(0.02)
+    if man.is_file():  # pragma: no cover - it came as the wait ended
+        return
+    raise InputError(f"index at {root} is being published (its {claim_of(man).name} is there) and no {MANIFEST} came "
+                     f"within {PUBLISH_WAIT_S:g} s: an ingest-dump is writing it, or was stopped while publishing; "
+                     "open it again once that run ends, or rerun the ingest-dump command that wrote it")
+
+
 def read_index_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The manifest of the index at ``path``, after the checks that need no table file.
 
@@ -55,6 +76,8 @@ def read_index_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     """
     root = Path(path)
     man = root / MANIFEST
+    if not man.is_file() and claim_of(man).is_file():
+        _wait_for_publish(root, man)
     if not man.is_file():
         if root.is_dir() and (any((root / t).is_dir() for t in TABLES) or any(root.glob(".staging-*"))):
             raise InputError(f"index at {root} is incomplete: it has no {MANIFEST} (an ingest was stopped while "

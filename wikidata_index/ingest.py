@@ -120,6 +120,7 @@ class IngestResult:
     seconds: float
     resumed_chunks: int = 0
     manifest: dict[str, Any] = field(default_factory=dict)
+    up_to_date: bool = False  # the same command had made this index: nothing was read or written
 
     def summary(self) -> str:
         rows = ", ".join(f"{t} {n:,}" for t, n in self.rows.items())
@@ -130,8 +131,10 @@ class IngestResult:
             extra += (f", unusable names {unusable:,} (left out: control characters, bidi overrides or more than "
                       f"{MAX_NAME_CHARS} characters)")
         resumed = f" ({self.resumed_chunks} chunks reused)" if self.resumed_chunks else ""
+        head = (f"index at {self.out} is up to date (made by the same command from the same dump); pass --force to "
+                "ingest it again" if self.up_to_date else f"index written to {self.out} in {self.seconds:.1f}s{resumed}")
         return (
-            f"index written to {self.out} in {self.seconds:.1f}s{resumed}\n"
+            f"{head}\n"
             f"rows: {rows}\n"
             f"records: {self.stats.get('records', 0):,}, items {self.stats.get('kept_item', 0):,}, "
             f"properties {self.stats.get('kept_property', 0):,}{extra}"
@@ -177,10 +180,12 @@ def resolve_extractor(extractor: str) -> str:
     return "c"
 
 
-def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], extractor: str = "auto"
+def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], extractor: str = "auto",
+                entity_lines: list[int] | None = None
                 ) -> tuple[dict[str, pa.Table], dict[str, int], list[dict[str, Any]], int]:
     """Staged tables, stats, error samples (line numbers relative to the chunk) and the line count
     of one chunk of dump lines. ``offset`` is the chunk's byte offset in the decompressed stream.
+    ``entity_lines``, when given, receives the line of each row of the entities table.
 
     The C extractor takes the usual records and hands every other line back to the Python path,
     which decides what it is (malformed, skipped, an envelope, or unusual but valid); both give
@@ -199,7 +204,7 @@ def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], 
             errors.append({"line": line, "offset": offset, "reason": reason, "message": message, "sample": sample})
 
     fast_tables: dict[str, pa.Table] = {}
-    entity_lines: list[int] = []  # the line of each entity row (C rows first, then the Python path's)
+    c_lines: list[int] = []  # the line of each entity row: C rows first, then the Python path's
     py_lines: list[int] = []
     # The C columns have 32-bit Arrow offsets; no column comes near 2 GiB below a 1 GiB chunk.
     if resolve_extractor(extractor) == "c" and len(data) < FAST_MAX_CHUNK:
@@ -212,7 +217,8 @@ def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], 
                 _handle_record(parser, line, offset + start, rec, languages, rows, stats, bad)
                 py_lines += [line] * (rows.count("entities") - before)
         fast_tables = {t: _table_from_buffers(columns[t], schema) for t, schema in STAGE_SCHEMAS.items()}
-        entity_lines = _lines_of_ids(data, fast_tables["entities"].column("id").to_pylist())
+        if entity_lines is not None:
+            c_lines = _lines_of_ids(data, fast_tables["entities"].column("id").to_pylist())
     else:
         data = data if isinstance(data, bytes) else bytes(data)
         lines = [0]
@@ -229,8 +235,8 @@ def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], 
         if table in fast_tables:
             t = pa.concat_tables([fast_tables[table], t]) if t.num_rows else fast_tables[table]
         tables[table] = t
-    # Staged beside the entity columns, for the warning that names the lines of a repeated QID.
-    tables["entities"] = tables["entities"].append_column(LINE_COLUMN, pa.array(entity_lines + py_lines, pa.int32()))
+    if entity_lines is not None:
+        entity_lines += c_lines + py_lines
     for table, column in NAME_COLUMNS.items():
         tables[table], dropped = usable_names(tables[table], column)
         if dropped:
@@ -305,7 +311,10 @@ def process_chunk(chunk: Chunk, out_dir: Path, *, languages: Sequence[str], extr
     """Parse one chunk into per-table Parquet files in out_dir; return its stats and error samples."""
     data = chunk.view()  # a ring slot is mapped, not copied
     try:
-        tables, stats, errors, n_lines = parse_chunk(data, chunk.offset, languages, extractor)
+        lines: list[int] = []
+        tables, stats, errors, n_lines = parse_chunk(data, chunk.offset, languages, extractor, lines)
+        # Staged beside the entity columns, for the warning that names the lines of a repeated QID.
+        tables["entities"] = tables["entities"].append_column(LINE_COLUMN, pa.array(lines, pa.int32()))
         size = len(data)
     finally:
         if isinstance(data, mmap.mmap):
@@ -434,6 +443,10 @@ def ingest_dump(
                   "max_errors": max_errors, "workers": workers}
     # rerun: an ingest is never skipped as up to date (its own --force means "start over", and lets it
     # write beside another step's files, as every step's --force does).
+    if not force and dump != "-":
+        done = _already_made(out_dir, key, tokenizer, t0)
+        if done is not None:
+            return done
     step = Step("ingest-dump", root=out_dir, outputs=[f"{t}/" for t in TABLES], parameters=parameters,
                 rerun=True, force=force)
     space = _SpaceUse(dump)
@@ -452,7 +465,7 @@ def ingest_dump(
             if lower and not force:
                 raise InputError(f"--out {out_dir}: the new index would have {lower} (made from "
                                  f"{_input_name(old)}); pass --force to replace it anyway, or choose another --out")
-            step.info.update(info, index_format=INDEX_FORMAT)
+            step.info.update(info, index_format=INDEX_FORMAT, ingest_key=key)
             _remove_other_stages(out_dir, keep=stage)
         except BaseException as exc:
             kept = _after_failure(stage, exc, resumable=dump != "-")
@@ -473,7 +486,7 @@ def ingest_dump(
                     raise InputError(_too_large_message(out_dir / "index.duckdb", 0)) from None
                 raise
             remember_hashes(out_dir, manifest.get("outputs", []))
-            shutil.rmtree(stage, ignore_errors=True)
+            _remove_stage(stage)
             with contextlib.suppress(FileNotFoundError):
                 (out_dir / ".ingest.lock").unlink()  # left by versions that locked with a file
     return IngestResult(
@@ -526,6 +539,62 @@ def _refuse_dump_inside(dump: str, out_dir: Path) -> None:
 
 
 STAGE_NAME = re.compile(r"\.staging-[0-9a-f]{16}")
+REMOVING = ".removing"
+
+
+def _remove_stage(stage: Path) -> None:
+    """Remove a finished run's stage: renamed first (one atomic step), so that a run stopped while
+    removing it (SIGTERM at the end of an ingest) leaves no half stage that a rerun would resume from."""
+    if not stage.exists():
+        return
+    gone = stage.with_name(stage.name + REMOVING)
+    shutil.rmtree(gone, ignore_errors=True)
+    os.replace(stage, gone)
+    shutil.rmtree(gone, ignore_errors=True)
+
+
+def _leftovers(out_dir: Path) -> list[Path]:
+    """What stopped runs leave in an index folder that nothing reads: stages being removed, and
+    index.duckdb's temporary files."""
+    return [*out_dir.glob(f".staging-*{REMOVING}"), *out_dir.glob(".index.duckdb.*.tmp"),
+            *out_dir.glob(".index.duckdb.*.tmp.wal")]
+
+
+def _already_made(out_dir: Path, key: str, tokenizer: NameTokenizer | None, t0: float) -> IngestResult | None:
+    """The index at ``out_dir`` when the same command made it (the same dump file, size and mtime,
+    languages and chunking, extraction version, code, and name tokenizer) and its table files are all
+    there at their sizes; leftovers of a stopped run are removed then. None otherwise, or when another
+    run holds the folder (the step reports that)."""
+    from etl.manifest import code_fingerprint
+
+    old = read_manifest(out_dir / "manifest.json")
+    made = (old or {}).get("name_tokens")
+    if (not old or old.get("step") != "ingest-dump" or old.get("ingest_key") != key
+            or old.get("code_sha256") != code_fingerprint() or not isinstance(made, dict)
+            or made.get("tokenizer") != (tokenizer.version if tokenizer else None)):
+        return None
+    outputs = old.get("outputs")
+    if not isinstance(outputs, list) or not outputs:
+        return None
+    for o in outputs:
+        if not isinstance(o, dict) or not isinstance(o.get("name"), str):
+            return None
+        f = out_dir / o["name"]
+        if not f.is_file() or f.stat().st_size != o.get("bytes"):
+            return None
+    with _lock_if_free(out_dir) as locked:
+        if not locked:
+            return None
+        for stale in _leftovers(out_dir):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+        _remove_other_stages(out_dir, keep=out_dir / ".none")
+        if not (out_dir / "index.duckdb").is_file():
+            write_index_db(out_dir)
+    return IngestResult(out=out_dir, rows=old.get("rows", {}), stats=old.get("stats", {}),
+                        errors=old.get("errors", []), seconds=time.perf_counter() - t0, manifest=old, up_to_date=True)
 
 
 def _remove_other_stages(out_dir: Path, keep: Path) -> None:

@@ -240,7 +240,9 @@ def slow_chunk(chunk, out_dir, **kw):
     return real_chunk(chunk, out_dir, **kw)
 def hang(name, real):
     def f(*a, **kw):
-        if sys.argv[5] == name:  # stop half-way through this phase and wait to be killed
+        # stop half-way through this phase and wait to be killed (publishing: at the manifest, after
+        # the claim and the tables)
+        if sys.argv[5] == name and (name != "publish" or Path(a[0]).name == "manifest.json"):
             flag.touch()
             time.sleep(60)
         return real(*a, **kw)
@@ -254,7 +256,7 @@ ing.ingest_dump(sys.argv[1], sys.argv[2], workers=2, progress=False, chunk_lines
 
 @pytest.mark.slow
 @pytest.mark.parametrize("phase", ["chunks:3", "chunks:25", "finalize", "publish"])
-def test_sigkill_then_rerun_gives_identical_tables(tmp_path: Path, phase: str) -> None:
+def test_sigkill_then_rerun_gives_identical_tables(tmp_path: Path, phase: str, monkeypatch: pytest.MonkeyPatch) -> None:
     dump = _write(tmp_path / "d.json.gz", _dump_bytes(_synthetic(300)))
     ingest_dump(dump, tmp_path / "ref", workers=1, progress=False, chunk_lines=10)
     ref = _table_bytes(tmp_path / "ref")
@@ -279,7 +281,10 @@ def test_sigkill_then_rerun_gives_identical_tables(tmp_path: Path, phase: str) -
         with WikidataIndex(out) as ix:  # the previous index is untouched
             assert ix.counts()["entities"] == 3
     else:  # tables moved, no manifest yet: no reader accepts the half-published index
-        with pytest.raises(InputError, match=f"index at {out} is incomplete: it has no manifest.json"):
+        import wikidata_index.index as index_module
+
+        monkeypatch.setattr(index_module, "PUBLISH_WAIT_S", 0.1)
+        with pytest.raises(InputError, match=f"index at {out} is being published .* or was stopped while publishing"):
             WikidataIndex(out)
     res = ingest_dump(dump, out, workers=2, progress=False, chunk_lines=10)
     assert res.resumed_chunks >= kill_after
@@ -569,3 +574,206 @@ def test_the_ram_spool_is_removed_after_a_run_and_after_a_failure(tmp_path: Path
     with pytest.raises(InputError, match="truncated"):
         ingest_dump(bad, tmp_path / "ix2", workers=2, progress=False, chunk_lines=100)
     assert not list(shm.glob(mine))
+
+
+# ----------------------------------------------------------------------------- hostile dumps (issue 29)
+
+
+def _extractors() -> list[str]:
+    from wikidata_index.ingest import fast_extractor
+
+    return ["c", "python"] if fast_extractor() is not None else ["python"]
+
+
+def test_unusable_names_are_never_written_and_are_counted(tmp_path: Path) -> None:
+    """Labels and aliases with NUL, a bidi override or more than 250 characters are left out of names
+    (so no benchmark draws them), by both extractors alike; the manifest's stats and the summary count them."""
+    q1 = _item(1, [5], label="Nul\x00Name", aliases=["Fine Name", "Tab\tis whitespace"])
+    q2 = _item(2, [5], label="evil\u202eoverride", aliases=["iso\u2066late"])
+    q3 = _item(3, [5], label="L" * 5000, aliases=["M" * 250])
+    q3["claims"]["P1549"] = [_demonym("Bad\x01demonym"), _demonym("Good")]
+    dump = _write(tmp_path / "d.json", _dump_bytes([q1, q2, q3]))
+    tables = []
+    for extractor in _extractors():
+        res = ingest_dump(dump, tmp_path / extractor, workers=1, progress=False, extractor=extractor)
+        names = pq.read_table(tmp_path / extractor / "names").column("name").to_pylist()
+        assert names == ["Fine Name", "Tab\tis whitespace", "M" * 250]
+        assert pq.read_table(tmp_path / extractor / "demonyms").column("text").to_pylist() == ["Good"]
+        assert res.stats["unusable_names"] == 5
+        assert res.summary().splitlines()[-1] == (
+            "records: 3, items 3, properties 0, malformed 0, unusable names 5 (left out: control characters, "
+            "bidi overrides or more than 250 characters)")
+        tables.append(_table_bytes(tmp_path / extractor))
+    assert all(t == tables[0] for t in tables)
+
+
+def test_a_qid_held_twice_warns_naming_it_and_its_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Each repeated QID is named with every line it is on (across chunks too), whatever the extractor
+    or chunking; the index merges the copies as before and counts them in the stats."""
+    entities = [_item(i, [5], label=f"N{i}") for i in range(1, 30)]
+    entities.insert(7, _item(3, [6], label="Again"))  # line 9; the first Q3 is on line 4
+    entities.append(_item(20, [6], label="Twenty"))  # line 32; the first Q20 is on line 22
+    dump = _write(tmp_path / "d.json.gz", _dump_bytes(entities))
+    for extractor in _extractors():
+        for chunk_lines in (None, 4):
+            caplog.clear()
+            with caplog.at_level(logging.WARNING, logger="wikidata_index.ingest"):
+                res = ingest_dump(dump, tmp_path / f"{extractor}-{chunk_lines}", workers=1, progress=False,
+                                  extractor=extractor, chunk_lines=chunk_lines)
+            assert [r.getMessage() for r in caplog.records] == [
+                f"{dump}: Q20 appears 2 times (lines 22, 32); its copies are merged into one entity (one entities "
+                "row, the names, types and statements of all copies)",
+                f"{dump}: Q3 appears 2 times (lines 4, 9); its copies are merged into one entity (one entities "
+                "row, the names, types and statements of all copies)"]
+            assert res.stats["duplicate_entities"] == 2 and res.rows["entities"] == 29
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="wikidata_index.ingest"):
+        ingest_dump(_write(tmp_path / "once.json", _dump_bytes(entities[:7])), tmp_path / "once", workers=1,
+                    progress=False)
+    assert not caplog.records  # no repeat, no warning
+
+
+def test_a_record_over_the_size_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line longer than the record limit stops the read with one line naming its byte, whether it is
+    the first line or a later one; the index there is untouched."""
+    import etl.readers
+
+    monkeypatch.setattr(etl.readers, "MAX_RECORD_BYTES", 1 << 20)
+    big = dict(_item(2, [5], label="Big"), descriptions={"en": {"language": "en", "value": "x" * (3 << 20)}})
+    later = _write(tmp_path / "later.json.gz", _dump_bytes([_item(1, [5], label="A"), big]))
+    first = _write(tmp_path / "first.json", orjson.dumps(big))  # one line, no dump framing
+    offset = len(b"[\n" + orjson.dumps(_item(1, [5], label="A")) + b",\n")
+    for dump, at in ((later, offset), (first, 0)):
+        with pytest.raises(InputError) as err:
+            ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, chunk_bytes=1 << 16)
+        assert str(err.value) == (
+            f"{dump}: the record at decompressed byte {at:,} is longer than 1 MB, the most one entity may take; "
+            "a dump holds one entity per line, as the official dumps do (a whole dump on one line, as one "
+            "JSON array, is not read): check the file")
+    assert not (tmp_path / "ix").exists()
+
+
+_BIG_LINE = """
+import resource, sys
+from etl.io import InputError
+from wikidata_index.ingest import ingest_dump
+try:
+    ingest_dump(sys.argv[1], sys.argv[2], workers=2, progress=False)
+except InputError as exc:
+    print(exc)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+@pytest.mark.slow
+def test_a_300_mb_line_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """The real limit (128 MB): a small .gz holding one 300 MB line is refused before it is read whole,
+    the process staying far below the 1.2 GB that holding and copying it would take."""
+    import zlib
+
+    dump = tmp_path / "big.json.gz"
+    comp = zlib.compressobj(1, zlib.DEFLATED, 31)
+    with open(dump, "wb") as fh:
+        fh.write(comp.compress(b'[\n{"type":"item","id":"Q1","descriptions":{"en":{"language":"en","value":"'))
+        block = b"x" * (1 << 20)
+        for _ in range(300):
+            fh.write(comp.compress(block))
+        fh.write(comp.compress(b'"}}}\n]\n') + comp.flush())
+    out = subprocess.run([sys.executable, "-c", _BIG_LINE, str(dump), str(tmp_path / "ix")], capture_output=True,
+                         text=True, check=True, env=dict(os.environ, PYTHONPATH=str(REPO))).stdout.splitlines()
+    assert out[0] == (f"{dump}: the record at decompressed byte 2 is longer than 128 MB, the most one entity may "
+                      "take; a dump holds one entity per line, as the official dumps do (a whole dump on one line, "
+                      "as one JSON array, is not read): check the file")
+    assert int(out[1]) < 600  # MB
+
+
+def test_a_one_line_json_array_of_entities_is_read(tmp_path: Path) -> None:
+    """A dump written as one JSON array on one line gives the same tables as the official shape."""
+    entities = _synthetic(5)
+    one = _write(tmp_path / "one.json", orjson.dumps(entities) + b"\n")
+    ingest_dump(_write(tmp_path / "ref.json", _dump_bytes(entities)), tmp_path / "ref", workers=1, progress=False)
+    for extractor in _extractors():
+        res = ingest_dump(one, tmp_path / extractor, workers=1, progress=False, extractor=extractor)
+        assert res.stats == {"kept_item": 5, "malformed": 0, "records": 5}
+        assert _table_bytes(tmp_path / extractor) == _table_bytes(tmp_path / "ref")
+
+
+def test_opening_an_index_mid_publish_waits_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a publish is under way (its claim there, the manifest not yet), opening waits and then
+    reads the new index; a claim that stays without a manifest (a publish that was stopped) is named."""
+    import threading
+
+    import wikidata_index.index as index_module
+    from etl.step import claim_of
+
+    out = tmp_path / "ix"
+    ingest_dump(_write(tmp_path / "d.json", _dump_bytes(_synthetic(4))), out, workers=1, progress=False)
+    man = out / "manifest.json"
+    saved = man.read_bytes()
+    man.unlink()
+    claim_of(man).write_bytes(b"{}")
+
+    def publish() -> None:
+        time.sleep(0.3)
+        man.write_bytes(saved)
+        claim_of(man).unlink()
+
+    thread = threading.Thread(target=publish)
+    thread.start()
+    with WikidataIndex(out) as ix:
+        assert ix.counts()["entities"] == 4
+    thread.join()
+    man.unlink()
+    claim_of(man).write_bytes(b"{}")
+    monkeypatch.setattr(index_module, "PUBLISH_WAIT_S", 0.2)
+    with pytest.raises(InputError) as err:
+        WikidataIndex(out)
+    assert str(err.value) == (
+        f"index at {out} is being published (its .manifest.json.publishing is there) and no manifest.json came "
+        "within 0.2 s: an ingest-dump is writing it, or was stopped while publishing; open it again once that run "
+        "ends, or rerun the ingest-dump command that wrote it")
+
+
+_TERMINATED = """
+import os, shutil, signal, sys
+import wikidata_index.ingest as ing
+real_db, real_rmtree = ing.write_index_db, shutil.rmtree
+def stop_in_db(out_dir):  # SIGTERM while index.duckdb is being written (its temporary file exists)
+    open(os.path.join(out_dir, ".index.duckdb.abc123.tmp"), "wb").write(b"half")
+    os.kill(os.getpid(), signal.SIGTERM)
+def stop_in_stage(path, *a, **kw):  # SIGTERM half-way through removing the finished stage
+    if ".staging-" in str(path) and os.path.isdir(os.path.join(path, "chunks")):
+        real_rmtree(os.path.join(path, "chunks", "done"))
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real_rmtree(path, *a, **kw)
+if sys.argv[3] == "db":
+    ing.write_index_db = stop_in_db
+else:
+    shutil.rmtree = stop_in_stage
+ing.ingest_dump(sys.argv[1], sys.argv[2], workers=1, progress=False, chunk_lines=3)
+"""
+
+
+@pytest.mark.parametrize("where", ["db", "stage"])
+def test_a_rerun_after_sigterm_at_the_end_is_up_to_date_and_cleans_up(tmp_path: Path, where: str) -> None:
+    """SIGTERM after the manifest, while index.duckdb is written or the stage removed: the same command
+    again finds the index up to date (it reads no dump), removes what the stopped run left, and writes
+    index.duckdb when it is missing; another dump, or --force, ingests again."""
+    dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(12)))
+    out = tmp_path / "ix"
+    proc = subprocess.run([sys.executable, "-c", _TERMINATED, str(dump), str(out), where],
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), check=False)
+    assert proc.returncode == -signal.SIGTERM
+    left = sorted(p.name for p in out.iterdir() if p.name.startswith("."))
+    assert any(n.endswith(".tmp") for n in left) if where == "db" else any(n.startswith(".staging-") for n in left)
+    res = ingest_dump(dump, out, workers=1, progress=False, chunk_lines=3)
+    assert res.up_to_date and res.rows["entities"] == 12
+    assert res.summary().splitlines()[0] == (
+        f"index at {out} is up to date (made by the same command from the same dump); pass --force to ingest it "
+        "again")
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [".file-hashes.json"] * (where == "stage")
+    assert (out / "index.duckdb").is_file()
+    with WikidataIndex(out) as ix:
+        assert ix.counts()["entities"] == 12
+    assert not ingest_dump(dump, out, workers=1, progress=False, chunk_lines=3, force=True).up_to_date
+    assert not ingest_dump(dump, out, workers=1, progress=False, chunk_lines=4).up_to_date  # other chunking
