@@ -439,3 +439,40 @@ def test_ingest_stores_name_tokens_unless_told_not_to(tmp_path: Path) -> None:
             assert "Douglas Adams" in ix.names("Q42")
         assert rows == ([] if flag else [("Douglas N. Adams", ["Douglas", "N.", "Adams"]),
                                          ("Douglas Noël Adams", ["Douglas", "Noël", "Adams"])])
+
+
+_LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))  # ulimit -f 64
+from envbench.cli import main
+sys.argv = ["envbench", "ingest-dump", sys.argv[1], "--out", sys.argv[2], "--workers", "1", "-q"]
+main()
+"""
+
+
+def test_a_file_size_limit_names_the_index_and_blames_no_permission(tmp_path: Path) -> None:
+    """Under `ulimit -f 64` the error names the index folder and the limit (Python ignores SIGXFSZ, so
+    the write fails with EFBIG, which said 'File too large; check the path and its permissions')."""
+    from tests.wikidata_index.test_ingest import _dump_bytes, _synthetic
+
+    dump = tmp_path / "d.json"
+    dump.write_bytes(_dump_bytes(_synthetic(3000)))
+    out = tmp_path / "ix"
+    res = subprocess.run([sys.executable, "-c", _LIMITED, str(dump), str(out)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)), check=False)
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.splitlines()[-1] == (
+        f"Error: {out}: a file grew past the file-size limit (ulimit -f 64) while writing the index; raise the "
+        "limit (ulimit -f unlimited), then rerun")
+
+
+def test_the_same_ingest_again_is_up_to_date(tmp_path: Path) -> None:
+    dump = shared_path("wikidata-samples", "syvb-wikidata", "Q42.json")
+    out = tmp_path / "ix"
+    args = ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "-q"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[0] == (f"index at {out} is up to date (made by the same command from the same "
+                                          "dump); pass --force to ingest it again")
+    assert CliRunner().invoke(cli, [*args, "--force"]).output.startswith(f"index written to {out} in ")
