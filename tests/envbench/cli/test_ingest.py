@@ -317,9 +317,9 @@ def test_a_damaged_table_is_one_line_in_every_index_command(index: Path, tmp_pat
 def test_index_info_verify(index: Path) -> None:
     res = CliRunner().invoke(cli, ["index", "info", str(index), "--verify"])
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[-1] == "verified: 9 table files match the sha256s in manifest.json"
+    assert res.output.splitlines()[-1] == "verified: 10 table files match the sha256s in manifest.json"
     data = orjson.loads(CliRunner().invoke(cli, ["index", "info", str(index), "--verify", "--json"]).output)
-    assert data["verified_files"] == 9  # name_tokens since 2026-12-01
+    assert data["verified_files"] == 10  # name_tokens since 2026-12-01, genders (P21) since 2026-12-02
 
 
 def test_index_info_names_a_deleted_table_and_a_missing_manifest(index: Path, tmp_path: Path) -> None:
