@@ -48,11 +48,14 @@ def ingest_dump(dump: str, out: str, languages: str, workers: int | None, max_er
     """Ingest a Wikidata JSON dump into Parquet tables + DuckDB views under --out.
 
     DUMP is the official dump (latest-all.json[.gz|.bz2|.zst]), '-' for stdin (plain or
-    compressed), or a file in the one-entity, {"entities": {...}} or JSON-lines shape; the
-    compression is read from the file's first bytes. Killed runs resume when rerun with the same
-    arguments; DIR keeps the previous index until the new one is complete. A dump with no item
-    or property is an error, and an index that would replace one with more entities (or with
-    names in more languages) needs --force.
+    compressed), or a file in the one-entity, {"entities": {...}}, JSON-lines or one-line JSON
+    array shape, each record at most 128 MB; the compression is read from the file's first bytes.
+    Killed runs resume when rerun with the same arguments, and the same command over the index it
+    made finds it up to date; DIR keeps the previous index until the new one is complete. A dump
+    with no item or property is an error, and an index that would replace one with more entities
+    (or with names in more languages) needs --force. Names with control characters, bidi
+    overrides or more than 250 characters are left out (counted as unusable names), and a QID
+    held twice is named with its lines in a warning.
 
     \b
     Example:
