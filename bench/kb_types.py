@@ -68,12 +68,18 @@ def chance(gold: list[dict[str, str]]) -> dict[str, float]:
     return out
 
 
-def accuracy(pred: dict[tuple[str, int], str], gold: list[dict[str, str]]) -> dict[str, float]:
-    fine = load_fine_classes()
+def head_of(typer: FineTyper | None, qid: str) -> str:
+    """A class's head noun: fine_classes.json's, or the head of a KB-made head-noun class of ``typer``."""
+    info = typer.class_info(qid) if typer is not None else load_fine_classes().classes.get(qid)
+    return info.head if info is not None else ""
+
+
+def accuracy(pred: dict[tuple[str, int], str], gold: list[dict[str, str]],
+             typer: FineTyper | None = None) -> dict[str, float]:
     out = {}
     for c in (*COARSE, "all"):
         rows = [g for g in gold if c in ("all", g["coarse"])]
-        ok = [fine.head(pred[(g["title"], int(g["entity"]))]) == g["head_noun"] for g in rows]
+        ok = [head_of(typer, pred[(g["title"], int(g["entity"]))]) == g["head_noun"] for g in rows]
         out[c] = sum(ok) / len(ok)
     return out
 
@@ -142,6 +148,9 @@ def substitution_level(out: Path, gold: list[dict[str, str]]) -> None:
     n_non_person = len(rows)
     print(f"non-person substitutions: {n_non_person}; with source and replacement both annotated: {len(pairs)}; "
           f"same head noun: {sum(kept)}/{len(kept)} = {sum(kept) / max(1, len(kept)):.1%}")
+    for c in COARSE:
+        ks = [h in hs for r, h, hs in pairs if r["coarse_type"] == c]
+        print(f"  {c}: {sum(ks)}/{len(ks)} = {sum(ks) / max(1, len(ks)):.1%}")
     rng = random.Random(20)
     sample = rng.sample(rows, min(60, len(rows)))
     with open(out / "sample60.tsv", "w", encoding="utf-8") as fh:
@@ -254,22 +263,24 @@ def main() -> None:
             pred = {(g["title"], int(g["entity"])): table.infer(corpus.slots[g["title"]][int(g["entity"])].roles,
                                                                  g["coarse"]) for g in gold}
         else:
-            pred = predictions(corpus, FineTyper(signals), gold)
-        acc = accuracy(pred, gold)
+            typer = FineTyper(signals)
+            pred = predictions(corpus, typer, gold)
+        acc = accuracy(pred, gold, typer if signals != "old" else None)
         p, n = purity(pred, gold)
         results[label] = (acc, p)
         print(f"  {label:<42} {fmt(acc)}   purity {p:6.1%} ({n})")
     (out / "accuracy.json").write_text(json.dumps({k: {"accuracy": a, "purity": p} for k, (a, p) in results.items()},
                                                   indent=1) + "\n")
     misses = Counter()
-    pred = predictions(corpus, FineTyper(), gold)
-    fine = load_fine_classes()
+    typer = FineTyper()
+    pred = predictions(corpus, typer, gold)
     with open(out / "misses.tsv", "w", encoding="utf-8") as fh:
         for g in gold:
             q = pred[(g["title"], int(g["entity"]))]
-            if fine.head(q) != g["head_noun"]:
-                misses[(g["head_noun"], fine.head(q))] += 1
-                fh.write(f"{g['coarse']}\t{g['names']}\t{g['head_noun']}\t{fine.classes[q].label}\n")
+            if head_of(typer, q) != g["head_noun"]:
+                misses[(g["head_noun"], head_of(typer, q))] += 1
+                info = typer.class_info(q)
+                fh.write(f"{g['coarse']}\t{g['names']}\t{g['head_noun']}\t{info.label if info else q}\n")
     print("most frequent misses (annotated head -> KB head):", misses.most_common(12))
     if not args.quick:
         substitution_level(out / "flow", gold)

@@ -125,8 +125,9 @@ def adjectival_forms(rows: Sequence[Demonym], label: str, kinds: frozenset[str] 
 
 
 def looks_adjectival(name: str) -> bool:
-    """One capitalised word with an adjectival ending (``_ADJECTIVE_ENDINGS``: "Caribbean", "Burmese")."""
-    return (" " not in name.strip() and name[:1].isupper() and len(name) > 4
+    """One capitalised word with an adjectival ending (``_ADJECTIVE_ENDINGS``: "Caribbean", "Burmese"),
+    not an acronym ("ASEAN countries")."""
+    return (" " not in name.strip() and name[:1].isupper() and not name.isupper() and len(name) > 4
             and name.casefold().endswith(_ADJECTIVE_ENDINGS))
 
 

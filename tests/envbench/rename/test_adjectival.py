@@ -114,6 +114,7 @@ def test_caribbean_written_as_an_adjective_never_becomes_a_region_noun() -> None
     assert written_as_adjective("Caribbean", ["island"])
     assert not written_as_adjective("Caribbean", [","])  # "in the Caribbean ," is a noun
     assert not written_as_adjective("Ohio", ["river"])  # not an adjectival form
+    assert not written_as_adjective("ASEAN", ["countries"])  # an acronym
     row = _settle("a Caribbean island nation", (1, 2), "Q664609", (), [GREAT_LAKES])
     assert row.reason is KeptReason.NO_DEMONYM
     row = _settle("a Caribbean island nation", (1, 2), "Q664609", (), [GREAT_LAKES, HUNGARY])
