@@ -198,8 +198,11 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                 err(where, f"{end}={lab[end]} is out of range ({n_ent} entities)", "fix the entity index")
                 ends_ok = False
         if ends_ok and lab["h"] == lab["t"]:
+            # a warning, not an error: such a label is odd gold but scores alike on both sides of a
+            # comparison (icl parse drops such triples from answers, so a model cannot match it there)
             err(where, f"h and t are the same entity ({lab['h']})",
-                "a relation holds between two different entities; fix h or t, or drop the label")
+                "a relation holds between two different entities; fix h or t, or drop the label",
+                severity="warning")
         if not isinstance(lab["r"], str) or lab["r"] not in RELATIONS:
             err(where, f"relation {lab['r']!r:.40} is not one of the 96 DocRED relations",
                 "use a DocRED property id such as P17")

@@ -69,7 +69,6 @@ def test_a_valid_document_has_no_problems() -> None:
         (lambda d: d["labels"][0].update(evidence=5), "label 0: evidence 5 is not a list"),
         (lambda d: d.update(labels=5), "labels: is a int, not a list"),
         (lambda d: d["labels"][0].update(h=True), "label 0: h=true is not an entity index"),
-        (lambda d: d["labels"][0].update(t=0), "label 0: h and t are the same entity (0)"),
         (lambda d: d["labels"][0].update(r=["P17"]), "label 0: relation ['P17'] is not one of the 96 DocRED relations"),
         (lambda d: d["labels"][0].update(evidence=[False]), "label 0: evidence sentence false is out of range (2 sentences)"),
     ],
@@ -218,3 +217,13 @@ def test_a_mention_type_outside_docred_is_an_error() -> None:
     assert _errors(doc) == ["entity 0 mention 0: type None is not a DocRED type"]
     del doc["vertexSet"][0][0]["type"]  # no type at all reads as MISC, as before
     assert _errors(doc) == []
+
+
+def test_a_label_from_an_entity_to_itself_is_a_warning() -> None:
+    """issue 29: it passed silently (icl parse drops such triples from answers)."""
+    doc = _doc()
+    doc["labels"][0]["t"] = doc["labels"][0]["h"]
+    (p,) = validate_document(doc, 0, "f.json")
+    assert p.severity == "warning"
+    assert str(p) == (f"f.json: document 0 'Lake Vord': label 0: h and t are the same entity ({doc['labels'][0]['h']}); "
+                      "a relation holds between two different entities; fix h or t, or drop the label")
