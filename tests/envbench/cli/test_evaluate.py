@@ -315,7 +315,8 @@ def test_a_lone_title_ending_in_digits_is_not_an_env_benchmark(tmp_path: Path) -
             ) in res.stdout.splitlines()
     forced = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--env")
     assert forced.exit_code == 0
-    assert forced.stdout.splitlines()[0].split() == ["all", "mean", "±", "std", "seed", "27"]
+    # one seed: a mean with no spread (issue 33: "mean ± std 0.00 ± 0.00" said nothing)
+    assert forced.stdout.splitlines()[0].split() == ["all", "mean", "seed", "27"]
     # an Env file with a copy missing is not detected either
     env = [tiny_doc() | {"title": t} for t in ("A-1", "A-2", "B-1", "B-3")]
     res = run("evaluate", "--gold", str(write(tmp_path / "e.json", env)), "--pred", str(write(tmp_path / "q.json", [])))
