@@ -250,14 +250,7 @@ class Step:
         return self
 
     def _lock(self) -> None:
-        fd = os.open(self.base, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise InputError(f"{self.option} {self.base}: another run is writing there now; wait for it to end, "
-                             "or choose another output location") from None
-        self._lock_fd = fd
+        self._lock_fd = hold_folder(self.base, self.option)
 
     def _remove_stale_staging(self) -> None:
         folders = {self.base, *(o.parent for o in self.outputs)}
@@ -413,6 +406,19 @@ class Step:
             self._lock_fd = None
 
 
+def hold_folder(folder: Path, option: str = "--out") -> int:
+    """An exclusive, non-blocking ``flock`` on ``folder`` (no lock file is left); the open descriptor,
+    which the caller closes to release it. A second holder fails at once, naming the folder."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise InputError(f"{option} {folder}: another run is writing there now; wait for it to end, "
+                         "or choose another output location") from None
+    return fd
+
+
 @contextlib.contextmanager
 def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
     """Turn ENOSPC while writing under ``path`` into one line that names it."""
@@ -425,4 +431,4 @@ def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
         raise
 
 
-__all__ = ["MANIFEST", "Step", "check_writable", "claim_of", "manifest_beside", "no_space_hint", "read_manifest"]
+__all__ = ["MANIFEST", "Step", "check_writable", "claim_of", "hold_folder", "manifest_beside", "no_space_hint", "read_manifest"]

@@ -16,7 +16,6 @@ says how to resume. A run holds its output folder (flock) from start to end, and
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import http.client
 import json
 import os
@@ -666,15 +665,14 @@ def _context_warning(over: list[tuple[str, int]], sent: int, context: int, sourc
 def _hold(out_dir: Path) -> int:
     """An exclusive flock on OUT for the whole run (as etl.step does for the other steps): two runs into
     one folder would each send every request, and each answer would be paid twice."""
+    from etl.io import InputError
+    from etl.step import hold_folder
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out_dir, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise EnvbenchError(f"--out {out_dir}: another run is writing there now; wait for it to end, or choose "
-                            "another output location") from None
-    return fd
+        return hold_folder(out_dir)
+    except InputError as exc:  # the run's errors are EnvbenchError; the words are the steps' own
+        raise EnvbenchError(str(exc)) from None
 
 
 def _last_server(out_dir: Path) -> dict[str, Any]:
