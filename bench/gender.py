@@ -2,7 +2,9 @@
 
 ``dev``: ``envbench.core.gender.document_genders`` against ``bench/gender_dev.tsv`` (Re-DocRED dev PER
 entities judged by hand; never test): precision of the decided ones, coverage of those whose gender the
-document shows.
+document shows. Then the first-name rule (``first_name_genders``, learned, as kb-from-corpus learns it,
+from every Re-DocRED dev and test person its documents decide) on the judged persons the document rule
+leaves unknown: how many it decides, and how many of those rightly.
 
 ``flips RUN --docs SOURCE``: the held-out check of issue 30 on a ``generate`` output folder. For each
 renamed PER entity (``kind`` linked), the person's gender is read *independently of the rule*: for each
@@ -30,7 +32,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from envbench.core.gender import FEMALE, MALE, PRONOUNS, document_genders
+from envbench.core.gender import (
+    FEMALE,
+    FIRST_NAME_VOTES,
+    MALE,
+    PRONOUNS,
+    decide,
+    document_genders,
+    first_name,
+    first_name_genders,
+)
+from envbench.core.gender import name_gender as corpus_name_gender
 
 HERE = Path(__file__).parent
 SHARED = HERE.parent.parent / "shared" / "data"
@@ -59,6 +71,49 @@ def dev(args: argparse.Namespace) -> None:
           f"the rule decides {shown_decided} of them (coverage {shown_decided / max(shown, 1):.3f})")
     for w in wrong:
         print("  wrong:", w)
+    # the first-name rule where the document rule says nothing (the persons kb-from-corpus gives it to)
+    corpus = [d for f in (args.dev, Path(args.dev).with_name("test_revised.json")) for d in json.loads(Path(f).read_bytes())]
+    persons = [({m["name"] for m in d["vertexSet"][ei]}, ev.gender) for d in corpus
+               for ei, ev in sorted(document_genders(d).items())]
+    learned = first_name_genders(persons)
+    told = right = undecided = 0
+    misses: list[str] = []
+    for r in rows:
+        d = docs[r["title"]]
+        if document_genders(d)[int(r["entity"])].gender is not None or r["gender"] not in (MALE, FEMALE):
+            continue
+        undecided += 1
+        got = corpus_name_gender({m["name"] for m in d["vertexSet"][int(r["entity"])]}, learned)
+        if got is not None:
+            told += 1
+            right += got == r["gender"]
+            if got != r["gender"]:
+                misses.append(f"{r['title']} #{r['entity']} {r['name']}: first name {got}, judged {r['gender']}")
+    print(f"first names learned: {len(learned)} ({sum(g == MALE for g in learned.values())} male); of the "
+          f"{undecided} judged persons of known gender the document rule leaves unknown, the first-name rule "
+          f"decides {told}, {right} correct (precision {right / max(told, 1):.3f})")
+    for w in misses:
+        print("  wrong:", w)
+    # leave one out: each decided person's gender from the first names of all the other decided persons
+    decided_persons = [(names, g) for names, g in persons if g is not None]
+    tally: dict[str, Counter[str]] = {}
+    firsts = [{f for n in names if (f := first_name(n)) is not None} for names, _ in decided_persons]
+    for fs, (_, g) in zip(firsts, decided_persons):
+        for f in fs:
+            tally.setdefault(f, Counter())[g] += 1
+    told = right = 0
+    for fs, (names, g) in zip(firsts, decided_persons):
+        others = {}
+        for f in fs:
+            c = tally[f].copy()
+            c[g] -= 1
+            if (got := decide(c[MALE], c[FEMALE])) is not None and max(c[MALE], c[FEMALE]) >= FIRST_NAME_VOTES:
+                others[f] = got
+        if (got := corpus_name_gender(names, others)) is not None:
+            told += 1
+            right += got == g
+    print(f"leave one out over the {len(decided_persons)} persons the document rule decides: the first-name rule "
+          f"decides {told}, agreeing with the document rule on {right} (agreement {right / max(told, 1):.3f})")
 
 
 def _held_out(doc: dict[str, Any], ei: int) -> str | None:

@@ -42,6 +42,16 @@ Examples (tokens as DocRED writes them):
 * "In his youth , Tom sailed ." -> Tom: unknown ("his" comes before the name).
 * "It stars Tom , Ann and Bo . She ..." -> nobody: a list of names that no one opens.
 
+**First names.** Most persons are named in lists or beside others, where no pronoun can be given to
+them, yet their first name often tells a reader their gender. :func:`first_name_genders` learns it from
+the corpus itself: a first name (:func:`first_name`: the first word of a name of two words or more that
+is not an initial, a title or an honorific) whose persons' documents decided at least
+:data:`FIRST_NAME_VOTES` times, and one side at least :data:`MARGIN` times the other, tells that gender.
+:func:`name_gender` gives a person the gender its names' first names tell, when they agree. No lexicon is
+used, so the judge of ``bench/gender.py flips`` (a first-name lexicon) stays held out. Examples: "John
+Smith" and "John Ford" decided male, "John Doe" undecided -> "John Doe" male; "Jean" male once and
+female once -> no gender; "A. R. Kardar", "General Grant" and "Tempah" -> no first name.
+
 **P21.** Wikidata states a person's sex or gender as P21 items. :func:`item_gender` picks an item's
 value (the single distinct value of the best rank, else none) and :func:`pronoun_class` maps the
 values English pronouns follow (male, female, trans man, trans woman) to "male" / "female".
@@ -66,6 +76,7 @@ P21_OF = {MALE: P21_MALE, FEMALE: P21_FEMALE}  # the value kb-from-corpus writes
 
 MARGIN = 3  # the winning side needs at least this many times the other side's evidence
 NOUN_REACH = 4  # words between "is" / "," and the predicate noun
+FIRST_NAME_VOTES = 2  # decided persons a first name needs before it tells a gender (one could be a misread)
 
 PRONOUNS: dict[str, str] = {**dict.fromkeys(("he", "him", "his", "himself"), MALE),
                             **dict.fromkeys(("she", "her", "hers", "herself"), FEMALE)}
@@ -91,6 +102,12 @@ HONORIFICS = frozenset({"mr.", "mr", "mrs.", "mrs", "ms.", "ms", "miss", "sir", 
                         "queen", "prince", "princess", "duke", "duchess", "emperor", "empress", "baron",
                         "baroness", "countess", "tsar", "tsarina", "sultan", "monsieur", "madame", "mme.",
                         "señor", "señora", "signor", "signora"})
+# words that open a name without being a given name ("General Grant", "Saint Paul", "Pope Pius XII")
+TITLE_WORDS = frozenset({"saint", "st.", "st", "san", "santa", "general", "president", "pope", "dr.", "dr", "doctor",
+                         "professor", "prof.", "colonel", "captain", "major", "lieutenant", "admiral", "sergeant",
+                         "senator", "governor", "bishop", "archbishop", "cardinal", "father", "brother", "sister",
+                         "mother", "judge", "justice", "sheikh", "emir", "imam", "rabbi", "reverend", "rev.",
+                         "chief", "the", "de", "von", "van", "al", "el", "le", "la", "di", "da"})
 _COPULAS = frozenset({"is", "was", "became"})
 _ARTICLES = frozenset({"the", "a", "an"})
 # words that end the predicate's noun phrase before its noun ("was survived by his wife", "one of")
@@ -268,11 +285,52 @@ def item_gender(rows: Iterable[tuple[str, str]]) -> str | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
+def first_name(name: str) -> str | None:
+    """The first word of a name of two words or more, lower-cased, when it can be a given name: not an
+    initial ("A. R. Kardar"), a title or honorific ("General Grant", "Queen Victoria"), nor a word
+    with digits or other marks; None otherwise ("Tempah": one word is a surname as often as not)."""
+    words = name.split()
+    if len(words) < 2:
+        return None
+    w = words[0]
+    low = w.lower()
+    if (len(w) < 2 or not w[0].isupper() or not all(c.isalpha() or c in "-'" for c in w) or w.isupper()
+            or low in HONORIFICS or low in TITLE_WORDS):
+        return None
+    return low
+
+
+def first_name_genders(persons: Iterable[tuple[Iterable[str], str | None]],
+                       votes: int = FIRST_NAME_VOTES) -> dict[str, str]:
+    """First name -> gender, learned from ``persons`` (each its names and its decided gender, None when
+    undecided): a person votes once per distinct first name of its names; a name tells the gender its
+    decided persons give at least ``votes`` times and :data:`MARGIN` times the other gender."""
+    tally: dict[str, list[int]] = {}
+    for names, gender in persons:
+        if gender not in GENDERS:
+            continue
+        for fn in sorted({f for n in names if (f := first_name(n)) is not None}):
+            tally.setdefault(fn, [0, 0])[gender == FEMALE] += 1
+    out: dict[str, str] = {}
+    for fn, (m, f) in sorted(tally.items()):
+        g = decide(m, f)
+        if g is not None and max(m, f) >= votes:
+            out[fn] = g
+    return out
+
+
+def name_gender(names: Iterable[str], learned: Mapping[str, str]) -> str | None:
+    """The gender the first names of ``names`` tell through ``learned`` (:func:`first_name_genders`),
+    when every first name that tells one tells the same; else None."""
+    told = {learned[f] for n in names if (f := first_name(n)) is not None and f in learned}
+    return told.pop() if len(told) == 1 else None
+
+
 def pronoun_class(p21: str | None) -> str | None:
     """"male" / "female" for a P21 value English pronouns follow, else None."""
     return PRONOUN_CLASS.get(p21) if p21 is not None else None
 
 
 __all__ = ["FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE", "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE",
-           "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS", "GenderEvidence", "decide", "document_genders",
-           "item_gender", "pronoun_class"]
+           "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS", "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "decide",
+           "document_genders", "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class"]

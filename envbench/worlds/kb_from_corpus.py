@@ -22,7 +22,9 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   "id": "Q...$...", "rank": "normal"}``), and the dump has the P1549 property entity (monolingualtext);
 * a PER cluster whose documents show its gender (``envbench.core.gender.document_genders``, the counts
   summed over its entities) gets P21 (sex or gender): Q6581097 male or Q6581072 female; a cluster whose
-  documents show none, or conflict, gets none. ``generate`` then draws a person's new name among items of
+  documents show none, or conflict, gets the gender its first names tell, learned from the clusters whose
+  documents decided (``core.gender.first_name_genders``: "John Doe" is male when two Johns' documents
+  say "he"), and none when they tell none. ``generate`` then draws a person's new name among items of
   its gender (``envbench.rename.gender``), so "her eldest son Edward VII" never becomes "her eldest son
   Barbara Stanwyck";
 * item-valued gold triples become claims, so popularity and relation-consistent linking work;
@@ -47,7 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError
-from envbench.core.gender import P21, P21_OF, GenderEvidence, document_genders
+from envbench.core.gender import (
+    P21,
+    P21_OF,
+    GenderEvidence,
+    document_genders,
+    first_name_genders,
+    name_gender,
+)
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import stable_hash_hex
 from envbench.core.text import latin_script
@@ -89,6 +98,8 @@ class Cluster:
     signal: str = ""  # the typing signal that decided ``fine``
     demonyms: list[str] = field(default_factory=list)  # P1549 values of the item
     gender: GenderEvidence = field(default_factory=GenderEvidence)  # its documents' evidence (PER only)
+    p21_gender: str | None = None  # the gender written as P21: its documents', else its first names'
+    p21_from: str = ""  # "documents" or "first name" (where p21_gender came from)
 
     def label(self) -> str:
         # an English label is written in Latin letters when the corpus has such a name for the item
@@ -119,7 +130,7 @@ class KbResult:
     decided_by: dict[str, int] = field(default_factory=dict)  # typing signal -> items it typed
     demonym_items: int = 0  # items with P1549 statements
     untyped_items: int = 0  # non-person items left without P31 (``untyped="keep"``): generate keeps them
-    gendered_items: dict[str, int] = field(default_factory=dict)  # person items with P21, per document gender
+    gendered_items: dict[str, int] = field(default_factory=dict)  # person items with P21: "male (documents)" -> n, ...
     notes: list[str] = field(default_factory=list)  # printed after the report (skipped documents)
     up_to_date: bool = False
 
@@ -146,7 +157,7 @@ class KbResult:
             by = ", ".join(f"{k} {v}" for k, v in sorted(self.decided_by.items(), key=lambda kv: (-kv[1], kv[0])))
             lines.append(f"typed by: {by}; {self.demonym_items} items carry demonyms (P1549)")
         if self.gendered_items:
-            lines.append("person items with P21 from their documents' pronouns: "
+            lines.append("person items with P21 (from their documents' pronouns and nouns, or their first names): "
                          + ", ".join(f"{g} {n}" for g, n in self.gendered_items.items()))
         if self.untyped_items:
             lines.append(f"{self.untyped_items} ORG/LOC/MISC items got no P31 (no signal named their kind): "
@@ -338,6 +349,18 @@ def cluster_name(name: str) -> str:
     return key[4:] if key.startswith("the ") and len(key) > 4 else key
 
 
+def _assign_genders(clusters: Sequence[Cluster]) -> None:
+    """Each PER cluster's P21 gender: its documents' decision, else what its first names tell
+    (learned from the decided clusters; the module docstring)."""
+    persons = sorted((cl for cl in clusters if cl.coarse == "PER"), key=lambda c: c.key)
+    learned = first_name_genders((sorted(cl.mention_names), cl.gender.gender) for cl in persons)
+    for cl in persons:
+        if (g := cl.gender.gender) is not None:
+            cl.p21_gender, cl.p21_from = g, "documents"
+        elif (g := name_gender(sorted(cl.mention_names), learned)) is not None:
+            cl.p21_gender, cl.p21_from = g, "first name"
+
+
 def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
     """One cluster per real-world entity (see the module docstring), with names, roles and mention contexts."""
     clusters: dict[tuple[str, ...], Cluster] = {}
@@ -413,6 +436,7 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
     all_clusters = corpus.clusters
     parents = {c: parent for c, (_, parent) in extra_info.items()}
     _assign_qids(all_clusters)
+    _assign_genders(all_clusters)
     ordered = sorted(all_clusters, key=lambda c: c.key)  # the learned signal trains in a fixed order
     typings = typer.type_all([Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names)
                               for cl in ordered])
@@ -463,7 +487,7 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
                 item_claims[pid] = [wj.item_statement(cl.qid, pid, o) for o in sorted(objs, key=lambda q: int(q[1:]))]
             if cl.demonyms:
                 item_claims[DEMONYM] = [demonym_statement(cl.qid, d) for d in cl.demonyms]
-            if cl.coarse == "PER" and (g := cl.gender.gender) is not None:
+            if cl.coarse == "PER" and (g := cl.p21_gender) is not None:
                 item_claims[P21] = [wj.item_statement(cl.qid, P21, P21_OF[g])]
             w.write(wj.item(
                 cl.qid,
@@ -502,8 +526,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
         decided_by=dict(sorted(Counter(cl.signal for cl in all_clusters).items())),
         demonym_items=sum(1 for cl in all_clusters if cl.demonyms),
         untyped_items=sum(1 for cl in all_clusters if is_untyped(cl)) if untyped == "keep" else 0,
-        gendered_items=dict(sorted(Counter(g for cl in all_clusters if cl.coarse == "PER"
-                                           and (g := cl.gender.gender) is not None).items())),
+        gendered_items=dict(sorted(Counter(f"{cl.p21_gender} ({cl.p21_from})" for cl in all_clusters
+                                           if cl.coarse == "PER" and cl.p21_gender is not None).items())),
     )
 
 

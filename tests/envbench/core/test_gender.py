@@ -15,7 +15,10 @@ from envbench.core.gender import (
     GenderEvidence,
     decide,
     document_genders,
+    first_name,
+    first_name_genders,
     item_gender,
+    name_gender,
     pronoun_class,
 )
 
@@ -152,3 +155,22 @@ def test_the_item_gender_is_the_single_value_of_the_best_rank() -> None:
     assert item_gender([]) is None
     assert (pronoun_class(P21_MALE), pronoun_class(P21_FEMALE), pronoun_class("Q48270"), pronoun_class(None)) == \
         (MALE, FEMALE, None, None)
+
+
+def test_a_first_name_is_the_first_word_of_a_longer_name_and_not_an_initial_or_a_title() -> None:
+    assert first_name("John Smith") == "john"
+    assert first_name("Anne-Marie Duval") == "anne-marie"
+    assert [first_name(n) for n in ("Tempah", "A. R. Kardar", "General Grant", "Queen Victoria", "Saint Paul",
+                                     "BBC Radio", "3 Doors Down", "de Gaulle")] == [None] * 8
+
+
+def test_first_names_learned_from_decided_persons_need_votes_and_a_margin() -> None:
+    persons = [(["John Smith"], MALE), (["John Ford", "Ford"], MALE), (["John Doe"], None),
+               (["Jean Arp"], MALE), (["Jean Seberg"], FEMALE), (["Mary Wu"], FEMALE)]
+    learned = first_name_genders(persons)
+    assert learned == {"john": MALE}  # Jean is split; one Mary is not two
+    assert first_name_genders(persons, votes=1) == {"john": MALE, "mary": FEMALE}
+    assert name_gender(["John Doe", "Doe"], learned) == MALE
+    assert name_gender(["Jean Valjean"], learned) is None
+    # names of one person that tell two genders tell none
+    assert name_gender(["John Doe", "Mary Doe"], {"john": MALE, "mary": FEMALE}) is None
