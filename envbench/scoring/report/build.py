@@ -49,11 +49,14 @@ class ReportResult(HasNotes):
 
     def summary(self) -> str:
         t2 = self.report["table2_precision_recall"]
-        lines = ["             original   env (mean ± std)   env pooled   change"]
+        spread = len(self.report["seeds"]) > 1  # one seed has no spread to print
+        lines = ["             original   " + ("env (mean ± std)" if spread else "env (one seed)  ")
+                 + "   env pooled   change"]
         for k in A.TABLE2_KEYS:
             row = t2[k]
-            lines.append(f"{LABELS[k]:<12} {100 * row['original']:8.2f}   {100 * row['env_mean']:7.2f} ± "
-                         f"{100 * row['env_std']:5.2f}   {100 * row['env_pooled']:10.2f}   {100 * row['change']:+7.2f}")
+            env = f"{100 * row['env_mean']:7.2f} ± {100 * row['env_std']:5.2f}" if spread else f"{100 * row['env_mean']:7.2f}" + " " * 8
+            lines.append(f"{LABELS[k]:<12} {100 * row['original']:8.2f}   {env}"
+                         f"   {100 * row['env_pooled']:10.2f}   {100 * row['change']:+7.2f}")
         c = self.report["consistency"]["overall"]
         if c["rate"] is not None:
             lines.append(f"consistency rate: {100 * c['rate']:.2f}% of {c['original_correct']} facts "

@@ -32,21 +32,28 @@ def _header(rep: Mapping[str, Any]) -> list[str]:
             f"Env: `{inp['env_gold']}` with `{inp['env_pred']}` (seeds {', '.join(map(str, rep['seeds']))}).", ""]
 
 
-def _table2(rows: Mapping[str, Any]) -> list[str]:
+def mean_std(mean: float | None, std: float | None, spread: bool) -> str:
+    """"mean ± std", or the mean alone when there is one seed (its "± 0.00" would claim a measured spread)."""
+    return f"{pct(mean)} ± {pct(std)}" if spread else pct(mean)
+
+
+def _table2(rows: Mapping[str, Any], spread: bool) -> list[str]:
+    head = "Env (mean ± std over seeds)" if spread else "Env (one seed)"
     lines = ["## Precision, recall and F1 (Table 2)", "",
-             "| | original | Env (mean ± std over seeds) | change (points) | relative |", "|---|---:|---:|---:|---:|"]
+             f"| | original | {head} | change (points) | relative |", "|---|---:|---:|---:|---:|"]
     for k, row in rows.items():
         rel = "–" if row["relative_change"] is None else f"{100 * row['relative_change']:+.1f}%"
-        lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {pct(row['env_mean'])} ± {pct(row['env_std'])} | "
+        lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {mean_std(row['env_mean'], row['env_std'], spread)} | "
                      f"{100 * row['change']:+.2f} | {rel} |")
     return lines
 
 
-def _table3(rows: Mapping[str, Any]) -> list[str]:
+def _table3(rows: Mapping[str, Any], spread: bool) -> list[str]:
+    head = "Env (mean ± std)" if spread else "Env (one seed)"
     lines = ["## Intra- and inter-sentence F1 (Table 3)", "",
-             "| | original | Env (mean ± std) | change (points) |", "|---|---:|---:|---:|"]
+             f"| | original | {head} | change (points) |", "|---|---:|---:|---:|"]
     for k, row in rows.items():
-        lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {pct(row['env_mean'])} ± {pct(row['env_std'])} | "
+        lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {mean_std(row['env_mean'], row['env_std'], spread)} | "
                      f"{100 * row['change']:+.2f} |")
     return lines
 
@@ -57,7 +64,9 @@ def _seeds(env: Mapping[str, Any]) -> list[str]:
              "|---|" + "---:|" * len(keys)]
     for seed, s in env["seeds"].items():
         lines.append(f"| {seed} | " + " | ".join(pct(s.get(k)) for k in keys) + " |")
-    lines.append("| mean ± std | " + " | ".join(f"{pct(env['mean'][k])} ± {pct(env['std'][k])}" for k in keys) + " |")
+    spread = len(env["seeds"]) > 1
+    lines.append(("| mean ± std | " if spread else "| mean | ")
+                 + " | ".join(mean_std(env["mean"][k], env["std"][k], spread) for k in keys) + " |")
     lines.append("| pooled | " + " | ".join(pct(env["pooled"][k]) for k in keys) + " |")
     lines.append(f"\nWorst seed: {env['worst_seed']['seed']} (F1 {pct(env['worst_seed']['f1'])}). {POOLED_NOTE}")
     return lines
@@ -149,8 +158,8 @@ def _notes(rep: Mapping[str, Any]) -> list[str]:
 def render_markdown(rep: Mapping[str, Any]) -> str:
     """report.md: every table of report.json, percentages with two decimals."""
     sections = [
-        _table2(rep["table2_precision_recall"]),
-        _table3(rep["table3_intra_inter"]),
+        _table2(rep["table2_precision_recall"], len(rep["seeds"]) > 1),
+        _table3(rep["table3_intra_inter"], len(rep["seeds"]) > 1),
         _seeds(rep["env"]),
         _figure4(rep["figure4_f1_by_entities"]),
         _per_type(rep["per_type_f1"]),

@@ -17,6 +17,7 @@ from envbench.scoring.report import (
     quartiles,
     slice_scores,
 )
+from envbench.scoring.report.markdown import POOLED_NOTE
 from tests.conftest import shared_path
 from tests.envbench.scoring.test_evaluate import TRAIN, renamed, sub_row, write, write_subs
 from tests.envbench.scoring.test_metrics import tiny_doc
@@ -313,3 +314,22 @@ def test_report_over_an_env_file_of_part_of_the_documents_scores_the_same_origin
     own = write(tmp_path / "pred1.json", [p(src["title"], lab["h"], lab["t"], lab["r"]) for lab in src["labels"]])
     alone = make_report(write(tmp_path / "orig1.json", [src]), own, world["eg"], world["ep"], out=tmp_path / "rep1")
     assert r.report["original"] == alone.report["original"] and r.report["original"]["f1"] == 1.0
+
+
+def test_a_one_seed_env_file_reports_its_mean_and_no_spread(world: dict[str, Path], tmp_path: Path) -> None:
+    env_dir = tmp_path / "env1"
+    env_dir.mkdir()
+    twin = json.loads(world["eg"].read_bytes())[0]  # seed 1 only
+    write_subs(env_dir / "substitutions.parquet", [
+        sub_row("Tiny-1", "Tiny", 1, 0, ["Ann", "Annie"], ["Bea", "Beatrice"], qid="Q1", new_qid="Q2")])
+    eg = write(env_dir / "test_env.json", [twin])
+    ep = write(tmp_path / "ep1.json", [p("Tiny-1", 0, 1, "P19"), p("Tiny-1", 2, 1, "P17")])
+    r = make_report(world["og"], world["op"], eg, ep, out=tmp_path / "rep", train=[world["train"]])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    # seed 1: 1 of 2 correct, 3 gold -> P 0.5, R 1/3, F1 0.4; one seed has no spread, so no "± 0.00"
+    assert "| | original | Env (one seed) | change (points) | relative |" in md
+    assert "| F1 | 80.00 | 40.00 | -40.00 | -50.0% |" in md
+    assert "| mean | 50.00 | 33.33 | 40.00 | 40.00 | 0.00 |" in md
+    assert "±" not in md.replace(POOLED_NOTE, "")
+    assert r.summary().splitlines()[0].split()[:4] == ["original", "env", "(one", "seed)"]
+    assert r.summary().splitlines()[3].split() == ["F1", "80.00", "40.00", "40.00", "-40.00"]
