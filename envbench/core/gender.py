@@ -47,7 +47,7 @@ them, yet their first name often tells a reader their gender. :func:`first_name_
 the corpus itself: a first name (:func:`first_name`: the first word of a name of two words or more that
 is not an initial, a title or an honorific) whose persons' documents decided at least
 :data:`FIRST_NAME_VOTES` times, and one side at least :data:`MARGIN` times the other, tells that gender.
-:func:`name_gender` gives a person the gender its names' first names tell, when they agree. No lexicon is
+:func:`name_gender` gives a person the gender its names' first names tell, when each tells the same. No lexicon is
 used, so the judge of ``bench/gender.py flips`` (a first-name lexicon) stays held out. Examples: "John
 Smith" and "John Ford" decided male, "John Doe" undecided -> "John Doe" male; "Jean" male once and
 female once -> no gender; "A. R. Kardar", "General Grant" and "Tempah" -> no first name.
@@ -321,9 +321,11 @@ def first_name_genders(persons: Iterable[tuple[Iterable[str], str | None]],
 
 def name_gender(names: Iterable[str], learned: Mapping[str, str]) -> str | None:
     """The gender the first names of ``names`` tell through ``learned`` (:func:`first_name_genders`),
-    when every first name that tells one tells the same; else None."""
-    told = {learned[f] for n in names if (f := first_name(n)) is not None and f in learned}
-    return told.pop() if len(told) == 1 else None
+    when each of them tells one and all the same; else None (Re-DocRED merges "Anne Phélypeaux" and
+    "Paul Phélypeaux" into one entity: "paul" alone must not make it male)."""
+    firsts = {f for n in names if (f := first_name(n)) is not None}
+    told = {learned.get(f) for f in firsts}
+    return told.pop() if len(told) == 1 and None not in told else None
 
 
 def pronoun_class(p21: str | None) -> str | None:

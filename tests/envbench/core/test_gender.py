@@ -174,3 +174,5 @@ def test_first_names_learned_from_decided_persons_need_votes_and_a_margin() -> N
     assert name_gender(["Jean Valjean"], learned) is None
     # names of one person that tell two genders tell none
     assert name_gender(["John Doe", "Mary Doe"], {"john": MALE, "mary": FEMALE}) is None
+    assert name_gender(["Paul Phélypeaux", "Anne Phélypeaux"], {"paul": MALE}) is None  # "anne" tells nothing
+    assert name_gender(["Phélypeaux"], {"paul": MALE}) is None  # no first name at all
