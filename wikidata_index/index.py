@@ -513,8 +513,9 @@ class WikidataIndex:
     # ------------------------------------------------------------------ what `envbench index` shows
     def card(self, qid: str, lang: str = "en") -> dict[str, Any]:
         """One entity as `envbench index get` shows it: label, description, aliases (the names
-        other than the label, sorted), demonyms (in ``lang``; :meth:`demonyms`), types, sitelinks,
-        enwiki, popularity."""
+        other than the label, sorted), demonyms (in ``lang``; :meth:`demonyms`), P21 (sex or gender)
+        rows as [value, rank] (empty for most items, and on an index without the table), types,
+        sitelinks, enwiki, popularity."""
         ent = self.entity(qid)
         if ent is None:
             raise InputError(f"{qid} is not in the index at {self.path}; check the id (e.g. Q42)")
@@ -528,6 +529,7 @@ class WikidataIndex:
             "description": ent["description"],
             "aliases": aliases,
             "demonyms": self.demonyms(qid, lang),
+            "p21": [list(r) for r in genders_of(self.con, [qid]).get(qid, [])],
             "types": self.types(qid),
             "sitelinks": ent["sitelinks"],
             "enwiki": ent["enwiki"],

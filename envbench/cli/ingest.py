@@ -136,7 +136,7 @@ def info(path: str, as_json: bool, verify: bool) -> None:
 @click.option("--lang", default="en", show_default=True, help="Language of the names and demonyms shown.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def get(path: str, qid: str, lang: str, as_json: bool) -> None:
-    """Show one entity: label, aliases, demonyms, types, sitelinks, popularity.
+    """Show one entity: label, aliases, demonyms, P21 (sex or gender), types, sitelinks, popularity.
 
     \b
     Example:
@@ -155,6 +155,11 @@ def get(path: str, qid: str, lang: str, as_json: bool) -> None:
     click.echo(f"  aliases:     {', '.join(out['aliases']) or '-'}")
     if out["demonyms"]:  # P1549, for places mostly: no line for the many items without one
         click.echo(f"  demonyms:    {', '.join(out['demonyms'])}")
+    if out["p21"]:  # sex or gender, for people: what keeps a renamed person's gender
+        from envbench.core.gender import pronoun_class
+
+        click.echo("  P21:         " + ", ".join(f"{v} ({pronoun_class(v) or 'no he/she'}, {rank})"
+                                               for v, rank in out["p21"]))
     click.echo(f"  types:       {', '.join(out['types']) or '-'}")
     click.echo(f"  sitelinks:   {out['sitelinks']}" + (f" (enwiki: {out['enwiki']})" if out["enwiki"] else ""))
     click.echo(f"  popularity:  {out['popularity']}")

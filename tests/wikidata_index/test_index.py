@@ -189,8 +189,8 @@ def test_card_and_search_are_what_the_cli_prints(index: Path) -> None:
     with WikidataIndex(index) as ix:
         card = ix.card("Q900001")
         assert card["label"] == "Mediaș" and card["aliases"] == ["Medias", "Mediasch"]
-        assert card["types"] == ["Q900010"] and card["demonyms"] == [] and set(card) == {
-            "id", "type", "label", "description", "aliases", "demonyms", "types", "sitelinks", "enwiki",
+        assert card["types"] == ["Q900010"] and card["demonyms"] == [] and card["p21"] == [] and set(card) == {
+            "id", "type", "label", "description", "aliases", "demonyms", "p21", "types", "sitelinks", "enwiki",
             "popularity"}
         with pytest.raises(InputError, match=f"^Q999 is not in the index at {index}; check the id"):
             ix.card("Q999")

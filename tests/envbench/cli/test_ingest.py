@@ -50,8 +50,10 @@ def test_index_get(index: Path) -> None:
         "  aliases:     Douglas N. Adams, Douglas Noel Adams, Douglas Noël Adams",
     ]
     assert "  types:       Q5" in res.output and "sitelinks:   115 (enwiki: Douglas Adams)" in res.output
+    assert "\n  P21:         Q6581097 (male, normal)\n" in res.output  # what keeps a renamed person's gender
     data = orjson.loads(CliRunner().invoke(cli, ["index", "get", str(index), "Q42", "--json"]).output)
     assert data["types"] == ["Q5"] and data["popularity"] > 0 and data["label"] == "Douglas Adams"
+    assert data["p21"] == [["Q6581097", "normal"]]
 
 
 def test_index_get_shows_demonyms(tmp_path: Path, index: Path) -> None:
@@ -73,7 +75,8 @@ def test_index_get_shows_demonyms(tmp_path: Path, index: Path) -> None:
     res = CliRunner().invoke(cli, ["index", "get", str(out), "Q45", "--lang", "fr"])
     assert "\n  demonyms:    Portugais, Portugaise\n" in res.output
     data = orjson.loads(CliRunner().invoke(cli, ["index", "get", str(out), "Q45", "--json"]).output)
-    assert data["demonyms"] == ["Portuguese"]
+    assert data["demonyms"] == ["Portuguese"] and data["p21"] == []
+    assert "P21" not in res.output  # a country has none: no line
     data = orjson.loads(CliRunner().invoke(cli, ["index", "get", str(index), "Q42", "--json"]).output)
     assert data["demonyms"] == []
 
