@@ -73,7 +73,7 @@ def dev(args: argparse.Namespace) -> None:
         print("  wrong:", w)
     # the first-name rule where the document rule says nothing (the persons kb-from-corpus gives it to)
     corpus = [d for f in (args.dev, Path(args.dev).with_name("test_revised.json")) for d in json.loads(Path(f).read_bytes())]
-    persons = [({m["name"] for m in d["vertexSet"][ei]}, ev.gender) for d in corpus
+    persons = [({m["name"] for m in d["vertexSet"][ei]}, ev.gender, [d["title"]]) for d in corpus
                for ei, ev in sorted(document_genders(d).items())]
     learned = first_name_genders(persons)
     told = right = undecided = 0
@@ -94,20 +94,20 @@ def dev(args: argparse.Namespace) -> None:
           f"decides {told}, {right} correct (precision {right / max(told, 1):.3f})")
     for w in misses:
         print("  wrong:", w)
-    # leave one out: each decided person's gender from the first names of all the other decided persons
-    decided_persons = [(names, g) for names, g in persons if g is not None]
-    tally: dict[str, Counter[str]] = {}
-    firsts = [{f for n in names if (f := first_name(n)) is not None} for names, _ in decided_persons]
-    for fs, (_, g) in zip(firsts, decided_persons):
+    # leave one out: each decided person's gender from the first names of the other documents' decided persons
+    # (votes are documents, as first_name_genders counts them: a person's own document is left out)
+    decided_persons = [(names, g, docs[0]) for names, g, docs in persons if g is not None]
+    tally: dict[str, dict[str, Counter[str]]] = {}
+    firsts = [{f for n in names if (f := first_name(n)) is not None} for names, _, _ in decided_persons]
+    for fs, (_, g, title) in zip(firsts, decided_persons):
         for f in fs:
-            tally.setdefault(f, Counter())[g] += 1
+            tally.setdefault(f, {MALE: Counter(), FEMALE: Counter()})[g][title] += 1
     told = right = 0
-    for fs, (names, g) in zip(firsts, decided_persons):
+    for fs, (names, g, title) in zip(firsts, decided_persons):
         others = {}
         for f in fs:
-            c = tally[f].copy()
-            c[g] -= 1
-            if (got := decide(c[MALE], c[FEMALE])) is not None and max(c[MALE], c[FEMALE]) >= FIRST_NAME_VOTES:
+            m, fe = (len(set(tally[f][side]) - {title}) for side in (MALE, FEMALE))
+            if (got := decide(m, fe)) is not None and max(m, fe) >= FIRST_NAME_VOTES:
                 others[f] = got
         if (got := corpus_name_gender(names, others)) is not None:
             told += 1

@@ -45,11 +45,12 @@ Examples (tokens as DocRED writes them):
 **First names.** Most persons are named in lists or beside others, where no pronoun can be given to
 them, yet their first name often tells a reader their gender. :func:`first_name_genders` learns it from
 the corpus itself: a first name (:func:`first_name`: the first word of a name of two words or more that
-is not an initial, a title or an honorific) whose persons' documents decided at least
-:data:`FIRST_NAME_VOTES` times, and one side at least :data:`MARGIN` times the other, tells that gender.
+is not an initial, a title or an honorific) carried by decided persons of at least :data:`FIRST_NAME_VOTES`
+documents of one gender, and :data:`MARGIN` times as many as of the other, tells that gender.
 :func:`name_gender` gives a person the gender its names' first names tell, when each tells the same. No lexicon is
 used, so the judge of ``bench/gender.py flips`` (a first-name lexicon) stays held out. Examples: "John
-Smith" and "John Ford" decided male, "John Doe" undecided -> "John Doe" male; "Jean" male once and
+Smith" and "John Ford" decided male in two documents, "John Doe" undecided -> "John Doe" male; "Carol
+I" and "Carol II", male in one article -> "Carol" tells nothing; "Jean" male once and
 female once -> no gender; "A. R. Kardar", "General Grant" and "Tempah" -> no first name.
 
 **P21.** Wikidata states a person's sex or gender as P21 items. :func:`item_gender` picks an item's
@@ -76,7 +77,7 @@ P21_OF = {MALE: P21_MALE, FEMALE: P21_FEMALE}  # the value kb-from-corpus writes
 
 MARGIN = 3  # the winning side needs at least this many times the other side's evidence
 NOUN_REACH = 4  # words between "is" / "," and the predicate noun
-FIRST_NAME_VOTES = 2  # decided persons a first name needs before it tells a gender (one could be a misread)
+FIRST_NAME_VOTES = 2  # documents of decided persons a first name needs before it tells a gender (one could be a misread)
 
 PRONOUNS: dict[str, str] = {**dict.fromkeys(("he", "him", "his", "himself"), MALE),
                             **dict.fromkeys(("she", "her", "hers", "herself"), FEMALE)}
@@ -300,21 +301,22 @@ def first_name(name: str) -> str | None:
     return low
 
 
-def first_name_genders(persons: Iterable[tuple[Iterable[str], str | None]],
+def first_name_genders(persons: Iterable[tuple[Iterable[str], str | None, Iterable[str]]],
                        votes: int = FIRST_NAME_VOTES) -> dict[str, str]:
-    """First name -> gender, learned from ``persons`` (each its names and its decided gender, None when
-    undecided): a person votes once per distinct first name of its names; a name tells the gender its
-    decided persons give at least ``votes`` times and :data:`MARGIN` times the other gender."""
-    tally: dict[str, list[int]] = {}
-    for names, gender in persons:
+    """First name -> gender, learned from ``persons`` (each its names, its decided gender or None, and
+    the documents it is read from). A first name's votes are the *documents* of the decided persons
+    that carry it, per gender, so that Carol I and Carol II of one article count once; it tells the
+    gender with at least ``votes`` documents and :data:`MARGIN` times the other gender's."""
+    tally: dict[str, tuple[set[str], set[str]]] = {}
+    for names, gender, docs in persons:
         if gender not in GENDERS:
             continue
-        for fn in sorted({f for n in names if (f := first_name(n)) is not None}):
-            tally.setdefault(fn, [0, 0])[gender == FEMALE] += 1
+        for fn in {f for n in names if (f := first_name(n)) is not None}:
+            tally.setdefault(fn, (set(), set()))[gender == FEMALE].update(docs)
     out: dict[str, str] = {}
     for fn, (m, f) in sorted(tally.items()):
-        g = decide(m, f)
-        if g is not None and max(m, f) >= votes:
+        g = decide(len(m), len(f))
+        if g is not None and max(len(m), len(f)) >= votes:
             out[fn] = g
     return out
 

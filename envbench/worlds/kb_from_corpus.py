@@ -23,8 +23,8 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
 * a PER cluster whose documents show its gender (``envbench.core.gender.document_genders``, the counts
   summed over its entities) gets P21 (sex or gender): Q6581097 male or Q6581072 female; a cluster whose
   documents show none, or conflict, gets the gender its first names tell, learned from the clusters whose
-  documents decided (``core.gender.first_name_genders``: "John Doe" is male when two Johns' documents
-  say "he"), and none when they tell none. ``generate`` then draws a person's new name among items of
+  documents decided (``core.gender.first_name_genders``: "John Doe" is male when the Johns of two
+  documents are read "he"), and none when they tell none. ``generate`` then draws a person's new name among items of
   its gender (``envbench.rename.gender``), so "her eldest son Edward VII" never becomes "her eldest son
   Barbara Stanwyck";
 * item-valued gold triples become claims, so popularity and relation-consistent linking work;
@@ -353,7 +353,8 @@ def _assign_genders(clusters: Sequence[Cluster]) -> None:
     """Each PER cluster's P21 gender: its documents' decision, else what its first names tell
     (learned from the decided clusters; the module docstring)."""
     persons = sorted((cl for cl in clusters if cl.coarse == "PER"), key=lambda c: c.key)
-    learned = first_name_genders((sorted(cl.mention_names), cl.gender.gender) for cl in persons)
+    learned = first_name_genders((sorted(cl.mention_names), cl.gender.gender, sorted({t for t, _ in cl.members}))
+                                 for cl in persons)
     for cl in persons:
         if (g := cl.gender.gender) is not None:
             cl.p21_gender, cl.p21_from = g, "documents"

@@ -165,11 +165,12 @@ def test_a_first_name_is_the_first_word_of_a_longer_name_and_not_an_initial_or_a
 
 
 def test_first_names_learned_from_decided_persons_need_votes_and_a_margin() -> None:
-    persons = [(["John Smith"], MALE), (["John Ford", "Ford"], MALE), (["John Doe"], None),
-               (["Jean Arp"], MALE), (["Jean Seberg"], FEMALE), (["Mary Wu"], FEMALE)]
+    persons = [(["John Smith"], MALE, ["a"]), (["John Ford", "Ford"], MALE, ["b"]), (["John Doe"], None, ["c"]),
+               (["Jean Arp"], MALE, ["d"]), (["Jean Seberg"], FEMALE, ["e"]), (["Mary Wu"], FEMALE, ["f"]),
+               (["Carol I"], MALE, ["Carol II of Romania"]), (["Carol II"], MALE, ["Carol II of Romania"])]
     learned = first_name_genders(persons)
-    assert learned == {"john": MALE}  # Jean is split; one Mary is not two
-    assert first_name_genders(persons, votes=1) == {"john": MALE, "mary": FEMALE}
+    assert learned == {"john": MALE}  # Jean is split; one Mary is not two; both Carols are one document
+    assert first_name_genders(persons, votes=1) == {"carol": MALE, "john": MALE, "mary": FEMALE}
     assert name_gender(["John Doe", "Doe"], learned) == MALE
     assert name_gender(["Jean Valjean"], learned) is None
     # names of one person that tell two genders tell none
