@@ -485,16 +485,19 @@ class Draws:
     known: frozenset[str] = frozenset()  # folded mention names that are a demonym of some item (``known_demonyms``)
     genders: dict[str, str] = field(default_factory=dict)  # P21 value of entities' items and candidates
     knows_genders: bool = False  # whether the index has P21 rows (``rename.gender.fits``)
-    # each candidate's adjectival forms (``adjectival_forms``), worked out once: an adjectival entity
-    # that no candidate can serve walks every window, and is kept, over the same candidates each seed
-    forms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # how many adjectival forms (``adjectival_forms``) each candidate has, worked out once: an adjectival
+    # entity that no candidate can serve walks every window, and is kept, over the same candidates each seed
+    form_counts: dict[str, int] = field(default_factory=dict)
 
-    def adjectival_forms_of(self, cand: str) -> tuple[str, ...]:
-        got = self.forms.get(cand)
-        if got is None:
+    def form_count(self, cand: str) -> int:
+        """The number of adjectival forms of ``cand`` (-1 when its names are not fetched)."""
+        n = self.form_counts.get(cand)
+        if n is None:
+            if cand not in self.names:
+                return -1
             kinds = adjectival_kinds(self.auditor.types.get(cand, ()), self.auditor.anc)
-            got = self.forms[cand] = adjectival_forms(self.demonyms.get(cand, ()), self.names[cand].label, kinds)
-        return got
+            n = self.form_counts[cand] = len(adjectival_forms(self.demonyms.get(cand, ()), self.names[cand].label, kinds))
+        return n
 
 
 def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: bool) -> tuple[list[Run], list[Slot]]:
@@ -730,7 +733,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         if window is None:
             return (si, run.window)
         if adjectival:  # too few adjectival forms: pair_item_names would say NO_DEMONYM (dropped before the sort)
-            window = [c for c in window if c in draws.names and len(draws.adjectival_forms_of(c)) >= len(adjectival)]
+            need, counts = len(adjectival), draws.form_counts
+            window = [c for c in window if (counts[c] if c in counts else draws.form_count(c)) >= need]
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
             names = draws.names.get(cand)
             if names is None:
@@ -775,7 +779,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         run.window += 1
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one
     drawn = [c for w in range(run.window) for c in draws.windows.get((si, w), ())]
-    lacking = bool(drawn and adjectival) and not any(draws.adjectival_forms_of(c) for c in drawn if c in draws.names)
+    lacking = bool(drawn and adjectival) and not any(draws.form_count(c) > 0 for c in drawn)
     # a person some of whose drawn candidates (in any window) had another gender: kept for want of one
     other_gender = not lacking and any(not fits(person, draws.genders.get(c), draws.knows_genders) for c in drawn)
     reason = KeptReason.NO_DEMONYM if lacking else KeptReason.NO_GENDER if other_gender else KeptReason.NO_CANDIDATE
