@@ -354,7 +354,10 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 def report_markdown(results: dict[str, Any]) -> str:
     def ms(s: dict | None) -> str:
-        return f"{s['mean']} ± {s['sd']}" if s else "n/a"
+        if not s:
+            return "n/a"
+        # one value has no spread: "± 0.0" would claim a measured one (a one-seed run or summary row)
+        return f"{s['mean']} ± {s['sd']}" if s.get("n", 2) > 1 else f"{s['mean']}"
 
     lines = ["Scores in %. Per run, Env is the mean ± sd over the 5 renaming seeds; the summary rows are the",
              "mean ± sd over training seeds (of each run's Env mean).", "",
@@ -366,7 +369,8 @@ def report_markdown(results: dict[str, Any]) -> str:
                          f"{ms(r.get('env', {}).get('f1'))} | {r.get('env_pooled', {}).get('f1', 'n/a')} | "
                          f"{r.get('fall_f1', 'n/a')} | {r['step_seconds']} |")
     for variant, agg in results["over_training_seeds"].items():
-        lines.append(f"| **{variant}** | mean ± sd | {ms(agg['test_f1'])} | {ms(agg['test_ign_f1'])} | "
+        label = "mean ± sd" if agg["test_f1"]["n"] > 1 else "mean (one seed)"
+        lines.append(f"| **{variant}** | {label} | {ms(agg['test_f1'])} | {ms(agg['test_ign_f1'])} | "
                      f"{ms(agg.get('env_f1'))} | {ms(agg.get('env_pooled_f1'))} | {ms(agg.get('fall_f1'))} | "
                      f"{ms(agg['step_seconds'])} |")
     if "targets" in results:

@@ -139,3 +139,22 @@ def test_the_shipped_experiment_chains_its_steps(evrt) -> None:
             ok = any(Path(w).match(pattern) or w == pattern for w in written) if "*" in pattern else pattern in written
             assert ok, f"{step.name}: {pattern} is made by no earlier step"
         written += step.outputs
+
+
+def test_the_report_prints_a_spread_only_over_more_than_one_training_seed(evrt) -> None:
+    def run(f1: float) -> dict:
+        return {"test": {"f1": f1, "ign_f1": f1 - 1}, "env": {"f1": {"mean": f1 - 10, "sd": 0.5}},
+                "env_pooled": {"f1": f1 - 10}, "fall_f1": 10.0, "step_seconds": 2.0}
+
+    def results(f1s: list[float]) -> dict:
+        runs = {str(42 + i): run(f) for i, f in enumerate(f1s)}
+        agg = {"test_f1": evrt._spread(f1s), "test_ign_f1": evrt._spread([f - 1 for f in f1s]),
+               "env_f1": evrt._spread([f - 10 for f in f1s]), "env_pooled_f1": evrt._spread([f - 10 for f in f1s]),
+               "fall_f1": evrt._spread([10.0] * len(f1s)), "step_seconds": evrt._spread([2.0] * len(f1s))}
+        return {"runs": {"vanilla": runs}, "over_training_seeds": {"vanilla": agg}}
+
+    one = evrt.report_markdown(results([38.0]))
+    assert "| **vanilla** | mean (one seed) | 38.0 | 37.0 | 28.0 | 28.0 | 10.0 | 2.0 |" in one
+    assert "| vanilla | 42 | 38.0 | 37.0 | 28.0 ± 0.5 |" in one  # a run's Env spread is over renaming seeds
+    two = evrt.report_markdown(results([38.0, 40.0]))
+    assert "| **vanilla** | mean ± sd | 39.0 ± 1.41 | 38.0 ± 1.41 | 29.0 ± 1.41 | 29.0 ± 1.41 | 10.0 ± 0.0 |" in two
