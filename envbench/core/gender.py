@@ -17,7 +17,7 @@ double quotes never count (a quoted "she" is someone speaking, "She Loves You" a
    one named the pronouns up to the next name, and the others none ("Harrison recorded it at his
    studio with Ray Cooper as his co-producer": one "his" for Harrison, none for Ray Cooper; a list of
    names gives its first name at most what comes before the second), and carries the one whose
-   mention opens it, if one does (its subject). A sentence whose sole person comes after a pronoun
+   mention opens it, if one does (its subject), else the person carried so far if it names it too. A sentence whose sole person comes after a pronoun
    ("He also played Mateo") stays the carried person's: Mateo gets nothing.
 2. *A gendered noun right before a mention* (:data:`GENDERED_NOUNS`: son/daughter, husband/wife,
    actor/actress, king/queen, brother/sister, ...), or before a comma before it, as in "her eldest
@@ -216,7 +216,9 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
             for j in range(here[first], nxt):
                 if ok[j]:
                     add(first, PRONOUNS.get(sent[j].casefold()))
-            current = opener[si]
+            # a sentence no one opens goes on about the person carried, if it names it too ("Jade is a
+            # character . Debuting as a swap of Kitana , Jade made her debut . She has since ...")
+            current = opener[si] if opener[si] is not None else current if current in here else None
             continue
         (ei,) = here
         if ei != current and any(ok[j] and sent[j].casefold() in PRONOUNS for j in range(lead)):

@@ -76,6 +76,14 @@ def test_pronouns_before_a_sentences_first_person_speak_of_the_person_carried() 
     d = doc("Tom Ward met Ann Lee .", "Ann Lee said she would stay .",
             people={"Tom Ward": [(0, 0, 2)], "Ann Lee": [(0, 3, 5), (1, 0, 2)]})
     assert genders(d) == [None, FEMALE]
+    # a sentence naming the carried person beside another, opened by neither, goes on carrying it
+    d = doc("Jade is a character .", "As a swap of Kitana , Jade made a debut .", "She has since returned .",
+            people={"Jade": [(0, 0, 1), (1, 6, 7)], "Kitana": [(1, 4, 5)]})
+    assert genders(d) == [FEMALE, None]
+    # ... but not when the carried person is not among them
+    d = doc("Jade is a character .", "As a swap of Kitana , Mia made a debut .", "She has since returned .",
+            people={"Jade": [(0, 0, 1)], "Kitana": [(1, 4, 5)], "Mia": [(1, 6, 7)]})
+    assert genders(d) == [None, None, None]
 
 
 def test_a_quoted_she_is_someone_speaking() -> None:
