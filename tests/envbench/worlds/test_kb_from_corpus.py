@@ -6,6 +6,7 @@ import json
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -493,6 +494,19 @@ def test_untyped_keep_writes_no_p31_and_coarse_writes_the_fallback(tmp_path: Pat
         kb_from_corpus([src], tmp_path / "x.json.gz", tmp_path / "x.links.json", untyped="drop")
 
 
+def _kb_with_p21(tmp_path: Path, docs: list[dict]) -> tuple[Any, dict, Any]:
+    """kb-from-corpus over ``docs``: its result, its links, and the P21 values of an item."""
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps(docs))
+    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
+    items = _items(tmp_path / "kb.json.gz")
+
+    def p21(qid: str) -> list[str]:
+        return [s["mainsnak"]["datavalue"]["value"]["id"] for s in items[qid]["claims"].get("P21", [])]
+
+    return res, json.loads((tmp_path / "links.json").read_text()), p21
+
+
 def test_persons_whose_documents_show_their_gender_get_p21_and_ingest(tmp_path: Path) -> None:
     from envbench.core.gender import P21_FEMALE, P21_MALE
     from wikidata_index.index import WikidataIndex
@@ -508,14 +522,7 @@ def test_persons_whose_documents_show_their_gender_get_p21_and_ingest(tmp_path: 
         {"title": "Ode", "labels": [], "sents": [["Ode", "was", "sung", "by", "Lu", "Pim", "."]],
          "vertexSet": [[_m("Ode", 0, 0, 1, "MISC")], [_m("Lu Pim", 0, 4, 6, "PER")]]},
     ]
-    p = tmp_path / "docs.json"
-    p.write_text(json.dumps(docs))
-    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
-    links = json.loads((tmp_path / "links.json").read_text())
-    items = _items(tmp_path / "kb.json.gz")
-
-    def p21(qid: str) -> list[str]:
-        return [s["mainsnak"]["datavalue"]["value"]["id"] for s in items[qid]["claims"].get("P21", [])]
+    res, links, p21 = _kb_with_p21(tmp_path, docs)
 
     assert p21(links["Mara Vek"][0]) == [P21_FEMALE]  # her two documents sum: actress, She
     assert links["Tom Aro"][1] == links["Mara Vek"][0]
@@ -540,14 +547,7 @@ def test_a_person_its_documents_leave_unknown_takes_the_gender_its_first_name_ha
 
     docs = [person("a", "Juro Tam", "He"), person("b", "Juro Vell", "He"), person("c", "Juro Pak", "It"),
             person("d", "Ila Tam", "She"), person("e", "Ila Moor", "It")]
-    p = tmp_path / "docs.json"
-    p.write_text(json.dumps(docs))
-    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
-    links = json.loads((tmp_path / "links.json").read_text())
-    items = _items(tmp_path / "kb.json.gz")
-
-    def p21(qid: str) -> list[str]:
-        return [s["mainsnak"]["datavalue"]["value"]["id"] for s in items[qid]["claims"].get("P21", [])]
+    res, links, p21 = _kb_with_p21(tmp_path, docs)
 
     assert p21(links["c"][0]) == [P21_MALE]  # two decided Juros said "he"
     assert p21(links["e"][0]) == []  # one decided Ila is not enough (FIRST_NAME_VOTES = 2)
