@@ -17,8 +17,9 @@ double quotes never count (a quoted "she" is someone speaking, "She Loves You" a
    one named the pronouns up to the next name, and the others none ("Harrison recorded it at his
    studio with Ray Cooper as his co-producer": one "his" for Harrison, none for Ray Cooper; a list of
    names gives its first name at most what comes before the second), and carries the one whose
-   mention opens it, if one does (its subject), else the person carried so far if it names it too. A sentence whose sole person comes after a pronoun
-   ("He also played Mateo") stays the carried person's: Mateo gets nothing.
+   mention opens it, if one does (its subject), else the person carried so far if it names it too.
+   A sentence whose sole person comes after a pronoun ("He also played Mateo") stays the carried
+   person's: Mateo gets nothing.
 2. *A gendered noun right before a mention* (:data:`GENDERED_NOUNS`: son/daughter, husband/wife,
    actor/actress, king/queen, brother/sister, ...), or before a comma before it, as in "her eldest
    son Edward VII", "actress Mary Pickford", "his wife , Jane".
@@ -45,13 +46,14 @@ Examples (tokens as DocRED writes them):
 **First names.** Most persons are named in lists or beside others, where no pronoun can be given to
 them, yet their first name often tells a reader their gender. :func:`first_name_genders` learns it from
 the corpus itself: a first name (:func:`first_name`: the first word of a name of two words or more that
-is not an initial, a title or an honorific) carried by decided persons of at least :data:`FIRST_NAME_VOTES`
-documents of one gender, and :data:`MARGIN` times as many as of the other, tells that gender.
-:func:`name_gender` gives a person the gender its names' first names tell, when each tells the same. No lexicon is
-used, so the judge of ``bench/gender.py flips`` (a first-name lexicon) stays held out. Examples: "John
-Smith" and "John Ford" decided male in two documents, "John Doe" undecided -> "John Doe" male; "Carol
-I" and "Carol II", male in one article -> "Carol" tells nothing; "Jean" male once and
-female once -> no gender; "A. R. Kardar", "General Grant" and "Tempah" -> no first name.
+is not an initial, a title or an honorific) carried by decided persons of at least
+:data:`FIRST_NAME_VOTES` documents of one gender, and :data:`MARGIN` times as many as of the other,
+tells that gender. :func:`name_gender` gives a person the gender its names' first names tell, when each
+tells the same. No lexicon is used, so the judge of ``bench/gender.py flips`` (a first-name lexicon)
+stays held out. Examples: "John Smith" and "John Ford" decided male in two documents, "John Doe"
+undecided -> "John Doe" male; "Carol I" and "Carol II", male in one article -> "Carol" tells nothing;
+"Jean" male once and female once -> no gender; "A. R. Kardar", "General Grant" and "Tempah" -> no
+first name.
 
 **P21.** Wikidata states a person's sex or gender as P21 items. :func:`item_gender` picks an item's
 value (the single distinct value of the best rank, else none) and :func:`pronoun_class` maps the
@@ -77,7 +79,7 @@ P21_OF = {MALE: P21_MALE, FEMALE: P21_FEMALE}  # the value kb-from-corpus writes
 
 MARGIN = 3  # the winning side needs at least this many times the other side's evidence
 NOUN_REACH = 4  # words between "is" / "," and the predicate noun
-FIRST_NAME_VOTES = 2  # documents of decided persons a first name needs before it tells a gender (one could be a misread)
+FIRST_NAME_VOTES = 2  # documents of decided persons a first name needs to tell a gender (one may be misread)
 
 PRONOUNS: dict[str, str] = {**dict.fromkeys(("he", "him", "his", "himself"), MALE),
                             **dict.fromkeys(("she", "her", "hers", "herself"), FEMALE)}

@@ -733,7 +733,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         if window is None:
             return (si, run.window)
         if adjectival:  # too few adjectival forms: pair_item_names would say NO_DEMONYM (dropped before the sort)
-            need, counts = len(adjectival), draws.form_counts
+            need, counts = len(adjectival), draws.form_counts  # the memo read inline: every candidate passes here
             window = [c for c in window if (counts[c] if c in counts else draws.form_count(c)) >= need]
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
             names = draws.names.get(cand)

@@ -24,9 +24,9 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   summed over its entities) gets P21 (sex or gender): Q6581097 male or Q6581072 female; a cluster whose
   documents show none, or conflict, gets the gender its first names tell, learned from the clusters whose
   documents decided (``core.gender.first_name_genders``: "John Doe" is male when the Johns of two
-  documents are read "he"), and none when they tell none. ``generate`` then draws a person's new name among items of
-  its gender (``envbench.rename.gender``), so "her eldest son Edward VII" never becomes "her eldest son
-  Barbara Stanwyck";
+  documents are read "he"), and none when they tell none. ``generate`` then draws a person's new name
+  among items of its gender (``envbench.rename.gender``), so "her eldest son Edward VII" never becomes
+  "her eldest son Barbara Stanwyck";
 * item-valued gold triples become claims, so popularity and relation-consistent linking work;
 * QIDs are hashed and lie in ``KB_QID_RANGE`` (Q1000000000000-Q1999999999999), far above the ids
   Wikidata has handed out (about Q135 million in 2025) and the sample world's Q900000001...
