@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from envbench.formats.docred import read_docs  # noqa: E402
+from envbench.scoring.evaluate import has_spread, mean_std_text, spread_label  # noqa: E402
 from etl.io import sha256_file, write_json_atomic  # noqa: E402
 
 EXPERIMENT = REPO / "bench" / "evrt.toml"
@@ -276,7 +277,7 @@ def _score(gold: list[dict], preds: list[dict], train_docs: list[dict]) -> dict[
 
 def _spread(values: list[float]) -> dict[str, float]:
     return {"mean": round(statistics.mean(values), 2),
-            "sd": round(statistics.stdev(values), 2) if len(values) > 1 else 0.0,
+            "sd": round(statistics.stdev(values), 2) if has_spread(len(values)) else 0.0,
             "min": min(values), "max": max(values), "n": len(values)}
 
 
@@ -356,8 +357,8 @@ def report_markdown(results: dict[str, Any]) -> str:
     def ms(s: dict | None) -> str:
         if not s:
             return "n/a"
-        # one value has no spread: "± 0.0" would claim a measured one (a one-seed run or summary row)
-        return f"{s['mean']} ± {s['sd']}" if s.get("n", 2) > 1 else f"{s['mean']}"
+        # a one-seed run or summary row has no spread (``has_spread``); a plain run's row has no "n"
+        return mean_std_text(f"{s['mean']}", f"{s['sd']}", s.get("n", 2))
 
     lines = ["Scores in %. Per run, Env is the mean ± sd over the 5 renaming seeds; the summary rows are the",
              "mean ± sd over training seeds (of each run's Env mean).", "",
@@ -369,7 +370,7 @@ def report_markdown(results: dict[str, Any]) -> str:
                          f"{ms(r.get('env', {}).get('f1'))} | {r.get('env_pooled', {}).get('f1', 'n/a')} | "
                          f"{r.get('fall_f1', 'n/a')} | {r['step_seconds']} |")
     for variant, agg in results["over_training_seeds"].items():
-        label = "mean ± sd" if agg["test_f1"]["n"] > 1 else "mean (one seed)"
+        label = spread_label(agg["test_f1"]["n"], "mean ± sd")
         lines.append(f"| **{variant}** | {label} | {ms(agg['test_f1'])} | {ms(agg['test_ign_f1'])} | "
                      f"{ms(agg.get('env_f1'))} | {ms(agg.get('env_pooled_f1'))} | {ms(agg.get('fall_f1'))} | "
                      f"{ms(agg['step_seconds'])} |")

@@ -219,11 +219,29 @@ def name_independent(
 
 
 # --------------------------------------------------------------------------- scoring
+def has_spread(n: int) -> bool:
+    """Whether ``n`` values (renaming seeds, training runs) have a spread to print. One value has none:
+    its standard deviation is stored as 0, and a printed "± 0.00" would claim a measured spread.
+    The one rule behind every "mean ± std" that envbench and its benches print."""
+    return n > 1
+
+
+def spread_label(n: int, plus: str = "mean ± std", alone: str = "mean (one seed)") -> str:
+    """The column head of a mean over ``n`` values: ``plus`` when they have a spread, else ``alone``."""
+    return plus if has_spread(n) else alone
+
+
+def mean_std_text(mean: str, std: str, n: int) -> str:
+    """"mean ± std" for ``n`` values, or the mean alone for one (both already formatted)."""
+    return f"{mean} ± {std}" if has_spread(n) else mean
+
+
 def summarize(per_seed: Mapping[int, Mapping[str, Any]], keys: Sequence[str] = SCORE_KEYS) -> dict[str, Any]:
-    """Mean, sample standard deviation (n-1; 0 for one seed) and the worst seed (lowest F1)."""
+    """Mean, sample standard deviation (n-1; 0 for one seed, see :func:`has_spread`) and the worst seed
+    (lowest F1)."""
     seeds = sorted(per_seed)
     mean = {k: statistics.fmean(per_seed[s][k] for s in seeds) for k in keys}
-    std = {k: statistics.stdev([per_seed[s][k] for s in seeds]) if len(seeds) > 1 else 0.0 for k in keys}
+    std = {k: statistics.stdev([per_seed[s][k] for s in seeds]) if has_spread(len(seeds)) else 0.0 for k in keys}
     worst = min(seeds, key=lambda s: (per_seed[s]["f1"], s))
     return {"mean": mean, "std": std, "worst_seed": {"seed": worst, **{k: per_seed[worst][k] for k in keys}}}
 
@@ -362,13 +380,12 @@ class EvaluateResult(HasNotes):
         header = ["", "all"]
         if env:
             seeds = list(env["seeds"])
-            spread = len(seeds) > 1  # one seed has no spread: "± 0.00" would claim a measured one
-            header += ["mean ± std" if spread else "mean", *(f"seed {k}" for k in seeds)]
+            header += [spread_label(len(seeds), alone="mean"), *(f"seed {k}" for k in seeds)]
         lines = [header]
         for key, label in rows:
             row = [label, f"{100 * s[key]:.2f}"]
             if env:
-                row.append(f"{100 * env['mean'][key]:.2f}" + (f" ± {100 * env['std'][key]:.2f}" if spread else ""))
+                row.append(mean_std_text(f"{100 * env['mean'][key]:.2f}", f"{100 * env['std'][key]:.2f}", len(seeds)))
                 row += [f"{100 * env['seeds'][k][key]:.2f}" for k in seeds]
             lines.append(row)
         widths = [max(len(r[i]) for r in lines) for i in range(len(header))]

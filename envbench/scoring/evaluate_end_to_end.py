@@ -31,7 +31,15 @@ from envbench.core.errors import DataError
 from envbench.formats.docred import Doc
 from envbench.formats.end_to_end import EndToEndPredictions, check_end_to_end, load_end_to_end
 from envbench.scoring.end_to_end import LABELS, METRICS, Tally, finalize, tally_document
-from envbench.scoring.evaluate import env_seeds, read_gold, refuse_compressed_out, split_seed
+from envbench.scoring.evaluate import (
+    env_seeds,
+    has_spread,
+    mean_std_text,
+    read_gold,
+    refuse_compressed_out,
+    split_seed,
+    spread_label,
+)
 from etl.io import dumps_json
 from etl.step import Step, manifest_beside
 
@@ -71,7 +79,7 @@ def summarize(per_seed: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
     seeds = sorted(per_seed)
     keys = [f"{m}_{k}" for m in METRICS for k in ("f1", "precision", "recall")]
     mean = {k: statistics.fmean(per_seed[s][k] for s in seeds) for k in keys}
-    std = {k: statistics.stdev([per_seed[s][k] for s in seeds]) if len(seeds) > 1 else 0.0 for k in keys}
+    std = {k: statistics.stdev([per_seed[s][k] for s in seeds]) if has_spread(len(seeds)) else 0.0 for k in keys}
     worst = min(seeds, key=lambda s: (per_seed[s]["relation_strict_f1"], s))
     return {"mean": mean, "std": std, "worst_seed": {"seed": worst, "relation_strict_f1":
                                                      per_seed[worst]["relation_strict_f1"]}}
@@ -124,11 +132,13 @@ class EndToEndResult:
         own = s.get("seeds")  # --gold itself is an Env file
         header = ["F1", "all" if env is None else "original"]
         if own is not None:
-            header += ["mean ± std", *(f"seed {k}" for k in own["seeds"])]
+            header += [spread_label(len(own["seeds"]), alone="mean"), *(f"seed {k}" for k in own["seeds"])]
         if env is not None:
-            header += ["Env all", "Env mean ± std", *(f"seed {k}" for k in env["seeds"]), "fall"]
+            header += ["Env all", spread_label(len(env["seeds"]), "Env mean ± std", "Env mean"),
+                       *(f"seed {k}" for k in env["seeds"]), "fall"]
+
         def spread(block: Mapping[str, Any], key: str) -> list[str]:  # mean ± std, then each seed
-            return [f"{100 * block['mean'][key]:.2f} ± {100 * block['std'][key]:.2f}",
+            return [mean_std_text(f"{100 * block['mean'][key]:.2f}", f"{100 * block['std'][key]:.2f}", len(block["seeds"])),
                     *(f"{100 * v[key]:.2f}" for v in block["seeds"].values())]
 
         lines = [header]

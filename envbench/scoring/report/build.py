@@ -23,10 +23,12 @@ from envbench.scoring.evaluate import (
     coverage,
     env_seeds,
     example_titles,
+    mean_std_text,
     name_independent,
     prediction_notes,
     read_gold,
     score_env,
+    spread_label,
     train_is_gold_notes,
 )
 from envbench.scoring.metrics import score, train_facts
@@ -49,12 +51,12 @@ class ReportResult(HasNotes):
 
     def summary(self) -> str:
         t2 = self.report["table2_precision_recall"]
-        spread = len(self.report["seeds"]) > 1  # one seed has no spread to print
-        lines = ["             original   " + ("env (mean ± std)" if spread else "env (one seed)  ")
+        n = len(self.report["seeds"])
+        lines = ["             original   " + spread_label(n, "env (mean ± std)", "env (one seed)  ")
                  + "   env pooled   change"]
         for k in A.TABLE2_KEYS:
             row = t2[k]
-            env = f"{100 * row['env_mean']:7.2f} ± {100 * row['env_std']:5.2f}" if spread else f"{100 * row['env_mean']:7.2f}" + " " * 8
+            env = mean_std_text(f"{100 * row['env_mean']:7.2f}", f"{100 * row['env_std']:5.2f}", n).ljust(15)
             lines.append(f"{LABELS[k]:<12} {100 * row['original']:8.2f}   {env}"
                          f"   {100 * row['env_pooled']:10.2f}   {100 * row['change']:+7.2f}")
         c = self.report["consistency"]["overall"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from envbench.scoring.evaluate import mean_std_text, spread_label
 from envbench.scoring.report.analyses import TABLE2_KEYS, type_order
 
 LABELS = {"precision": "Precision", "recall": "Recall", "f1": "F1", "ign_f1": "Ign F1",
@@ -32,28 +33,28 @@ def _header(rep: Mapping[str, Any]) -> list[str]:
             f"Env: `{inp['env_gold']}` with `{inp['env_pred']}` (seeds {', '.join(map(str, rep['seeds']))}).", ""]
 
 
-def mean_std(mean: float | None, std: float | None, spread: bool) -> str:
-    """"mean ± std", or the mean alone when there is one seed (its "± 0.00" would claim a measured spread)."""
-    return f"{pct(mean)} ± {pct(std)}" if spread else pct(mean)
+def mean_std(mean: float | None, std: float | None, n: int) -> str:
+    """"mean ± std" over ``n`` seeds, or the mean alone for one (``evaluate.has_spread``)."""
+    return mean_std_text(pct(mean), pct(std), n)
 
 
-def _table2(rows: Mapping[str, Any], spread: bool) -> list[str]:
-    head = "Env (mean ± std over seeds)" if spread else "Env (one seed)"
+def _table2(rows: Mapping[str, Any], n: int) -> list[str]:
+    head = spread_label(n, "Env (mean ± std over seeds)", "Env (one seed)")
     lines = ["## Precision, recall and F1 (Table 2)", "",
              f"| | original | {head} | change (points) | relative |", "|---|---:|---:|---:|---:|"]
     for k, row in rows.items():
         rel = "–" if row["relative_change"] is None else f"{100 * row['relative_change']:+.1f}%"
-        lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {mean_std(row['env_mean'], row['env_std'], spread)} | "
+        lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {mean_std(row['env_mean'], row['env_std'], n)} | "
                      f"{100 * row['change']:+.2f} | {rel} |")
     return lines
 
 
-def _table3(rows: Mapping[str, Any], spread: bool) -> list[str]:
-    head = "Env (mean ± std)" if spread else "Env (one seed)"
+def _table3(rows: Mapping[str, Any], n: int) -> list[str]:
+    head = spread_label(n, "Env (mean ± std)", "Env (one seed)")
     lines = ["## Intra- and inter-sentence F1 (Table 3)", "",
              f"| | original | {head} | change (points) |", "|---|---:|---:|---:|"]
     for k, row in rows.items():
-        lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {mean_std(row['env_mean'], row['env_std'], spread)} | "
+        lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {mean_std(row['env_mean'], row['env_std'], n)} | "
                      f"{100 * row['change']:+.2f} |")
     return lines
 
@@ -64,9 +65,9 @@ def _seeds(env: Mapping[str, Any]) -> list[str]:
              "|---|" + "---:|" * len(keys)]
     for seed, s in env["seeds"].items():
         lines.append(f"| {seed} | " + " | ".join(pct(s.get(k)) for k in keys) + " |")
-    spread = len(env["seeds"]) > 1
-    lines.append(("| mean ± std | " if spread else "| mean | ")
-                 + " | ".join(mean_std(env["mean"][k], env["std"][k], spread) for k in keys) + " |")
+    n = len(env["seeds"])
+    lines.append(f"| {spread_label(n, alone='mean')} | "
+                 + " | ".join(mean_std(env["mean"][k], env["std"][k], n) for k in keys) + " |")
     lines.append("| pooled | " + " | ".join(pct(env["pooled"][k]) for k in keys) + " |")
     lines.append(f"\nWorst seed: {env['worst_seed']['seed']} (F1 {pct(env['worst_seed']['f1'])}). {POOLED_NOTE}")
     return lines
@@ -158,8 +159,8 @@ def _notes(rep: Mapping[str, Any]) -> list[str]:
 def render_markdown(rep: Mapping[str, Any]) -> str:
     """report.md: every table of report.json, percentages with two decimals."""
     sections = [
-        _table2(rep["table2_precision_recall"], len(rep["seeds"]) > 1),
-        _table3(rep["table3_intra_inter"], len(rep["seeds"]) > 1),
+        _table2(rep["table2_precision_recall"], len(rep["seeds"])),
+        _table3(rep["table3_intra_inter"], len(rep["seeds"])),
         _seeds(rep["env"]),
         _figure4(rep["figure4_f1_by_entities"]),
         _per_type(rep["per_type_f1"]),

@@ -130,6 +130,17 @@ def test_an_env_gold_alone_is_scored_per_seed(files: dict[str, Path], tmp_path: 
     assert res.table().splitlines()[0].split() == ["F1", "all", "mean", "±", "std", "seed", "1", "seed", "2"]
 
 
+def test_one_env_seed_prints_its_mean_without_a_spread(files: dict[str, Path], tmp_path: Path) -> None:
+    """One renaming seed has no spread: the table prints its mean alone, never "± 0.00"."""
+    one = write(tmp_path / "one_env.json", [twin(1)])
+    env_pred = write(tmp_path / "env_pred.json", [e2e_row("S-1", TWIN_SPANS, BOTH)])
+    table = score_files(files["gold"], files["pred"], env_gold=one, env_pred=env_pred).table()
+    lines = table.splitlines()
+    assert lines[0].split() == ["F1", "original", "Env", "all", "Env", "mean", "seed", "1", "fall"]
+    assert "±" not in table
+    assert lines[1].split()[:3] == ["Mention", "100.00", "100.00"]
+
+
 def as_jerex(doc: dict) -> dict:
     """A gold document written as JEREX's predictions.json row (document-level spans), by hand."""
     starts = [sum(len(s) for s in doc["sents"][:k]) for k in range(len(doc["sents"]))]
