@@ -62,8 +62,10 @@ values English pronouns follow (male, female, trans man, trans woman) to "male" 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 MALE = "male"
@@ -325,6 +327,38 @@ def first_name_genders(persons: Iterable[tuple[Iterable[str], str | None, Iterab
     return out
 
 
+# The census reading of a first name (:func:`census_first_names`): a name tells a gender when at least
+# this percent of one sex carried it in the 1990 US census (1 in 10,000), and at least this many times
+# the share of the other sex (95%). Rarer names say little ("Li", "Yi", "Nikita" are there as rare
+# American women's names, and are a Chinese surname, a Korean one and a Russian man's name).
+CENSUS_MIN_PERCENT = 0.01
+CENSUS_RATIO = 19.0
+
+
+@functools.cache
+def census_first_names() -> dict[str, str]:
+    """First name (lower case) -> "male" / "female", read from ``envbench/data/first_names.tsv``: the
+    US Census Bureau's 1990 frequently occurring first names (public domain; the files shipped by the
+    MIT-licensed ``names`` 0.3.0 package), each with the percent of men and of women who carried it.
+    A name tells a gender under :data:`CENSUS_MIN_PERCENT` and :data:`CENSUS_RATIO`. Examples: "mario"
+    (0.125% of men, 0.002% of women) male; "francesca" (0.009% of women) none, too rare; "jean"
+    (0.035%, 0.315%) none, as 9 to 1 is not 19 to 1; "andrea" (0.006%, 0.236%) female, as an American
+    reader takes it, though an Italian Andrea is a man. It is the reading of last resort: kb-from-corpus
+    uses it for a person that neither its documents nor the corpus's own first names gender."""
+    out: dict[str, str] = {}
+    text = resources.files("envbench").joinpath("data/first_names.tsv").read_text(encoding="utf-8")
+    for line in text.splitlines()[1:]:
+        name, male, female = line.split("\t")
+        m, f = float(male), float(female)
+        if max(m, f) < CENSUS_MIN_PERCENT:
+            continue
+        if m >= CENSUS_RATIO * f:
+            out[name] = MALE
+        elif f >= CENSUS_RATIO * m:
+            out[name] = FEMALE
+    return out
+
+
 def name_gender(names: Iterable[str], learned: Mapping[str, str]) -> str | None:
     """The gender the first names of ``names`` tell through ``learned`` (:func:`first_name_genders`),
     when each of them tells one and all the same; else None (Re-DocRED merges "Anne Phélypeaux" and
@@ -339,6 +373,6 @@ def pronoun_class(p21: str | None) -> str | None:
     return PRONOUN_CLASS.get(p21) if p21 is not None else None
 
 
-__all__ = ["FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE", "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE",
-           "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS", "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "decide",
+__all__ = ["CENSUS_MIN_PERCENT", "CENSUS_RATIO", "FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE", "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE",
+           "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS", "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "decide",
            "document_genders", "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class"]

@@ -24,7 +24,9 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   summed over its entities) gets P21 (sex or gender): Q6581097 male or Q6581072 female; a cluster whose
   documents show none, or conflict, gets the gender its first names tell, learned from the clusters whose
   documents decided (``core.gender.first_name_genders``: "John Doe" is male when the Johns of two
-  documents are read "he"), and none when they tell none. ``generate`` then draws a person's new name
+  documents are read "he"), else the gender the 1990 US census gives its first names
+  (``core.gender.census_first_names``: "Benito Mussolini" is male though no other Benito is in the corpus),
+  and none when they tell none. ``generate`` then draws a person's new name
   among items of its gender (``envbench.rename.gender``), so "her eldest son Edward VII" never becomes
   "her eldest son Barbara Stanwyck";
 * item-valued gold triples become claims, so popularity and relation-consistent linking work;
@@ -53,6 +55,7 @@ from envbench.core.gender import (
     P21,
     P21_OF,
     GenderEvidence,
+    census_first_names,
     document_genders,
     first_name_genders,
     name_gender,
@@ -99,7 +102,7 @@ class Cluster:
     demonyms: list[str] = field(default_factory=list)  # P1549 values of the item
     gender: GenderEvidence = field(default_factory=GenderEvidence)  # its documents' evidence (PER only)
     p21_gender: str | None = None  # the gender written as P21: its documents', else its first names'
-    p21_from: str = ""  # "documents" or "first name" (where p21_gender came from)
+    p21_from: str = ""  # "documents", "first name" or "census first name" (where p21_gender came from)
 
     def label(self) -> str:
         # an English label is written in Latin letters when the corpus has such a name for the item
@@ -350,16 +353,22 @@ def cluster_name(name: str) -> str:
 
 
 def _assign_genders(clusters: Sequence[Cluster]) -> None:
-    """Each PER cluster's P21 gender: its documents' decision, else what its first names tell
-    (learned from the decided clusters; the module docstring)."""
+    """Each PER cluster's P21 gender: its documents' decision, else what its first names tell (learned
+    from the decided clusters), else what they tell in the census (``core.gender.census_first_names``;
+    the module docstring)."""
     persons = sorted((cl for cl in clusters if cl.coarse == "PER"), key=lambda c: c.key)
     learned = first_name_genders((sorted(cl.mention_names), cl.gender.gender, sorted({t for t, _ in cl.members}))
                                  for cl in persons)
+    # the census reads a first name the corpus cannot: the corpus's own reading wins where both read it
+    census = {**census_first_names(), **learned}
     for cl in persons:
+        names = sorted(cl.mention_names)
         if (g := cl.gender.gender) is not None:
             cl.p21_gender, cl.p21_from = g, "documents"
-        elif (g := name_gender(sorted(cl.mention_names), learned)) is not None:
+        elif (g := name_gender(names, learned)) is not None:
             cl.p21_gender, cl.p21_from = g, "first name"
+        elif (g := name_gender(names, census)) is not None:
+            cl.p21_gender, cl.p21_from = g, "census first name"
 
 
 def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:

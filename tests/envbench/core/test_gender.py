@@ -185,3 +185,14 @@ def test_first_names_learned_from_decided_persons_need_votes_and_a_margin() -> N
     assert name_gender(["John Doe", "Mary Doe"], {"john": MALE, "mary": FEMALE}) is None
     assert name_gender(["Paul Phélypeaux", "Anne Phélypeaux"], {"paul": MALE}) is None  # "anne" tells nothing
     assert name_gender(["Phélypeaux"], {"paul": MALE}) is None  # no first name at all
+
+
+def test_the_census_reads_common_first_names_and_leaves_rare_and_split_ones() -> None:
+    """census_first_names: at least 0.01% of one sex and 19 times the other's share."""
+    from envbench.core.gender import census_first_names
+
+    census = census_first_names()
+    assert (census["mario"], census["benito"], census["mary"], census["andrea"]) == (MALE, MALE, FEMALE, FEMALE)
+    assert "jean" not in census  # 0.035% of men, 0.315% of women: 9 to 1
+    assert "francesca" not in census and "li" not in census  # 0.009% and 0.003% of women: too rare to tell
+    assert "igor" not in census  # not in the census at all
