@@ -160,8 +160,8 @@ class KbResult:
             by = ", ".join(f"{k} {v}" for k, v in sorted(self.decided_by.items(), key=lambda kv: (-kv[1], kv[0])))
             lines.append(f"typed by: {by}; {self.demonym_items} items carry demonyms (P1549)")
         if self.gendered_items:
-            lines.append("person items with P21 (from their documents' pronouns and nouns, or their first names): "
-                         + ", ".join(f"{g} {n}" for g, n in self.gendered_items.items()))
+            lines.append("person items with P21 (from their documents' pronouns and nouns, their first names in "
+                         "the corpus, or in the census): " + ", ".join(f"{g} {n}" for g, n in self.gendered_items.items()))
         if self.untyped_items:
             lines.append(f"{self.untyped_items} ORG/LOC/MISC items got no P31 (no signal named their kind): "
                          "generate keeps their entities (no_type) rather than risk a change of type")
