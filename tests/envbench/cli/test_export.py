@@ -4,19 +4,13 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from envbench.cli import cli
+from tests.envbench.cli.invoke import run as _run
+from tests.envbench.cli.invoke import run_examples
 from tests.envbench.index_fixture import sample_world
-
-
-def _run(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, list(args))
-    return res.exit_code, res.output
 
 
 @pytest.fixture(scope="module")
@@ -104,12 +98,5 @@ def test_evaluate_on_a_folder_that_is_not_a_dataset(tmp_path: Path) -> None:
 
 def test_help_example_runs_when_pasted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    code, out = _run("export", "--help")
-    assert code == 0 and "Example" in out
-    block = out.split("Example", 1)[1].split("\nOptions:", 1)[0].split("\n", 1)[1]
-    lines = block.replace("\\\n", " ").strip().splitlines()
-    assert lines and all(line.split()[0] == "envbench" for line in lines), block
-    for line in lines:
-        code, res = _run(*shlex.split(line)[1:])
-        assert code == 0, (line, res)
+    run_examples("export")
     assert (tmp_path / "data" / "env-hf" / "data" / "test_env-00000-of-00001.parquet").is_file()

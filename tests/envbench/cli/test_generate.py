@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from envbench.cli import cli
+from tests.envbench.cli.invoke import run as _run
+from tests.envbench.cli.invoke import run_examples
 from tests.envbench.index_fixture import mention, sample_world
 
 DOC = {
@@ -23,9 +22,6 @@ def _files(path: Path) -> list[str]:
     return sorted(p.name for p in path.rglob("*")) if path.exists() else []
 
 
-def _run(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, list(args))
-    return res.exit_code, res.output
 
 
 def test_generate_command(tmp_path: Path) -> None:
@@ -114,13 +110,7 @@ def _docs(tmp_path: Path) -> Path:
 def test_help_examples_run_when_pasted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     for cmd in ("generate",):
-        code, out = _run(cmd, "--help")
-        block = out.split("Example", 1)[1].split("\nOptions:", 1)[0].split("\n", 1)[1]
-        lines = block.replace("\\\n", " ").strip().splitlines()
-        assert lines and all(line.split()[0] == "envbench" for line in lines), block
-        for line in lines:
-            code, res = _run(*shlex.split(line)[1:])
-            assert code == 0, (line, res)
+        run_examples(cmd)
     assert (tmp_path / "data" / "twins").is_dir()
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import functools
 import json
-import shlex
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from envbench.cli import cli
+from tests.envbench.cli.invoke import run as _run
+from tests.envbench.cli.invoke import run_examples
 from tests.envbench.index_fixture import mention, sample_world
 
 DOC = {
@@ -21,9 +20,6 @@ DOC = {
 }
 
 
-def _run(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, list(args))
-    return res.exit_code, res.output
 
 
 def _docs(tmp_path: Path) -> Path:
@@ -56,14 +52,7 @@ def test_link_then_generate(tmp_path: Path) -> None:
 
 def test_help_has_an_example_that_runs_when_pasted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    code, out = _run("link", "--help")
-    assert code == 0 and "Example" in out
-    block = out.split("Example", 1)[1].split("\nOptions:", 1)[0].split("\n", 1)[1]
-    lines = block.replace("\\\n", " ").strip().splitlines()
-    assert lines and all(line.split()[0] == "envbench" for line in lines), block
-    for line in lines:
-        code, res = _run(*shlex.split(line)[1:])
-        assert code == 0, (line, res)
+    run_examples("link")
     assert (tmp_path / "data" / "test.links.json").is_file()
 
 

@@ -11,16 +11,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from envbench.cli import cli
 from etl.io import sha256_file
+from tests.envbench.cli.invoke import run as _run
 from tests.envbench.index_fixture import sample_world
-
-
-def _run(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, [str(a) for a in args])
-    return res.exit_code, res.output
 
 
 def _snapshot(folder: Path) -> dict[str, str]:

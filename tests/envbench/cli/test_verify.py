@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner
 
-from envbench.cli import cli
 from etl.io import sha256_file
+from tests.envbench.cli.invoke import run as _run
+from tests.envbench.cli.invoke import run_examples
 from tests.envbench.index_fixture import sample_world
-
-
-def _run(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, list(args))
-    return res.exit_code, res.output
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +83,7 @@ def test_lock_of_a_folder_without_manifest(tmp_path: Path) -> None:
 def test_help_examples_run_when_pasted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     for cmd in ("lock", "verify"):
-        code, out = _run(cmd, "--help")
-        assert code == 0 and "Example" in out
-        block = out.split("Example", 1)[1].split("\nOptions:", 1)[0].split("\n", 1)[1]
-        lines = block.replace("\\\n", " ").strip().splitlines()
-        assert lines and all(line.split()[0] == "envbench" for line in lines), block
-        for line in lines:
-            code, res = _run(*shlex.split(line)[1:])
-            assert code == 0, (line, res)
+        run_examples(cmd)
     assert (tmp_path / "data" / "env" / "test_env.lock.json").is_file()
 
 

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from envbench.cli import cli
 from envbench.scoring.explore import build_site
+from tests.envbench.cli.invoke import run as _run
 
 
 def _doc(title: str, names: list[str], labels: list[tuple[int, int, str]]) -> dict[str, Any]:
@@ -92,9 +91,6 @@ def test_rebuild_is_identical_and_up_to_date(tmp_path: Path) -> None:
     assert {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()} == first
 
 
-def _run(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, list(args))
-    return res.exit_code, res.output
 
 
 def test_cli_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:
