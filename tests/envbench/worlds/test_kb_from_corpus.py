@@ -535,18 +535,19 @@ def test_persons_whose_documents_show_their_gender_get_p21_and_ingest(tmp_path: 
             [(P21_FEMALE, "normal"), (P21_MALE, "normal")]
 
 
+def _singer(title: str, name: str, pronoun: str) -> dict:
+    """A one-person document: "NAME sang . PRONOUN left ."."""
+    words = name.split()
+    return {"title": title, "labels": [], "sents": [[*words, "sang", "."], [pronoun, "left", "."]],
+            "vertexSet": [[_m(name, 0, 0, len(words), "PER")]]}
+
+
 def test_a_person_its_documents_leave_unknown_takes_the_gender_its_first_name_has_in_other_documents(
         tmp_path: Path) -> None:
     from envbench.core.gender import P21_MALE
 
-    def person(title: str, name: str, pronoun: str) -> dict:
-        words = name.split()
-        return {"title": title, "labels": [],
-                "sents": [[*words, "sang", "."], [pronoun, "left", "."]],
-                "vertexSet": [[_m(name, 0, 0, len(words), "PER")]]}
-
-    docs = [person("a", "Juro Tam", "He"), person("b", "Juro Vell", "He"), person("c", "Juro Pak", "It"),
-            person("d", "Ilvi Tam", "She"), person("e", "Ilvi Moor", "It")]
+    docs = [_singer("a", "Juro Tam", "He"), _singer("b", "Juro Vell", "He"), _singer("c", "Juro Pak", "It"),
+            _singer("d", "Ilvi Tam", "She"), _singer("e", "Ilvi Moor", "It")]
     res, links, p21 = _kb_with_p21(tmp_path, docs)
 
     assert p21(links["c"][0]) == [P21_MALE]  # two decided Juros said "he"
@@ -559,14 +560,8 @@ def test_a_first_name_neither_the_documents_nor_the_corpus_gender_takes_its_cens
     splits ("Jean", 9 to 1), and the corpus's own reading wins where both have one ("Carol")."""
     from envbench.core.gender import P21_FEMALE, P21_MALE
 
-    def person(title: str, name: str, pronoun: str) -> dict:
-        words = name.split()
-        return {"title": title, "labels": [],
-                "sents": [[*words, "sang", "."], [pronoun, "left", "."]],
-                "vertexSet": [[_m(name, 0, 0, len(words), "PER")]]}
-
-    docs = [person("a", "Mario Vell", "It"), person("b", "Andrea Lund", "It"), person("c", "Jean Moor", "It"),
-            person("d", "Carol Tam", "He"), person("e", "Carol Pak", "He"), person("f", "Carol Rue", "It")]
+    docs = [_singer("a", "Mario Vell", "It"), _singer("b", "Andrea Lund", "It"), _singer("c", "Jean Moor", "It"),
+            _singer("d", "Carol Tam", "He"), _singer("e", "Carol Pak", "He"), _singer("f", "Carol Rue", "It")]
     res, links, p21 = _kb_with_p21(tmp_path, docs)
 
     assert p21(links["a"][0]) == [P21_MALE]
