@@ -66,6 +66,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from types import MappingProxyType
 from typing import Any
 
 MALE = "male"
@@ -336,7 +337,7 @@ CENSUS_RATIO = 19.0
 
 
 @functools.cache
-def census_first_names() -> dict[str, str]:
+def census_first_names() -> Mapping[str, str]:
     """First name (lower case) -> "male" / "female", read from ``envbench/data/first_names.tsv``: the
     US Census Bureau's 1990 frequently occurring first names (public domain; the files shipped by the
     MIT-licensed ``names`` 0.3.0 package), each with the percent of men and of women who carried it.
@@ -356,7 +357,7 @@ def census_first_names() -> dict[str, str]:
             out[name] = MALE
         elif f >= CENSUS_RATIO * m:
             out[name] = FEMALE
-    return out
+    return MappingProxyType(out)  # read-only: every caller shares the one cached table
 
 
 def name_gender(names: Iterable[str], learned: Mapping[str, str]) -> str | None:
@@ -373,6 +374,7 @@ def pronoun_class(p21: str | None) -> str | None:
     return PRONOUN_CLASS.get(p21) if p21 is not None else None
 
 
-__all__ = ["CENSUS_MIN_PERCENT", "CENSUS_RATIO", "FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE", "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE",
-           "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS", "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "decide",
-           "document_genders", "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class"]
+__all__ = ["CENSUS_MIN_PERCENT", "CENSUS_RATIO", "FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE",
+           "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE", "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS",
+           "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "decide", "document_genders",
+           "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class"]
