@@ -39,6 +39,7 @@ from envbench.core.gender import (
     census_first_names,
     document_genders,
     first_name_genders,
+    with_census,
 )
 from envbench.core.gender import name_gender as corpus_name_gender
 
@@ -48,12 +49,13 @@ SHARED = HERE.parent.parent / "shared" / "data"
 
 def dev(args: argparse.Namespace) -> None:
     docs = {d["title"]: d for d in json.loads(Path(args.dev).read_bytes())}
+    by_doc = {t: document_genders(d) for t, d in docs.items()}  # the document rule, once per document
     rows = [r for r in csv.DictReader((ln for ln in open(HERE / "gender_dev.tsv", encoding="utf-8")
                                        if not ln.startswith("#")), delimiter="\t")]
     decided = correct = shown = shown_decided = 0
     wrong: list[str] = []
     for r in rows:
-        got = document_genders(docs[r["title"]])[int(r["entity"])].gender
+        got = by_doc[r["title"]][int(r["entity"])].gender
         truth = r["gender"]
         if r["shown"] == "y" and r["drawn"] == "all":  # coverage over the random draw only
             shown += 1
@@ -78,7 +80,7 @@ def dev(args: argparse.Namespace) -> None:
     misses: list[str] = []
     for r in rows:
         d = docs[r["title"]]
-        if document_genders(d)[int(r["entity"])].gender is not None or r["gender"] not in (MALE, FEMALE):
+        if by_doc[r["title"]][int(r["entity"])].gender is not None or r["gender"] not in (MALE, FEMALE):
             continue
         undecided += 1
         got = corpus_name_gender({m["name"] for m in d["vertexSet"][int(r["entity"])]}, learned)
@@ -106,13 +108,13 @@ def dev(args: argparse.Namespace) -> None:
           f"decides {told}, agreeing with the document rule on {right} (agreement {right / max(told, 1):.3f})")
     # the census reading (kb-from-corpus's last resort) where the document rule and the corpus's first
     # names say nothing, on the judged persons; and on every person the document rule decides
-    census = {**census_first_names(), **learned}
+    census = with_census(learned)
     told = right = 0
     misses = []
     for r in rows:
         d = docs[r["title"]]
         names = {m["name"] for m in d["vertexSet"][int(r["entity"])]}
-        if (document_genders(d)[int(r["entity"])].gender is not None or r["gender"] not in (MALE, FEMALE)
+        if (by_doc[r["title"]][int(r["entity"])].gender is not None or r["gender"] not in (MALE, FEMALE)
                 or corpus_name_gender(names, learned) is not None):
             continue
         if (got := corpus_name_gender(names, census)) is not None:

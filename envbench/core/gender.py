@@ -360,6 +360,12 @@ def census_first_names() -> Mapping[str, str]:
     return MappingProxyType(out)  # read-only: every caller shares the one cached table
 
 
+def with_census(learned: Mapping[str, str]) -> dict[str, str]:
+    """The first-name table of last resort: the census's readings (:func:`census_first_names`) under
+    the corpus's own (``learned``, :func:`first_name_genders`), which win where both read a name."""
+    return {**census_first_names(), **learned}
+
+
 def name_gender(names: Iterable[str], learned: Mapping[str, str]) -> str | None:
     """The gender the first names of ``names`` tell through ``learned`` (:func:`first_name_genders`),
     when each of them tells one and all the same; else None (Re-DocRED merges "Anne Phélypeaux" and
@@ -377,4 +383,4 @@ def pronoun_class(p21: str | None) -> str | None:
 __all__ = ["CENSUS_MIN_PERCENT", "CENSUS_RATIO", "FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE",
            "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE", "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS",
            "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "decide", "document_genders",
-           "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class"]
+           "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class", "with_census"]

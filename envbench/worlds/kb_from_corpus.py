@@ -55,10 +55,10 @@ from envbench.core.gender import (
     P21,
     P21_OF,
     GenderEvidence,
-    census_first_names,
     document_genders,
     first_name_genders,
     name_gender,
+    with_census,
 )
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import stable_hash_hex
@@ -359,8 +359,7 @@ def _assign_genders(clusters: Sequence[Cluster]) -> None:
     persons = sorted((cl for cl in clusters if cl.coarse == "PER"), key=lambda c: c.key)
     learned = first_name_genders((sorted(cl.mention_names), cl.gender.gender, sorted({t for t, _ in cl.members}))
                                  for cl in persons)
-    # the census reads a first name the corpus cannot: the corpus's own reading wins where both read it
-    census = {**census_first_names(), **learned}
+    census = with_census(learned)  # the census reads the first names the corpus cannot
     for cl in persons:
         names = sorted(cl.mention_names)
         if (g := cl.gender.gender) is not None:
