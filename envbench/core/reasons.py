@@ -38,7 +38,7 @@ _DESCRIPTIONS = {
     KeptReason.NO_VALID_VALUE: "every rule-based value clashed with the document or the temporal order",
     KeptReason.NO_DEMONYM: "a mention is adjectival and no drawn candidate had an adjectival form",
     KeptReason.GENERIC_TYPE: "the item's only classes are catch-alls (entity, organization, ...)",
-    KeptReason.NO_GENDER: "the person's gender is known and no drawn candidate of that gender passed the checks",
+    KeptReason.NO_GENDER: "the person's gender is known and no drawn candidate of that gender, with a name that reads as it, passed the checks",
 }
 
 __all__ = ["KeptReason"]

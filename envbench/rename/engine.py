@@ -19,8 +19,9 @@ settling order:
    * a mention overlaps a mention of another entity, or two of its own do: kept (``overlap``);
    * linked (a QID with a fine type, not NUM/TIME; :func:`settle_linked`): the first candidate in
      draw order (``candidates``: windows of 4, 16, 64 and 256 items, each tried with the candidates
-     sharing the most P31 classes with the entity first, ``fine_types.by_p31_overlap``) whose names
-     pair with the entity's names (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym``
+     sharing the most P31 classes with the entity first, ``fine_types.by_p31_overlap``) that, for a
+     person, has its gender and names that do not read as the other (``rename.gender``; ``no_gender``
+     when a drawn candidate failed only so), whose names pair with the entity's names (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym``
      when no candidate has one) without a clash, none of whose names an eval-pool
      item carries (train pool only) or occurs as a mention name in the ``--exclude-names-from``
      documents (``novelty``; same key as the clash check), none of whose names *doubles a word
@@ -112,7 +113,15 @@ from envbench.rename.demonyms import (
     written_as_adjective,
 )
 from envbench.rename.fine_types import by_p31_overlap, is_catch_all, p31_jaccard
-from envbench.rename.gender import UNKNOWN, PersonGender, fetch_genders, fits, knows_genders, person_gender
+from envbench.rename.gender import (
+    UNKNOWN,
+    PersonGender,
+    fetch_genders,
+    fits,
+    knows_genders,
+    person_gender,
+    reads_against,
+)
 from envbench.rename.numtime import (
     RENAMERS,
     TEMPORAL_PAIRS,
@@ -485,6 +494,9 @@ class Draws:
     known: frozenset[str] = frozenset()  # folded mention names that are a demonym of some item (``known_demonyms``)
     genders: dict[str, str] = field(default_factory=dict)  # P21 value of entities' items and candidates
     knows_genders: bool = False  # whether the index has P21 rows (``rename.gender.fits``)
+    # (run order, entity) of the persons some of whose candidates had a name that reads as the other gender
+    # (``rename.gender.reads_against``): kept as ``no_gender``, not ``no_candidate``, when none is left
+    read_other: set[tuple[int, int]] = field(default_factory=set)
     # how many adjectival forms (``adjectival_forms``) each candidate has, worked out once: an adjectival
     # entity that no candidate can serve walks every window, and is kept, over the same candidates each seed
     form_counts: dict[str, int] = field(default_factory=dict)
@@ -746,6 +758,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                                       adjectival=adjectival, kinds=kinds)
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
+            if person.gender is not None and reads_against(person, [nn.name for nn in mapping.values()]):
+                draws.read_other.add(key)
+                continue  # "Kyle Richards ... her": P21 female, but a reader takes the name for a man's
             # the written name, tokenisation-proof, with and without a leading "the"
             keys = [k for nn in mapping.values() for k in clash_keys(nn.name)]
             if any(k in taken or occurs(k) for k in keys):
@@ -781,7 +796,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     drawn = [c for w in range(run.window) for c in draws.windows.get((si, w), ())]
     lacking = bool(drawn and adjectival) and not any(draws.form_count(c) > 0 for c in drawn)
     # a person some of whose drawn candidates (in any window) had another gender: kept for want of one
-    other_gender = not lacking and any(not fits(person, draws.genders.get(c), draws.knows_genders) for c in drawn)
+    other_gender = not lacking and (key in draws.read_other or any(
+        not fits(person, draws.genders.get(c), draws.knows_genders) for c in drawn))
     reason = KeptReason.NO_DEMONYM if lacking else KeptReason.NO_GENDER if other_gender else KeptReason.NO_CANDIDATE
     keep(run, ei, reason, person)
     return None

@@ -13,8 +13,14 @@ gendered nouns beside them); the item's is its P21 value (``core.gender.item_gen
   of the other gender ("her eldest son Barbara Stanwyck"). A person of unknown gender takes any
   candidate. An index without the ``genders`` table knows no candidate's gender: there the rule cannot
   apply and every candidate fits (``generate`` says so once).
-* When every drawn candidate that passed the other checks had another gender, the entity is kept
-  (``KeptReason.NO_GENDER``).
+* **Which names read right.** A person of known gender never takes a name a reader takes for the
+  other gender, whatever the candidate's P21 says (:func:`reads_against`): a new name whose first name
+  (``core.gender.first_name``) the census reads as the other gender (``core.gender.census_first_names``)
+  is skipped. Wikidata's actress Kyle Richards (P21 female) never renames a woman whose document says
+  "she": a reader meets "Kyle Richards ... her" as a man's name with a woman's pronoun. The rule reads
+  the names the candidate would write, not its P21, so it applies on an index without P21 too.
+* When every drawn candidate that passed the other checks had another gender, or a name that reads as
+  one, the entity is kept (``KeptReason.NO_GENDER``).
 
 Examples: the document says "her eldest son Edward VII" (male) and the item has P21 Q6581097: Edward
 draws among Q6581097 items, never "Barbara Stanwyck" (Q6581072). "Representative X ... in his 1838
@@ -29,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from envbench.core.gender import P21_OF, item_gender, pronoun_class
+from envbench.core.gender import P21_OF, census_first_names, first_name, item_gender, pronoun_class
 
 FROM_P21 = "p21"
 FROM_DOCUMENT = "document"
@@ -67,6 +73,17 @@ def fits(person: PersonGender, candidate_p21: str | None, index_knows: bool) -> 
     return person.want is None or not index_knows or candidate_p21 == person.want
 
 
+def reads_against(person: PersonGender, names: Iterable[str]) -> bool:
+    """Whether one of ``names`` (the new names a candidate would write) reads to a reader as the gender
+    other than ``person``'s: its first name tells that gender in the census. Always False for a person of
+    unknown gender. Examples, for a woman: "Kyle Richards" True; "Mary Pickford", "Kim Lee" (the census
+    reads "kim" as neither), "Tempah" (one word, no first name) False."""
+    if person.gender is None:
+        return False
+    census = census_first_names()
+    return any((f := first_name(n)) is not None and census.get(f, person.gender) != person.gender for n in names)
+
+
 def fetch_genders(con: Any, qids: Iterable[str]) -> dict[str, str]:
     """The P21 value (``item_gender``) of each of ``qids`` that has one; {} on an index without the table."""
     import duckdb
@@ -91,4 +108,4 @@ def knows_genders(con: Any) -> bool:
 
 
 __all__ = ["DOCUMENT_OVER_P21", "FROM_DOCUMENT", "FROM_P21", "SOURCES", "UNKNOWN", "PersonGender", "fetch_genders",
-           "fits", "knows_genders", "person_gender"]
+           "fits", "knows_genders", "person_gender", "reads_against"]

@@ -25,6 +25,7 @@ from envbench.rename.gender import (
     fits,
     knows_genders,
     person_gender,
+    reads_against,
 )
 from envbench.rename.stats import StatsTally
 from tests.envbench.index_fixture import mention
@@ -108,6 +109,28 @@ def test_no_candidate_of_the_gender_keeps_the_person_as_no_gender() -> None:
 def test_an_index_without_genders_renames_as_before() -> None:
     run = _settle(NAMES, {}, knows=False)
     assert run.rows[0].kind == "linked"
+    # no candidate's P21 is known, but the names still read: the son never takes "Barbara Stanwyck"
+    assert run.rows[0].new_qid == "Q32"
+
+
+def test_a_name_that_reads_as_the_other_gender_is_no_candidate() -> None:
+    woman, man = person_gender("female", None), person_gender(None, P21_MALE)
+    assert reads_against(woman, ["Kyle Richards"]) and reads_against(woman, ["Ann Lee", "Kyle Lee"])
+    assert not reads_against(woman, ["Mary Pickford", "Kim Lee", "Tempah", "A. R. Kardar", "Queen Kyle"])
+    assert reads_against(man, ["Evelyn Ward"]) and not reads_against(man, ["Otis Briggs", "Kyle"])
+    assert not reads_against(UNKNOWN, ["Kyle Richards", "Mary Pickford"])  # an unknown person takes any name
+
+
+def test_the_engine_skips_a_man_of_p21_male_whose_name_reads_female() -> None:
+    # Evelyn Ward's item says male (like Evelyn Waugh), but "her eldest son Evelyn Ward" reads as a woman
+    names = {"Q30": ItemNames("Evelyn Ward", ()), **NAMES}
+    run = _settle(names, {"Q30": P21_MALE, "Q31": P21_FEMALE, "Q32": P21_MALE})
+    assert (run.rows[0].new_qid, run.rows[0].new_names) == ("Q32", ["Otis Briggs"])
+    # when the only candidates of his gender read as the other, he is kept for want of a gender
+    run = _settle({"Q30": names["Q30"], "Q31": NAMES["Q31"]}, {"Q30": P21_MALE, "Q31": P21_FEMALE})
+    assert (run.rows[0].kind, run.rows[0].reason) == ("kept", KeptReason.NO_GENDER)
+    run = _settle({"Q30": names["Q30"]}, {"Q30": P21_MALE})
+    assert (run.rows[0].kind, run.rows[0].reason) == ("kept", KeptReason.NO_GENDER)
 
 
 @pytest.mark.slow
