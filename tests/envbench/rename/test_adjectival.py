@@ -186,6 +186,10 @@ def test_catch_all_classes_never_decide_a_type_alone() -> None:
     assert choose_fine_type([TERRITORIAL_ENTITY], anc, sizes) == TERRITORIAL_ENTITY  # nothing else: kept later
     assert {"Q35120", "Q1496967", "Q2221906", "Q43229", "Q16334295"} <= set(CATCH_ALL_CLASSES)
     assert "Q5" not in CATCH_ALL_CLASSES and "Q215627" not in CATCH_ALL_CLASSES  # a person reads right
+    # the near-root classes a real dump's items carry bare: an occurrence that is also a battle is a battle
+    OCCURRENCE, BATTLE = "Q1190554", "Q178561"
+    assert {OCCURRENCE, "Q4406616", "Q7184903", "Q27096213", "Q874405"} <= set(CATCH_ALL_CLASSES)
+    assert choose_fine_type([OCCURRENCE, BATTLE], anc, {OCCURRENCE: 10, BATTLE: 500}) == BATTLE
 
 
 def test_an_entity_typed_only_by_a_catch_all_is_kept_as_generic_type() -> None:
