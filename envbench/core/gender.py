@@ -63,6 +63,7 @@ values English pronouns follow (male, female, trans man, trans woman) to "male" 
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -344,7 +345,8 @@ def census_first_names() -> Mapping[str, str]:
     A name tells a gender under :data:`CENSUS_MIN_PERCENT` and :data:`CENSUS_RATIO`. Examples: "mario"
     (0.125% of men, 0.002% of women) male; "francesca" (0.009% of women) none, too rare; "jean"
     (0.035%, 0.315%) none, as 9 to 1 is not 19 to 1; "andrea" (0.006%, 0.236%) female, as an American
-    reader takes it, though an Italian Andrea is a man. It is the reading of last resort: kb-from-corpus
+    reader takes it, though an Italian Andrea is a man. A name is looked up without its accents
+    (:func:`census_key`: "Hélène" reads as "helene", female). It is the reading of last resort: kb-from-corpus
     uses it for a person that neither its documents nor the corpus's own first names gender."""
     out: dict[str, str] = {}
     text = resources.files("envbench").joinpath("data/first_names.tsv").read_text(encoding="utf-8")
@@ -360,6 +362,12 @@ def census_first_names() -> Mapping[str, str]:
     return MappingProxyType(out)  # read-only: every caller shares the one cached table
 
 
+def census_key(first: str) -> str:
+    """A first name as the census writes it, without accents: "hélène" -> "helene", "josé" -> "jose"
+    (the census lists ASCII names only, so "Hélène Desmarais" would otherwise tell no gender)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", first) if not unicodedata.combining(c))
+
+
 def with_census(learned: Mapping[str, str]) -> dict[str, str]:
     """The first-name table of last resort: the census's readings (:func:`census_first_names`) under
     the corpus's own (``learned``, :func:`first_name_genders`), which win where both read a name."""
@@ -371,7 +379,8 @@ def name_gender(names: Iterable[str], learned: Mapping[str, str]) -> str | None:
     when each of them tells one and all the same; else None (Re-DocRED merges "Anne Phélypeaux" and
     "Paul Phélypeaux" into one entity: "paul" alone must not make it male)."""
     firsts = {f for n in names if (f := first_name(n)) is not None}
-    told = {learned.get(f) for f in firsts}
+    # the corpus's own spelling first, then the census's ("josé" learned, else "jose")
+    told = {learned[f] if f in learned else learned.get(census_key(f)) for f in firsts}
     return told.pop() if len(told) == 1 and None not in told else None
 
 
@@ -382,5 +391,5 @@ def pronoun_class(p21: str | None) -> str | None:
 
 __all__ = ["CENSUS_MIN_PERCENT", "CENSUS_RATIO", "FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE",
            "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE", "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS",
-           "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "decide", "document_genders",
+           "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "census_key", "decide", "document_genders",
            "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class", "with_census"]

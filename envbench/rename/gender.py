@@ -35,7 +35,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from envbench.core.gender import P21_OF, census_first_names, first_name, item_gender, pronoun_class
+from envbench.core.gender import (
+    P21_OF,
+    census_first_names,
+    census_key,
+    first_name,
+    item_gender,
+    pronoun_class,
+)
 
 FROM_P21 = "p21"
 FROM_DOCUMENT = "document"
@@ -76,12 +83,14 @@ def fits(person: PersonGender, candidate_p21: str | None, index_knows: bool) -> 
 def reads_against(person: PersonGender, names: Iterable[str]) -> bool:
     """Whether one of ``names`` (the new names a candidate would write) reads to a reader as the gender
     other than ``person``'s: its first name tells that gender in the census. Always False for a person of
-    unknown gender. Examples, for a woman: "Kyle Richards" True; "Mary Pickford", "Kim Lee" (the census
+    unknown gender. Examples, for a woman: "Kyle Richards" True; for a man, "Hélène Desmarais" True (read
+    as "helene"); "Mary Pickford", "Kim Lee" (the census
     reads "kim" as neither), "Tempah" (one word, no first name) False."""
     if person.gender is None:
         return False
     census = census_first_names()
-    return any((f := first_name(n)) is not None and census.get(f, person.gender) != person.gender for n in names)
+    return any((f := first_name(n)) is not None and census.get(census_key(f), person.gender) != person.gender
+               for n in names)
 
 
 def fetch_genders(con: Any, qids: Iterable[str]) -> dict[str, str]:
