@@ -197,7 +197,8 @@ def flips(args: argparse.Namespace) -> None:
     table = pq.read_table(Path(args.run) / "substitutions.parquet").to_pylist()
     judged = flipped = persons = 0
     examples: list[str] = []
-    by_source = {"with P21": [0, 0], "unknown": [0, 0]}  # [judged, flipped] by the person's gender source
+    # [judged, flipped] by the person's gender source: its own (P21 or document), its context's, none
+    by_source = {"with P21": [0, 0], "context": [0, 0], "unknown": [0, 0]}
     cache: dict[tuple[str, int], str | None] = {}
     for r in table:
         if r["coarse_type"] != "PER" or r["kind"] != "linked":
@@ -210,7 +211,7 @@ def flips(args: argparse.Namespace) -> None:
         if old is None or new is None:
             continue
         judged += 1
-        source = "with P21" if r["gender_from"] else "unknown"
+        source = {None: "unknown", "context": "context"}.get(r["gender_from"], "with P21")
         by_source[source][0] += 1
         if old != new:
             flipped += 1

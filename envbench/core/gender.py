@@ -245,6 +245,31 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
     return {ei: GenderEvidence(*counts[ei]) for ei in persons}
 
 
+def context_genders(doc: Doc) -> dict[int, str]:
+    """The gender of every pronoun near each PER entity, where they all have one (the *context
+    gender*): pronouns outside mentions and double quotes, in the sentences that mention the entity and
+    the sentence after each. It is not the person's gender (the pronouns may be someone else's:
+    "She starred opposite Cecchetto"), but a new name of that gender contradicts none of them, where one
+    of the other may ("Aguilera revealed that Furler is one of her favorite people to work with and that
+    she is very inspiring": Furler must not become "Derek Shepherd"). Entities with no pronoun near
+    them, or pronouns of both genders, are not keys. Example: "Tom met Ann . He left ." -> Tom: male,
+    Ann: male; "Tom met Ann . She smiled at him ." -> neither."""
+    sents: Sequence[Sequence[str]] = doc["sents"]
+    free = _outside(sents, doc)
+    told: list[set[str]] = []  # the genders of each sentence's pronouns
+    for si, sent in enumerate(sents):
+        told.append({g for j, tok in enumerate(sent) if free[si][j] and (g := PRONOUNS.get(tok.casefold()))})
+    out: dict[int, str] = {}
+    for ei, ent in enumerate(doc["vertexSet"]):
+        if _entity_type(ent) != "PER":
+            continue
+        near = {s for m in ent for s in (m["sent_id"], m["sent_id"] + 1) if s < len(sents)}
+        genders = set().union(*(told[s] for s in near))
+        if len(genders) == 1:
+            out[ei] = genders.pop()
+    return out
+
+
 def _noun_before(sent: Sequence[str], ok: bytearray, a: int) -> str | None:
     """The gender of a gendered noun right before position ``a``, or before a comma there."""
     j = a - 1
@@ -391,5 +416,6 @@ def pronoun_class(p21: str | None) -> str | None:
 
 __all__ = ["CENSUS_MIN_PERCENT", "CENSUS_RATIO", "FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE",
            "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE", "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS",
-           "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "census_key", "decide", "document_genders",
+           "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "census_key", "context_genders",
+           "decide", "document_genders",
            "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class", "with_census"]

@@ -16,7 +16,7 @@ readers (``evaluate``, ``report``) cannot drift apart.
 | catch_all | the entity item's classes the catch-all rule set aside (``core.types.CATCH_ALL_CLASSES``); for a ``generic_type`` row its fine type |
 | head_noun | the head noun the draw kept (old and new name end in it), else null |
 | adjectival | the adjectival forms given to adjectival mention names ("Danish" for "American"), in old-name order |
-| gender, gender_from, new_gender | a drawn PER entity's gender (male, female or null), where it came from (p21, document, document_over_p21: the document showed the other gender than P21; null when unknown), and the new item's gender from its P21 (``envbench.rename.gender``) |
+| gender, gender_from, new_gender | a drawn PER entity's gender (male, female or null), where it came from (p21, document, document_over_p21: the document showed the other gender than P21; context: neither spoke, and every pronoun near its mentions has this gender; null when unknown), and the new item's gender from its P21 (``envbench.rename.gender``) |
 
 The last seven say why a substitution is what it is; a file written before them lacks them, and the
 readers here do not need them.

@@ -83,7 +83,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envbench.core.gender import GenderEvidence, document_genders, pronoun_class
+from envbench.core.gender import GenderEvidence, context_genders, document_genders, pronoun_class
 from envbench.core.heads import shared_head
 from envbench.core.reasons import KeptReason
 from envbench.core.text import remember_tokens
@@ -388,6 +388,11 @@ class DocInfo:
     def genders(self) -> dict[int, GenderEvidence]:
         """Each PER entity's document gender evidence (``core.gender.document_genders``)."""
         return document_genders(self.doc)
+
+    @functools.cached_property
+    def context(self) -> dict[int, str]:
+        """Each PER entity's context gender, where it has one (``core.gender.context_genders``)."""
+        return context_genders(self.doc)
 
     def fine_type(self, ei: int) -> str | None:
         """The fine type of entity ``ei``: its item's, under the entity's coarse type (None unlinked or untyped)."""
@@ -737,8 +742,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     adjectival = adjectival_names(originals, own, draws.known if info.coarse[ei] != "PER" else frozenset(),
                                   info.written_adjectives[ei])
     anc = draws.auditor.anc
-    # a person keeps its gender: the document's, else its item's P21 (``rename.gender``)
-    person = (person_gender(info.genders[ei].gender if ei in info.genders else None, draws.genders.get(q))
+    # a person keeps its gender: the document's, else its item's P21, else its pronouns' (``rename.gender``)
+    person = (person_gender(info.genders[ei].gender if ei in info.genders else None, draws.genders.get(q),
+                            info.context.get(ei))
               if info.coarse[ei] == "PER" else UNKNOWN)
     while run.window < MAX_WINDOWS and window_bounds(run.window)[0] < total:
         window = draws.windows.get((si, run.window))

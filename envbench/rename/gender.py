@@ -6,9 +6,14 @@ gendered nouns beside them); the item's is its P21 value (``core.gender.item_gen
 
 * **Which gender.** The document wins: when it shows the person's gender, that is the gender, whatever
   P21 says ("document"; "document_over_p21" when P21 says otherwise, which ``substitutions.parquet``
-  notes); when it does not, the P21 value ("p21"); else unknown (None).
+  notes); when it does not, the P21 value ("p21"); when neither speaks, the *context gender*
+  ("context", ``core.gender.context_genders``): the one gender of every pronoun in the sentences that
+  mention the person and the sentence after each. It is not the person's gender, but a name of that
+  gender contradicts no pronoun near it ("Aguilera revealed that Furler is one of her favorite people
+  to work with and that she is very inspiring": Furler never becomes "Derek Shepherd"). Else unknown
+  (None).
 * **Which candidates.** A person whose gender source is P21 draws among items with the same P21 value;
-  one whose gender comes from the document, among items whose P21 is that gender's main value
+  one whose gender comes from the document or the context, among items whose P21 is that gender's main value
   (Q6581097 male, Q6581072 female). A candidate without P21 is never taken then, since its name may be
   of the other gender ("her eldest son Barbara Stanwyck"). A person of unknown gender takes any
   candidate. An index without the ``genders`` table knows no candidate's gender: there the rule cannot
@@ -47,7 +52,8 @@ from envbench.core.gender import (
 FROM_P21 = "p21"
 FROM_DOCUMENT = "document"
 DOCUMENT_OVER_P21 = "document_over_p21"
-SOURCES = (FROM_P21, FROM_DOCUMENT, DOCUMENT_OVER_P21)
+FROM_CONTEXT = "context"
+SOURCES = (FROM_P21, FROM_DOCUMENT, DOCUMENT_OVER_P21, FROM_CONTEXT)
 
 
 @dataclass(frozen=True)
@@ -63,15 +69,18 @@ class PersonGender:
 UNKNOWN = PersonGender()
 
 
-def person_gender(document: str | None, p21: str | None) -> PersonGender:
+def person_gender(document: str | None, p21: str | None, context: str | None = None) -> PersonGender:
     """The rule of the module docstring: ``document`` is the document gender ("male", "female" or
-    None), ``p21`` the item's P21 value (``core.gender.item_gender``) or None."""
+    None), ``p21`` the item's P21 value (``core.gender.item_gender``) or None, ``context`` the context
+    gender (``core.gender.context_genders``) or None."""
     if document is not None:
         if p21 is not None and pronoun_class(p21) == document:
             return PersonGender(document, FROM_P21, p21)
         return PersonGender(document, DOCUMENT_OVER_P21 if p21 is not None else FROM_DOCUMENT, P21_OF[document])
     if p21 is not None:
         return PersonGender(pronoun_class(p21), FROM_P21, p21)
+    if context is not None:
+        return PersonGender(context, FROM_CONTEXT, P21_OF[context])
     return UNKNOWN
 
 
@@ -116,5 +125,5 @@ def knows_genders(con: Any) -> bool:
         return False
 
 
-__all__ = ["DOCUMENT_OVER_P21", "FROM_DOCUMENT", "FROM_P21", "SOURCES", "UNKNOWN", "PersonGender", "fetch_genders",
+__all__ = ["DOCUMENT_OVER_P21", "FROM_CONTEXT", "FROM_DOCUMENT", "FROM_P21", "SOURCES", "UNKNOWN", "PersonGender", "fetch_genders",
            "fits", "knows_genders", "person_gender", "reads_against"]

@@ -90,7 +90,8 @@ class GenerateResult:
         gender = self.stats.get("gender") or {}
         if gender.get("persons"):
             lines.append(f"persons: gender from P21 {gender['from_p21']}, from the document {gender['from_document']} "
-                         f"({gender['document_over_p21']} over P21), unknown {gender['unknown']}; "
+                         f"({gender['document_over_p21']} over P21), from the pronouns near them "
+                         f"{gender.get('from_context', 0)}, unknown {gender['unknown']}; "
                          f"{gender['matched']} of {gender['renamed']} renamed matched on gender")
         if self.stats["kept_reasons"]:
             lines.append("kept: " + ", ".join(f"{k} {v}" for k, v in sorted(self.stats["kept_reasons"].items())))

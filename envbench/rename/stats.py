@@ -9,7 +9,7 @@
 | links | linked entities among those a link can exist for (NUM and TIME are renamed by rule) |
 | overlap_policy | entities (and documents with any) kept because their mentions overlap |
 | p31_overlap | linked substitutes by P31 Jaccard with the entity's item (bins "0", "(0,0.25]" .. "(0.75,1)", "1") and the mean |
-| gender | PER entities that were drawn for (renamed, or kept as ``no_candidate``, ``no_demonym``, ``no_gender``): ``persons``, whose gender came ``from_p21``, ``from_document`` (``document_over_p21`` of them against their P21) or is ``unknown``; ``renamed`` of them, ``matched`` (renamed with a known gender and a new item of that gender), and ``kept_no_gender`` (``rename.gender``) |
+| gender | PER entities that were drawn for (renamed, or kept as ``no_candidate``, ``no_demonym``, ``no_gender``): ``persons``, whose gender came ``from_p21``, ``from_document`` (``document_over_p21`` of them against their P21), ``from_context`` (the one gender of the pronouns near it) or is ``unknown``; ``renamed`` of them, ``matched`` (renamed with a known gender and a new item of that gender), and ``kept_no_gender`` (``rename.gender``) |
 | demonyms | linked entities, distinct names and mentions paired as demonyms (``demonyms``), and entities kept for want of one (``no_demonym``) |
 | audit | ``audit.Auditor.summary()``: type-constraint checks before and after |
 | validation | documents skipped by ``--skip-invalid``, and validation warnings |
@@ -35,7 +35,7 @@ from envbench.core.reasons import KeptReason
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc
 from envbench.rename.engine import DocInfo, Row, Run
-from envbench.rename.gender import DOCUMENT_OVER_P21, FROM_P21
+from envbench.rename.gender import DOCUMENT_OVER_P21, FROM_CONTEXT, FROM_P21
 from envbench.rename.novelty import NameKey, keys_of
 from envbench.rename.numtime import RENAMERS
 
@@ -157,7 +157,8 @@ class StatsTally:
         if r.gender_from is None:
             g["unknown"] += 1
         else:
-            g["from_p21" if r.gender_from == FROM_P21 else "from_document"] += 1
+            g["from_p21" if r.gender_from == FROM_P21 else "from_context" if r.gender_from == FROM_CONTEXT
+              else "from_document"] += 1
             g["document_over_p21"] += r.gender_from == DOCUMENT_OVER_P21
         if r.kind == "linked":
             g["renamed"] += 1
@@ -212,7 +213,7 @@ class StatsTally:
             "demonyms": {k: self.demonyms[k] for k in ("entities_paired", "names_paired", "mentions_paired",
                                                        "entities_kept")},
             "gender": {k: self.gender[k] for k in ("persons", "from_p21", "from_document", "document_over_p21",
-                                                   "unknown", "renamed", "matched", "kept_no_gender")},
+                                                   "from_context", "unknown", "renamed", "matched", "kept_no_gender")},
             "audit": audit,
             "names_seen": self.names_seen(),
         }

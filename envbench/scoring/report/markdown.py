@@ -131,7 +131,8 @@ def _table1(t1: Mapping[str, Any] | None) -> list[str]:
                   + ", ".join(f"{k} {v}" for k, v in sorted(t1["kept_reasons"].items())) + "."]
     if (g := t1.get("gender")) and g.get("persons"):  # stats.json of a generate that kept genders
         lines += ["", f"Persons drawn for: {g['persons']}; gender from P21 {g['from_p21']}, from the document "
-                      f"{g['from_document']} ({g['document_over_p21']} against P21), unknown {g['unknown']}; "
+                      f"{g['from_document']} ({g['document_over_p21']} against P21), from the pronouns near them "
+                      f"{g.get('from_context', 0)}, unknown {g['unknown']}; "
                       f"{g['matched']} of {g['renamed']} substitutions matched on gender, "
                       f"{g['kept_no_gender']} kept for want of one (no_gender)."]
     return lines

@@ -13,6 +13,7 @@ from envbench.core.gender import (
     P21_FEMALE,
     P21_MALE,
     GenderEvidence,
+    context_genders,
     decide,
     document_genders,
     first_name,
@@ -208,3 +209,37 @@ def test_a_first_name_is_read_without_its_accents_where_the_corpus_does_not_spel
     assert name_gender(["Hélène Desmarais"], table) == FEMALE and name_gender(["José Martí"], table) == MALE
     # a spelling the corpus itself learned is read as learned, before its folded census form
     assert name_gender(["José Martí"], {"josé": FEMALE, "jose": MALE}) == FEMALE
+
+
+def test_the_context_gender_is_the_one_gender_of_every_pronoun_near_a_person() -> None:
+    # the sentence of a mention and the one after it; both people of "Tom met Ann" share its context
+    d = doc("Tom met Ann .", "He left .", people={"Tom": [(0, 0, 1)], "Ann": [(0, 2, 3)]})
+    assert context_genders(d) == {0: MALE, 1: MALE}
+    d = doc("Tom met Ann .", "She smiled at him .", people={"Tom": [(0, 0, 1)], "Ann": [(0, 2, 3)]})
+    assert context_genders(d) == {}  # pronouns of both genders: no constraint
+    # whose "she" it is the rule cannot tell; a woman's name for Furler contradicts neither reading
+    d = doc("Aguilera revealed that Furler is one of her favorite people and that she is very inspiring .",
+            people={"Aguilera": [(0, 0, 1)], "Furler": [(0, 3, 4)]})
+    assert context_genders(d) == {0: FEMALE, 1: FEMALE} and genders(d) == [None, None]
+    # a quoted pronoun is someone speaking; the sentence before a mention and two after it are not read
+    d = doc("She sang .", 'Bo said " he is kind " .', "It rained .", "His hat fell .", people={"Bo": [(1, 0, 1)]})
+    assert context_genders(d) == {}
+    d = doc("Bo ran .", "It rained .", "She sang .", people={"Bo": [(0, 0, 1)]})
+    assert context_genders(d) == {}
+
+
+@given(st.lists(st.sampled_from(["he", "she", "his", "her", "it", "ran", ".", '"']), min_size=1, max_size=8),
+       st.lists(st.sampled_from(["he", "she", "him", "hers", "sat", ","]), max_size=8))
+def test_a_context_gender_never_contradicts_a_pronoun_near_the_person(first: list[str], second: list[str]) -> None:
+    """Whatever the words, no unquoted pronoun of the other gender is in the person's sentences."""
+    d = {"title": "t", "sents": [["Bo", *first], second or ["."]], "labels": [],
+         "vertexSet": [[{"name": "Bo", "sent_id": 0, "pos": [0, 1], "type": "PER"}]]}
+    got = context_genders(d).get(0)
+    read = []
+    for sent in d["sents"]:
+        quoted = False  # a quote never runs on into the next sentence
+        for tok in sent:
+            quoted = quoted != (tok == '"')
+            if not quoted and tok in ("he", "his", "him", "she", "her", "hers"):
+                read.append(MALE if tok in ("he", "his", "him") else FEMALE)
+    assert got == (read[0] if read and len(set(read)) == 1 else None)

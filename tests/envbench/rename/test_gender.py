@@ -17,6 +17,7 @@ from envbench.rename.candidates import ItemNames
 from envbench.rename.engine import DocInfo, Draws, plan_runs, settle_linked
 from envbench.rename.gender import (
     DOCUMENT_OVER_P21,
+    FROM_CONTEXT,
     FROM_DOCUMENT,
     FROM_P21,
     UNKNOWN,
@@ -38,6 +39,10 @@ def test_the_document_wins_and_p21_speaks_where_it_is_silent() -> None:
     assert person_gender("male", None) == PersonGender("male", FROM_DOCUMENT, P21_MALE)
     assert person_gender("male", P21_FEMALE) == PersonGender("male", DOCUMENT_OVER_P21, P21_MALE)
     assert person_gender(None, P21_FEMALE) == PersonGender("female", FROM_P21, P21_FEMALE)
+    # the pronouns near a person speak only where its document and P21 are silent
+    assert person_gender(None, None, "female") == PersonGender("female", FROM_CONTEXT, P21_FEMALE)
+    assert person_gender(None, P21_MALE, "female") == PersonGender("male", FROM_P21, P21_MALE)
+    assert person_gender("male", None, "female") == PersonGender("male", FROM_DOCUMENT, P21_MALE)
     assert person_gender(None, NONBINARY) == PersonGender(None, FROM_P21, NONBINARY)  # same value only
     assert person_gender(None, None) == UNKNOWN
 
@@ -68,8 +73,9 @@ def _doc() -> dict[str, Any]:
             "vertexSet": [[mention("Victoria", 0, [0, 1], "PER")], [mention("Edward VII", 0, [10, 12], "PER")]]}
 
 
-def _settle(names: dict[str, ItemNames], genders: dict[str, str], knows: bool = True) -> Any:
-    info = DocInfo(0, _doc(), [None, "Q20"], {("Q20", "PER"): "Q5"})
+def _settle(names: dict[str, ItemNames], genders: dict[str, str], knows: bool = True,
+            doc: dict[str, Any] | None = None) -> Any:
+    info = DocInfo(0, doc or _doc(), [None, "Q20"], {("Q20", "PER"): "Q5"})
     runs, slots = plan_runs([info], [1], "eval", twins=False)
     draws = Draws(slots, lambda slot: len(names), Auditor(con=None, constraints={}), {(0, 0): sorted(names)}, names,
                   knows_genders=knows)
@@ -101,7 +107,7 @@ def test_no_candidate_of_the_gender_keeps_the_person_as_no_gender() -> None:
     got = tally.as_dict({})
     assert got["kept_reasons"] == {"no_gender": 1}
     assert got["gender"] == {"persons": 1, "from_p21": 0, "from_document": 1, "document_over_p21": 0,
-                             "unknown": 0, "renamed": 0, "matched": 0, "kept_no_gender": 1}
+                             "from_context": 0, "unknown": 0, "renamed": 0, "matched": 0, "kept_no_gender": 1}
     # without any drawn candidate it is no_candidate, not no_gender
     assert _settle({}, {}).rows[0].reason is KeptReason.NO_CANDIDATE
 
@@ -199,3 +205,24 @@ def test_generate_keeps_gender_over_an_index_with_genders_and_warns_once_without
     rows = [r for r in pq.read_table(tmp_path / "out2" / "substitutions.parquet").to_pylist() if r["entity"] == 0]
     assert all(r["kind"] == "linked" for r in rows)
     assert any(int(r["new_qid"][1:]) % 2 == 1 for r in rows)  # without P21 a woman's name can be drawn
+
+
+def test_a_person_the_document_leaves_unknown_keeps_to_the_gender_of_the_pronouns_near_it() -> None:
+    # "Aguilera revealed that Furler is one of her favorite people ... she is very inspiring": whose
+    # "she" it is no rule can tell, so Furler takes a woman's name, never "Otis Briggs"
+    words = "Aguilera revealed that Furler is one of her favorite people and that she is very inspiring ."
+    doc = {"title": "Blank Page", "sents": [words.split()], "labels": [],
+           "vertexSet": [[mention("Aguilera", 0, [0, 1], "PER")], [mention("Furler", 0, [3, 4], "PER")]]}
+    run = _settle(NAMES, {"Q31": P21_FEMALE, "Q32": P21_MALE}, doc=doc)
+    (row,) = run.rows
+    assert (row.new_names, row.gender, row.gender_from, row.new_gender) == (
+        ["Barbara Stanwyck"], "female", FROM_CONTEXT, "female")
+    tally = StatsTally(1)
+    tally.add_run(run, run.info.doc)
+    assert tally.as_dict({})["gender"]["from_context"] == 1
+    # with no pronoun near it, the person is unknown and the first candidate drawn fits
+    doc["sents"] = ["Aguilera revealed that Furler is one of the favorite people of the label .".split()]
+    run = _settle(NAMES, {"Q31": P21_FEMALE, "Q32": P21_MALE}, doc=doc)
+    assert (run.rows[0].gender_from, run.rows[0].new_names) == (None, ["Barbara Stanwyck"])
+    run = _settle({"Q32": NAMES["Q32"]}, {"Q32": P21_MALE}, doc=doc)
+    assert run.rows[0].new_names == ["Otis Briggs"]
