@@ -245,16 +245,19 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
     return {ei: GenderEvidence(*counts[ei]) for ei in persons}
 
 
-def context_genders(doc: Doc) -> dict[int, str]:
+def context_genders(doc: Doc, evidence: Mapping[int, GenderEvidence] | None = None) -> dict[int, str]:
     """The gender of every pronoun near each PER entity, where they all have one (the *context
     gender*): pronouns outside mentions and double quotes, in the sentences that mention the entity and
-    the sentence after each. It is not the person's gender (the pronouns may be someone else's:
+    the sentence after each, when none of the entity's own evidence (``evidence``, by default
+    :func:`document_genders`) is of the other gender ("she fell for much older man , Dom": the "she"
+    is hers, "man" is his). It is not the person's gender (the pronouns may be someone else's:
     "She starred opposite Cecchetto"), but a new name of that gender contradicts none of them, where one
     of the other may ("Aguilera revealed that Furler is one of her favorite people to work with and that
     she is very inspiring": Furler must not become "Derek Shepherd"). Entities with no pronoun near
     them, or pronouns of both genders, are not keys. Example: "Tom met Ann . He left ." -> Tom: male,
     Ann: male; "Tom met Ann . She smiled at him ." -> neither."""
     sents: Sequence[Sequence[str]] = doc["sents"]
+    evidence = document_genders(doc) if evidence is None else evidence
     free = _outside(sents, doc)
     told: list[set[str]] = []  # the genders of each sentence's pronouns
     for si, sent in enumerate(sents):
@@ -266,7 +269,10 @@ def context_genders(doc: Doc) -> dict[int, str]:
         near = {s for m in ent for s in (m["sent_id"], m["sent_id"] + 1) if s < len(sents)}
         genders = set().union(*(told[s] for s in near))
         if len(genders) == 1:
-            out[ei] = genders.pop()
+            (g,) = genders
+            own = evidence.get(ei, GenderEvidence())
+            if (own.female if g == MALE else own.male) == 0:
+                out[ei] = g
     return out
 
 

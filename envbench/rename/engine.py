@@ -392,7 +392,7 @@ class DocInfo:
     @functools.cached_property
     def context(self) -> dict[int, str]:
         """Each PER entity's context gender, where it has one (``core.gender.context_genders``)."""
-        return context_genders(self.doc)
+        return context_genders(self.doc, self.genders)
 
     def fine_type(self, ei: int) -> str | None:
         """The fine type of entity ``ei``: its item's, under the entity's coarse type (None unlinked or untyped)."""

@@ -8,7 +8,8 @@ gendered nouns beside them); the item's is its P21 value (``core.gender.item_gen
   P21 says ("document"; "document_over_p21" when P21 says otherwise, which ``substitutions.parquet``
   notes); when it does not, the P21 value ("p21"); when neither speaks, the *context gender*
   ("context", ``core.gender.context_genders``): the one gender of every pronoun in the sentences that
-  mention the person and the sentence after each. It is not the person's gender, but a name of that
+  mention the person and the sentence after each, when none of its own evidence is of the other
+  gender. It is not the person's gender, but a name of that
   gender contradicts no pronoun near it ("Aguilera revealed that Furler is one of her favorite people
   to work with and that she is very inspiring": Furler never becomes "Derek Shepherd"). Else unknown
   (None).
