@@ -11,7 +11,8 @@ Contract, in the order things happen:
 
 1. **Paths are checked before any work.** Each output's folder can be written (a probe file is
    created and removed), nothing else has an output's name (a folder where a file goes, a file
-   where a folder goes), and no input is an output: an input that resolves to an output, to the
+   where a folder goes, a device or pipe), no output is the step's own manifest nor inside a
+   folder the step reads whole (``protected``: an index), and no input is an output: an input that resolves to an output, to the
    manifest, or to a file the previous manifest lists (which publishing may remove) is refused.
 2. **One writer at a time.** The step holds an exclusive ``flock`` on the manifest's folder
    (no lock file is left behind) from the check to the end; a second run into the same folder
@@ -29,14 +30,17 @@ Contract, in the order things happen:
 
    * a manifest written by another step (``generate`` into an index folder, ``ingest-dump`` into a
      benchmark) is refused with one line naming that step and its files; ``force`` writes this
-     step's outputs beside them and still removes none of theirs;
+     step's outputs beside them and still removes none of theirs (the manifest then describes this
+     step); so is a JSON object that names no step (a file of the user's called ``manifest.json``);
    * a listed name is ours only when it is relative, has no ``..``, is no symlink and resolves
      inside the manifest's folder; a one-file step (``manifest=``) removes nothing but the outputs
      it rewrites, so a planted ``X.manifest.json`` can name nothing else to delete;
-   * in a folder step, an output name taken by a file that no run of this step wrote is refused
-     (``force`` replaces it); a folder output holding such files is refused even with ``force``,
-     since swapping the folder would remove them. A damaged manifest (or one without a step) is
-     taken for a damaged one of ours: its outputs may be replaced, nothing else is removed.
+   * an output name taken by a file that no run of this step wrote (its manifest, or the old one
+     beside a one-file output, does not list it: ``evaluate --out docs.json``) is refused (``force``
+     replaces it); a folder output holding such files is refused even with ``force``, since swapping
+     the folder would remove them. An output that is not a regular file (``/dev/null``, a pipe) is
+     refused always. A damaged manifest (not JSON, or not an object) is taken for a damaged one of
+     ours: the files at its output names may be replaced, but not a folder output holding files.
 6. **Publishing**, only when the block ends without an exception: a claim
    (``.<manifest>.publishing``, the step and every file it may own) is written, the old manifest
    is removed, each output is renamed into place (a folder output swaps with the old folder),
@@ -92,6 +96,8 @@ def check_writable(path: str | os.PathLike[str], option: str, *, folder: bool = 
         raise InputError(f"{option} {path}: a file has that name; choose a folder path")
     if not folder and target.is_dir():
         raise InputError(f"{option} {path}: a folder has that name; choose a file path")
+    if not folder and target.exists() and not target.is_file():  # publishing would replace /dev/null
+        raise InputError(f"{option} {path}: not a regular file (a device, pipe or socket); choose a file path")
     base = target if folder else target.parent
     while not base.exists() and base != base.parent:
         base = base.parent
@@ -183,6 +189,7 @@ class Step:
         rerun: bool = False,
         option: str = "--out",
         force_flag: str | None = "--force",
+        protected: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         if (root is None) == (manifest is None):
             raise ValueError("give exactly one of root (an output folder) or manifest (a manifest file)")
@@ -200,6 +207,7 @@ class Step:
         if len({str(o) for o in self.outputs}) != len(self.outputs):
             raise ValueError(f"step {name}: an output is named twice")
         self.inputs = list(inputs)
+        self.protected = [Path(p) for p in protected]  # folders read whole (an index): no output inside one
         self.parameters = dict(parameters or {})
         self.identity = dict(identity or {})
         self.info: dict[str, Any] = {}  # written to the manifest, never compared (timings, counts)
@@ -225,9 +233,24 @@ class Step:
                 raise InputError(f"{self.option} {out}: a file has that name; choose a folder path")
             if out not in self.folders and out.is_dir():
                 raise InputError(f"{self.option} {out}: a folder has that name; choose a file path")
+            if out not in self.folders and out.exists() and not out.is_file():
+                raise InputError(f"{self.option} {out}: not a regular file (a device, pipe or socket); "
+                                 "choose a file path")
             if out.parent not in probed:  # writability: one probe per folder, not per output
                 probed.add(out.parent)
                 check_writable(out, self.option, folder=out in self.folders)
+        for out in self.outputs:
+            if self.root is None and out.resolve() in (self.manifest_path.resolve(),
+                                                       claim_of(self.manifest_path).resolve()):
+                raise InputError(f"{self.option} {self.outputs[0]}: {out} is the manifest this step writes beside "
+                                 f"{self.outputs[0].name}; give that output another name")
+            for folder in self.protected:
+                if out.resolve().is_relative_to(folder.resolve()):
+                    raise InputError(f"{self.option} {out}: inside {folder}, which this step reads; "
+                                     "choose an output outside it")
+        if self.manifest_path.exists() and not self.manifest_path.is_file():
+            raise InputError(f"{self.option} {self.root or self.outputs[0]}: {self.manifest_path} is not a regular "
+                             "file; choose another output location")
         if not self.base.exists():
             self.base.mkdir(parents=True)
             self._created_root = True
@@ -266,6 +289,11 @@ class Step:
         output's name is taken by files no run of this step wrote."""
         where = self.root if self.root is not None else self.outputs[0]
         kind = previous.get("step") if previous else None
+        if previous and kind is None and not self.force:
+            # a JSON object without a step is no manifest of ours (its author may need it)
+            fix = "" if self.force_flag is None else f", or pass {self.force_flag} to replace it"
+            raise InputError(f"{self.option} {where}: {source} there is not a manifest an envbench step wrote "
+                             f"(it names no step); move it, or choose another {self.option}{fix}")
         if not isinstance(kind, str):  # none, damaged, or a manifest without a step: vouches for nothing
             owned: list[dict[str, Any]] = []
         elif kind != self.name:
@@ -274,15 +302,19 @@ class Step:
                 what = f"the output of `{kind}`" + (f" ({_summary(names)})" if names else "")
                 fix = (f"choose another {self.option}" if self.force_flag is None
                        else f"choose another {self.option}, or pass {self.force_flag} to write this step's files "
-                            "beside them (none of theirs is removed)")
+                            f"beside them (none of theirs is removed; {self.manifest_path.name} then describes "
+                            "this step)")
                 raise InputError(f"{self.option} {where}: {source} there describes {what}, "
                                  f"not `{self.name}`; {fix}")
             owned = []
         else:
             owned = [o for o in _entries(previous) if _inside(self.base, o["name"]) is not None]
-        if kind is None and (self.manifest_path.exists() or claim_of(self.manifest_path).exists()):
-            return owned  # a damaged manifest of ours: its outputs may be replaced, nothing else removed
+        # a damaged manifest (not JSON, not an object) is taken for one of ours for the files at its output
+        # names, never for what is inside a folder output (a user's names/mine.txt is not swapped away)
+        damaged = kind is None and (self.manifest_path.exists() or claim_of(self.manifest_path).exists())
         mine = {(self.base / o["name"]).resolve() for o in owned}
+        if self.root is None and kind == self.name:  # a one-file step rewrites its own outputs wherever they are
+            mine |= {(self.base / o["name"]).resolve() for o in _entries(previous)}
         for out in self.outputs:
             strangers = [f for f in _files_under(out) if f.exists() and f.resolve() not in mine
                          and not f.name.startswith(".staging-")]
@@ -292,7 +324,7 @@ class Step:
             if out in self.folders:
                 raise InputError(f"{self.option} {where}: {out.name}/ holds files that no `{self.name}` run wrote "
                                  f"({shown}); move them out of it, or choose another {self.option}")
-            if self.root is not None and not self.force:
+            if not self.force and not damaged:
                 fix = "" if self.force_flag is None else f", or pass {self.force_flag} to replace it"
                 raise InputError(f"{self.option} {where}: {shown} is there and no `{self.name}` run wrote it; "
                                  f"move it, or choose another {self.option}{fix}")

@@ -39,6 +39,58 @@ def world(tmp_path_factory: pytest.TempPathFactory):
 
 
 # ---------------------------------------------------------------------------- data loss
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` but the index's own hash cache (rewritten when a copy is first read)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != ".file-hashes.json"}
+
+
+def test_no_output_lands_in_the_index_a_step_reads(tmp_path: Path, world) -> None:
+    index = tmp_path / "index"
+    shutil.copytree(world.index, index)
+    before = _tree(index)
+    part = next(iter(sorted((index / "names").glob("*.parquet"))))
+    for args, target in ((("link", str(world.test), "--index", str(index), "--out", str(index / "manifest.json")),
+                          index / "manifest.json"),
+                         (("link", str(world.test), "--index", str(index), "--out", str(tmp_path / "l.json"),
+                           "--report", str(part), "--force"), part),
+                         (("kb-from-corpus", str(world.test), "--index", str(index), "--out", str(tmp_path / "kb.json.gz"),
+                           "--links", str(index / "new-links.json")), index / "new-links.json")):
+        code, out = _run(*args)
+        assert code == 1 and _error_line(out) == (f"Error: --out {target}: inside {index}, which this step reads; "
+                                                  "choose an output outside it"), out
+    assert _tree(index) == before
+
+
+def test_an_output_named_as_the_steps_own_manifest_is_refused(tmp_path: Path, world) -> None:
+    out = tmp_path / "x.json"
+    code, text = _run("link", str(world.test), "--index", str(world.index), "--out", str(out),
+                      "--report", str(tmp_path / "x.json.manifest.json"))
+    assert code == 1 and _error_line(text) == (f"Error: --out {out}: {tmp_path / 'x.json.manifest.json'} is the "
+                                               "manifest this step writes beside x.json; give that output another name")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ingest_into_a_folder_of_the_users_removes_nothing(tmp_path: Path, world) -> None:
+    dump = world.sample / "wikidata-sample.json.gz"
+    out = tmp_path / "out"
+    (out / "names").mkdir(parents=True)
+    (out / "names" / "mine.txt").write_text("mine")
+    (out / "manifest.json").write_text("mine")  # not JSON: taken for a damaged manifest of ours
+    code, text = _run("ingest-dump", str(dump), "--out", str(out), "-q")
+    assert code == 1 and _error_line(text) == (f"Error: --out {out}: names/ holds files that no `ingest-dump` run "
+                                               "wrote (names/mine.txt); move them out of it, or choose another --out")
+    (out / "names" / "mine.txt").unlink()
+    (out / "index.duckdb").write_text("mine")
+    code, text = _run("ingest-dump", str(dump), "--out", str(out), "-q")
+    assert code == 1 and _error_line(text) == (f"Error: --out {out}: index.duckdb is there and no ingest-dump run "
+                                               "wrote it; move it, or choose another --out, or pass --force to "
+                                               "replace it")
+    assert (out / "index.duckdb").read_text() == "mine" and (out / "manifest.json").read_text() == "mine"
+    code, text = _run("ingest-dump", str(dump), "--out", "", "-q")
+    assert (code, _error_line(text)) == (1, "Error: --out is empty; give the index folder, e.g. --out data/index")
+
+
 def test_an_empty_dump_never_replaces_a_good_index(tmp_path: Path, world) -> None:
     idx = tmp_path / "idx"
     shutil.copytree(world.index, idx)

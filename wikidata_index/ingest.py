@@ -424,6 +424,8 @@ def ingest_dump(
     published files, is written after the manifest (see :func:`write_index_db`)."""
     t0 = time.perf_counter()
     dump = str(dump)
+    if not str(out).strip():  # Path("") is the current folder: an index would land among the user's files
+        raise InputError("--out is empty; give the index folder, e.g. --out data/index")
     out_dir = Path(out)
     languages = tuple(dict.fromkeys(lang.strip() for lang in languages if lang.strip()))
     if not languages:
@@ -437,6 +439,10 @@ def ingest_dump(
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"--out {out_dir} is a file; give a directory")
     _refuse_dump_inside(dump, out_dir)
+    db = out_dir / "index.duckdb"  # written after the step, so the step's ownership rule does not cover it
+    if db.exists() and not force and (read_manifest(out_dir / "manifest.json") or {}).get("step") != "ingest-dump":
+        raise InputError(f"--out {out_dir}: index.duckdb is there and no ingest-dump run wrote it; move it, "
+                         "or choose another --out, or pass --force to replace it")
     key = _staging_key(dump, languages, chunk_lines, chunk_bytes)
     stage = out_dir / f".staging-{key}"
     parameters = {"languages": list(languages), "chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes,

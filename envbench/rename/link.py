@@ -354,7 +354,7 @@ def link_file(
         parameters = {"threshold": threshold, "skip_invalid": skip_invalid, "report": report_path is not None}
         identity = {"index": {"tables_sha256": index_fingerprint(Path(index_path))}}
         with Step("link", manifest=manifest_beside(out), outputs=outputs, inputs=inputs, parameters=parameters,
-                  identity=identity, force=force) as step:
+                  identity=identity, force=force, protected=[Path(index_path)]) as step:
             if step.up_to_date:
                 return LinkRun(out, report_path, None, up_to_date=True, seconds=time.perf_counter() - t0)
             gold_links = None

@@ -259,8 +259,25 @@ def write_lock(out: str | os.PathLike[str], index: str | os.PathLike[str],
             raise EnvbenchError(f"--out {target}: that is {'the manifest' if path.name == MANIFEST else 'an output'} "
                                 f"of {out} the lock describes; write the lock elsewhere (default: "
                                 f"{default_lock_path(out)})")
+    if target.exists() and not _is_lock(target):  # the documents, the index's manifest, /dev/null, ...
+        raise EnvbenchError(f"--out {target}: that file is there and is not a lock ({LOCK_FORMAT}); write the lock "
+                            f"to a new path (default: {default_lock_path(out)}), or move that file")
+    if target.resolve().is_relative_to(Path(index).resolve()):
+        raise EnvbenchError(f"--out {target}: inside the index {index}, which the lock describes; write the lock "
+                            f"elsewhere (default: {default_lock_path(out)})")
     write_bytes_atomic(target, dumps_lock(lock))
     return target
+
+
+def _is_lock(path: Path) -> bool:
+    """Whether ``path`` is a regular file holding a lock (one a rerun of ``lock`` may replace)."""
+    if not path.is_file():
+        return False
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("format") == LOCK_FORMAT
 
 
 def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:

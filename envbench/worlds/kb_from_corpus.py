@@ -293,7 +293,8 @@ def kb_from_corpus(
     parameters = {"untyped": untyped, "skip_invalid": skip_invalid, "index": index is not None, "signals": sorted(typer.signals),
                   "min_class_items": min_class_items, "gazetteers": typer.gz.versions}
     with Step("kb-from-corpus", manifest=manifest_beside(out_kb), outputs=[out_kb, links_out],
-              inputs=[*docs_paths, *index_files], parameters=parameters, force=force) as step:
+              inputs=[*docs_paths, *index_files], parameters=parameters, force=force,
+              protected=[Path(index)] if index is not None else []) as step:
         if step.up_to_date:
             from etl.step import read_manifest
 

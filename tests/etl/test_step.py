@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -228,8 +229,44 @@ def test_a_hostile_manifest_never_deletes_other_files(tmp_path: Path, inp: Path)
     (out / "manifest.json").write_text(json.dumps({"outputs": [{"name": "../victim.txt", "sha256": "0" * 64},
                                                                {"name": "../victim.txt"},
                                                                {"name": "../victim.txt", "sha256": sha256_file(victim)}]}))
-    _run(out, inp)
-    assert victim.read_text() == "precious"
+    with pytest.raises(InputError) as err:  # an object naming no step is not ours: refused
+        _run(out, inp)
+    assert str(err.value) == (f"--out {out}: manifest.json there is not a manifest an envbench step wrote (it names "
+                              "no step); move it, or choose another --out, or pass --force to replace it")
+    _run(out, inp, force=True)  # replaced when forced, and still nothing it names is removed
+    assert victim.read_text() == "precious" and read_manifest(out / "manifest.json")["step"] == "demo"
+
+
+def test_a_stranger_manifest_and_a_device_are_never_replaced(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"mine": 1}')  # a file of the user's that happens to be called so
+    with pytest.raises(InputError, match="it names no step"):
+        _run(out, inp)
+    assert (out / "manifest.json").read_text() == '{"mine": 1}'
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError) as err:
+        with Step("one", manifest=manifest_beside(fifo), outputs=[fifo], inputs=[inp]):
+            raise AssertionError("the body must not run")
+    assert str(err.value) == f"--out {fifo}: not a regular file (a device, pipe or socket); choose a file path"
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and not manifest_beside(fifo).exists()
+
+
+def test_a_one_file_step_never_replaces_a_file_it_did_not_write(tmp_path: Path, inp: Path) -> None:
+    docs = tmp_path / "docs.json"
+    docs.write_text("the user's documents")
+    with pytest.raises(InputError) as err:
+        with Step("one", manifest=manifest_beside(docs), outputs=[docs], inputs=[inp]):
+            raise AssertionError("the body must not run")
+    assert str(err.value) == (f"--out {docs}: docs.json is there and no `one` run wrote it; move it, or choose "
+                              "another --out, or pass --force to replace it")
+    assert docs.read_text() == "the user's documents" and not manifest_beside(docs).exists()
+    for _ in range(2):  # forced once, it is this step's: a rerun rewrites it without --force
+        with Step("one", manifest=manifest_beside(docs), outputs=[docs], inputs=[inp], parameters={"n": _},
+                  force=_ == 0) as step:
+            step.path(docs).write_text(f"run {_}")
+    assert docs.read_text() == "run 1"
 
 
 def test_another_steps_folder_is_refused_and_force_removes_none_of_it(tmp_path: Path, inp: Path) -> None:
@@ -243,7 +280,7 @@ def test_another_steps_folder_is_refused_and_force_removes_none_of_it(tmp_path: 
         _run(out, inp, outputs=("x.txt", "a.txt"))
     assert str(err.value) == (f"--out {out}: manifest.json there describes the output of `ingest-dump` "
                               "(entities/part-0.parquet, x.txt), not `demo`; choose another --out, or pass --force "
-                              "to write this step's files beside them (none of theirs is removed)")
+                              "to write this step's files beside them (none of theirs is removed; manifest.json then describes this step)")
     assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     _run(out, inp, outputs=("a.txt",), force=True)
     assert (out / "entities" / "part-0.parquet").read_text() == "t" and (out / "x.txt").read_text() == "x"

@@ -91,7 +91,7 @@ def test_a_step_never_writes_over_another_steps_folder(folders: dict[str, Path],
     assert out.startswith(f"Error: --out {target}: manifest.json there describes the output of `{there}` (")
     fix = ("choose another --out\n" if writer == "report" else
            "choose another --out, or pass --force to write this step's files beside them (none of theirs is "
-           "removed)\n")
+           "removed; manifest.json then describes this step)\n")
     assert out.endswith(f"), not `{writer}`; {fix}")
     assert _snapshot(target) == before
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -124,3 +125,30 @@ def test_lock_never_writes_over_what_it_pins(env: Path) -> None:
         assert out == (f"Error: --out {env / name}: that is {what} of {env} the lock describes; write the lock "
                        f"elsewhere (default: {env / 'test_env.lock.json'})\n")
     assert {p.name: p.read_bytes() for p in env.iterdir() if p.is_file()} == before
+
+
+def test_lock_never_writes_over_its_inputs_the_index_or_a_device(env: Path, tmp_path: Path) -> None:
+    w = sample_world()
+    docs = tmp_path / "docs.json"
+    shutil.copy(w.test, docs)
+    for target in (docs, Path(w.index) / "manifest.json", Path(w.index) / "new.lock.json"):
+        before = target.read_bytes() if target.exists() else None
+        code, out = _run("lock", str(env), "--index", str(w.index), "--out", str(target))
+        assert code == 1
+        if before is None:
+            assert out == (f"Error: --out {target}: inside the index {w.index}, which the lock describes; write "
+                           f"the lock elsewhere (default: {env / 'test_env.lock.json'})\n")
+            assert not target.exists()
+        else:
+            assert out == (f"Error: --out {target}: that file is there and is not a lock (envbench-lock/1); write "
+                           f"the lock to a new path (default: {env / 'test_env.lock.json'}), or move that file\n")
+            assert target.read_bytes() == before
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code, out = _run("lock", str(env), "--index", str(w.index), "--out", str(fifo))
+    assert (code, out) == (1, f"Error: --out {fifo}: that file is there and is not a lock (envbench-lock/1); write "
+                              f"the lock to a new path (default: {env / 'test_env.lock.json'}), or move that file\n")
+    # a lock is replaced by a new one
+    lock = tmp_path / "x.lock.json"
+    for _ in range(2):
+        assert _run("lock", str(env), "--index", str(w.index), "--out", str(lock)) == (0, f"wrote {lock}\n")
