@@ -286,7 +286,13 @@ def _parse(index: dict[str, Any], prompts_dir: str | os.PathLike[str], run_dir: 
     run = read_json(answers_path, what="ICL answers file")
     if not isinstance(run, dict) or run.get("format") != RUN_FORMAT:
         raise EnvbenchError(f"{answers_path} is not an envbench ICL answers file; rerun `envbench icl run`")
-    by_file = {a["file"]: a for a in run["answers"]}
+    answers = run.get("answers")
+    if not isinstance(answers, list) or not all(
+            isinstance(a, dict) and isinstance(a.get("file"), str) and isinstance(a.get("answer"), (str, type(None)))
+            for a in answers):
+        raise EnvbenchError(f"{answers_path}: answers is not a list of {{file, answer}} records with a text or null "
+                            "answer; rerun `envbench icl run` (cached answers are reused)")
+    by_file = {a["file"]: a for a in answers}
     stats: Counter[str] = Counter({k: 0 for k in ("kept", "triples_found", "ignored_lines", "resolved_by_name")})
     for reason in DROP_REASONS:
         stats[f"dropped_{reason}"] += 0

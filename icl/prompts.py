@@ -425,4 +425,30 @@ def read_prompt(prompts_dir: str | os.PathLike[str], file: str) -> dict[str, Any
     path = Path(prompts_dir) / file
     if not path.exists():
         raise EnvbenchError(f"{path} is listed in index.json but missing; rebuild with `envbench icl prompts`")
-    return read_json(path, what="prompt file")
+    rec = read_json(path, what="prompt file")
+    problem = _prompt_problem(rec)
+    if problem:
+        raise EnvbenchError(f"{path}: not an envbench prompt file ({problem}); rebuild the prompts with "
+                            "`envbench icl prompts`")
+    return rec
+
+
+def _prompt_problem(rec: Any) -> str | None:
+    """What makes ``rec`` no prompt record of :func:`build_prompts`, or None (the fields later steps read)."""
+    if not isinstance(rec, dict):
+        return f"a {type(rec).__name__}, not an object"
+    messages = rec.get("messages")
+    if not isinstance(messages, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in messages):
+        return "messages is not a list of {role, content} strings"
+    names = rec.get("entity_names")
+    if not isinstance(names, list) or not all(isinstance(n, list) and all(isinstance(x, str) for x in n)
+                                              for n in names):
+        return "entity_names is not a list of name lists"
+    emap = rec.get("entity_map")
+    if not isinstance(emap, list) or len(emap) != len(names) or not all(type(i) is int for i in emap):
+        return "entity_map is not one entity index per entity"
+    if not isinstance(rec.get("title"), str):
+        return "title is not a string"
+    return None

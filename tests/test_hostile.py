@@ -211,6 +211,30 @@ def test_a_killed_run_leaves_nothing_a_rerun_trips_on(tmp_path: Path, world) -> 
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
 
 
+def test_sigterm_unwinds_like_ctrl_c_and_leaves_no_staging(tmp_path: Path, world) -> None:
+    """timeout, CI and systemd stop a run with SIGTERM: the command line turns it into an exit that
+    runs every step's cleanup (the staging folder of generate used to stay behind)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-c", "from envbench.cli import main; main()", "generate",
+                             str(world.test), "--index", str(world.index), "--links", str(world.links),
+                             "--seeds", "400", "--out", str(out), "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not list(out.glob(".staging-generate-*")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, "generate ended before its staging folder was seen"
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and b"Traceback" not in err, err
+    assert not out.exists() or not list(out.iterdir())
+
+
 def test_links_made_for_another_index_are_refused_and_gaps_warned(tmp_path: Path, world) -> None:
     # issue 17 items 10 and 12, through generate: the sample world's links against a KB of the same
     # documents (other QIDs) are refused; a link file missing a title warns and renames the rest

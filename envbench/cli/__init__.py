@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import signal
 import sys
 
 import click
@@ -84,7 +85,13 @@ def cli() -> None:
     """
 
 
+def _terminated(signum: int, frame: object) -> None:
+    # SIGTERM (timeout, CI, systemd) unwinds like Ctrl-C, so every step removes its staging folders
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminated)
     cli(prog_name="envbench")
 
 

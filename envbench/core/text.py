@@ -173,7 +173,9 @@ def _tokens_to_store(names: Sequence[str]) -> list[list[str] | None]:
 
 # spaCy in a process of its own, for an ingest (name_tokenizer's warm_up starts it, close ends it).
 _SERVE = """
-import sys, types, orjson
+import signal, sys, types, orjson
+# Ctrl-C reaches the whole process group: the parent reports it; this child ends when its input does
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 # spaCy's package imports its command line (requests, httpx, weasel: a third of its import time),
 # which a tokenizer never uses: a stand-in for it, in this child only, skips that
 cli, info = types.ModuleType("spacy.cli"), types.ModuleType("spacy.cli.info")

@@ -107,7 +107,10 @@ def _is_index(v: Any) -> bool:
 
 def _show(v: Any) -> str:
     """A value in JSON's spelling, cut short (a message names what the file holds)."""
-    text = orjson.dumps(v).decode() if isinstance(v, (bool, int, float, str, type(None))) else repr(v)
+    try:
+        text = orjson.dumps(v).decode()
+    except TypeError:  # not a JSON value (a large int, a tuple key): Python's spelling
+        text = repr(v)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -154,16 +157,22 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
             if "type" in m and m["type"] not in COARSE_TYPES:
                 err(where, f"type {m['type']!r} is not a DocRED type",
                     f"give each mention one of {', '.join(COARSE_TYPES)} (MISC when none fits)")
+            if not isinstance(m["name"], str):  # every later step reads it as text
+                err(where, f"name {_show(m['name'])} is a {type(m['name']).__name__}, not a string",
+                    "write the mention's name as a JSON string (the text of its tokens)")
+                continue
             sid, pos = m["sent_id"], m["pos"]
-            if not isinstance(sid, int) or not 0 <= sid < n_sents:
+            if not _is_index(sid):
+                err(where, f"sent_id {_show(sid)} is not a sentence index", "write sent_id as a 0-based integer")
+                continue
+            if not 0 <= sid < n_sents:
                 err(where, f"sent_id {sid} is out of range (document has {n_sents} sentences)", "fix the sent_id")
                 continue
-            if (
-                not isinstance(pos, list)
-                or len(pos) != 2
-                or not all(isinstance(p, int) for p in pos)
-                or not 0 <= pos[0] < pos[1] <= len(sents[sid])
-            ):
+            if not isinstance(pos, list) or len(pos) != 2 or not all(_is_index(p) for p in pos):
+                err(where, f"pos {_show(pos)} is not two token indices",
+                    "write pos as [start, end), two 0-based integers")
+                continue
+            if not 0 <= pos[0] < pos[1] <= len(sents[sid]):
                 err(
                     where,
                     f"pos {pos} is out of range for sentence {sid} ({len(sents[sid])} tokens)",
@@ -179,7 +188,8 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                     severity="warning",
                 )
     n_ent = len(vertex_set)
-    labels = doc.get("labels", []) or []
+    labels = doc.get("labels")
+    labels = [] if labels is None else labels  # absent or null: a test file without gold
     if not isinstance(labels, list):
         err("labels", f"is a {type(labels).__name__}, not a list",
             "write labels as a list of {h, t, r, evidence} objects (or leave it out)")

@@ -52,6 +52,8 @@ DOC_HASH_HEX = 16  # per-document hashes: 64 bits name a document; the file's sh
 LIBRARIES = ("duckdb", "pyarrow", "orjson", "spacy")  # spacy only where installed
 # Parameters verify passes to generate; the others (window, max_windows) are the code's constants.
 GENERATE_ARGUMENTS = ("seeds", "pool", "twins", "skip_invalid")
+# a hand-edited lock asking for 10**9 seeds would regenerate for ever; the paper's setting is 5
+MAX_LOCK_SEEDS = 1000
 
 
 # ----------------------------------------------------------------------------- small pieces
@@ -293,10 +295,26 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
         got = lock.get("format") if isinstance(lock, dict) else None
         raise EnvbenchError(f"{p}: not an envbench lock (format {got!r}, expected {LOCK_FORMAT!r}); "
                             "give a file written by `envbench lock`")
+    fix = "restore it, or rebuild it with `envbench lock OUT --index DIR`"
     for key in ("inputs", "parameters", "index", "outputs"):
         if key not in lock:
             raise EnvbenchError(f"{p}: the lock has no {key!r}; rebuild it with `envbench lock OUT --index DIR`")
+        want = list if key == "outputs" else dict
+        if not isinstance(lock[key], want):
+            raise EnvbenchError(f"{p}: {key!r} should be {'a list' if want is list else 'an object'}, not "
+                                f"{type(lock[key]).__name__}; {fix}")
+    for i, entry in enumerate(lock["outputs"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not _plain_name(entry["name"]):
+            raise EnvbenchError(f"{p}: outputs[{i}] is not an output entry with a plain file name; {fix}")
+    seeds = lock["parameters"].get("seeds")
+    if seeds is not None and (type(seeds) is not int or not 1 <= seeds <= MAX_LOCK_SEEDS):
+        raise EnvbenchError(f"{p}: parameters.seeds is {_show(seeds)}, not a count from 1 to {MAX_LOCK_SEEDS}; {fix}")
     return lock
+
+
+def _plain_name(name: str) -> bool:
+    """A file name of the output folder itself (no folder part, no "..": a lock never points elsewhere)."""
+    return bool(name) and Path(name).name == name and name not in (".", "..")
 
 
 # ----------------------------------------------------------------------------- describing a difference
@@ -608,6 +626,28 @@ def _published_against(pub: Path, name: str, docs: Sequence[Any], truth: Sequenc
     return f"published {pub}: the same documents in other bytes (sha256 differs from the lock's)"
 
 
+def _unreadable(lock: Mapping[str, Any], published: Path, explicit: bool) -> list[str]:
+    """Published files that cannot be compared: missing from a folder given as ``--published``, or not
+    readable as what the lock says they are (a truncated JSON file, a damaged Parquet file)."""
+    problems = []
+    for entry in lock["outputs"]:
+        pub = published / entry["name"]
+        if not pub.is_file():
+            if explicit:
+                problems.append(f"published {pub}: not there, though the lock lists it; give the folder that "
+                                "holds the published outputs")
+            continue
+        try:
+            if entry.get("kind") == "parquet":
+                parquet_content(pub)
+            else:
+                orjson.loads(pub.read_bytes())
+        except Exception as exc:  # noqa: BLE001 - pyarrow and orjson raise their own kinds; each is one line here
+            problems.append(f"published {pub}: cannot be read ({type(exc).__name__}: {str(exc)[:80]}); restore it "
+                            "from the lock's run")
+    return problems
+
+
 def verify(lock_path: str | os.PathLike[str], docs: str | os.PathLike[str], index: str | os.PathLike[str], *,
            links: str | os.PathLike[str] | None = None, published: str | os.PathLike[str] | None = None,
            exclude_names_from: Sequence[str | os.PathLike[str]] = ()) -> VerifyResult:
@@ -623,12 +663,16 @@ def verify(lock_path: str | os.PathLike[str], docs: str | os.PathLike[str], inde
     lock = read_lock(lock_path)
     excludes = [Path(p) for p in exclude_names_from]
     check_inputs(lock, docs, Path(links) if links is not None else None, excludes)
+    explicit = published is not None
     if published is None:
         names = [e["name"] for e in lock["outputs"]]
         published = lock_path.parent if all((lock_path.parent / n).is_file() for n in names) else None
     elif not Path(published).is_dir():
         raise EnvbenchError(f"--published {published}: no such folder; give the folder of the published outputs")
     published = Path(published) if published is not None else None
+    unreadable = _unreadable(lock, published, explicit) if published is not None else []
+    if unreadable:
+        published = None  # the comparisons below read the published files; these cannot be read
     if not (index / MANIFEST).is_file():
         raise EnvbenchError(f"--index {index}: no index there; run `envbench ingest-dump DUMP --out {index}` first")
     notes = []
@@ -643,6 +687,7 @@ def verify(lock_path: str | os.PathLike[str], docs: str | os.PathLike[str], inde
     with _scratch(index) as tmp:
         generate(docs, index, tmp, links=links, progress=False, **args)
         problems, output_notes = compare_outputs(lock, tmp, published)
+        problems += unreadable
         if published is not None:
             problems += check_published(lock, published, tmp)
         if problems:

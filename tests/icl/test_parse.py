@@ -156,6 +156,38 @@ def test_parse_run_refuses_missing_or_stale_answers(tmp_path: Path) -> None:
     assert not (tmp_path / "pred.json").exists()
 
 
+def test_hostile_answers_and_prompt_files_are_one_line(tmp_path: Path) -> None:
+    """An answer that is not text, answers that are not a list, a prompt file emptied by hand: each is
+    refused naming the file (they used to end in a TypeError or KeyError traceback)."""
+    import json
+
+    from icl.prompts import read_prompt
+
+    p = write_world(tmp_path)
+    build_prompts(p["test"], p["train"], tmp_path / "prompts", shots=1)
+    server = FakeServer()
+    try:
+        run_prompts(tmp_path / "prompts", tmp_path / "run", make_client(server.url), progress=False)
+    finally:
+        server.close()
+    answers = tmp_path / "run" / "answers.json"
+    good = json.loads(answers.read_text())
+    for bad in ({**good, "answers": "x"}, {**good, "answers": [{**good["answers"][0], "answer": 5}]}):
+        answers.write_text(json.dumps(bad))
+        with pytest.raises(EnvbenchError) as err:
+            parse_run(tmp_path / "prompts", tmp_path / "run", tmp_path / "pred.json")
+        assert str(err.value) == (f"{answers}: answers is not a list of {{file, answer}} records with a text or null "
+                                  "answer; rerun `envbench icl run` (cached answers are reused)")
+    prompt = tmp_path / "prompts" / "prompts" / "0000.json"
+    for text, why in (("{}", "messages is not a list of {role, content} strings"), ("[]", "a list, not an object")):
+        prompt.write_text(text)
+        with pytest.raises(EnvbenchError) as err:
+            read_prompt(tmp_path / "prompts", "prompts/0000.json")
+        assert str(err.value) == (f"{prompt}: not an envbench prompt file ({why}); rebuild the prompts with "
+                                  "`envbench icl prompts`")
+    assert not (tmp_path / "pred.json").exists()
+
+
 @pytest.mark.parametrize("name", ["paper", "envbench-v1"])
 def test_oracle_answers_on_real_re_docred_score_perfectly(tmp_path: Path, name: str) -> None:
     """Gold triples written as the template's examples write them come back as the gold facts."""

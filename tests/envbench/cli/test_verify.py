@@ -152,3 +152,31 @@ def test_lock_never_writes_over_its_inputs_the_index_or_a_device(env: Path, tmp_
     lock = tmp_path / "x.lock.json"
     for _ in range(2):
         assert _run("lock", str(env), "--index", str(w.index), "--out", str(lock)) == (0, f"wrote {lock}\n")
+
+
+def test_verify_of_a_hostile_lock_or_published_folder_is_one_line(env: Path, tmp_path: Path) -> None:
+    lock = json.loads((env / "test_env.lock.json").read_text())
+    fix = "restore it, or rebuild it with `envbench lock OUT --index DIR`"
+    for change, message in (({"outputs": 5}, "'outputs' should be a list, not int"),
+                            ({"outputs": [{"name": "../x.json"}]}, "outputs[0] is not an output entry with a plain "
+                                                                   "file name"),
+                            ({"parameters": {**lock["parameters"], "seeds": 10**9}},
+                             "parameters.seeds is 1000000000, not a count from 1 to 1000"),
+                            ({"parameters": {**lock["parameters"], "seeds": "abc"}},
+                             "parameters.seeds is 'abc', not a count from 1 to 1000")):
+        edited = tmp_path / "edited.lock.json"
+        edited.write_text(json.dumps({**lock, **change}))
+        assert _verify(edited) == (1, f"Error: {edited}: {message}; {fix}\n")
+    # published files that cannot be read are named, and so are outputs missing from --published
+    pub = tmp_path / "pub"
+    shutil.copytree(env, pub)
+    (pub / "substitutions.parquet").write_text("hello")
+    (pub / "stats.json").unlink()
+    code, out = _verify(env / "test_env.lock.json", "--published", str(pub))
+    assert code == 1
+    assert out.splitlines()[1:] == [
+        f"published {pub / 'stats.json'}: not there, though the lock lists it; give the folder that holds the "
+        "published outputs",
+        f"published {pub / 'substitutions.parquet'}: cannot be read (ArrowInvalid: Parquet file size is 5 bytes, "
+        "smaller than the minimum file footer (8 bytes)); restore it from the lock's run",
+    ]

@@ -71,6 +71,14 @@ def test_a_valid_document_has_no_problems() -> None:
         (lambda d: d["labels"][0].update(h=True), "label 0: h=true is not an entity index"),
         (lambda d: d["labels"][0].update(r=["P17"]), "label 0: relation ['P17'] is not one of the 96 DocRED relations"),
         (lambda d: d["labels"][0].update(evidence=[False]), "label 0: evidence sentence false is out of range (2 sentences)"),
+        # hostile mentions (2026-12-03): a name that is no string crashed link and kb-from-corpus; a sent_id
+        # or pos written as strings, floats or booleans was called "out of range" or passed
+        (lambda d: d["vertexSet"][1][0].update(name=None), "entity 1 mention 0: name null is a NoneType, not a string"),
+        (lambda d: d["vertexSet"][1][0].update(name=["a", "b"]), "entity 1 mention 0: name [\"a\",\"b\"] is a list, not a string"),
+        (lambda d: d["vertexSet"][1][0].update(sent_id="0"), "entity 1 mention 0: sent_id \"0\" is not a sentence index"),
+        (lambda d: d["vertexSet"][1][0].update(pos=["0", "2"]), "entity 1 mention 0: pos [\"0\",\"2\"] is not two token indices"),
+        (lambda d: d["vertexSet"][1][0].update(pos=[True, 2]), "entity 1 mention 0: pos [true,2] is not two token indices"),
+        (lambda d: d.update(labels={}), "labels: is a dict, not a list"),
     ],
 )
 def test_each_check_names_the_place_and_the_problem(change, expected: str) -> None:
