@@ -331,7 +331,10 @@ class Step:
         return owned
 
     def _check_inputs(self, old: Mapping[str, Any] | None) -> None:
-        written = [*self.outputs, self.manifest_path, *_listed_outputs(old, self.base)]
+        # the old manifest's files matter only when they are this step's (publishing may remove those);
+        # another step's are refused by ``ownership``, with a message about that step
+        ours = old if old is not None and old.get("step") == self.name else None
+        written = [*self.outputs, self.manifest_path, *_listed_outputs(ours, self.base)]
         for inp in self.inputs:
             if isinstance(inp, Mapping) or str(inp) == "-":
                 continue

@@ -173,11 +173,26 @@ def folder_splits(folder: str | os.PathLike[str]) -> dict[str, list[Path]]:
     return splits
 
 
+def _missing_data_files(folder: Path) -> list[str]:
+    """The data files an export manifest in ``folder`` lists that are not there (none without one)."""
+    from etl.step import read_manifest
+
+    manifest = read_manifest(folder / "manifest.json") or {}
+    if manifest.get("step") != "export" or not isinstance(manifest.get("outputs"), list):
+        return []
+    names = [o["name"] for o in manifest["outputs"] if isinstance(o, dict) and isinstance(o.get("name"), str)]
+    return [n for n in names if n.startswith(f"{DATA_DIR}/") and not (folder / n).is_file()]
+
+
 def document_files(path: str | os.PathLike[str]) -> list[Path]:
     """The files a documents path reads: a JSON file itself; a dataset folder's Env split shards; a
     Parquet file with the other shards of its split. Errors name a folder that is not a dataset."""
     p = Path(path)
     if p.is_dir():
+        missing = _missing_data_files(p)
+        if missing:  # a split deleted by hand would otherwise be taken for the folder's only split
+            raise DataError(f"{p}: {missing[0]} is missing, though the folder's manifest lists it; copy the whole "
+                            "folder again, or rerun `envbench export`")
         splits = folder_splits(p)
         if not splits:
             raise _not_a_dataset(p, f"no {DATA_DIR}/*.parquet")

@@ -49,7 +49,8 @@ from etl.step import Step, manifest_beside
 
 EXAMPLE_TITLES = 3  # titles quoted in a warning about many documents
 
-_SEED = re.compile(r"^(.*)-([1-9][0-9]*)$")
+# the whole title, newlines and all ("$" would also match before a final newline, "." stop at one)
+_SEED = re.compile(r"(.*)-([1-9][0-9]*)", re.DOTALL)
 
 LABELS: dict[str, str] = {
     "f1": "F1",
@@ -67,7 +68,7 @@ LABELS: dict[str, str] = {
 # --------------------------------------------------------------------------- Env titles
 def split_seed(title: str) -> tuple[str, int] | None:
     """``("Loud Tour", 3)`` for ``"Loud Tour-3"``; None when the title has no seed suffix."""
-    m = _SEED.match(title)
+    m = _SEED.fullmatch(title)
     return (m.group(1), int(m.group(2))) if m else None
 
 

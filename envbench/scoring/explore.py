@@ -34,7 +34,6 @@ twins).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,10 +47,10 @@ from envbench.core.relations import RELATIONS
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, entity_type, read_docs
 from envbench.formats.predictions import Fact, check_predictions, load_predictions
+from envbench.scoring.evaluate import split_seed
 from etl.io import dumps_json
 from etl.step import Step
 
-_SEED = re.compile(r"^(.*)-([1-9][0-9]*)$")
 ASSETS = ("index.html", "app.js", "style.css")
 Triple = tuple[int, int, str]
 
@@ -80,12 +79,6 @@ class ExploreResult:
             lines.append(f"{self.plots} report plot{'s' if self.plots != 1 else ''} copied")
         lines.append(f"open {self.out / 'index.html'} in a browser")
         return "\n".join(lines)
-
-
-def split_twin_title(title: str) -> tuple[str, int] | None:
-    """``("Loud Tour", 3)`` for ``"Loud Tour-3"``; None without a ``-k`` suffix."""
-    m = _SEED.match(title)
-    return (m.group(1), int(m.group(2))) if m else None
 
 
 def _read_predictions(path: str | os.PathLike[str], option: str, gold: Sequence[Doc]) -> list[Fact]:
@@ -170,7 +163,7 @@ def build_site(
     groups: dict[str, dict[int, Doc]] = {}
     orphans: list[str] = []
     for d in twins:
-        parts = split_twin_title(d["title"])
+        parts = split_seed(d["title"])
         if parts is None or parts[0] not in by_title:
             orphans.append(d["title"])
             continue
@@ -383,4 +376,4 @@ def _write_documents(
     return rows, summary
 
 
-__all__ = ["ExploreResult", "build_site", "doc_file_name", "split_twin_title"]
+__all__ = ["ExploreResult", "build_site", "doc_file_name"]

@@ -299,3 +299,18 @@ def test_the_export_writes_with_pyarrow_alone(env: Path, tmp_path: Path) -> None
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.strip() == "[]" and (tmp_path / "hf" / "README.md").is_file()
+
+
+def test_a_folder_missing_a_split_its_manifest_lists_is_refused(exported: Path, tmp_path: Path) -> None:
+    """With the Env split deleted, the folder used to read as its only split left: the originals."""
+    from envbench.core.errors import DataError
+    from envbench.formats.hf import document_files
+
+    copy = tmp_path / "hf"
+    shutil.copytree(exported, copy)
+    (env_split,) = sorted((copy / "data").glob("test_env-*.parquet"))
+    env_split.unlink()
+    with pytest.raises(DataError) as err:
+        document_files(copy)
+    assert str(err.value) == (f"{copy}: data/{env_split.name} is missing, though the folder's manifest lists it; "
+                              "copy the whole folder again, or rerun `envbench export`")

@@ -89,6 +89,8 @@ def test_split_seed_and_env_detection() -> None:
     assert split_seed("Loud Tour-3") == ("Loud Tour", 3)
     assert split_seed("Apollo-11-2") == ("Apollo-11", 2)
     assert split_seed("Loud Tour") is None and split_seed("X-0") is None and split_seed("X-01") is None
+    # a title is matched whole: a newline inside it, or after its suffix, is part of it
+    assert split_seed("line1\nline2-1") == ("line1\nline2", 1) and split_seed("X-1\n") is None
     docs = lambda *ts: [{"title": t} for t in ts]  # noqa: E731
     assert env_seeds(docs("A-1", "A-2", "B-1", "B-2")) == [1, 2]
     assert env_seeds(docs("A-1", "B-2")) is None  # seeds differ per source: titles merely end in digits
