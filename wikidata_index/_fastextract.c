@@ -224,6 +224,7 @@ static int col_bool(Col *c, int v) {
     } while (0)
 
 #define MAX_DEPTH 128
+#define MAX_ID_DIGITS 15 /* extract.py's MAX_ID_DIGITS */
 
 typedef struct {
     const uint8_t *p, *end;
@@ -1237,7 +1238,9 @@ static int record(Ctx *x, Buf *arena, const uint8_t *rec, Py_ssize_t len) {
                 kind = 2;
             else
                 return FALL; /* lexemes, mediainfo, ...: counted by the Python path */
-            if (eid.n < 2 || eid.s[0] != (kind == 1 ? 'Q' : 'P'))
+            /* canonical ids only (Q1..Q999999999999999): "Q007", "Q0" or a 10,000-digit id go to the
+               Python path, which counts them as malformed */
+            if (eid.n < 2 || eid.n > 1 + MAX_ID_DIGITS || eid.s[0] != (kind == 1 ? 'Q' : 'P') || eid.s[1] == '0')
                 return FALL;
             for (Py_ssize_t i = 1; i < eid.n; i++)
                 if (eid.s[i] < '0' || eid.s[i] > '9')

@@ -7,6 +7,7 @@ object) and over plain dicts from orjson (the fallback when pysimdjson is missin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -48,6 +49,8 @@ LABEL_LANGUAGE = "en"
 # Wikidata's language-neutral label ("mul", since 2024) stands in when an item has no English one.
 FALLBACK_LABEL_LANGUAGE = "mul"
 KEPT_TYPES = ("item", "property")
+MAX_ID_DIGITS = 15  # Wikidata is near Q135,000,000; kb-from-corpus's items are 13 digits; _fastextract.c agrees
+_NUMBER = re.compile(f"[1-9][0-9]{{0,{MAX_ID_DIGITS - 1}}}")  # ASCII digits, no leading zero: "Q007" is no id
 # Prefixes for entity-id values written the old way: {"entity-type": ..., "numeric-id": ...}, no "id".
 _ID_PREFIX = {"item": "Q", "property": "P", "lexeme": "L"}
 
@@ -216,8 +219,8 @@ def extract_entity(record: Any, languages: Sequence[str], out: Rows, stats: dict
             raise Malformed("no_type", f"{eid}: 'type' is {_kind(etype)}, not a string")
         raise Skipped(etype)
     expected = "Q" if etype == "item" else "P"
-    if not eid.startswith(expected) or not eid[1:].isdigit():
-        raise Malformed("bad_id", f"{eid}: id does not fit type {etype!r}")
+    if not eid.startswith(expected) or not _NUMBER.fullmatch(eid, 1):
+        raise Malformed("bad_id", f"{eid[:40]}: id does not fit type {etype!r}")
 
     labels = record.get("labels")
     aliases = record.get("aliases")

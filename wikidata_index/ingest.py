@@ -51,7 +51,7 @@ from etl.io import InputError, atomic_path, is_no_space, write_json_atomic
 from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
 from etl.runner import ShardRunner, WorkerDied, shard_name
-from etl.step import Step, read_manifest
+from etl.step import Step, claim_of, read_manifest
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
 from wikidata_index.names import NameTokenizer, fold
@@ -281,7 +281,11 @@ def _lines_of_ids(data: bytes | mmap.mmap, ids: Sequence[str]) -> list[int]:
     view = memoryview(data)
     try:
         for qid in ids:
-            at = data.find(b'"id":"' + qid.encode() + b'"', pos)
+            # the id as the value of an "id" key, written compactly (dumps) or with spaces ("id": "Q1")
+            needle = b'"' + qid.encode() + b'"'
+            at = data.find(needle, pos)
+            while at >= 0 and not _is_id_key(bytes(view[max(pos, at - 32):at])):
+                at = data.find(needle, at + 1)
             if at < 0:
                 out.append(0)
                 continue
@@ -295,6 +299,12 @@ def _lines_of_ids(data: bytes | mmap.mmap, ids: Sequence[str]) -> list[int]:
     finally:
         view.release()
     return out
+
+
+def _is_id_key(before: bytes) -> bool:
+    """Whether the bytes ``before`` a quoted id end in its key: ``"id":`` with any spaces around the colon."""
+    head = before.rstrip()
+    return head.endswith(b":") and head[:-1].rstrip().endswith(b'"id"')
 
 
 def _table_from_buffers(columns: Sequence[tuple], schema: pa.Schema) -> pa.Table:
@@ -440,7 +450,9 @@ def ingest_dump(
         raise InputError(f"--out {out_dir} is a file; give a directory")
     _refuse_dump_inside(dump, out_dir)
     db = out_dir / "index.duckdb"  # written after the step, so the step's ownership rule does not cover it
-    if db.exists() and not force and (read_manifest(out_dir / "manifest.json") or {}).get("step") != "ingest-dump":
+    made_by = (read_manifest(out_dir / "manifest.json")  # or the claim of a publish that was stopped
+               or read_manifest(claim_of(out_dir / "manifest.json")) or {}).get("step")
+    if db.exists() and not force and made_by != "ingest-dump":
         raise InputError(f"--out {out_dir}: index.duckdb is there and no ingest-dump run wrote it; move it, "
                          "or choose another --out, or pass --force to replace it")
     key = _staging_key(dump, languages, chunk_lines, chunk_bytes)

@@ -631,6 +631,16 @@ def test_a_qid_held_twice_warns_naming_it_and_its_lines(tmp_path: Path, caplog: 
         ingest_dump(_write(tmp_path / "once.json", _dump_bytes(entities[:7])), tmp_path / "once", workers=1,
                     progress=False)
     assert not caplog.records  # no repeat, no warning
+    # a dump written with spaces ("id": "Q3") and a copy without claims: the C path named line "?"
+    spaced = b"[\n" + b",\n".join(orjson.dumps(e).replace(b'":', b'": ') for e in entities[:9]) + b"\n]\n"
+    for extractor in _extractors():
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="wikidata_index.ingest"):
+            ingest_dump(_write(tmp_path / "spaced.json", spaced), tmp_path / f"spaced-{extractor}", workers=1,
+                        progress=False, extractor=extractor)
+        assert [r.getMessage() for r in caplog.records] == [
+            f"{tmp_path / 'spaced.json'}: Q3 appears 2 times (lines 4, 9); its copies are merged into one entity "
+            "(one entities row, the names, types and statements of all copies)"]
 
 
 def test_a_record_over_the_size_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
