@@ -531,6 +531,12 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
                     raise record_too_long(stream.path, 0)
                 continue  # a first line longer than a read
             shape = detect_shape(bytes(buf.data[: nl if nl >= 0 else buf.fill]))
+            if shape == "array" and nl >= 0:
+                nl2 = buf.data.find(b"\n", nl + 1, buf.fill)
+                if nl2 >= 0 and bytes(buf.data[nl + 1 : nl2]).strip() == b"{":  # json.dump(..., indent=2)
+                    raise InputError(f"{stream.path}: a JSON array written across lines (line 2 is a lone '{{'), "
+                                     "not a dump with one entity per line; rewrite it one entity per line "
+                                     "(for example with jq -c '.[]')")
             if shape == "document":
                 yield from _document_chunk(stream, bytes(buf.data[: buf.fill]), pos, on_read, eof)
                 return

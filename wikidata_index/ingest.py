@@ -440,6 +440,10 @@ def ingest_dump(
     languages = tuple(dict.fromkeys(lang.strip() for lang in languages if lang.strip()))
     if not languages:
         raise InputError("--languages is empty; give at least one language code, e.g. --languages en")
+    for lang in languages:  # a typo ("EN") would ingest no names at all, and say nothing
+        if not LANGUAGE_CODE.fullmatch(lang):
+            raise InputError(f"--languages {lang!r} is not a Wikidata language code (lower-case letters, digits "
+                             "and '-', such as en, de, zh-hant); check the list")
     workers = max(1, workers or os.cpu_count() or 1)
     if max_errors < 0:
         raise InputError(f"--max-errors must be 0 or more, got {max_errors}")
@@ -557,6 +561,8 @@ def _refuse_dump_inside(dump: str, out_dir: Path) -> None:
 
 
 STAGE_NAME = re.compile(r"\.staging-[0-9a-f]{16}")
+# Wikidata's term language codes: "en", "mul", "de-ch", "zh-hant", "be-tarask", "zh-min-nan"
+LANGUAGE_CODE = re.compile(r"[a-z]{2,8}(-[a-z0-9]{1,8})*")
 REMOVING = ".removing"
 
 

@@ -479,3 +479,25 @@ def test_the_same_ingest_again_is_up_to_date(tmp_path: Path) -> None:
     assert res.output.splitlines()[0] == (f"index at {out} is up to date (made by the same command from the same "
                                           "dump); pass --force to ingest it again")
     assert CliRunner().invoke(cli, [*args, "--force"]).output.startswith(f"index written to {out} in ")
+
+
+def test_a_pretty_printed_array_is_named_as_such(tmp_path: Path) -> None:
+    """json.dump(entities, f, indent=2) spreads each entity over lines: one line says so (it used to be
+    twenty 'invalid JSON' warnings and an error that never named the cause)."""
+    dump = tmp_path / "pretty.json"
+    dump.write_text(orjson.dumps([{"type": "item", "id": "Q1", "labels": {}}], option=orjson.OPT_INDENT_2).decode())
+    res = _ingest(str(dump), "--out", str(tmp_path / "idx"))
+    assert res.exit_code == 1
+    assert res.output == (f"Error: {dump}: a JSON array written across lines (line 2 is a lone '{{'), not a dump "
+                          "with one entity per line; rewrite it one entity per line (for example with jq -c '.[]')\n")
+    assert not (tmp_path / "idx").exists()
+
+
+def test_languages_that_are_no_language_codes_are_refused(tmp_path: Path) -> None:
+    dump = tmp_path / "d.json"
+    dump.write_text('[\n{"type": "item", "id": "Q1", "labels": {}}\n]\n')
+    for bad in ("EN", "*", "../../etc"):
+        res = _ingest(str(dump), "--out", str(tmp_path / "idx"), "--languages", bad)
+        assert res.exit_code == 1
+        assert res.output == (f"Error: --languages {bad!r} is not a Wikidata language code (lower-case letters, "
+                              "digits and '-', such as en, de, zh-hant); check the list\n")
