@@ -36,6 +36,7 @@ from icl.util import plural
 
 DROP_REASONS = ("malformed", "bad_entity", "entity_out_of_range", "unknown_relation", "self_pair", "duplicate")
 EXAMPLES_PER_DOCUMENT = 5  # dropped triples quoted per document in the stats file
+MAX_DROPPED_CHARS = 300  # characters of a dropped line kept in the stats file
 
 # A triple inside one kind of bracket; the fields hold no bracket of that kind and no newline.
 _BRACKETED = [
@@ -200,7 +201,10 @@ def parse_answer(text: str, names: list[list[str]]) -> ParsedAnswer:
                     out.counts["kept"] += 1
             if reason is not None:
                 out.counts[f"dropped_{reason}"] += 1
-                out.dropped.append((reason, stripped))  # the whole line: the context of what was dropped
+                # the line: the context of what was dropped (cut short: one runaway answer line of 4 MB
+                # made a 19 MB stats file)
+                out.dropped.append((reason, stripped if len(stripped) <= MAX_DROPPED_CHARS
+                                    else stripped[:MAX_DROPPED_CHARS] + "..."))
     return out
 
 

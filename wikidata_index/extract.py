@@ -105,7 +105,8 @@ def _kind(value: Any) -> str:
         return "an object"
     if isinstance(value, (list, _LazyArray)):
         return "an array"
-    return f"a {type(value).__name__}"
+    # JSON's names for the rest: "a rank is a number", never Python's "a int"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(type(value), "a value")
 
 
 def _string(value: Any, eid: str, what: str) -> str | None:

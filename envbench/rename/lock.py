@@ -174,9 +174,10 @@ def _generate_manifest(out: Path) -> dict[str, Any]:
     manifest = read_manifest(out / MANIFEST)
     if manifest is None:
         raise EnvbenchError(f"{out}: no readable {MANIFEST}; run `envbench generate ... --out {out}` first")
-    if manifest.get("step") != "generate":
-        raise EnvbenchError(f"{out / MANIFEST}: written by step {manifest.get('step')!r}, not generate; "
-                            "give the output folder of `envbench generate`")
+    step = manifest.get("step")
+    if step != "generate":
+        by = f"written by step {step!r}" if isinstance(step, str) else "not a manifest an envbench step wrote"
+        raise EnvbenchError(f"{out / MANIFEST}: {by}, not generate; give the output folder of `envbench generate`")
     return manifest
 
 

@@ -274,6 +274,15 @@ def test_every_demonstration_parses_back_to_its_gold(tmp_path: Path, name: str, 
     assert checked == 3 * shots * (2 if da else 1)
 
 
+def test_a_runaway_dropped_line_is_quoted_short() -> None:
+    """A 4 MB answer line used to be copied whole into the stats file (19 MB)."""
+    from icl.parse import MAX_DROPPED_CHARS
+
+    parsed = parse_answer("<1; best friend; 3" + "x" * 100_000 + ">", NAMES)
+    ((reason, text),) = parsed.dropped
+    assert len(text) == MAX_DROPPED_CHARS + 3 and text.endswith("...") and text.startswith("<1; best friend; 3")
+
+
 def test_only_lines_shaped_like_triples_count() -> None:
     # regression (issue 33): any line with two semicolons was a found triple, echoed prose included
     names = [["Loud Tour"], ["Rihanna"], ["Barbados"]]
