@@ -570,7 +570,7 @@ def _cut_chunks(stream: DumpStream, chunk_lines: int | None, chunk_bytes: int | 
     if shape == "array" and last_nonblank != b"]":
         raise InputError(
             f"{stream.path}: the dump ends at decompressed byte {pos} without the closing ']' "
-            "(the file is truncated); re-download it"
+            "(the file is truncated, or text follows the array); re-download it"
         )
 
 

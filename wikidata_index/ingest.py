@@ -200,7 +200,10 @@ def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], 
         stats["malformed"] += 1
         stats[f"malformed_{reason}"] = stats.get(f"malformed_{reason}", 0) + 1
         if len(errors) < ERROR_SAMPLES_PER_CHUNK:
-            sample = raw[:80].decode("utf-8", errors="replace")
+            end = 80  # cut between characters, never inside one (a cut "é" would print as U+FFFD)
+            while 0 < end < len(raw) and raw[end] & 0xC0 == 0x80:
+                end -= 1
+            sample = raw[:end].decode("utf-8", errors="replace")
             errors.append({"line": line, "offset": offset, "reason": reason, "message": message, "sample": sample})
 
     fast_tables: dict[str, pa.Table] = {}
