@@ -361,8 +361,12 @@ def _handle_record(parser: EntityParser, line: int, offset: int, raw: bytes, lan
             stats[f"skipped_{s.reason}"] = stats.get(f"skipped_{s.reason}", 0) + 1
         except Malformed as m:
             bad(line, offset, m.reason, str(m), raw)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            bad(line, offset, "bad_structure", f"unexpected structure: {type(exc).__name__} {exc}", raw)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            # a shape no check above names: say what to look at, not which Python error it raised
+            eid = entity.get("id") if hasattr(entity, "get") else None
+            who = f"{eid[:40]}: " if isinstance(eid, str) else ""
+            bad(line, offset, "bad_structure", f"{who}unexpected structure (a field of the wrong JSON kind, such as "
+                "\"claims\": null or a statement that is not an object)", raw)
 
 
 # ----------------------------------------------------------------------------- driver
