@@ -92,6 +92,9 @@ def check_writable(path: str | os.PathLike[str], option: str, *, folder: bool = 
     error about an unwritable output (and never leaves one output written and another missing).
     """
     target = Path(path)
+    if target.is_symlink() and not target.exists():  # mkdir would say "File exists", which it does not
+        raise InputError(f"{option} {path}: a symbolic link to {os.readlink(target)}, which does not exist; "
+                         "remove the link, or choose another path")
     if folder and target.exists() and not target.is_dir():
         raise InputError(f"{option} {path}: a file has that name; choose a folder path")
     if not folder and target.is_dir():

@@ -353,3 +353,14 @@ def test_a_crashed_publish_leaves_a_claim_that_only_the_same_step_may_use(tmp_pa
             raise AssertionError("the body must not run")
     assert not _run(out, inp, params={"k": 5}).up_to_date
     assert _names(out) == ["a.txt", "b.txt", "manifest.json"]
+
+
+def test_a_dangling_symlink_output_is_named_as_such(tmp_path: Path, inp: Path) -> None:
+    """mkdir on a link to nothing says "File exists", which sends the user looking for a file."""
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(InputError) as err:
+        _run(link, inp)
+    assert str(err.value) == (f"--out {link}: a symbolic link to {tmp_path / 'nowhere'}, which does not exist; "
+                              "remove the link, or choose another path")
+    assert link.is_symlink() and not (tmp_path / "nowhere").exists()
