@@ -258,3 +258,12 @@ def test_links_made_for_another_index_are_refused_and_gaps_warned(tmp_path: Path
     assert code == 0, out
     assert (f"warning: {partial}: 1 of the 20 documents have no entry in this link file (e.g. {first!r}); their "
             "entities stay unlinked") in out.splitlines()
+
+
+def test_a_usage_error_is_one_line(tmp_path: Path) -> None:
+    """Click's usage block and its "Try ... for help" no longer precede the error line."""
+    assert _run("generate", "x", "--pool", "bad") == (
+        2, "Error: Invalid value for '--pool': 'bad' is not one of 'eval', 'train'.\n")
+    assert _run("link", str(tmp_path / "d.json")) == (2, "Error: Missing option '--index'.\n")
+    assert _run("icl", "prompts", "--limit", "-1") == (2, "Error: Invalid value for '--limit': -1 is not in the "
+                                                          "range x>=1.\n")

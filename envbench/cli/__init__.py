@@ -54,6 +54,12 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except InputError as exc:  # library errors carry their own fix; no traceback
             raise click.ClickException(str(exc)) from None
+        except click.UsageError as exc:
+            # one line, as every other error: click's usage block and "Try ... for help" would precede
+            # it ("Invalid value for '--pool': 'bad' is not one of 'eval', 'train'." names the fix)
+            one = click.ClickException(exc.format_message())
+            one.exit_code = exc.exit_code
+            raise one from None
         except OSError as exc:  # unwritable folder, full disk, ...: one line naming the path
             if exc.errno == errno.EPIPE:  # output piped into `head`: end quietly
                 raise
