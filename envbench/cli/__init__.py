@@ -8,6 +8,7 @@ import signal
 import sys
 
 import click
+from click.exceptions import NoArgsIsHelpError
 
 from etl.io import InputError
 
@@ -35,6 +36,14 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def _one_line(exc: click.UsageError) -> click.ClickException:
+    """A usage error as one line, as every other error: click's usage block and "Try ... for help" would
+    precede it ("Invalid value for '--pool': 'bad' is not one of 'eval', 'train'." names the fix)."""
+    one = click.ClickException(exc.format_message())
+    one.exit_code = exc.exit_code
+    return one
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported only when listed or run."""
 
@@ -49,17 +58,23 @@ class LazyGroup(click.Group):
         module = importlib.import_module(module_name)
         return getattr(module, attr)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:  # the group's own options (`envbench --bogus`): one line too
+            return super().parse_args(ctx, args)
+        except NoArgsIsHelpError:  # a bare `envbench`: the help itself, as click prints it
+            raise
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
+
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except InputError as exc:  # library errors carry their own fix; no traceback
             raise click.ClickException(str(exc)) from None
+        except NoArgsIsHelpError:  # a bare `envbench index`: its help, as click prints it
+            raise
         except click.UsageError as exc:
-            # one line, as every other error: click's usage block and "Try ... for help" would precede
-            # it ("Invalid value for '--pool': 'bad' is not one of 'eval', 'train'." names the fix)
-            one = click.ClickException(exc.format_message())
-            one.exit_code = exc.exit_code
-            raise one from None
+            raise _one_line(exc) from None
         except OSError as exc:  # unwritable folder, full disk, ...: one line naming the path
             if exc.errno == errno.EPIPE:  # output piped into `head`: end quietly
                 raise
