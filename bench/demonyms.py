@@ -18,6 +18,11 @@ The lexicon that judges is the one the renamer uses, so a LOC name outside it th
 its form (one capitalised word ending in -an, -ese, -ish, -ic, -i: "Equatoguinean") is counted apart,
 as a check on the lexicon's coverage. Mentions are counted, not names (each mention of a renamed name in the source document once per seed).
 Prints the shares and the first ``--show`` misses with their documents.
+
+The other way round (issue 31): of the renamed ORG/LOC/MISC mentions whose old name is a noun (neither in
+the lexicon nor adjectival by form), how many became an adjective: a singular form of the lexicon, or a
+phrase whose last word is one ("Imperial Russian"), a language name aside ("written in Catalan" reads
+right). "The Royal Arsenal , Woolwich" had read "The Royal Arsenal , Patagonian".
 """
 
 from __future__ import annotations
@@ -60,12 +65,27 @@ def main() -> None:
     outside: Counter[str] = Counter()
     outside_misses: list[str] = []
     misses: list[str] = []
+    nouns: Counter[str] = Counter()
+    noun_misses: list[str] = []
+
+    def singular_form(name: str) -> bool:
+        return any(not a.kind.endswith("_plural") for a in gz.adjectival_for(name))
+
     for r in rows:
         if r["kind"] != "linked" or not r["new_qid"]:
             continue
         ent = docs[r["source_title"]]["vertexSet"][r["entity"]]
         per_name = Counter(m["name"] for m in ent)
         for old, new in zip(r["old_names"], r["new_names"]):
+            if r["coarse_type"] != "PER" and not gz.adjectival_for(old) and not looks_adjectival(old):
+                words = new.split()
+                if singular_form(new) or (len(words) > 1 and singular_form(words[-1])):
+                    v = "language" if any(p.kind == "language" for p in gz.places_for(new)) else "adjective"
+                    if v == "adjective" and len(noun_misses) < args.show:
+                        noun_misses.append(f"  {r['title']}: {old} -> {new} ({r['coarse_type']})")
+                else:
+                    v = "noun"
+                nouns[v] += per_name[old]
             if not gz.adjectival_for(old):
                 if r["coarse_type"] == "LOC" and looks_adjectival(old):  # outside the lexicon: judged by form
                     outside["adjectival" if gz.adjectival_for(new) or looks_adjectival(new) else "noun"] += per_name[old]
@@ -93,7 +113,12 @@ def main() -> None:
           f"{'/'.join(SUFFIXES)}): {n_out}; renamed to a name that does not: {outside['noun']} "
           f"({outside['noun'] / max(1, n_out):.1%})")
     print("\n".join(outside_misses))
-    print(json.dumps({"mentions": total, **verdicts}))
+    n_nouns = sum(nouns.values())
+    print(f"renamed ORG/LOC/MISC noun mentions: {n_nouns}; became an adjective: {nouns['adjective']} "
+          f"({nouns['adjective'] / max(1, n_nouns):.2%}), a language name: {nouns['language']}")
+    print("\n".join(noun_misses))
+    print(json.dumps({"mentions": total, **verdicts, "noun_mentions": n_nouns,
+                      "nouns_to_adjectives": nouns["adjective"]}))
 
 
 if __name__ == "__main__":

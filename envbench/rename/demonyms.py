@@ -19,10 +19,15 @@ so pairing them with the new item's noun names gives "by Denmark rock musician".
   that is not -ss) is never one. The first form takes the place of the label. A new item with too
   few forms is not a candidate for that entity (:data:`NO_DEMONYM`), and when no candidate of the
   entity's draws had one the entity is kept with ``KeptReason.NO_DEMONYM``;
-* every other name pairs with the new item's label and aliases, leaving out its demonyms, so a noun
-  mention ("United States") never becomes an adjective ("Danish"); when the new item's label is one
-  of its demonyms, its first noun alias (aliases are sorted) stands in for the label, and an item
-  with no noun name cannot take noun names (not a candidate).
+* every other name pairs with the new item's label and aliases, leaving out its demonyms and the
+  names that read as adjectives (``adjectives``, :func:`reads_adjectival`: a singular demonym of *any*
+  item, or a phrase ending in one, "Imperial Russian"), so a noun mention ("United States") never
+  becomes an adjective ("Danish"), even where the new item's own name is one without a P1549 statement
+  of its own (a corpus KB's item "Philippine", made of the mentions in "a 2012 Philippine melodrama":
+  "between the United States and the Philippine"). A language or an ethnic group is the exception:
+  its label is a noun as well ("written in Kurdish"). When the new item's label is left out so, its
+  first noun alias (aliases are sorted) stands in for the label, and an item with no noun name cannot
+  take noun names (not a candidate).
 
 Examples from Re-DocRED test's renamed text: "Barbadian recording artist" never reads "Hungarians
 recording artist" (a plural) or "Vili people recording artist" (a label with "people"), but may read
@@ -32,6 +37,8 @@ The entity {"United States", "American"} of Q30 and the candidate Q35 (label "De
 aliases "Danmark", "Danish"; demonym "Danish") pair as "United States" -> "Denmark" and "American"
 -> "Danish". The same entity and a candidate without a P1549 statement: not a candidate. The entity
 {"Italy"} and a candidate whose alias "Italian" is a demonym: "Italy" -> the label, never "Italian".
+The entity {"Woolwich"} and a candidate whose only name is "Patagonian" (a demonym of Patagonia): not
+a candidate.
 
 An index without a ``demonyms`` table (older than P1549) knows no demonyms: no name is a demonym
 name and every candidate pairs as before.
@@ -147,6 +154,15 @@ _NOT_NOUNS = frozenset({
     "after", "before", "during", "since", "until", "its", "his", "her", "their", "also", "won", "sank", "said"})
 
 
+def reads_adjectival(name: str, known: frozenset[str]) -> bool:
+    """Whether a name reads as an adjective to a reader: it is a singular demonym of some item (``known``:
+    folded, :func:`known_demonyms`), or a phrase of two words or more whose last word is one ("Imperial
+    Russian", "South African"). Examples, with "russian" known: "Russian" and "Imperial Russian" True,
+    "Russia" and "Russian Empire" False."""
+    words = name.split()
+    return bool(words) and (_fold(name) in known or (len(words) > 1 and _fold(words[-1]) in known))
+
+
 def known_demonyms(con: Any, names: Iterable[str]) -> frozenset[str]:
     """The folded forms among ``names`` that are a singular English demonym (P518 not plural) of any
     item of the index (an index without the table: none)."""
@@ -210,7 +226,8 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
                     demonyms: Sequence[Demonym],
                     tokens: Mapping[str, Sequence[str]] | None = None, *,
                     adjectival: Sequence[str] | None = None,
-                    kinds: frozenset[str] = frozenset()) -> dict[str, NewName] | _NoDemonym | None:
+                    kinds: frozenset[str] = frozenset(),
+                    adjectives: frozenset[str] = frozenset()) -> dict[str, NewName] | _NoDemonym | None:
     """Each original name's new name under the rule of the module docstring.
 
     ``own`` are the P1549 rows of the entity's item, ``demonyms`` those of the candidate, ``kinds``
@@ -218,14 +235,18 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
     (:func:`adjectival_names`; None: the demonyms of its own item). Returns :data:`NO_DEMONYM` when
     the entity has adjectival names the candidate cannot serve, None when the candidate has too few
     other names (as ``pair_names``). ``tokens``: the original names' document tokens, as
-    ``pair_names`` takes them.
+    ``pair_names`` takes them. ``adjectives``: folded names that are a singular demonym of some item
+    (:func:`known_demonyms`; the caller may pass only those among the candidate's names), which noun
+    names never take unless ``kinds`` makes the candidate a language or an ethnic group.
     """
     if adjectival is None:
         adjectival = demonym_names(originals, own)
-    if not adjectival and not demonyms:  # most entities and candidates: plain alias-wise pairing
+    if adjectives and kinds & {LANGUAGE, ETHNIC_GROUP}:
+        adjectives = frozenset()  # "written in Kurdish", "the Vili": such a label is a noun as well
+    if not adjectival and not demonyms and not adjectives:  # most entities and candidates: plain alias-wise pairing
         return pair_names(originals, label, aliases, tokens)
     nouns = [nm for nm in originals if nm not in set(adjectival)]
-    cand_folded = {d.folded for d in demonyms}
+    cand_folded = {d.folded for d in demonyms} | adjectives
     out: dict[str, NewName] = {}
     if adjectival:
         usable = adjectival_forms(demonyms, label, kinds)
@@ -250,4 +271,5 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
 
 __all__ = ["ETHNIC_GROUP", "LANGUAGE", "NO_DEMONYM", "PLURAL", "adjectival_forms", "adjectival_kinds",
            "adjectival_names", "demonym_names", "fetch_demonyms", "known_demonyms", "knows_demonyms",
-           "looks_adjectival", "looks_plural", "pair_item_names", "usable_demonyms", "written_as_adjective"]
+           "looks_adjectival", "looks_plural", "pair_item_names", "reads_adjectival", "usable_demonyms",
+           "written_as_adjective"]

@@ -110,6 +110,7 @@ from envbench.rename.demonyms import (
     known_demonyms,
     knows_demonyms,
     pair_item_names,
+    reads_adjectival,
     written_as_adjective,
 )
 from envbench.rename.fine_types import by_p31_overlap, is_catch_all, p31_jaccard
@@ -497,6 +498,9 @@ class Draws:
     required: dict[tuple[int, int], list[tuple[str, str]]] = field(default_factory=dict)
     demonyms: dict[str, tuple[Demonym, ...]] = field(default_factory=dict)  # P1549 rows (entities, candidates)
     known: frozenset[str] = frozenset()  # folded mention names that are a demonym of some item (``known_demonyms``)
+    # the folded names of each candidate that are a demonym of some item: noun names never take them
+    # ("between the United States and the Philippine"); candidates without such a name are absent
+    adjective_named: dict[str, frozenset[str]] = field(default_factory=dict)
     genders: dict[str, str] = field(default_factory=dict)  # P21 value of entities' items and candidates
     knows_genders: bool = False  # whether the index has P21 rows (``rename.gender.fits``)
     # (run order, entity) of the persons some of whose candidates had a name that reads as the other gender
@@ -759,9 +763,10 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             if not fits(person, draws.genders.get(cand), draws.knows_genders):
                 continue  # "her eldest son Barbara Stanwyck"
-            kinds = adjectival_kinds(types.get(cand, ()), anc) if adjectival else frozenset()
+            adjectives = draws.adjective_named.get(cand, frozenset()) if info.coarse[ei] != "PER" else frozenset()
+            kinds = adjectival_kinds(types.get(cand, ()), anc) if adjectival or adjectives else frozenset()
             mapping = pair_item_names(originals, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens,
-                                      adjectival=adjectival, kinds=kinds)
+                                      adjectival=adjectival, kinds=kinds, adjectives=adjectives)
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
             if person.gender is not None and reads_against(person, [nn.name for nn in mapping.values()]):
@@ -891,6 +896,11 @@ class Renamer:
             draws.genders.update(fetch_genders(self.con, fetched))
         if self.has_demonyms:
             draws.demonyms.update(fetch_demonyms(self.con, fetched))
+            names = {n for v in fetched.values() for n in (v.label, *v.aliases)}
+            known = known_demonyms(self.con, names | {n.rsplit(None, 1)[-1] for n in names if " " in n.strip()})
+            for q, v in fetched.items():
+                if known and (hit := frozenset(fold(n) for n in (v.label, *v.aliases) if reads_adjectival(n, known))):
+                    draws.adjective_named[q] = hit
         if self.pool == "train":
             names = {n for v in fetched.values() for n in (v.label, *v.aliases)}
             draws.eval_names |= names_in_pool(self.con, names, "eval")

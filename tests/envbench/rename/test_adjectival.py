@@ -30,6 +30,7 @@ from envbench.rename.demonyms import (
     adjectival_names,
     looks_plural,
     pair_item_names,
+    reads_adjectival,
     written_as_adjective,
 )
 from envbench.rename.engine import DocInfo, Draws, plan_runs, settle_linked, settle_other, substitution_table
@@ -38,6 +39,9 @@ from envbench.rename.stats import StatsTally
 from tests.envbench.index_fixture import mention
 from wikidata_index.index import Demonym
 from wikidata_index.names import fold
+
+PLACES = ["Hungary", "Guinea", "Terai Region", "Great Lakes region", "Yemen", "Caribbean Sea", "Ohio", "Nepal"]
+FORMS = ["Hungarian", "Hungarians", "Yemenis", "Danish", "Serbs", "Filipino", "Swiss", "Danes"]
 
 TERRITORIAL_ENTITY = "Q1496967"
 COUNTRY = "Q6256"
@@ -63,7 +67,8 @@ KURDISH = ("Q36368", ItemNames("Kurdish language", ("Kurdish",)), (), {LANGUAGE}
 
 def _settle(sentence: str, at: tuple[int, int], qid: str, own: tuple[Demonym, ...], candidates: list[Any],
             known: frozenset[str] = frozenset(), coarse: str = "LOC") -> Any:
-    """Settle the one entity at ``at`` of a one-sentence document against ``candidates`` (in draw order)."""
+    """Settle the one entity at ``at`` of a one-sentence document against ``candidates`` (in draw order);
+    ``known`` are the folded demonyms of any item the index holds, among mention and candidate names."""
     sent = sentence.split()
     name = " ".join(sent[at[0]:at[1]])
     doc = {"title": "T", "sents": [sent], "vertexSet": [[mention(name, 0, list(at), coarse)]], "labels": []}
@@ -77,6 +82,9 @@ def _settle(sentence: str, at: tuple[int, int], qid: str, own: tuple[Demonym, ..
     if own:
         draws.demonyms[qid] = own
     draws.known = known
+    for q, n, _, _ in candidates:  # what Renamer._fetch finds among the drawn candidates' names
+        if hit := frozenset(fold(x) for x in (n.label, *n.aliases) if reads_adjectival(x, known)):
+            draws.adjective_named[q] = hit
     assert settle_linked(runs[0], 0, draws) is None
     (row,) = runs[0].rows
     return row
@@ -128,6 +136,64 @@ def test_nepali_descent_and_philippine_brand_take_no_place_noun() -> None:
     assert row.reason is KeptReason.NO_DEMONYM
 
 
+# a corpus KB's items made of adjectival mentions only ("the Patagonian region", "a 2012 Philippine
+# melodrama"): their names are demonyms of other items, and they carry no P1549 of their own
+PATAGONIAN = ("Q1749", ItemNames("Patagonian", ()), (), {REGION})
+PHILIPPINE = ("Q1776", ItemNames("Philippine", ("Philippine Islands",)), (), {COUNTRY})
+CATALAN = ("Q7026", ItemNames("Catalan", ()), (), {LANGUAGE})
+
+
+def test_a_noun_mention_never_takes_a_name_that_is_any_items_demonym() -> None:
+    # "The Royal Arsenal , Woolwich" had read "The Royal Arsenal , Patagonian"
+    known = frozenset({"patagonian", "philippine", "catalan"})
+    sentence = "The Royal Arsenal , Woolwich carried out armaments manufacture"
+    row = _settle(sentence, (4, 5), "Q2", (), [PATAGONIAN], known=known)
+    assert (row.kind, row.reason) == ("kept", KeptReason.NO_CANDIDATE)
+    assert _settle(sentence, (4, 5), "Q2", (), [PATAGONIAN, GUINEA], known=known).new_names == ["Guinea"]
+    # "between the United States of America and the Philippine": a noun alias stands in for the label
+    row = _settle("ended the war between the two and the United Kingdom .", (7, 9), "Q3", (), [PHILIPPINE],
+                  known=known)
+    assert row.new_names == ["Philippine Islands"]
+    # a language's label is a noun as well: "written in Latin" may read "written in Catalan"
+    assert _settle("a poem written in Latin .", (4, 5), "Q4", (), [CATALAN], known=known,
+                   coarse="MISC").new_names == ["Catalan"]
+    # without the index's demonyms nothing tells the adjective apart: the label is taken, as before
+    assert _settle(sentence, (4, 5), "Q2", (), [PATAGONIAN]).new_names == ["Patagonian"]
+    # "Russia ... in England" had read "... in Imperial Russian": a phrase ending in a demonym
+    imperial = ("Q1777", ItemNames("Imperial Russian", ()), (), {COUNTRY})
+    row = _settle("he moved to England in 1900", (3, 4), "Q21", (), [imperial], known=frozenset({"russian"}))
+    assert row.reason is KeptReason.NO_CANDIDATE
+
+
+def test_reads_adjectival_is_a_demonym_or_a_phrase_ending_in_one() -> None:
+    known = frozenset({"russian", "south african"})
+    assert reads_adjectival("Russian", known) and reads_adjectival("Imperial Russian", known)
+    assert reads_adjectival("South African", known) and reads_adjectival("RUSSIAN", known)
+    assert not reads_adjectival("Russia", known) and not reads_adjectival("Russian Empire", known)
+    assert not reads_adjectival("", known) and not reads_adjectival("Russian", frozenset())
+
+
+@settings(max_examples=300, deadline=None)
+@given(nouns=st.lists(st.sampled_from(["Woolwich", "United Kingdom", "Ohio"]), min_size=1, max_size=2, unique=True),
+       label=st.sampled_from([*PLACES, *FORMS]), aliases=st.lists(st.sampled_from([*PLACES, *FORMS]), max_size=3,
+                                                                     unique=True),
+       known=st.sets(st.sampled_from([fold(f) for f in FORMS]), max_size=len(FORMS)),
+       kinds=st.sets(st.sampled_from([LANGUAGE, ETHNIC_GROUP]), max_size=1))
+def test_a_noun_name_never_takes_an_adjective_unless_the_candidate_is_a_language_or_people(
+        nouns: list[str], label: str, aliases: list[str], known: set[str], kinds: set[str]) -> None:
+    """Whatever a candidate's names, a noun name of a place candidate never becomes one of them that is
+    a demonym of some item (``adjectives``); a language's or an ethnic group's may."""
+    names = [label, *(a for a in aliases if a != label)]
+    adjectives = frozenset(f for n in names if (f := fold(n)) in known)
+    out = pair_item_names(nouns, (), label, names[1:], (), adjectives=adjectives, kinds=frozenset(kinds))
+    if out is None:
+        return
+    assert isinstance(out, dict) and set(out) == set(nouns)
+    for nm in nouns:
+        if not kinds:
+            assert fold(out[nm].name) not in known
+
+
 def test_adjectival_forms_follow_the_stated_rule() -> None:
     assert adjectival_forms(HUNGARY[2], "Hungary") == ("Hungarian",)
     assert adjectival_forms((), "Vili people", frozenset({ETHNIC_GROUP})) == ("Vili",)
@@ -145,10 +211,6 @@ def test_a_person_named_like_a_demonym_is_not_adjectival() -> None:
     # the engine passes no known demonyms for a PER entity; the rule itself keeps own demonyms only then
     assert adjectival_names(["Roman"], (), frozenset(), frozenset()) == []
     assert adjectival_names(["Roman", "Rome"], (), frozenset({"roman"}), frozenset()) == ["Roman"]
-
-
-PLACES = ["Hungary", "Guinea", "Terai Region", "Great Lakes region", "Yemen", "Caribbean Sea", "Ohio", "Nepal"]
-FORMS = ["Hungarian", "Hungarians", "Yemenis", "Danish", "Serbs", "Filipino", "Swiss", "Danes"]
 
 
 @settings(max_examples=300, deadline=None)

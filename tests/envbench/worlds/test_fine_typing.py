@@ -74,6 +74,11 @@ def test_gazetteer_readings_and_demonyms() -> None:
     assert [(a.kind, a.refers_to) for a in gz.adjectival_for("Americans")] == [("country_plural", "United States")]
     assert [(a.kind, a.refers_to) for a in gz.adjectival_for("Catholic")] == [("religion", "Catholic Church")]
     assert gz.adjectival_for("French") and not gz.adjectival_for("Frenchs")  # no regular plural for -ch
+    # Re-DocRED test writes these as adjectives ("a 2012 Philippine melodrama", "the Patagonian region",
+    # "Victorian regional railway stations", "as Luxembourgish representative")
+    assert [(a.kind, a.refers_to) for n in ("Philippine", "Patagonian", "Victorian", "Luxembourgish")
+            for a in gz.adjectival_for(n)] == [("country", "Philippines"), ("region", "Patagonia"),
+                                               ("subdivision", "Victoria"), ("country", "Luxembourg")]
     assert set(gz.versions) == {"pycountry", "places", "adjectival_forms"}
 
 
