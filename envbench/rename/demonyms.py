@@ -157,10 +157,13 @@ _NOT_NOUNS = frozenset({
 def reads_adjectival(name: str, known: frozenset[str]) -> bool:
     """Whether a name reads as an adjective to a reader: it is a singular demonym of some item (``known``:
     folded, :func:`known_demonyms`), or a phrase of two words or more whose last word is one ("Imperial
-    Russian", "South African"). Examples, with "russian" known: "Russian" and "Imperial Russian" True,
-    "Russia" and "Russian Empire" False."""
+    Russian", "South African"), not opened by "The" (a title: "The American", a film). Examples, with
+    "russian" known: "Russian" and "Imperial Russian" True, "Russia", "Russian Empire" and "The Russian"
+    False."""
     words = name.split()
-    return bool(words) and (_fold(name) in known or (len(words) > 1 and _fold(words[-1]) in known))
+    if not words or words[0].casefold() == "the":
+        return False
+    return _fold(name) in known or (len(words) > 1 and _fold(words[-1]) in known)
 
 
 def known_demonyms(con: Any, names: Iterable[str]) -> frozenset[str]:

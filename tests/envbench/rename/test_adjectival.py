@@ -170,6 +170,7 @@ def test_reads_adjectival_is_a_demonym_or_a_phrase_ending_in_one() -> None:
     assert reads_adjectival("Russian", known) and reads_adjectival("Imperial Russian", known)
     assert reads_adjectival("South African", known) and reads_adjectival("RUSSIAN", known)
     assert not reads_adjectival("Russia", known) and not reads_adjectival("Russian Empire", known)
+    assert not reads_adjectival("The Russian", known)  # a title ("The American", a film) is a noun
     assert not reads_adjectival("", known) and not reads_adjectival("Russian", frozenset())
 
 
