@@ -26,10 +26,14 @@ import functools
 
 _SKIP = frozenset({"the", "'s", "’s"})
 _LINKS = ("of", "for")
+_SAME_IN_PLURAL = frozenset({"series", "species"})  # "TV Series" is a series, not a "sery"
 
 
 def singular(word: str) -> str:
-    """A lower-case word made singular the simple way: "ferries" -> ferry, "falls" -> fall, "congress" stays."""
+    """A lower-case word made singular the simple way: "ferries" -> ferry, "falls" -> fall, "congress" and
+    "series" stay."""
+    if word in _SAME_IN_PLURAL:
+        return word
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -50,10 +54,23 @@ def name_head(name: str) -> str | None:
     return singular(word)
 
 
+def label_head(label: str) -> str | None:
+    """The kind word of a class label: its head noun (:func:`name_head`, also before "in": "hamlet in New
+    York" -> hamlet), or the label itself, made singular, when it is one word; a parenthesis is left out
+    ("council (head noun)" -> council). Examples: "river" -> river, "record label" -> label, "city of
+    France" -> city, "Wikimedia" -> wikimedia (the caller judges), "" -> None."""
+    text = label.split(" (", 1)[0].casefold().replace(" in ", " of ", 1)
+    words = text.split()
+    if len(words) == 1:
+        word = words[0]
+        return singular(word) if word.isalpha() and len(word) >= 3 else None
+    return name_head(text)
+
+
 def shared_head(old: str, new: str) -> str | None:
     """The head noun two names share ("Augusta City Council", "Liverpool City Council" -> council), or None."""
     h = name_head(old)
     return h if h is not None and name_head(new) == h else None
 
 
-__all__ = ["name_head", "shared_head", "singular"]
+__all__ = ["label_head", "name_head", "shared_head", "singular"]

@@ -84,7 +84,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envbench.core.gender import GenderEvidence, context_genders, document_genders, pronoun_class
-from envbench.core.heads import shared_head
+from envbench.core.heads import name_head, shared_head
 from envbench.core.reasons import KeptReason
 from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
@@ -113,7 +113,7 @@ from envbench.rename.demonyms import (
     reads_adjectival,
     written_as_adjective,
 )
-from envbench.rename.fine_types import by_p31_overlap, is_catch_all, p31_jaccard
+from envbench.rename.fine_types import by_p31_overlap, class_kinds, is_catch_all, p31_jaccard
 from envbench.rename.gender import (
     UNKNOWN,
     PersonGender,
@@ -149,6 +149,7 @@ from wikidata_index.index import Demonym
 from wikidata_index.names import fold
 
 NUMTIME_ATTEMPTS = 50
+HEAD_TYPES = frozenset({"ORG", "LOC"})  # coarse types whose names keep their head nouns (MISC names are mostly titles)
 _SENTENCE = "\x1e"  # between the sentences of DocInfo's folded text (no word holds it)
 Request = tuple[int, int]  # (slot index, window number) the run waits for
 NEAR = 2  # tokens on each side of a mention whose words a new name must not double
@@ -482,6 +483,9 @@ class Run:
     rows: list[Row] = field(default_factory=list)
     new_items: dict[int, str] = field(default_factory=dict)
     times_done: bool = False  # TIME entities are settled together, before the others
+    # entity -> (candidate, names, clash keys): the first fit of an entity that waits, in later windows,
+    # for a candidate whose name shares its head noun (``settle_linked``), taken when none does
+    fallback: dict[int, tuple[str, dict[str, NewName], list[tuple[str, ...]]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -501,6 +505,8 @@ class Draws:
     # the folded names of each candidate that are a demonym of some item: noun names never take them
     # ("between the United States and the Philippine"); candidates without such a name are absent
     adjective_named: dict[str, frozenset[str]] = field(default_factory=dict)
+    class_kinds: dict[str, str] = field(default_factory=dict)  # class -> kind word (``fine_types.class_kinds``)
+    kind_words: frozenset[str] = frozenset()  # the kind words of all classes
     genders: dict[str, str] = field(default_factory=dict)  # P21 value of entities' items and candidates
     knows_genders: bool = False  # whether the index has P21 rows (``rename.gender.fits``)
     # (run order, entity) of the persons some of whose candidates had a name that reads as the other gender
@@ -724,6 +730,28 @@ def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> 
         failed |= more
 
 
+def _accept(run: Run, ei: int, draws: Draws, cand: str, mapping: dict[str, NewName], keys: list[tuple[str, ...]],
+            adjectival: Sequence[str], person: PersonGender) -> None:
+    """Rename entity ``ei`` of ``run`` to candidate ``cand`` (names ``mapping``, clash keys ``keys``)."""
+    info, q = run.info, run.info.qids[ei]
+    slot = draws.slots[run.slots[ei]]
+    types = draws.auditor.types
+    own_types, cand_types = types.get(q, set()), types.get(cand, frozenset())
+    originals = info.names[ei]
+    run.plan[ei] = mapping
+    run.taken.update(keys)
+    run.new_items[ei] = cand
+    run.rows.append(Row(ei, info.coarse[ei], "linked", None, q, slot.fine_type, cand,
+                        originals, [mapping[nm].name for nm in originals],
+                        tuple(adjectival), p31_jaccard(own_types, cand_types),
+                        drawn_by=(slot.fine_type, *sorted((own_types & cand_types) - {slot.fine_type})),
+                        catch_all=tuple(sorted(c for c in own_types if is_catch_all(c))),
+                        head_noun=next((h for nm in originals if (h := shared_head(nm, mapping[nm].name))), None),
+                        adjectival=tuple(mapping[nm].name for nm in adjectival),
+                        gender=person.gender, gender_from=person.source,
+                        new_gender=pronoun_class(draws.genders.get(cand)) if person.source else None))
+
+
 def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     """A linked entity: the first fitting candidate of its windows, or the window still missing."""
     info = run.info
@@ -750,6 +778,13 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     person = (person_gender(info.genders[ei].gender if ei in info.genders else None, draws.genders.get(q),
                             info.context.get(ei))
               if info.coarse[ei] == "PER" else UNKNOWN)
+    # a name whose head noun is a kind word of the index that its fine type does not say ("Soviet Navy",
+    # a military unit: navy) prefers a new name with the same head ("Royal Navy", not "II Corps"); where
+    # the type says it ("United States", a sovereign state) the head is part of the name, and preferring
+    # it would give every "United States" the one "State of Qatar"
+    want_head = (next((h for nm in originals if (h := name_head(nm)) is not None and h in draws.kind_words
+                       and h != draws.class_kinds.get(slot.fine_type)), None)
+                 if info.coarse[ei] in HEAD_TYPES else None)
     while run.window < MAX_WINDOWS and window_bounds(run.window)[0] < total:
         window = draws.windows.get((si, run.window))
         if window is None:
@@ -788,21 +823,15 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if failed is not None:
                 draws.auditor.reject(failed[0])
                 continue
-            run.plan[ei] = mapping
-            run.taken.update(keys)
-            run.new_items[ei] = cand
-            cand_types = types.get(cand, frozenset())
-            run.rows.append(Row(ei, info.coarse[ei], "linked", None, q, slot.fine_type, cand,
-                                originals, [mapping[nm].name for nm in originals],
-                                tuple(adjectival), p31_jaccard(own_types, cand_types),
-                                drawn_by=(slot.fine_type, *sorted((own_types & cand_types) - {slot.fine_type})),
-                                catch_all=tuple(sorted(c for c in own_types if is_catch_all(c))),
-                                head_noun=next((h for nm in originals if (h := shared_head(nm, mapping[nm].name))), None),
-                                adjectival=tuple(mapping[nm].name for nm in adjectival),
-                                gender=person.gender, gender_from=person.source,
-                                new_gender=pronoun_class(draws.genders.get(cand)) if person.source else None))
+            if want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values()):
+                run.fallback.setdefault(ei, (cand, mapping, keys))  # the first fit, should no later window share it
+                continue
+            _accept(run, ei, draws, cand, mapping, keys, adjectival, person)
             return None
         run.window += 1
+    if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
+        _accept(run, ei, draws, *run.fallback.pop(ei), adjectival, person)
+        return None
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one
     drawn = [c for w in range(run.window) for c in draws.windows.get((si, w), ())]
     lacking = bool(drawn and adjectival) and not any(draws.form_count(c) > 0 for c in drawn)
@@ -838,6 +867,7 @@ class Renamer:
         # True: the index's name_tokens table holds tokenize's tokens of every name that needs spaCy
         # (same tokenizer version), so drawn names are tokenised from it and spaCy is never loaded
         self.stored_tokens = stored_tokens
+        self.class_kinds = class_kinds(con)  # class -> the kind word its label names
 
     def rename(self, infos: Sequence[DocInfo], seeds: Sequence[int], twins: bool, bar: Any = None,
                lap: Callable[[str], None] | None = None) -> list[Run]:
@@ -850,7 +880,8 @@ class Renamer:
         runs, slots = plan_runs(infos, seeds, self.pool, twins)
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
         self.cache_used = self.cache_used or source.cache_used
-        draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders)
+        draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders,
+                      class_kinds=self.class_kinds, kind_words=frozenset(self.class_kinds.values()))
         if self.has_genders:
             draws.genders.update(fetch_genders(self.con, {s.qid for s in slots}))  # the entities' own items
         if self.has_demonyms:

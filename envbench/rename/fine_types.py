@@ -215,6 +215,29 @@ def p31_jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     return shared / union if union else 0.0
 
 
+KIND_MIN_ITEMS = 2  # a class label names a kind when at least this many items are of the class
+
+
+def class_kinds(con: Any) -> dict[str, str]:
+    """The kind word of each class of the index with at least ``KIND_MIN_ITEMS`` items: the head noun
+    (``core.heads.label_head``) of its label ("river", "record label" -> label, "city of France" -> city,
+    "council (head noun)" -> council). A name's head noun is a type signal only when it is the kind word
+    of some class: "Supreme Court of Ohio" (court), not "South Africa" (africa). A bare connection: {}."""
+    import duckdb
+
+    from envbench.core.heads import label_head
+
+    try:
+        rows = con.execute(
+            """SELECT c.class, e.label FROM (SELECT class FROM types WHERE rank IS DISTINCT FROM 'deprecated'
+                                             GROUP BY class HAVING count(*) >= ?) c
+               JOIN entities e ON e.id = c.class WHERE e.label IS NOT NULL ORDER BY c.class""",
+            [KIND_MIN_ITEMS]).fetchall()
+    except duckdb.CatalogException:
+        return {}
+    return {q: h for q, label in rows if (h := label_head(label)) is not None}
+
+
 def by_p31_overlap(window: Sequence[str], own: Iterable[str], types: Mapping[str, Iterable[str]]) -> list[str]:
     """A draw window reordered so candidates sharing more P31 classes with the entity come first.
 

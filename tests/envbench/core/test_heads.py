@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envbench.core.heads import name_head, shared_head, singular
+from envbench.core.heads import label_head, name_head, shared_head, singular
 
 
 @pytest.mark.parametrize(("name", "head"), [
@@ -27,8 +27,15 @@ def test_the_head_noun_rule(name: str, head: str | None) -> None:
 
 
 def test_singular_and_shared_heads() -> None:
-    assert [singular(w) for w in ("ferries", "records", "congress", "campus", "analysis")] == [
-        "ferry", "record", "congress", "campus", "analysis"]
+    assert [singular(w) for w in ("ferries", "records", "congress", "campus", "analysis", "series")] == [
+        "ferry", "record", "congress", "campus", "analysis", "series"]
     assert shared_head("Augusta City Council", "Liverpool City Council") == "council"
     assert shared_head("Supreme Court of Ohio", "Societe Internationale de Telecommunications Aeronautiques") is None
     assert shared_head("Huskies", "Levi 's") is None
+
+
+def test_the_kind_word_of_a_class_label() -> None:
+    assert [label_head(x) for x in ("river", "record label", "city of France", "hamlet in New York",
+                                    "council (head noun)", "television series")] == [
+        "river", "label", "city", "hamlet", "council", "series"]
+    assert label_head("") is None and label_head("R2") is None

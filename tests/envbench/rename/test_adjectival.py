@@ -275,3 +275,55 @@ def test_an_entity_typed_only_by_a_catch_all_is_kept_as_generic_type() -> None:
 def test_every_substitution_says_what_it_was_drawn_by() -> None:
     row = _settle("a Barbadian recording artist", (1, 2), "Q244", (dem("Barbadian"),), [HUNGARY])
     assert row.drawn_by[0] == "Q1" and row.adjectival == ("Hungarian",) and row.catch_all == ()
+
+
+def _settle_windows(sentence: str, at: tuple[int, int], fine_type: str, windows: list[list[Any]],
+                    kinds: dict[str, str], coarse: str = "ORG") -> Any:
+    """Settle the one entity at ``at`` (fine type ``fine_type``) over draw windows 0, 1, 2 of candidates."""
+    sent = sentence.split()
+    name = " ".join(sent[at[0]:at[1]])
+    doc = {"title": "T", "sents": [sent], "vertexSet": [[mention(name, 0, list(at), coarse)]], "labels": []}
+    info = DocInfo(0, doc, ["Q9"], {("Q9", coarse): fine_type})
+    runs, slots = plan_runs([info], [1], "eval", twins=False)
+    everyone = [c for w in windows for c in w]
+    draws = Draws(slots, lambda slot: 30, Auditor(con=None, constraints={}),
+                  {(0, w): [q for q, _ in qs] for w, qs in enumerate(windows)}, {q: n for q, n in everyone},
+                  class_kinds=kinds, kind_words=frozenset(kinds.values()))
+    assert settle_linked(runs[0], 0, draws) is None
+    (row,) = runs[0].rows
+    return row
+
+
+AGENCY, STATE = "Q327333", "Q3624078"
+KINDS = {AGENCY: "agency", STATE: "state", "Q41487": "court", "Q11204": "legislature"}
+
+
+def test_a_head_noun_the_type_does_not_say_is_kept_where_a_candidate_has_it() -> None:
+    # "an Associate Justice of the Supreme Court of Ohio" had read "... of the Societe Internationale de
+    # Telecommunications Aeronautiques"; typed a government agency, its head noun says court
+    sita = ("Q20", ItemNames("Societe Internationale de Telecommunications Aeronautiques", ()))
+    estonia = ("Q21", ItemNames("Supreme Court of Estonia", ()))
+    sentence = "an Associate Justice of the Supreme Court of Ohio ."
+    row = _settle_windows(sentence, (5, 9), AGENCY, [[sita], [estonia], []], KINDS)
+    assert (row.new_names, row.head_noun) == (["Supreme Court of Estonia"], "court")
+    # no window has one: the first candidate that fitted, nobody kept
+    assert _settle_windows(sentence, (5, 9), AGENCY, [[sita], [], []], KINDS).new_names == [sita[1].label]
+    # a head no class names is no type signal ("South Africa": africa)
+    south = ("Q22", ItemNames("South West Africa", ()))
+    row = _settle_windows("trade with South Africa .", (2, 4), STATE, [[("Q23", ItemNames("Kenya", ()))], [south], []],
+                          KINDS, coarse="LOC")
+    assert row.new_names == ["Kenya"]
+
+
+def test_a_head_noun_the_type_says_is_part_of_the_name() -> None:
+    # "United States" is a sovereign state: preferring "state" would give it "State of Qatar" every time
+    qatar = ("Q24", ItemNames("State of Qatar", ()))
+    row = _settle_windows("born in the United States .", (3, 5), STATE, [[("Q25", ItemNames("Federal Republic of Germany", ()))], [qatar], []],
+                          KINDS, coarse="LOC")
+    assert row.new_names == ["Federal Republic of Germany"]
+    # nor does a MISC title keep its last word ("Shortland Street", a soap opera)
+    street = ("Q26", ItemNames("A Nightmare on Elm Street", ()))
+    row = _settle_windows("the soap opera Shortland Street .", (3, 5), "Q5398426",
+                          [[("Q27", ItemNames("Coronation Hall", ()))], [street], []], {**KINDS, "Q79007": "street"},
+                          coarse="MISC")
+    assert row.new_names == ["Coronation Hall"]

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
+
 from envbench.rename.fine_types import (
     COARSE_ROOTS,
     ancestors,
     choose_fine_type,
+    class_kinds,
     class_sizes,
     fine_types,
     fits_coarse,
@@ -114,3 +117,14 @@ def test_fine_types_are_deterministic(tmp_path: Path) -> None:
     for classes in (["Q20", "Q3", "Q1"], ["Q1", "Q3", "Q20"]):
         assert choose_fine_type(classes, anc, {"Q20": 5, "Q3": 5, "Q1": 9}, "LOC") == "Q3"
         assert choose_fine_type(classes, anc, {"Q20": 5, "Q3": 5, "Q1": 9}, "MISC") == "Q1"
+
+
+def test_class_kinds_are_the_head_nouns_of_class_labels_with_items(tmp_path: Path) -> None:
+    b = Builder()
+    b.item("Q1", "military unit").item("Q2", "record label").item("Q3", "city of France").item("Q4", "river")
+    for k, cls in enumerate(("Q1", "Q1", "Q2", "Q2", "Q3", "Q3", "Q4")):
+        b.item(f"Q{10 + k}", f"Thing {k}", p31=(cls,))
+    con = connect(b.write(tmp_path))
+    # "river" has one item only: too few to name a kind
+    assert class_kinds(con) == {"Q1": "unit", "Q2": "label", "Q3": "city"}
+    assert class_kinds(duckdb.connect()) == {}  # a bare connection knows no classes
