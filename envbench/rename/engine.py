@@ -149,6 +149,7 @@ from wikidata_index.index import Demonym
 from wikidata_index.names import fold
 
 NUMTIME_ATTEMPTS = 50
+HEAD_WINDOWS = 2  # windows (4 + 16 candidates) searched for a new name with the head noun before the first fit
 HEAD_TYPES = frozenset({"ORG", "LOC"})  # coarse types whose names keep their head nouns (MISC names are mostly titles)
 _SENTENCE = "\x1e"  # between the sentences of DocInfo's folded text (no word holds it)
 Request = tuple[int, int]  # (slot index, window number) the run waits for
@@ -779,7 +780,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                             info.context.get(ei))
               if info.coarse[ei] == "PER" else UNKNOWN)
     # a name whose head noun is a kind word of the index that its fine type does not say ("Soviet Navy",
-    # a military unit: navy) prefers a new name with the same head ("Royal Navy", not "II Corps"); where
+    # a military unit: navy) prefers, among its first HEAD_WINDOWS windows, a new name with the same head
+    # ("Royal Navy", not "II Corps"); where
     # the type says it ("United States", a sovereign state) the head is part of the name, and preferring
     # it would give every "United States" the one "State of Qatar"
     want_head = (next((h for nm in originals if (h := name_head(nm)) is not None and h in draws.kind_words
@@ -829,6 +831,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             _accept(run, ei, draws, cand, mapping, keys, adjectival, person)
             return None
         run.window += 1
+        if ei in run.fallback and run.window >= HEAD_WINDOWS:
+            break  # the head is looked for among the first draws only, so seeds keep drawing different names
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
         _accept(run, ei, draws, *run.fallback.pop(ei), adjectival, person)
         return None
