@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -54,12 +55,29 @@ def bf16_supported(device: Any) -> bool:
     return False
 
 
-def resolve_device(name: str) -> Any:
+def resolve_device(name: str, option: str = "--device") -> Any:
+    """The torch device ``name`` (auto, cpu, cuda, cuda:N, ...) stands for; one line naming ``option`` when it
+    is no device or one this machine lacks (torch would fail later with a traceback)."""
     import torch
 
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    given = f"{option} {name}" if option.startswith("-") else f"{option}={name}"
+    try:
+        device = torch.device(name)
+    except (RuntimeError, TypeError):
+        raise EnvbenchError(f"{given}: not a device; use auto, cpu, cuda or cuda:N") from None
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise EnvbenchError(f"{given}: this machine has no CUDA GPU (or torch was built without CUDA); "
+                                "use auto or cpu")
+        if device.index is not None and device.index >= count:
+            raise EnvbenchError(f"{given}: this machine has {count} CUDA GPU{'s' if count > 1 else ''} "
+                                f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''}); use one of them, or auto")
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        raise EnvbenchError(f"{given}: this machine has no MPS device; use auto or cpu")
+    return device
 
 
 def use_bf16(dtype: str, device: Any) -> bool:
@@ -165,15 +183,21 @@ def weights_of(ckpt: Path) -> Path:
 
 
 def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
+    """The folder of checkpoint ``best``, ``last`` or ``epoch-N`` of a run; any other name (a path such as
+    ``../other-run/best`` included) is refused, so a checkpoint is always read from inside the run."""
     run_p = Path(run)
+    if not str(run).strip():  # Path("") is the current folder
+        raise EnvbenchError("--run is empty; give the run folder `envbench train --out` wrote, e.g. --run runs/atlop")
     if not run_p.is_dir():
         raise EnvbenchError(f"no run at {run}; train one with `envbench train ... --out {run}`")
+    if checkpoint not in ("best", "last") and not re.fullmatch(r"epoch-[0-9]+", checkpoint):
+        raise EnvbenchError(f"--checkpoint {checkpoint!r}: not a checkpoint name; pass best, last or epoch-N "
+                            f"(run {run} has: {', '.join(checkpoint_names(run)) or 'none'})")
     cand = run_p / checkpoint if checkpoint in ("best", "last") else run_p / "checkpoints" / checkpoint
     if not (cand / CHECKPOINT_FILE).is_file() and not (cand / STATE_FILE).is_file():
-        have = sorted(p.parent.relative_to(run_p).as_posix() for p in run_p.rglob(CHECKPOINT_FILE))
         raise EnvbenchError(
-            f"run {run} has no checkpoint {checkpoint!r} (looked in {cand}); available: {', '.join(have) or 'none'}; "
-            "pass --checkpoint best, last or epoch-N"
+            f"run {run} has no checkpoint {checkpoint!r} (looked in {cand}); available: "
+            f"{', '.join(checkpoint_names(run)) or 'none'}; pass --checkpoint best, last or epoch-N"
         )
     return cand
 

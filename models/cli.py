@@ -83,6 +83,10 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, m
     if os.environ.get("RANK", "0") != "0":  # under torchrun only the first process reports
         return
     best = result.best
+    if result.up_to_date:
+        click.echo(f"up to date: {result.out} finished its {result.steps} steps ({result.epochs_done:g} epochs) with "
+                   "these settings and files; nothing trained (--set resume=false trains it again from scratch)")
+        return
     click.echo(f"trained {result.steps} steps ({result.epochs_done} epochs) in {result.seconds:.0f}s -> {result.out}")
     if best:
         click.echo(f"best dev: F1 {best['f1']:.4f}, Ign F1 {best['ign_f1']:.4f} (epoch {best['epoch']}) in {result.out}/best")
@@ -98,10 +102,11 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, m
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
 @click.option("--dtype", default="auto", show_default=True, type=click.Choice(["auto", "bf16", "fp32"]),
               help="auto uses bf16 autocast where the hardware supports it.")
-@click.option("--batch-size", default=0, type=int, help="Documents per forward pass (0 = the run's eval_batch_size).")
-@click.option("--max-docs", default=0, type=int, help="Only the first N documents (0 = all).")
+@click.option("--batch-size", default=0, type=click.IntRange(min=0),
+              help="Documents per forward pass (0 = the run's eval_batch_size).")
+@click.option("--max-docs", default=0, type=click.IntRange(min=0), help="Only the first N documents (0 = all).")
 @click.option("--skip-invalid", is_flag=True, help="Skip documents that fail validation instead of stopping.")
-@click.option("--threads", default=0, type=int,
+@click.option("--threads", default=0, type=click.IntRange(min=0),
               help="torch CPU threads (0 = torch's default; 1 is fastest on a busy shared CPU).")
 @click.option("--force", is_flag=True, help="Predict again even when OUT is up to date (same documents, checkpoint "
                                             "and settings, by its manifest OUT.manifest.json).")
@@ -117,6 +122,8 @@ def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_
       envbench predict --run runs/vanilla --docs test_revised.json --out runs/vanilla/test.json
       envbench evaluate --gold test_revised.json --pred runs/vanilla/test.json
     """
+    if not docs_path.strip():  # Path("") is the current folder
+        raise EnvbenchError("--docs is empty; give a DocRED-format JSON file, e.g. --docs test_revised.json")
     if Path(docs_path).is_dir():  # a dataset folder of `envbench export`; a folder that is not one fails here
         from envbench.formats.hf import document_files
 

@@ -10,6 +10,7 @@ written as ``config.json`` beside each checkpoint, and ``predict`` reads it back
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,7 @@ class TrainConfig:
             raise EnvbenchError("batch_size, eval_batch_size and grad_accum must be at least 1")
         if self.window < 8:
             raise EnvbenchError(f"window={self.window} is too small; use the encoder's maximum, e.g. 512")
+        self._validate_numbers()
         if self.evrt and not self.twins:
             raise EnvbenchError(
                 "EVRT needs the renamed twins of the training documents; make them with "
@@ -163,10 +165,44 @@ class TrainConfig:
                 "--twins OUT/<stem>_twins.json"
             )
 
+    def _validate_numbers(self) -> None:
+        """Numbers out of range: NaN or infinite floats, negative counts, a schedule that cannot run."""
+        from envbench.core.relations import RELATIONS
+
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if str(f.type) == "float" and not math.isfinite(value):
+                raise EnvbenchError(f"{f.name}={value}: must be a finite number; e.g. --set {f.name}="
+                                    f"{getattr(TrainConfig, f.name)}")
+        if self.epochs <= 0:
+            raise EnvbenchError(f"epochs={self.epochs:g}: train for more than 0 epochs (fractions allowed, e.g. "
+                                "--epochs 0.5)")
+        negative = [name for name in ("lr_encoder", "lr_classifier", "lr_grid", "weight_decay", "adam_eps",
+                                      "max_grad_norm", "alpha", "beta", "shift", "max_train_docs", "max_dev_docs",
+                                      "max_steps", "save_every", "threads", "max_length")
+                    if getattr(self, name) < 0]
+        if negative:
+            name = negative[0]
+            raise EnvbenchError(f"{name}={getattr(self, name)}: must be 0 or more; e.g. --set {name}="
+                                f"{getattr(TrainConfig, name)}")
+        if not 0 <= self.warmup_ratio <= 1:
+            raise EnvbenchError(f"warmup_ratio={self.warmup_ratio}: a fraction of all steps, from 0 to 1; "
+                                "e.g. --set warmup_ratio=0.06")
+        if self.log_every < 1:
+            raise EnvbenchError(f"log_every={self.log_every}: log every 1 or more steps; e.g. --set log_every=1")
+        if 0 < self.max_length < 8:
+            raise EnvbenchError(f"max_length={self.max_length} is too small; use 0 (no cut) or at least 8 "
+                                "wordpieces, e.g. --set max_length=1024")
+        if self.num_class != len(RELATIONS) + 1:
+            raise EnvbenchError(f"num_class={self.num_class}: DocRED has {len(RELATIONS)} relations plus the "
+                                f"threshold class; use --set num_class={len(RELATIONS) + 1}")
+
     def check_files(self) -> None:
         """Every file the run reads exists: the one check of the train/dev/twins paths (CLI and ``train()``)."""
         if not self.train or not self.dev:
             raise EnvbenchError("pass --train FILE and --dev FILE (DocRED-format JSON); see `envbench train --help`")
+        if not str(self.out).strip():  # Path("") is the current folder: a run would land among the user's files
+            raise EnvbenchError("--out is empty; give the run folder, e.g. --out runs/atlop")
         named = [("--train", self.train), ("--dev", self.dev)] + ([("--twins", self.twins)] if self.evrt else [])
         named += [("--set ign_train=", self.ign_train)] if self.ign_train else []
         for option, path in named:

@@ -48,6 +48,18 @@ def hidden_size(path: str) -> int:
     return int(read_json(Path(check_encoder_path(path)) / "config.json", what="encoder config")["hidden_size"])
 
 
+def max_positions(path: str) -> int | None:
+    """The most wordpieces one window of the encoder takes (its config's ``max_position_embeddings``, less
+    RoBERTa's two padding offsets), or None when its config.json does not say."""
+    from etl.io import read_json
+
+    config = read_json(Path(check_encoder_path(path)) / "config.json", what="encoder config")
+    n = config.get("max_position_embeddings") if isinstance(config, dict) else None
+    if not isinstance(n, int) or isinstance(n, bool):
+        return None
+    return n - 2 if config.get("model_type") in ("roberta", "xlm-roberta", "camembert") else n
+
+
 def load_tokenizer(path: str) -> Any:
     """The encoder's tokenizer as saved, with no length limit.
 

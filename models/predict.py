@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from envbench.core.errors import EnvbenchError
 from envbench.formats.docred import read_docs
 from envbench.formats.hf import document_files
 from etl.io import write_json_atomic
@@ -93,6 +94,11 @@ def predict(
     from etl.step import Step, manifest_beside
 
     t0 = time.time()
+    if not str(out).strip():  # Path("") is the current folder
+        raise EnvbenchError("--out is empty; give the predictions file, e.g. --out runs/atlop/test.json")
+    for option, value in (("--batch-size", batch_size), ("--max-docs", max_docs), ("--threads", threads)):
+        if value < 0:  # a negative batch size predicted nothing, a negative max_docs dropped the last documents
+            raise EnvbenchError(f"{option} {value}: use 0 (the default) or a positive number")
     if threads:
         torch.set_num_threads(threads)
     dev = resolve_device(device)

@@ -4,19 +4,23 @@ setup (DDP when WORLD_SIZE > 1, seed, device, bf16) -> data -> model and optimiz
 (from OUT/last/, only when its config.json matches this run's outside ``RESUME_FREE``) -> loop over
 micro-batches (EVRT encodes the twins as a second batch, as the reference code) -> at each epoch
 end score dev, write the epoch checkpoint, `best/` (dev F1 + Ign F1) and the resumable `last/`.
+A finished run, rerun, is up to date; a run that starts over in OUT first removes what the old one
+wrote there; an OUT whose config.json is no training config (a project or encoder folder) is refused.
 
 Run directory::
 
     OUT/encoder/                tokenizer + encoder config (predict rebuilds the model from here)
     OUT/checkpoints/epoch-N/    model.pt, config.json, metrics.json
     OUT/best/                   the same, for the best epoch on dev F1 + Ign F1
-    OUT/last/                   state.pt (model, optimizer, scheduler, step, RNG), config.json
+    OUT/last/                   state.pt (model, optimizer, scheduler, step, RNG), config.json, inputs.json
+                                (sha256 of the documents trained on: a rerun on other data is refused)
     OUT/train.log               one line per step;  OUT/metrics.jsonl: one line per evaluation
     OUT/result.json             summary of the finished run
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -30,8 +34,10 @@ from typing import Any
 from envbench.core.errors import EnvbenchError
 from envbench.core.seeding import derive_seed
 from envbench.formats.docred import read_docs
+from envbench.formats.hf import document_files
 from envbench.scoring.metrics import score, train_facts
-from etl.io import atomic_path, read_json, write_json_atomic
+from etl.io import InputError, atomic_path, read_json, write_json_atomic
+from etl.manifest import describe_file
 from models.checkpoints import (
     CHECKPOINT_FILE,
     STATE_FILE,
@@ -58,6 +64,71 @@ class TrainResult:
     seconds: float
     resumed_from_step: int
     features: dict[str, Any] = field(default_factory=dict)
+    up_to_date: bool = False  # the run in OUT had finished already: nothing was trained or written
+
+
+# What `train` writes in OUT; config.json (written first) marks the folder as a run of it.
+RUN_OUTPUTS = ("config.json", "encoder", "features.json", "train.log", "metrics.jsonl", "result.json", "best", "last",
+               "checkpoints")
+CHECKPOINT_OUTPUTS = (CHECKPOINT_FILE, STATE_FILE, "config.json", "metrics.json")  # in best/, last/, checkpoints/epoch-N/
+INPUTS_FILE = "inputs.json"  # last/inputs.json: sha256 of every document file the run was trained on
+
+
+def _is_train_config(path: Path) -> bool:
+    try:
+        data = read_json(path, what="run config")
+    except (InputError, OSError):
+        return False
+    return isinstance(data, dict) and {"train", "dev", "encoder", "epochs", "loss", "out"} <= set(data)
+
+
+def check_run_folder(out: Path) -> None:
+    """Refuse an OUT whose files of the names `train` writes (config.json, encoder/, train.log, ...) are not
+    a run's: a project folder, or an encoder folder (whose config.json a run would overwrite)."""
+    if out.exists() and not out.is_dir():
+        raise EnvbenchError(f"--out {out}: a file has that name; choose a folder path")
+    taken = [name for name in RUN_OUTPUTS if (out / name).exists() or (out / name).is_symlink()]
+    if taken and not _is_train_config(out / "config.json"):
+        shown = ", ".join(taken[:3]) + (f" and {len(taken) - 3} more" if len(taken) > 3 else "")
+        raise EnvbenchError(f"--out {out}: holds {shown}, which `envbench train` did not write (its config.json is "
+                            "not a training config) and would overwrite; choose a new or empty --out folder")
+
+
+def clear_previous_run(out: Path, keep: str = "") -> None:
+    """Remove what an earlier run in ``out`` (a run folder, by :func:`check_run_folder`) left, before a run
+    starts over there: its logs, result and checkpoint files; ``keep`` (an ``init_from`` file) stays."""
+    kept = Path(keep).resolve() if keep else None
+    for name in ("train.log", "metrics.jsonl", "result.json"):
+        (out / name).unlink(missing_ok=True)
+    folders = [out / "best", out / "last", *sorted((out / "checkpoints").glob("epoch-*"))]
+    for folder in folders:
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        for name in (*CHECKPOINT_OUTPUTS, INPUTS_FILE):
+            f = folder / name
+            if f.is_file() and not f.is_symlink() and f.resolve() != kept:
+                f.unlink()
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when nothing else is in it
+
+
+def input_fingerprints(cfg: TrainConfig) -> dict[str, list[dict[str, Any]]]:
+    """Name, size and sha256 of every document file the run reads, by option (train, dev, twins, ign_train)."""
+    named = {"train": cfg.train, "dev": cfg.dev, "twins": cfg.twins if cfg.evrt else "", "ign_train": cfg.ign_train}
+    return {key: [describe_file(f) for f in document_files(path)] for key, path in named.items() if path}
+
+
+def changed_inputs(saved_file: Path, now: dict[str, list[dict[str, Any]]], cfg: TrainConfig) -> list[str]:
+    """``--train FILE changed`` for each document file that differs from the ones a saved run was trained on
+    (none for a run saved before inputs were recorded)."""
+    if not saved_file.is_file():
+        return []
+    saved = read_json(saved_file, what="run inputs")
+    if not isinstance(saved, dict):
+        return []
+    option = {"train": "--train", "dev": "--dev", "twins": "--twins", "ign_train": "--set ign_train="}
+    return [f"{option[key]}{'' if option[key].endswith('=') else ' '}{getattr(cfg, key)} changed"
+            for key in now if key in saved and saved[key] != now[key]]
 
 
 def _save_torch(obj: Any, path: Path) -> None:
@@ -104,7 +175,13 @@ def train(cfg: TrainConfig) -> TrainResult:
     import torch.distributed as dist
     from tqdm import tqdm
 
-    from models.encoder import check_encoder_path, default_encoder_path, hidden_size, load_tokenizer
+    from models.encoder import (
+        check_encoder_path,
+        default_encoder_path,
+        hidden_size,
+        load_tokenizer,
+        max_positions,
+    )
     from models.losses import classification_loss, pcr_loss, rcr_grouped_bilinear, rcr_loss
 
     t_start = time.time()
@@ -112,14 +189,26 @@ def train(cfg: TrainConfig) -> TrainResult:
     cfg.check_files()
     cfg.encoder = check_encoder_path(cfg.encoder or default_encoder_path())
     cfg.emb_size = cfg.emb_size or hidden_size(cfg.encoder)  # 0 = the encoder's; the saved config says which
+    limit = max_positions(cfg.encoder)
+    if limit is not None and cfg.window > limit:  # the encoder would fail on the first document longer than that
+        raise EnvbenchError(f"window={cfg.window} is more than the {limit} positions of the encoder at {cfg.encoder}; "
+                            f"use --set window={limit} or less")
     out = Path(cfg.out)
+    check_run_folder(out)
     state_file = out / "last" / STATE_FILE
+    inputs = input_fingerprints(cfg)
     if cfg.resume and state_file.is_file() and (out / "last" / "config.json").is_file():
         changed = cfg.resume_differences(read_json(out / "last" / "config.json", what="checkpoint config"))
         if changed:
             raise EnvbenchError(
                 f"{out}/last was written by a run with other settings ({'; '.join(changed)}); rerun with those "
                 "settings to continue it, or start over with --set resume=false or another --out"
+            )
+        changed = changed_inputs(out / "last" / INPUTS_FILE, inputs, cfg)
+        if changed:
+            raise EnvbenchError(
+                f"{out}/last was trained on other data ({'; '.join(changed)} since); rerun with the files it was "
+                "trained on to continue it, or start over with --set resume=false or another --out"
             )
 
     # --- setup: processes, device, precision, seed ---
@@ -133,7 +222,7 @@ def train(cfg: TrainConfig) -> TrainResult:
         if device.type == "cuda":
             torch.cuda.set_device(device)
     else:
-        rank, world, device = 0, 1, resolve_device(cfg.device)
+        rank, world, device = 0, 1, resolve_device(cfg.device, option="device")
     master = rank == 0
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
@@ -161,7 +250,10 @@ def train(cfg: TrainConfig) -> TrainResult:
         twin_all, _ = build_features(twin_docs, tokenizer, desc="twin features", **fkw)
         twin_feats = pair_twins(train_feats, twin_all, cfg.twins)
     if not train_feats:
-        raise EnvbenchError(f"{cfg.train}: no training documents")
+        raise EnvbenchError(f"{cfg.train}: no training documents; pass --train FILE with at least one document")
+    if not dev_feats:  # best/ is picked on dev F1: with no dev documents every epoch scores 0
+        raise EnvbenchError(f"{cfg.dev}: no dev documents; pass --dev FILE with at least one document (scored after "
+                            "each epoch to pick best/)")
 
     # --- model, optimizer, schedule ---
     model = build_model(cfg, cfg.encoder, weights=True)
@@ -225,13 +317,24 @@ def train(cfg: TrainConfig) -> TrainResult:
         if device.type == "cuda" and state.get("cuda_rng") is not None:
             torch.cuda.set_rng_state(state["cuda_rng"], device)
         resumed_from = step
-        if master:
-            print(f"resuming {out} at step {step} (micro-batch {mb})", file=sys.stderr)
+    resumed = cfg.resume and state_file.is_file()
+    if resumed and (mb >= total_mb or (cfg.max_steps > 0 and step >= cfg.max_steps)):
+        # a finished run, rerun with the same settings and data: nothing is left to train, nothing is written
+        if ddp:
+            dist.destroy_process_group()
+        return TrainResult(str(out), step, round(mb / batches_per_epoch, 3), best, last_eval,
+                           round(time.time() - t_start, 1), resumed_from,
+                           {"train": train_stats.as_dict(), "dev": dev_stats.as_dict()}, up_to_date=True)
+    if resumed and master:
+        print(f"resuming {out} at step {step} (micro-batch {mb})", file=sys.stderr)
     if master:
         out.mkdir(parents=True, exist_ok=True)
+        # config.json first: it is what marks the folder as a run of `envbench train` (check_run_folder)
+        write_json_atomic(out / "config.json", cfg.to_dict(), indent=True)
+        if not resumed:
+            clear_previous_run(out, keep=cfg.init_from)  # starting over: no log line or checkpoint of the old run stays
         tokenizer.save_pretrained(out / "encoder")
         raw_model.encoder.config.save_pretrained(out / "encoder")
-        write_json_atomic(out / "config.json", cfg.to_dict(), indent=True)
         write_json_atomic(out / "features.json", {"train": train_stats.as_dict(), "dev": dev_stats.as_dict()}, indent=True)
         print(f"train: {len(train_feats)} docs ({train_stats.over_window} longer than {cfg.window} wordpieces, "
               f"encoded as overlapping windows; {train_stats.cut} cut at {cfg.max_length}); dev: {len(dev_feats)} docs; "
@@ -245,6 +348,7 @@ def train(cfg: TrainConfig) -> TrainResult:
             "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
         }, state_file)
         write_json_atomic(out / "last" / "config.json", cfg.to_dict(), indent=True)
+        write_json_atomic(out / "last" / INPUTS_FILE, inputs, indent=True)
 
     def epoch_order(epoch: int) -> list[int]:
         g = torch.Generator().manual_seed(derive_seed(cfg.seed, "epoch", epoch) % 2**63)

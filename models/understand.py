@@ -91,6 +91,7 @@ TOP_K = 4  # a fact counts when its gold relation is among the model's 4 best re
 # MiniLM head; mean 7%, max 43% on barely trained MiniLM runs, whose path F(a x) rises sharply near a = 0.2
 # (30 steps: < 1%). Facts over it are counted and the command says to raise --steps.
 COMPLETENESS_TOLERANCE = 0.05
+MAX_STEPS = 1000  # --steps at most: the quadrature's nodes need a steps x steps matrix and each step a forward pass
 CHECKPOINT = "best"
 CACHE_VERSION = 3  # 2: each fact's top_scores (the official MAP's elbow); 3: piece_ranking, piece_top_scores
 UNITS: tuple[str, ...] = ("word", "wordpiece")  # what is ranked: words, or every wordpiece position (the reference)
@@ -357,6 +358,7 @@ def _cache_file(out: Path, index: int, label: str) -> Path:
 
 
 def _read_cache(path: Path, header: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The records of the attributions file at ``path`` when its header is ``header``, by title; {} otherwise."""
     import orjson
 
     if not path.is_file():
@@ -371,10 +373,41 @@ def _read_cache(path: Path, header: dict[str, Any]) -> dict[str, dict[str, Any]]
     for ln in lines[1:]:
         try:
             rec = orjson.loads(ln)
-        except orjson.JSONDecodeError:  # a line cut by an interruption: keep what parsed before it
-            break
-        out[rec["title"]] = rec
+        except orjson.JSONDecodeError:  # a line cut by an interruption
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("title"), str):
+            out[rec["title"]] = rec
     return out
+
+
+def _open_cache(path: Path, header: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], Any]:
+    """The cached records of ``path`` and the file opened to append new ones.
+
+    A file with this header is kept and appended to (a line cut by an interruption is dropped
+    first), so stopping a measurement never loses a document computed before; a file of other
+    settings is started afresh; a file that is no attributions file is refused, not overwritten.
+    """
+    import orjson
+
+    if path.exists():
+        data = path.read_bytes() if path.is_file() else None
+        try:
+            first = orjson.loads(data.split(b"\n", 1)[0]) if data else None
+        except orjson.JSONDecodeError:
+            first = None
+        if first == header:
+            if not data.endswith(b"\n"):  # cut mid-line: keep the whole lines only
+                with open(path, "r+b") as fh:
+                    fh.truncate(data.rfind(b"\n") + 1)
+            return _read_cache(path, header), open(path, "ab")  # noqa: SIM115 - closed by the caller
+        if data != b"" and not (isinstance(first, dict) and "cache" in first):  # b"": cut before its header
+            raise EnvbenchError(f"{path}: not an attributions file of `envbench understand` (it would be "
+                                "overwritten); move it, or choose another --out")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(path, "wb")  # noqa: SIM115 - closed by the caller
+    fh.write(dumps_json(header))
+    fh.flush()
+    return {}, fh
 
 
 def _train_overlap(cfg: Any, titles: set[str], run: str) -> list[str]:
@@ -407,8 +440,15 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
         raise EnvbenchError(f"--map {map_form}: use one of {', '.join(MAP_FORMS)}")
     if units not in UNITS:
         raise EnvbenchError(f"--units {units}: use one of {', '.join(UNITS)}")
+    if not str(out).strip():  # Path("") is the current folder: map.json would land among the user's files
+        raise EnvbenchError("--out is empty; give a folder for map.json and map.png, e.g. --out runs/understand")
     if steps < 1:
         raise EnvbenchError(f"--steps {steps}: use at least 1 interpolation step (default 10)")
+    if steps > MAX_STEPS:  # Gauss-Legendre's nodes come from a dense steps x steps matrix: 100,000 asked for 80 GB
+        raise EnvbenchError(f"--steps {steps}: use at most {MAX_STEPS:,} interpolation steps (default 10; 30 keep "
+                            "the completeness error under 1%)")
+    if threads < 0:
+        raise EnvbenchError(f"--threads {threads}: use 0 (torch's default) or a positive number")
     for run in runs:
         checkpoint_dir(run, CHECKPOINT)  # fail on a bad run before hours of work on the good ones
     docs = read_hwe(hwe)
@@ -421,112 +461,115 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
     import torch
     from tqdm import tqdm
 
-    from models.checkpoints import load_run, resolve_device
+    from etl.step import Step
+    from models.checkpoints import load_run, resolve_device, weights_of
 
     if threads:
         torch.set_num_threads(threads)
     dev = resolve_device(device)
     out_p = Path(out)
-    out_p.mkdir(parents=True, exist_ok=True)
-    titles = {d["title"] for d in sel.docs}
-    labels = run_labels(runs)
-    results: list[RunMap] = []
-    warnings: list[str] = []
-    for ri, (run, label) in enumerate(zip(runs, labels)):
-        model, cfg, tokenizer = load_run(run, CHECKPOINT, dev)
-        if cfg.model != "atlop":  # logits_from_embeddings mirrors ATLOP's forward only
-            raise EnvbenchError(f"run {run} is a {cfg.model} model; understand measures ATLOP runs only "
-                                "(trained with --model atlop, the default)")
-        for p in model.parameters():
-            p.requires_grad_(False)  # gradients are wanted for the inputs only
-        for w in _train_overlap(cfg, titles, run):
-            warnings.append(w)
-            click.echo(f"warning: {w}", err=True)
-        ckpt = checkpoint_dir(run, CHECKPOINT)
-        weights = ckpt / CHECKPOINT_FILE if (ckpt / CHECKPOINT_FILE).is_file() else ckpt / "state.pt"
-        header = {"cache": CACHE_VERSION, "run": str(Path(run).resolve()), "weights_sha256": sha256_file(weights),
-                  "hwe_sha256": sha256_file(hwe), "steps": steps, "top_k": TOP_K}
-        cache_path = _cache_file(out_p, ri, label)
-        cached = _read_cache(cache_path, header)
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-        records: list[dict[str, Any]] = []
-        t0 = time.time()
-        computed = 0
-        with open(cache_path, "wb") as fh:
-            fh.write(dumps_json(header))
-            for doc in tqdm(sel.docs, desc=f"IG {label}", disable=None if progress else True, leave=False):
-                rec = cached.get(doc["title"])
-                if rec is None:
-                    rec = attribute_document(model, tokenizer, cfg, doc, steps=steps, step_batch=step_batch)
-                    computed += 1
-                fh.write(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
-                fh.flush()
-                records.append(rec)
-            for title, rec in cached.items():  # documents of an earlier, larger selection stay for later reruns
-                if title not in titles:
-                    fh.write(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
-        seconds = time.time() - t0
-        by_title = {d["title"]: d for d in sel.docs}
-        curves: dict[str, dict[str, dict[str, list[float]]]] = {form: {} for form in MAP_FORMS}
-        piece_maps = {}
-        if units == "wordpiece":
-            for rec in records:
-                piece_maps[rec["title"]] = word_pieces(by_title[rec["title"]], tokenizer, marker=cfg.marker,
-                                                       max_length=cfg.max_length, markers=cfg.markers)[1]
-        for mode in SPAN_MODES:
-            items, words, elbows = [], [], []
-            for rec in records:
-                doc = by_title[rec["title"]]
-                facts = {f.label_index: f for f in hwe_facts(doc)}
-                for f in rec["facts"]:
-                    if not f["kept"]:
-                        continue
-                    evidence = evidence_words(doc, facts[f["label"]], mode)
-                    if units == "wordpiece":
-                        pieces = piece_maps[rec["title"]]
-                        evidence = frozenset(p for w in evidence for p in pieces[w])
-                        items.append((f["piece_ranking"], evidence))
-                        words.append(rec["wordpieces"])
-                        elbows.append(elbow_index(f["piece_top_scores"]))
-                    else:
-                        items.append((f["ranking"], evidence))
-                        words.append(rec["words"])
-                        elbows.append(elbow_index(f["top_scores"]))
-            for form in MAP_FORMS:
-                curves[form][mode] = map_curves(items, words=words, form=form,
-                                                elbows=elbows if form == "official" else None)
-        kept = sum(f["kept"] for rec in records for f in rec["facts"])
-        comp = completeness(records)
-        if not kept:
-            w = (f"{label}: no fact's gold relation is among the model's top {TOP_K}, so its MAP curve is empty (all 0); "
-                 "is the run trained?")
-            warnings.append(w)
-            click.echo(f"warning: {w}", err=True)
-        if comp.get("over_tolerance"):
-            w = (f"{label}: {comp['over_tolerance']} of {comp['facts']} facts miss IG completeness by more than "
-                 f"{COMPLETENESS_TOLERANCE:.0%} of the logit difference; raise --steps (now {steps})")
-            warnings.append(w)
-            click.echo(f"warning: {w}", err=True)
-        extra = {
-            "checkpoint": CHECKPOINT, "top_k": TOP_K,
-            "facts_kept_above_threshold": sum(bool(f.get("above_threshold")) and f["kept"]
-                                              for rec in records for f in rec["facts"]),
-            "facts_unknown_relation": sum(bool(f.get("unknown_relation")) for rec in records for f in rec["facts"]),
-            "documents": len(records), "documents_over_window": sum(r["windows"] for r in records),
-            "documents_cut": sum(r["cut"] for r in records), "unscored_words": sum(r["unscored_words"] for r in records),
-            "completeness": comp, "seconds": round(seconds, 1), "documents_computed": computed,
-            "seconds_per_document": round(sum(r["seconds"] for r in records) / len(records), 3),
-            "attributions": str(cache_path),
-        }
-        results.append(RunMap(run, label, sel.facts, kept, curves, extra))
-        del model
-    settings = {"hwe": str(hwe), "steps": steps, "quadrature": "gauss-legendre", "baseline": "zero word embeddings",
-                "top_k": TOP_K, "spans": spans, "map": map_form, "units": units, "max_docs": max_docs, "checkpoint": CHECKPOINT,
-                "exclude_titles_from": [str(p) for p in exclude_titles_from], "selection": sel.as_dict(),
-                "completeness_tolerance": COMPLETENESS_TOLERANCE}
-    write_map_json(out_p / "map.json", results, settings)
-    title = f"{map_form} MAP(K) on DocRED-HWE: {len(sel.docs)} documents, {spans} keyword spans, {units}s"
-    plot_map(out_p / "map.png", results, spans, title, map_form)
+    # map.json and map.png are staged and published together, with OUT/manifest.json last; a map.json of the
+    # user's is refused before any work. The attributions are a cache beside them, kept when a run stops.
+    weight_files = [weights_of(checkpoint_dir(run, CHECKPOINT)) for run in runs]
+    parameters = {"steps": steps, "top_k": TOP_K, "spans": spans, "map": map_form, "units": units,
+                  "max_docs": max_docs, "checkpoint": CHECKPOINT, "runs": [str(r) for r in runs]}
+    with Step("understand", root=out_p, outputs=["map.json", "map.png"], parameters=parameters, rerun=True,
+              inputs=[hwe, *exclude_titles_from, *weight_files], force_flag=None) as step:
+        titles = {d["title"] for d in sel.docs}
+        labels = run_labels(runs)
+        results: list[RunMap] = []
+        warnings: list[str] = []
+        for ri, (run, label) in enumerate(zip(runs, labels)):
+            model, cfg, tokenizer = load_run(run, CHECKPOINT, dev)
+            if cfg.model != "atlop":  # logits_from_embeddings mirrors ATLOP's forward only
+                raise EnvbenchError(f"run {run} is a {cfg.model} model; understand measures ATLOP runs only "
+                                    "(trained with --model atlop, the default)")
+            for p in model.parameters():
+                p.requires_grad_(False)  # gradients are wanted for the inputs only
+            for w in _train_overlap(cfg, titles, run):
+                warnings.append(w)
+                click.echo(f"warning: {w}", err=True)
+            ckpt = checkpoint_dir(run, CHECKPOINT)
+            weights = ckpt / CHECKPOINT_FILE if (ckpt / CHECKPOINT_FILE).is_file() else ckpt / "state.pt"
+            header = {"cache": CACHE_VERSION, "run": str(Path(run).resolve()), "weights_sha256": sha256_file(weights),
+                      "hwe_sha256": sha256_file(hwe), "steps": steps, "top_k": TOP_K}
+            cache_path = _cache_file(out_p, ri, label)
+            records: list[dict[str, Any]] = []
+            t0 = time.time()
+            computed = 0
+            # only new documents are appended: the cached ones (an earlier, larger selection's too) stay as they are
+            cached, fh = _open_cache(cache_path, header)
+            with fh:
+                for doc in tqdm(sel.docs, desc=f"IG {label}", disable=None if progress else True, leave=False):
+                    rec = cached.get(doc["title"])
+                    if rec is None:
+                        rec = attribute_document(model, tokenizer, cfg, doc, steps=steps, step_batch=step_batch)
+                        computed += 1
+                        fh.write(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
+                        fh.flush()
+                    records.append(rec)
+            seconds = time.time() - t0
+            by_title = {d["title"]: d for d in sel.docs}
+            curves: dict[str, dict[str, dict[str, list[float]]]] = {form: {} for form in MAP_FORMS}
+            piece_maps = {}
+            if units == "wordpiece":
+                for rec in records:
+                    piece_maps[rec["title"]] = word_pieces(by_title[rec["title"]], tokenizer, marker=cfg.marker,
+                                                           max_length=cfg.max_length, markers=cfg.markers)[1]
+            for mode in SPAN_MODES:
+                items, words, elbows = [], [], []
+                for rec in records:
+                    doc = by_title[rec["title"]]
+                    facts = {f.label_index: f for f in hwe_facts(doc)}
+                    for f in rec["facts"]:
+                        if not f["kept"]:
+                            continue
+                        evidence = evidence_words(doc, facts[f["label"]], mode)
+                        if units == "wordpiece":
+                            pieces = piece_maps[rec["title"]]
+                            evidence = frozenset(p for w in evidence for p in pieces[w])
+                            items.append((f["piece_ranking"], evidence))
+                            words.append(rec["wordpieces"])
+                            elbows.append(elbow_index(f["piece_top_scores"]))
+                        else:
+                            items.append((f["ranking"], evidence))
+                            words.append(rec["words"])
+                            elbows.append(elbow_index(f["top_scores"]))
+                for form in MAP_FORMS:
+                    curves[form][mode] = map_curves(items, words=words, form=form,
+                                                    elbows=elbows if form == "official" else None)
+            kept = sum(f["kept"] for rec in records for f in rec["facts"])
+            comp = completeness(records)
+            if not kept:
+                w = (f"{label}: no fact's gold relation is among the model's top {TOP_K}, so its MAP curve is empty (all 0); "
+                     "is the run trained?")
+                warnings.append(w)
+                click.echo(f"warning: {w}", err=True)
+            if comp.get("over_tolerance"):
+                w = (f"{label}: {comp['over_tolerance']} of {comp['facts']} facts miss IG completeness by more than "
+                     f"{COMPLETENESS_TOLERANCE:.0%} of the logit difference; raise --steps (now {steps})")
+                warnings.append(w)
+                click.echo(f"warning: {w}", err=True)
+            extra = {
+                "checkpoint": CHECKPOINT, "top_k": TOP_K,
+                "facts_kept_above_threshold": sum(bool(f.get("above_threshold")) and f["kept"]
+                                                  for rec in records for f in rec["facts"]),
+                "facts_unknown_relation": sum(bool(f.get("unknown_relation")) for rec in records for f in rec["facts"]),
+                "documents": len(records), "documents_over_window": sum(r["windows"] for r in records),
+                "documents_cut": sum(r["cut"] for r in records), "unscored_words": sum(r["unscored_words"] for r in records),
+                "completeness": comp, "seconds": round(seconds, 1), "documents_computed": computed,
+                "seconds_per_document": round(sum(r["seconds"] for r in records) / len(records), 3),
+                "attributions": str(cache_path),
+            }
+            results.append(RunMap(run, label, sel.facts, kept, curves, extra))
+            del model
+        settings = {"hwe": str(hwe), "steps": steps, "quadrature": "gauss-legendre", "baseline": "zero word embeddings",
+                    "top_k": TOP_K, "spans": spans, "map": map_form, "units": units, "max_docs": max_docs, "checkpoint": CHECKPOINT,
+                    "exclude_titles_from": [str(p) for p in exclude_titles_from], "selection": sel.as_dict(),
+                    "completeness_tolerance": COMPLETENESS_TOLERANCE}
+        write_map_json(step.path("map.json"), results, settings)
+        title = f"{map_form} MAP(K) on DocRED-HWE: {len(sel.docs)} documents, {spans} keyword spans, {units}s"
+        plot_map(step.path("map.png"), results, spans, title, map_form)
     return UnderstandResult(str(out_p), results, sel.as_dict(), spans, map_form,
                             [str(out_p / "map.json"), str(out_p / "map.png")], warnings)
 
@@ -540,7 +583,8 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
               help="DocRED-HWE's dev_keys_new.json (documents whose labels carry human evidence words).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for map.json, map.png, attributions/.")
 @click.option("--max-docs", default=0, type=int, help="Only the first N documents left after exclusions (0 = all).")
-@click.option("--steps", default=10, show_default=True, type=int, help="Interpolation steps of integrated gradients.")
+@click.option("--steps", default=10, show_default=True, type=int,
+              help=f"Interpolation steps of integrated gradients (1 to {MAX_STEPS:,}).")
 @click.option("--exclude-titles-from", "exclude", multiple=True, type=click.Path(dir_okay=False),
               help="DocRED-format file whose titles are left out, e.g. the runs' training file (repeatable).")
 @click.option("--spans", default="all", show_default=True, type=click.Choice(list(SPAN_MODES)),
@@ -552,12 +596,14 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
               help="What is ranked: words (a word's wordpieces summed) or every wordpiece position, [CLS] and "
                    "markers included, as DocRED-HWE's code ranks them.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N (auto picks cuda if present).")
-@click.option("--threads", default=0, type=int, help="torch CPU threads (0 = torch's default).")
+@click.option("--threads", default=0, type=click.IntRange(min=0), help="torch CPU threads (0 = torch's default).")
 def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, units, device, threads) -> None:
     """MAP(K): do a run's integrated-gradients word rankings match DocRED-HWE's human evidence words?
 
     Writes OUT/map.json (MAP(K), K = 1..100, per run; facts kept; settings), OUT/map.png and
-    prints MAP at K = 1, 5, 10, 20, 50 beside the ideal curve of the same facts. A run trained
+    prints MAP at K = 1, 5, 10, 20, 50 beside the ideal curve of the same facts; map.json and map.png
+    are published together, OUT/manifest.json last, and files of those names that understand did not
+    write are refused. A run trained
     (or selected) on Re-DocRED dev must be measured on the 339 test-side documents only: exclude
     the dev titles. Cost: one forward pass over the --steps interpolated copies of a document and
     one backward pass per counted fact; with MiniLM at 10 steps about 3 CPU-seconds per fact, so

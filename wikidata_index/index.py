@@ -74,8 +74,12 @@ def read_index_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     manifest that is not a JSON object or lists no table files, and an index format other than
     :data:`INDEX_FORMAT`. Another package version with the same format is accepted with a warning.
     """
+    if not str(path).strip():  # Path("") is the current folder
+        raise InputError("the index path is empty; give the folder `envbench ingest-dump --out` wrote, e.g. data/index")
     root = Path(path)
     man = root / MANIFEST
+    if root.exists() and not root.is_dir():
+        raise InputError(f"{root} is a file, not an index; give the folder `envbench ingest-dump --out` wrote")
     if not man.is_file() and claim_of(man).is_file():
         _wait_for_publish(root, man)
     if not man.is_file():
@@ -275,8 +279,8 @@ class WikidataIndex:
     def __init__(self, path: str | os.PathLike[str], *, threads: int | None = None, verify: bool = False) -> None:
         import duckdb
 
+        self._manifest = read_index_manifest(path)  # before Path(path): Path("") is the current folder
         self.path = Path(path)
-        self._manifest = read_index_manifest(self.path)
         check_files(self.path, self._manifest)
         self.verify(use_cache=not verify)
         listed = table_files(self._manifest)

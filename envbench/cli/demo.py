@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from envbench.core.errors import EnvbenchError
 from envbench.core.types import COARSE_TYPES
 from etl.io import read_json
 
@@ -32,6 +33,8 @@ def run_demo(out: str | Path, *, seeds: int = 5, force: bool = False) -> str:
 
     # checked before the first step, so a bad option never leaves a half-built demo behind
     check_seeds(seeds)
+    if not str(out).strip():  # Path("") is the current folder: three steps' files would land among the user's
+        raise EnvbenchError("--out is empty; give the demo folder, e.g. --out runs/demo")
     check_writable(out, "--out", folder=True)
     out = Path(out)
     timings: list[tuple[str, float]] = []

@@ -39,6 +39,8 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
     """
     from envbench.worlds.sample import make_sample as run
 
+    if not out.strip():  # Path("") is the current folder: the world would land among the user's files
+        raise click.ClickException("--out is empty; give the folder for the sample world, e.g. --out data/sample")
     result = run(out, seed=seed, entities=entities, docs=docs, lean=lean, force=force)
     click.echo(result.summary())
 

@@ -370,3 +370,144 @@ def test_checkpoints_load_weights_only(files: dict[str, Path], tiny_encoder: Pat
     r = _invoke([*predict, "--checkpoint", "last", "--force"])
     assert r.exit_code == 1 and r.output == (f"Error: {state}: not a training state (it holds a Tensor); it must be "
                                              "the state.pt `envbench train` writes in RUN/last/\n")
+
+
+# --- hostile input (sweep of train, predict) ---------------------------------------------------------
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--epochs", "0"], "epochs=0: train for more than 0 epochs (fractions allowed, e.g. --epochs 0.5)"),
+    (["--epochs", "-1"], "epochs=-1: train for more than 0 epochs (fractions allowed, e.g. --epochs 0.5)"),
+    (["--epochs", "nan"], "epochs=nan: must be a finite number; e.g. --set epochs=8.0"),  # was a ValueError traceback
+    (["--epochs", "inf"], "epochs=inf: must be a finite number; e.g. --set epochs=8.0"),  # was an OverflowError
+    (["--set", "lr_encoder=nan"], "lr_encoder=nan: must be a finite number; e.g. --set lr_encoder=5e-05"),
+    (["--set", "log_every=0"], "log_every=0: log every 1 or more steps; e.g. --set log_every=1"),  # ZeroDivisionError
+    (["--set", "threads=-1"], "threads=-1: must be 0 or more; e.g. --set threads=0"),  # a torch RuntimeError
+    (["--set", "max_train_docs=-1"], "max_train_docs=-1: must be 0 or more; e.g. --set max_train_docs=0"),  # dropped one
+    (["--set", "warmup_ratio=5"], "warmup_ratio=5.0: a fraction of all steps, from 0 to 1; e.g. --set warmup_ratio=0.06"),
+    (["--set", "max_length=3"], "max_length=3 is too small; use 0 (no cut) or at least 8 wordpieces, e.g. --set "
+                                "max_length=1024"),
+    (["--set", "num_class=5"], "num_class=5: DocRED has 96 relations plus the threshold class; use --set num_class=97"),
+    (["--out", ""], "--out is empty; give the run folder, e.g. --out runs/atlop"),  # was the current folder
+])
+def test_numbers_out_of_range_are_one_line_errors(files: dict[str, Path], tmp_path: Path, args: list[str],
+                                                   message: str) -> None:
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--out", str(tmp_path / "run"),
+                 *args])
+    assert (r.exit_code, r.output) == (1, f"Error: {message}\n")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_device_that_is_none_or_missing_is_one_line(files: dict[str, Path], tiny_encoder: Path,
+                                                      tmp_path: Path) -> None:
+    import torch
+
+    from models.checkpoints import resolve_device
+
+    base = ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+            "--out", str(tmp_path / "run"), *TINY]
+    r = _invoke([*base, "--set", "device=bogus"])  # was torch's RuntimeError traceback
+    assert (r.exit_code, r.output) == (1, "Error: device=bogus: not a device; use auto, cpu, cuda or cuda:N\n")
+    with pytest.raises(EnvbenchError, match=r"^--device cuda:x: not a device; use auto, cpu, cuda or cuda:N$"):
+        resolve_device("cuda:x")
+    if not torch.cuda.is_available():  # was "AssertionError: Torch not compiled with CUDA enabled"
+        r = _invoke([*base, "--set", "device=cuda"])
+        assert (r.exit_code, r.output) == (1, "Error: device=cuda: this machine has no CUDA GPU (or torch was built "
+                                              "without CUDA); use auto or cpu\n")
+    else:
+        n = torch.cuda.device_count()
+        with pytest.raises(EnvbenchError, match=rf"^--device cuda:{n}: this machine has {n} CUDA GPU"):
+            resolve_device(f"cuda:{n}")
+    r = _invoke([*base, "--set", "window=4096"])  # over the encoder's 512 positions: an IndexError on a long document
+    assert (r.exit_code, r.output) == (1, f"Error: window=4096 is more than the 512 positions of the encoder at "
+                                          f"{tiny_encoder}; use --set window=512 or less\n")
+    assert not (tmp_path / "run").exists()
+
+
+def test_train_never_overwrites_a_folder_it_did_not_write(files: dict[str, Path], tiny_encoder: Path,
+                                                          tmp_path: Path) -> None:
+    """`--out` set to the encoder folder replaced its config.json with the run's; a project's config.json too."""
+    before = (tiny_encoder / "config.json").read_bytes()
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                 "--out", str(tiny_encoder), *TINY])
+    assert (r.exit_code, r.output) == (1, f"Error: --out {tiny_encoder}: holds config.json, which `envbench train` did "
+                                          "not write (its config.json is not a training config) and would overwrite; "
+                                          "choose a new or empty --out folder\n")
+    assert (tiny_encoder / "config.json").read_bytes() == before
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.log").write_text("mine\n")
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                 "--out", str(project), *TINY])
+    assert r.exit_code == 1 and r.output.startswith(f"Error: --out {project}: holds train.log, which ")
+    assert sorted(p.name for p in project.iterdir()) == ["train.log"]
+    empty = files["dev"].with_name("empty.json")
+    empty.write_text("[]")
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(empty), "--encoder", str(tiny_encoder),
+                 "--out", str(tmp_path / "run"), *TINY])  # trained, and reported dev F1 0 after every epoch
+    assert r.exit_code == 1
+    assert r.output.splitlines()[-1] == (f"Error: {empty}: no dev documents; pass --dev FILE with at least one "
+                                         "document (scored after each epoch to pick best/)")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_finished_run_is_up_to_date_and_changed_data_is_not_resumed(files: dict[str, Path], tiny_encoder: Path,
+                                                                       tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    base = ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+            "--out", str(run), "--epochs", "2", "--loss", "atlop", *TINY]
+    r = _invoke(base)
+    assert r.exit_code == 0, r.output
+    log = (run / "train.log").read_text()
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["epoch-1", "epoch-2"]
+    # the same command again: it said "resuming ... trained 2 steps" and rewrote result.json
+    result = (run / "result.json").read_bytes()
+    r = _invoke(base)
+    assert r.exit_code == 0, r.output
+    assert r.stdout == (f"up to date: {run} finished its 4 steps (2 epochs) with these settings and files; nothing "
+                        "trained (--set resume=false trains it again from scratch)\n")
+    assert (run / "result.json").read_bytes() == result and (run / "train.log").read_text() == log
+    # other training documents under the same name: the run went on from the old state, one run's steps after
+    # another's ("step 2/2" then "step 3/3"), and its checkpoints mixed the two
+    files["train"].write_text(json.dumps(tiny_docs(5)))
+    r = _invoke(base)
+    assert r.exit_code == 1
+    assert r.output.splitlines()[-1] == (f"Error: {run}/last was trained on other data (--train {files['train']} "
+                                         "changed since); rerun with the files it was trained on to continue it, or "
+                                         "start over with --set resume=false or another --out")
+    # starting over there leaves nothing of the old run: its log lines, metrics and epoch-2 checkpoint go
+    r = _invoke([*base, "--epochs", "1", "--set", "resume=false"])
+    assert r.exit_code == 0, r.output
+    assert [ln.split()[1] for ln in (run / "train.log").read_text().splitlines()] == ["1/3", "2/3", "3/3"]
+    assert len((run / "metrics.jsonl").read_text().splitlines()) == 1
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["epoch-1"]
+
+
+def test_predict_refuses_numbers_and_checkpoints_out_of_range(files: dict[str, Path], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    for folder in ("best", "checkpoints/epoch-1"):  # checkpoint names are checked before anything loads
+        (run / folder).mkdir(parents=True)
+        (run / folder / "model.pt").write_bytes(b"")
+    base = ["predict", "--run", str(run), "--docs", str(files["dev"]), "--out", str(tmp_path / "p.json")]
+    # a negative batch size predicted nothing, a negative --max-docs dropped the last document, --threads -1 was a
+    # torch traceback
+    for option in ("--batch-size", "--max-docs", "--threads"):
+        r = _invoke([*base, option, "-1"])
+        assert (r.exit_code, r.output) == (2, f"Error: Invalid value for '{option}': -1 is not in the range x>=0.\n")
+    r = _invoke([*base, "--checkpoint", "../best"])  # read a checkpoint outside the run's folders
+    assert (r.exit_code, r.output) == (1, f"Error: --checkpoint '../best': not a checkpoint name; pass best, last or "
+                                          f"epoch-N (run {run} has: best, epoch-1)\n")
+    r = _invoke([*base, "--checkpoint", "epoch-7"])  # "available:" named checkpoints/epoch-1, not what to pass
+    assert (r.exit_code, r.output) == (1, f"Error: run {run} has no checkpoint 'epoch-7' (looked in "
+                                          f"{run / 'checkpoints' / 'epoch-7'}); available: best, epoch-1; pass "
+                                          "--checkpoint best, last or epoch-N\n")
+    r = _invoke([*base, "--device", "bogus"])
+    assert (r.exit_code, r.output) == (1, "Error: --device bogus: not a device; use auto, cpu, cuda or cuda:N\n")
+    for option, message in (("--out", "--out is empty; give the predictions file, e.g. --out runs/atlop/test.json"),
+                            ("--docs", "--docs is empty; give a DocRED-format JSON file, e.g. --docs test_revised.json"),
+                            ("--run", "--run is empty; give the run folder `envbench train --out` wrote, e.g. "
+                                      "--run runs/atlop")):
+        args = list(base)
+        args[args.index(option) + 1] = ""  # was the current folder
+        r = _invoke(args)
+        assert (r.exit_code, r.output) == (1, f"Error: {message}\n")
+    assert not (tmp_path / "p.json").exists()

@@ -315,3 +315,77 @@ def test_understand_bad_input(tiny_run: dict[str, Path], tmp_path: Path) -> None
                         "(../shared/data/docred-hwe/dev_keys_new.json)\n")
     r = _invoke(["--hwe", hwe, "--out", out])
     assert r.exit_code == 2 and "Missing option '--run'" in r.output
+
+
+# --- hostile input (sweep of understand) ----------------------------------------------------------------
+
+def test_understand_never_overwrites_the_users_files(tiny_run: dict[str, Path], tmp_path: Path) -> None:
+    """map.json and map.png were written over whatever had those names in --out."""
+    run, hwe = str(tiny_run["run"]), str(tiny_run["hwe"])
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "map.json").write_text("my notes\n")
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", str(out), "--steps", "2"])
+    assert (r.exit_code, r.output) == (1, f"Error: --out {out}: map.json is there and no `understand` run wrote "
+                                          "it; move it, or choose another --out\n")
+    assert sorted(p.name for p in out.iterdir()) == ["map.json"] and (out / "map.json").read_text() == "my notes\n"
+    other = tmp_path / "other"
+    (other / "attributions").mkdir(parents=True)
+    (other / "attributions" / "01-run.jsonl").write_text("precious\n")
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", str(other), "--steps", "2"])
+    assert r.exit_code == 1
+    assert r.output.splitlines()[-1] == (f"Error: {other / 'attributions' / '01-run.jsonl'}: not an attributions file "
+                                         "of `envbench understand` (it would be overwritten); move it, or choose "
+                                         "another --out")
+    assert (other / "attributions" / "01-run.jsonl").read_text() == "precious\n"
+    assert not (other / "map.json").exists()
+    # published together, with a manifest written last
+    good = tmp_path / "u"
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", str(good), "--steps", "2"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in good.iterdir()) == ["attributions", "manifest.json", "map.json", "map.png"]
+    assert json.loads((good / "manifest.json").read_text())["step"] == "understand"
+
+
+def test_an_interrupted_measurement_keeps_every_document_it_had(tiny_run: dict[str, Path], tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rerun rewrote the attributions file from the top: stopped on its first new document, it had lost
+    every cached one after it."""
+    import models.understand as und
+
+    run, hwe, out = str(tiny_run["run"]), tiny_run["hwe"], tmp_path / "u"
+    skip_first = tmp_path / "first.json"
+    skip_first.write_text(json.dumps(json.loads(hwe.read_text())[:1]))
+    und.measure_understanding([run], hwe, out, steps=2, exclude_titles_from=[str(skip_first)], progress=False)
+    cache = next((out / "attributions").iterdir())
+    lines = cache.read_bytes().splitlines()
+    assert len(lines) == 1 + 5
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(und, "attribute_document", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        und.measure_understanding([run], hwe, out, steps=2, progress=False)
+    assert cache.read_bytes().splitlines() == lines
+    monkeypatch.undo()
+    with cache.open("ab") as fh:  # a line cut by a kill
+        fh.write(b'{"title": "Doc')
+    r = und.measure_understanding([run], hwe, out, steps=2, progress=False)
+    assert r.runs[0].extra["documents_computed"] == 1 and r.runs[0].extra["documents"] == 6
+    assert len(cache.read_bytes().splitlines()) == 1 + 6 and cache.read_bytes().endswith(b"\n")
+
+
+def test_understand_options_out_of_range(tiny_run: dict[str, Path], tmp_path: Path) -> None:
+    run, hwe, out = str(tiny_run["run"]), str(tiny_run["hwe"]), str(tmp_path / "u")
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", out, "--steps", "100000"])  # asked torch for 80 GB
+    assert (r.exit_code, r.output) == (1, "Error: --steps 100000: use at most 1,000 interpolation steps (default 10; "
+                                          "30 keep the completeness error under 1%)\n")
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", out, "--threads", "-1"])  # a torch RuntimeError traceback
+    assert (r.exit_code, r.output) == (2, "Error: Invalid value for '--threads': -1 is not in the range x>=0.\n")
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", out, "--device", "bogus"])
+    assert (r.exit_code, r.output) == (1, "Error: --device bogus: not a device; use auto, cpu, cuda or cuda:N\n")
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", ""])  # was the current folder
+    assert (r.exit_code, r.output) == (1, "Error: --out is empty; give a folder for map.json and map.png, e.g. "
+                                          "--out runs/understand\n")
+    assert not Path(out).exists()

@@ -345,3 +345,15 @@ def test_an_ingest_remembers_its_hashes(tmp_path: Path, index: Path, monkeypatch
 
     monkeypatch.setattr(wi, "sha256_file", lambda p: pytest.fail(f"{p} was hashed again"))
     index_fingerprint(index)  # the module fixture's ingest recorded every file's hash
+
+
+def test_an_empty_path_or_a_file_is_no_index(tmp_path: Path, index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`index info ""` read the current folder as the index; a file was told to become one with ingest-dump."""
+    monkeypatch.chdir(index)  # "" was this folder, and it is an index
+    with pytest.raises(InputError) as exc:
+        WikidataIndex("")
+    assert str(exc.value) == "the index path is empty; give the folder `envbench ingest-dump --out` wrote, e.g. data/index"
+    manifest = index / "manifest.json"
+    with pytest.raises(InputError) as exc:
+        index_info(manifest)
+    assert str(exc.value) == f"{manifest} is a file, not an index; give the folder `envbench ingest-dump --out` wrote"

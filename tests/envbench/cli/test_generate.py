@@ -187,6 +187,14 @@ def test_demo_bad_options(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]  # nothing half-built
 
 
+def test_demo_refuses_an_empty_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--out ""` ran the three steps in the current folder, among the user's files."""
+    monkeypatch.chdir(tmp_path)
+    code, out = _run("demo", "--out", "")
+    assert (code, out) == (1, "Error: --out is empty; give the demo folder, e.g. --out runs/demo\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_no_documents(tmp_path: Path) -> None:
     w = sample_world()
     empty = tmp_path / "empty.json"

@@ -247,3 +247,12 @@ def test_validate_names_hostile_gold_and_skips_it(sample: Path, tmp_path: Path, 
     assert r.exit_code == 0 and r.output.splitlines()[0] == f"{bad}: DocRED, 6 documents, 5 valid, 1 skipped, 0 warnings"
     r = CliRunner().invoke(cli, ["evaluate", "--gold", str(bad), "--pred", str(bad)])
     assert r.exit_code == 1 and r.output.startswith(f"Error: {bad}: document 1 {title!r}: {problem}")
+
+
+def test_make_sample_refuses_an_empty_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--out ""` wrote the world into the current folder, among the user's files."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["make-sample", "--out", ""])
+    assert (r.exit_code, r.output) == (1, "Error: --out is empty; give the folder for the sample world, e.g. "
+                                          "--out data/sample\n")
+    assert list(tmp_path.iterdir()) == []
