@@ -13,11 +13,17 @@ from collections.abc import Sequence
 
 from envbench.core.errors import EnvbenchError
 
+# the most renamed copies per document: the paper's setting is 5, and --seeds 10**11 would run for ever
+MAX_SEEDS = 1000
+
 
 def check_seeds(seeds: int) -> int:
-    """``--seeds K``: K renamed copies per document, at least one (``generate`` and ``demo``)."""
-    if not isinstance(seeds, int) or seeds < 1:
+    """``--seeds K``: K renamed copies per document, from 1 to ``MAX_SEEDS`` (``generate``, ``demo``, ``lock``)."""
+    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
         raise EnvbenchError(f"--seeds must be at least 1 (got {seeds}); pass --seeds 5 for the Env-DocRED setting")
+    if seeds > MAX_SEEDS:
+        raise EnvbenchError(f"--seeds must be at most {MAX_SEEDS} (got {seeds}); pass --seeds 5 for the Env-DocRED "
+                            "setting")
     return seeds
 
 
@@ -28,4 +34,4 @@ def check_choice(value: str, choices: Sequence[str], option: str) -> str:
     return value
 
 
-__all__ = ["check_choice", "check_seeds"]
+__all__ = ["MAX_SEEDS", "check_choice", "check_seeds"]

@@ -41,6 +41,7 @@ from typing import Any
 
 import orjson
 
+from envbench.core.checks import MAX_SEEDS
 from envbench.core.errors import EnvbenchError
 from etl.io import dumps_json, sha256_file, write_bytes_atomic
 from etl.manifest import package_version
@@ -52,8 +53,8 @@ DOC_HASH_HEX = 16  # per-document hashes: 64 bits name a document; the file's sh
 LIBRARIES = ("duckdb", "pyarrow", "orjson", "spacy")  # spacy only where installed
 # Parameters verify passes to generate; the others (window, max_windows) are the code's constants.
 GENERATE_ARGUMENTS = ("seeds", "pool", "twins", "skip_invalid")
-# a hand-edited lock asking for 10**9 seeds would regenerate for ever; the paper's setting is 5
-MAX_LOCK_SEEDS = 1000
+# a hand-edited lock asking for 10**9 seeds would regenerate for ever: the bound generate checks
+MAX_LOCK_SEEDS = MAX_SEEDS
 
 
 # ----------------------------------------------------------------------------- small pieces

@@ -95,6 +95,12 @@ def _lean_statement(qid: str, prop: str, value: str, guid: str) -> wj.Statement:
     }
 
 
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _lean_block(args: tuple[int, int, int, int]) -> bytes:
     """Dump lines for filler items [n0, n1), joined as the dump writes them."""
     seed, start, n0, n1 = args
@@ -118,7 +124,8 @@ def write_lean(writer: wj.DumpWriter, seed: int, start: int, count: int, workers
         return
     import multiprocessing
 
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    # workers ignore Ctrl-C: the parent stops, and leaving the pool terminates them, with no traceback of theirs
+    with multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint) as pool:
         # imap keeps order and holds only a few blocks in memory at a time.
         for t, data in zip(tasks, pool.imap(_lean_block, tasks, chunksize=1)):
             writer.write_raw(data, t[3] - t[2])

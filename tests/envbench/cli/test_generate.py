@@ -51,6 +51,16 @@ def test_seeds_below_one(tmp_path: Path) -> None:
     assert _files(tmp_path / "o") == []
 
 
+def test_seeds_past_the_bound_fail_before_any_work(tmp_path: Path) -> None:
+    # --seeds 99999999999 had run on with no end in sight
+    w = sample_world()
+    for command in (["generate", str(w.test), "--index", str(w.index)], ["demo"]):
+        code, out = _run(*command, "--seeds", "99999999999", "--out", str(tmp_path / "o"))
+        assert (code, out) == (1, "Error: --seeds must be at most 1000 (got 99999999999); pass --seeds 5 for the "
+                                  "Env-DocRED setting\n")
+        assert _files(tmp_path / "o") == []
+
+
 def test_out_of_range_positions(tmp_path: Path) -> None:
     w = sample_world()
     bad = json.loads(json.dumps(DOC))

@@ -292,3 +292,23 @@ def test_default_world_bytes_are_pinned(world: Path) -> None:
     import hashlib
 
     assert {f: hashlib.sha256((world / f).read_bytes()).hexdigest() for f in PINNED} == PINNED
+
+
+def test_ctrl_c_during_a_lean_world_leaves_no_worker_tracebacks_and_no_output(tmp_path: Path) -> None:
+    # the pool's workers printed "Process ForkPoolWorker-N: ... KeyboardInterrupt" after the command ended
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "w"
+    child = subprocess.Popen([sys.executable, "-c", "import sys; from envbench.cli import main; sys.exit(main())",
+                              "make-sample", "--out", str(out), "--entities", "2000000", "--lean"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(2.5)  # past imports, into the workers' blocks
+    os.killpg(child.pid, signal.SIGINT)  # as Ctrl-C in a terminal: to every process of the group
+    _, err = child.communicate(timeout=60)
+    assert child.returncode != 0
+    assert "ForkPoolWorker" not in err and "Traceback" not in err, err
+    assert not out.exists()
