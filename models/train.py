@@ -36,7 +36,7 @@ from envbench.core.seeding import derive_seed
 from envbench.formats.docred import read_docs
 from envbench.formats.hf import document_files
 from envbench.scoring.metrics import score, train_facts
-from etl.io import InputError, atomic_path, read_json, write_json_atomic
+from etl.io import InputError, atomic_path, dumps_json, read_json, write_json_atomic
 from etl.manifest import describe_file
 from models.checkpoints import (
     CHECKPOINT_FILE,
@@ -139,10 +139,19 @@ def _save_torch(obj: Any, path: Path) -> None:
 
 
 def _save_weights(model: Any, cfg: TrainConfig, metrics: dict[str, Any], folder: Path) -> None:
+    """model.pt, config.json and metrics.json of a checkpoint folder, each written in full beside its
+    place first and then the three renamed in together: a kill while the weights are written (seconds)
+    leaves the previous checkpoint whole, never new weights beside the old epoch's metrics."""
+    import torch
+
     folder.mkdir(parents=True, exist_ok=True)
-    _save_torch(model.state_dict(), folder / CHECKPOINT_FILE)
-    write_json_atomic(folder / "config.json", cfg.to_dict(), indent=True)
-    write_json_atomic(folder / "metrics.json", metrics, indent=True)
+    with contextlib.ExitStack() as stack:  # exits in reverse order: the renames follow one another
+        metrics_tmp = stack.enter_context(atomic_path(folder / "metrics.json"))
+        config_tmp = stack.enter_context(atomic_path(folder / "config.json"))
+        weights_tmp = stack.enter_context(atomic_path(folder / CHECKPOINT_FILE))
+        torch.save(model.state_dict(), weights_tmp)
+        config_tmp.write_bytes(dumps_json(cfg.to_dict(), indent=True))
+        metrics_tmp.write_bytes(dumps_json(metrics, indent=True))
 
 
 def optimizer_groups(model: Any, cfg: TrainConfig) -> list[dict[str, Any]]:

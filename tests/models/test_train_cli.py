@@ -511,3 +511,26 @@ def test_predict_refuses_numbers_and_checkpoints_out_of_range(files: dict[str, P
         r = _invoke(args)
         assert (r.exit_code, r.output) == (1, f"Error: {message}\n")
     assert not (tmp_path / "p.json").exists()
+
+
+def test_a_checkpoint_folder_never_mixes_two_saves(tmp_path: Path) -> None:
+    # best/ had its model.pt replaced first and its metrics.json after: a kill between them left the new
+    # weights beside the old epoch's scores
+    import torch
+
+    from models.train import _save_weights
+
+    folder = tmp_path / "best"
+    _save_weights(torch.nn.Linear(2, 2), TrainConfig(), {"f1": 0.1}, folder)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    class Interrupted(TrainConfig):
+        def to_dict(self):  # fails after the weights were written
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _save_weights(torch.nn.Linear(2, 2), Interrupted(), {"f1": 0.9}, folder)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # the old save, whole; no temporary file
+    _save_weights(torch.nn.Linear(2, 2), TrainConfig(), {"f1": 0.9}, folder)
+    assert json.loads((folder / "metrics.json").read_text()) == {"f1": 0.9}
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "metrics.json", "model.pt"]
