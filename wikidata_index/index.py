@@ -515,11 +515,23 @@ class WikidataIndex:
         return {t: int(self._execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in self._tables}
 
     # ------------------------------------------------------------------ what `envbench index` shows
+    def check_language(self, lang: str) -> None:
+        """Refuse a language whose names the index does not hold (ingest-dump's ``--languages``, and
+        English, whose labels and demonyms are always read): asked for, it would show no alias and find
+        nothing, as if the entities had none. An index whose manifest does not list its languages accepts
+        any."""
+        params = self._manifest.get("parameters")
+        langs = params.get("languages") if isinstance(params, dict) else None
+        if isinstance(langs, list) and langs and lang not in langs and lang != "en":
+            raise InputError(f"{self.path} holds names in {', '.join(map(str, langs))} only, not {lang!r}; pass "
+                             f"--lang {langs[0]}, or ingest the dump again with --languages {','.join(map(str, langs))},{lang}")
+
     def card(self, qid: str, lang: str = "en") -> dict[str, Any]:
         """One entity as `envbench index get` shows it: label, description, aliases (the names
         other than the label, sorted), demonyms (in ``lang``; :meth:`demonyms`), P21 (sex or gender)
         rows as [value, rank] (empty for most items, and on an index without the table), types,
         sitelinks, enwiki, popularity."""
+        self.check_language(lang)
         ent = self.entity(qid)
         if ent is None:
             raise InputError(f"{qid} is not in the index at {self.path}; check the id (e.g. Q42)")
@@ -542,6 +554,7 @@ class WikidataIndex:
 
     def search(self, name: str, lang: str = "en", limit: int | None = None) -> list[dict[str, Any]]:
         """The entities :meth:`find` returns, at most ``limit``, as {id, label, description, popularity}."""
+        self.check_language(lang)
         rows = []
         for qid in self.find(name, lang)[:limit]:
             ent = self.entity(qid) or {}

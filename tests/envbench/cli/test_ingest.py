@@ -74,6 +74,11 @@ def test_index_get_shows_demonyms(tmp_path: Path, index: Path) -> None:
         "  demonyms:    Portuguese", "  types:       Q20181813, Q3624078, Q6256"]
     res = CliRunner().invoke(cli, ["index", "get", str(out), "Q45", "--lang", "fr"])
     assert "\n  demonyms:    Portugais, Portugaise\n" in res.output
+    # a language the index holds no names in is refused, not shown as an entity without aliases
+    for command in (["get", str(out), "Q45"], ["find", str(out), "Portugal"]):
+        bad = CliRunner().invoke(cli, ["index", *command, "--lang", "de"])
+        assert (bad.exit_code, bad.output) == (1, f"Error: {out} holds names in fr only, not 'de'; pass --lang fr, "
+                                                  "or ingest the dump again with --languages fr,de\n")
     data = orjson.loads(CliRunner().invoke(cli, ["index", "get", str(out), "Q45", "--json"]).output)
     assert data["demonyms"] == ["Portuguese"] and data["p21"] == []
     assert "P21" not in res.output  # a country has none: no line
