@@ -292,7 +292,8 @@ def _parse(index: dict[str, Any], prompts_dir: str | os.PathLike[str], run_dir: 
         raise EnvbenchError(f"{answers_path} is not an envbench ICL answers file; rerun `envbench icl run`")
     answers = run.get("answers")
     if not isinstance(answers, list) or not all(
-            isinstance(a, dict) and isinstance(a.get("file"), str) and isinstance(a.get("answer"), (str, type(None)))
+            isinstance(a, dict) and isinstance(a.get("file"), str) and "answer" in a
+            and isinstance(a["answer"], (str, type(None)))
             for a in answers):
         raise EnvbenchError(f"{answers_path}: answers is not a list of {{file, answer}} records with a text or null "
                             "answer; rerun `envbench icl run` (cached answers are reused)")

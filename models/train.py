@@ -84,9 +84,14 @@ def _is_train_config(path: Path) -> bool:
 
 def check_run_folder(out: Path) -> None:
     """Refuse an OUT whose files of the names `train` writes (config.json, encoder/, train.log, ...) are not
-    a run's: a project folder, or an encoder folder (whose config.json a run would overwrite)."""
+    a run's: a project folder, an encoder folder (whose config.json a run would overwrite), or a run's own
+    checkpoint folder (best/, last/, epoch-N/: its config.json is a training config, beside its weights)."""
     if out.exists() and not out.is_dir():
         raise EnvbenchError(f"--out {out}: a file has that name; choose a folder path")
+    held = [name for name in (CHECKPOINT_FILE, STATE_FILE) if (out / name).exists()]
+    if held:
+        raise EnvbenchError(f"--out {out}: holds {held[0]}, a checkpoint of a run; give the run folder itself (or a "
+                            "new one) as --out, never one of its checkpoints")
     taken = [name for name in RUN_OUTPUTS if (out / name).exists() or (out / name).is_symlink()]
     if taken and not _is_train_config(out / "config.json"):
         shown = ", ".join(taken[:3]) + (f" and {len(taken) - 3} more" if len(taken) > 3 else "")
@@ -139,9 +144,10 @@ def _save_torch(obj: Any, path: Path) -> None:
 
 
 def _save_weights(model: Any, cfg: TrainConfig, metrics: dict[str, Any], folder: Path) -> None:
-    """model.pt, config.json and metrics.json of a checkpoint folder, each written in full beside its
-    place first and then the three renamed in together: a kill while the weights are written (seconds)
-    leaves the previous checkpoint whole, never new weights beside the old epoch's metrics."""
+    """model.pt, config.json and metrics.json of a checkpoint folder, all three written in full beside
+    their places first and then renamed in one after another: a kill while they are written (seconds,
+    for the weights) leaves the previous checkpoint whole; only one in the milliseconds between the
+    three renames could pair new weights with the old epoch's metrics."""
     import torch
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -329,11 +335,16 @@ def train(cfg: TrainConfig) -> TrainResult:
     resumed = cfg.resume and state_file.is_file()
     if resumed and (mb >= total_mb or (cfg.max_steps > 0 and step >= cfg.max_steps)):
         # a finished run, rerun with the same settings and data: nothing is left to train, nothing is written
+        # but the summary a kill between the last save and it left out
         if ddp:
             dist.destroy_process_group()
-        return TrainResult(str(out), step, round(mb / batches_per_epoch, 3), best, last_eval,
+        done = TrainResult(str(out), step, round(mb / batches_per_epoch, 3), best, last_eval,
                            round(time.time() - t_start, 1), resumed_from,
-                           {"train": train_stats.as_dict(), "dev": dev_stats.as_dict()}, up_to_date=True)
+                           {"train": train_stats.as_dict(), "dev": dev_stats.as_dict()})
+        if master and not (out / "result.json").is_file():
+            write_json_atomic(out / "result.json", done.__dict__, indent=True)
+        done.up_to_date = True
+        return done
     if resumed and master:
         print(f"resuming {out} at step {step} (micro-batch {mb})", file=sys.stderr)
     if master:

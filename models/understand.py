@@ -82,7 +82,7 @@ from envbench.scoring.hwe import (
     write_map_json,
 )
 from etl.io import dumps_json, sha256_file
-from models.checkpoints import CHECKPOINT_FILE, checkpoint_dir
+from models.checkpoints import checkpoint_dir
 from models.data import REL2CLASS, RELATION_IDS, build_feature, mention_markers, typed_marker_ids
 from models.data import word_pieces as data_word_pieces
 
@@ -489,8 +489,7 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
             for w in _train_overlap(cfg, titles, run):
                 warnings.append(w)
                 click.echo(f"warning: {w}", err=True)
-            ckpt = checkpoint_dir(run, CHECKPOINT)
-            weights = ckpt / CHECKPOINT_FILE if (ckpt / CHECKPOINT_FILE).is_file() else ckpt / "state.pt"
+            weights = weight_files[ri]
             header = {"cache": CACHE_VERSION, "run": str(Path(run).resolve()), "weights_sha256": sha256_file(weights),
                       "hwe_sha256": sha256_file(hwe), "steps": steps, "top_k": TOP_K}
             cache_path = _cache_file(out_p, ri, label)

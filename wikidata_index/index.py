@@ -515,14 +515,14 @@ class WikidataIndex:
         return {t: int(self._execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in self._tables}
 
     # ------------------------------------------------------------------ what `envbench index` shows
-    def check_language(self, lang: str) -> None:
-        """Refuse a language whose names the index does not hold (ingest-dump's ``--languages``, and
-        English, whose labels and demonyms are always read): asked for, it would show no alias and find
-        nothing, as if the entities had none. An index whose manifest does not list its languages accepts
-        any."""
+    def check_language(self, lang: str, names_only: bool = False) -> None:
+        """Refuse a language whose names the index does not hold (ingest-dump's ``--languages``; for a
+        card also English, whose labels and demonyms are always read, but not for a search, which reads
+        names only): asked for, it would show no alias and find nothing, as if the entities had none. An
+        index whose manifest does not list its languages accepts any."""
         params = self._manifest.get("parameters")
         langs = params.get("languages") if isinstance(params, dict) else None
-        if isinstance(langs, list) and langs and lang not in langs and lang != "en":
+        if isinstance(langs, list) and langs and lang not in langs and (names_only or lang != "en"):
             raise InputError(f"{self.path} holds names in {', '.join(map(str, langs))} only, not {lang!r}; pass "
                              f"--lang {langs[0]}, or ingest the dump again with --languages {','.join(map(str, langs))},{lang}")
 
@@ -554,7 +554,7 @@ class WikidataIndex:
 
     def search(self, name: str, lang: str = "en", limit: int | None = None) -> list[dict[str, Any]]:
         """The entities :meth:`find` returns, at most ``limit``, as {id, label, description, popularity}."""
-        self.check_language(lang)
+        self.check_language(lang, names_only=True)
         rows = []
         for qid in self.find(name, lang)[:limit]:
             ent = self.entity(qid) or {}

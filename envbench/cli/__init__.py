@@ -8,7 +8,6 @@ import signal
 import sys
 
 import click
-from click.exceptions import NoArgsIsHelpError
 
 from etl.io import InputError
 
@@ -36,6 +35,10 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# click 8.2+ raises this for a bare group (`envbench`, `envbench index`); 8.1 prints the help itself
+_NO_ARGS_IS_HELP = tuple(c for c in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if c is not None)
+
+
 def _one_line(exc: click.UsageError) -> click.ClickException:
     """A usage error as one line, as every other error: click's usage block and "Try ... for help" would
     precede it ("Invalid value for '--pool': 'bad' is not one of 'eval', 'train'." names the fix)."""
@@ -61,7 +64,7 @@ class LazyGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:  # the group's own options (`envbench --bogus`): one line too
             return super().parse_args(ctx, args)
-        except NoArgsIsHelpError:  # a bare `envbench`: the help itself, as click prints it
+        except _NO_ARGS_IS_HELP:  # a bare `envbench`: the help itself, as click prints it
             raise
         except click.UsageError as exc:
             raise _one_line(exc) from None
@@ -71,7 +74,7 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except InputError as exc:  # library errors carry their own fix; no traceback
             raise click.ClickException(str(exc)) from None
-        except NoArgsIsHelpError:  # a bare `envbench index`: its help, as click prints it
+        except _NO_ARGS_IS_HELP:  # a bare `envbench index`: its help, as click prints it
             raise
         except click.UsageError as exc:
             raise _one_line(exc) from None

@@ -21,13 +21,15 @@ settling order:
      draw order (``candidates``: windows of 4, 16, 64 and 256 items, each tried with the candidates
      sharing the most P31 classes with the entity first, ``fine_types.by_p31_overlap``) that, for a
      person, has its gender and names that do not read as the other (``rename.gender``; ``no_gender``
-     when a drawn candidate failed only so), whose names pair with the entity's names (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym``
+     when none is left and a drawn candidate failed so), whose names pair with the entity's names (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym``
      when no candidate has one) without a clash, none of whose names an eval-pool
      item carries (train pool only) or occurs as a mention name in the ``--exclude-names-from``
      documents (``novelty``; same key as the clash check), none of whose names *doubles a word
      beside a mention* (below), and that passes every type-constraint
-     check the original item passed (``audit``; a failure counts as a rejection of that relation); after the last
-     window: kept (``no_candidate``);
+     check the original item passed (``audit``; a failure counts as a rejection of that relation); for an
+     ORG or LOC name with a head noun its type does not say, the first such candidate of the first
+     ``HEAD_WINDOWS`` windows whose name has that head, where one has; after the last window: kept
+     (``no_candidate``);
    * NUM (:func:`settle_other`): attempts 0..49 of ``numtime.rename_num`` until no new name
      clashes and no number pair breaks; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
      that counts the noun after it: "one terminal platform"), ``no_rule`` when the name holds no
@@ -487,6 +489,10 @@ class Run:
     # entity -> (candidate, names, clash keys): the first fit of an entity that waits, in later windows,
     # for a candidate whose name shares its head noun (``settle_linked``), taken when none does
     fallback: dict[int, tuple[str, dict[str, NewName], list[tuple[str, ...]]]] = field(default_factory=dict)
+    # the persons some of whose candidates had a name that reads as the other gender
+    # (``rename.gender.reads_against``): kept as ``no_gender``, not ``no_candidate``, when none is left;
+    # per run, so one seed's draws never decide another seed's kept reason
+    read_other: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -510,9 +516,6 @@ class Draws:
     kind_words: frozenset[str] = frozenset()  # the kind words of all classes
     genders: dict[str, str] = field(default_factory=dict)  # P21 value of entities' items and candidates
     knows_genders: bool = False  # whether the index has P21 rows (``rename.gender.fits``)
-    # (run order, entity) of the persons some of whose candidates had a name that reads as the other gender
-    # (``rename.gender.reads_against``): kept as ``no_gender``, not ``no_candidate``, when none is left
-    read_other: set[tuple[int, int]] = field(default_factory=set)
     # how many adjectival forms (``adjectival_forms``) each candidate has, worked out once: an adjectival
     # entity that no candidate can serve walks every window, and is kept, over the same candidates each seed
     form_counts: dict[str, int] = field(default_factory=dict)
@@ -807,7 +810,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
             if person.gender is not None and reads_against(person, [nn.name for nn in mapping.values()]):
-                draws.read_other.add(key)
+                run.read_other.add(ei)
                 continue  # "Kyle Richards ... her": P21 female, but a reader takes the name for a man's
             # the written name, tokenisation-proof, with and without a leading "the"
             keys = [k for nn in mapping.values() for k in clash_keys(nn.name)]
@@ -828,6 +831,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values()):
                 run.fallback.setdefault(ei, (cand, mapping, keys))  # the first fit, should no later window share it
                 continue
+            run.fallback.pop(ei, None)  # a first fit kept aside for this entity is not needed any more
             _accept(run, ei, draws, cand, mapping, keys, adjectival, person)
             return None
         run.window += 1
@@ -840,7 +844,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     drawn = [c for w in range(run.window) for c in draws.windows.get((si, w), ())]
     lacking = bool(drawn and adjectival) and not any(draws.form_count(c) > 0 for c in drawn)
     # a person some of whose drawn candidates (in any window) had another gender: kept for want of one
-    other_gender = not lacking and (key in draws.read_other or any(
+    other_gender = not lacking and (ei in run.read_other or any(
         not fits(person, draws.genders.get(c), draws.knows_genders) for c in drawn))
     reason = KeptReason.NO_DEMONYM if lacking else KeptReason.NO_GENDER if other_gender else KeptReason.NO_CANDIDATE
     keep(run, ei, reason, person)

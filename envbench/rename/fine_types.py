@@ -230,7 +230,7 @@ def class_kinds(con: Any) -> dict[str, str]:
     try:
         rows = con.execute(
             """SELECT c.class, e.label FROM (SELECT class FROM types WHERE rank IS DISTINCT FROM 'deprecated'
-                                             GROUP BY class HAVING count(*) >= ?) c
+                                             GROUP BY class HAVING count(DISTINCT id) >= ?) c
                JOIN entities e ON e.id = c.class WHERE e.label IS NOT NULL ORDER BY c.class""",
             [KIND_MIN_ITEMS]).fetchall()
     except duckdb.CatalogException:

@@ -25,8 +25,8 @@ gendered nouns beside them); the item's is its P21 value (``core.gender.item_gen
   is skipped. Wikidata's actress Kyle Richards (P21 female) never renames a woman whose document says
   "she": a reader meets "Kyle Richards ... her" as a man's name with a woman's pronoun. The rule reads
   the names the candidate would write, not its P21, so it applies on an index without P21 too.
-* When every drawn candidate that passed the other checks had another gender, or a name that reads as
-  one, the entity is kept (``KeptReason.NO_GENDER``).
+* When no drawn candidate is left and some of them had another gender, or a name that reads as one, the
+  entity is kept (``KeptReason.NO_GENDER``; ``no_candidate`` when none of them did).
 
 Examples: the document says "her eldest son Edward VII" (male) and the item has P21 Q6581097: Edward
 draws among Q6581097 items, never "Barbara Stanwyck" (Q6581072). "Representative X ... in his 1838

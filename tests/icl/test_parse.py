@@ -172,7 +172,9 @@ def test_hostile_answers_and_prompt_files_are_one_line(tmp_path: Path) -> None:
         server.close()
     answers = tmp_path / "run" / "answers.json"
     good = json.loads(answers.read_text())
-    for bad in ({**good, "answers": "x"}, {**good, "answers": [{**good["answers"][0], "answer": 5}]}):
+    no_answer = {k: v for k, v in good["answers"][0].items() if k != "answer"}  # had raised KeyError 'answer'
+    for bad in ({**good, "answers": "x"}, {**good, "answers": [{**good["answers"][0], "answer": 5}]},
+                {**good, "answers": [no_answer]}):
         answers.write_text(json.dumps(bad))
         with pytest.raises(EnvbenchError) as err:
             parse_run(tmp_path / "prompts", tmp_path / "run", tmp_path / "pred.json")

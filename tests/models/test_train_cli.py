@@ -466,6 +466,17 @@ def test_a_finished_run_is_up_to_date_and_changed_data_is_not_resumed(files: dic
     assert r.stdout == (f"up to date: {run} finished its 4 steps (2 epochs) with these settings and files; nothing "
                         "trained (--set resume=false trains it again from scratch)\n")
     assert (run / "result.json").read_bytes() == result and (run / "train.log").read_text() == log
+    # a kill between the last save and result.json: the up-to-date rerun writes the summary it lacks
+    (run / "result.json").unlink()
+    r = _invoke(base)
+    assert r.exit_code == 0 and r.stdout.startswith("up to date: ")
+    assert json.loads((run / "result.json").read_text())["steps"] == json.loads(result)["steps"]
+    # a checkpoint folder of the run is no run folder: its config.json would go with other weights
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                 "--out", str(run / "best"), "--epochs", "2", "--loss", "atlop", *TINY])
+    assert (r.exit_code, r.output.splitlines()[-1]) == (1, f"Error: --out {run / 'best'}: holds model.pt, a checkpoint "
+                                                           "of a run; give the run folder itself (or a new one) as "
+                                                           "--out, never one of its checkpoints")
     # other training documents under the same name: the run went on from the old state, one run's steps after
     # another's ("step 2/2" then "step 3/3"), and its checkpoints mixed the two
     files["train"].write_text(json.dumps(tiny_docs(5)))

@@ -79,6 +79,10 @@ def test_index_get_shows_demonyms(tmp_path: Path, index: Path) -> None:
         bad = CliRunner().invoke(cli, ["index", *command, "--lang", "de"])
         assert (bad.exit_code, bad.output) == (1, f"Error: {out} holds names in fr only, not 'de'; pass --lang fr, "
                                                   "or ingest the dump again with --languages fr,de\n")
+    # a search reads names only: English, whose labels the card shows, finds nothing here either
+    bad = CliRunner().invoke(cli, ["index", "find", str(out), "Portugal"])
+    assert (bad.exit_code, bad.output) == (1, f"Error: {out} holds names in fr only, not 'en'; pass --lang fr, "
+                                              "or ingest the dump again with --languages fr,en\n")
     data = orjson.loads(CliRunner().invoke(cli, ["index", "get", str(out), "Q45", "--json"]).output)
     assert data["demonyms"] == ["Portuguese"] and data["p21"] == []
     assert "P21" not in res.output  # a country has none: no line

@@ -290,6 +290,7 @@ def _settle_windows(sentence: str, at: tuple[int, int], fine_type: str, windows:
                   {(0, w): [q for q, _ in qs] for w, qs in enumerate(windows)}, {q: n for q, n in everyone},
                   class_kinds=kinds, kind_words=frozenset(kinds.values()))
     assert settle_linked(runs[0], 0, draws) is None
+    assert runs[0].fallback == {}  # a first fit kept aside is dropped once the entity is settled
     (row,) = runs[0].rows
     return row
 

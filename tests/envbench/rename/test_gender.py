@@ -226,3 +226,24 @@ def test_a_person_the_document_leaves_unknown_keeps_to_the_gender_of_the_pronoun
     assert (run.rows[0].gender_from, run.rows[0].new_names) == (None, ["Barbara Stanwyck"])
     run = _settle({"Q32": NAMES["Q32"]}, {"Q32": P21_MALE}, doc=doc)
     assert run.rows[0].new_names == ["Otis Briggs"]
+
+
+def test_one_seeds_draws_never_decide_another_seeds_kept_reason() -> None:
+    # seed 1 meets "Evelyn Ward" (P21 male, a name read as a woman's); seed 2 only "Victoria", whose name
+    # the document has already: seed 2 is no_candidate, with or without seed 1 beside it
+    from envbench.rename.engine import advance
+
+    names = {"Q30": ItemNames("Evelyn Ward", ()), "Q50": ItemNames("Victoria", ())}
+
+    def kept(seeds: list[int]) -> dict[int, Any]:
+        info = DocInfo(0, _doc(), [None, "Q20"], {("Q20", "PER"): "Q5"})
+        runs, slots = plan_runs([info], seeds, "eval", twins=False)
+        windows = {(r.slots[1], 0): ["Q30"] if r.seed == 1 else ["Q50"] for r in runs}
+        draws = Draws(slots, lambda slot: 1, Auditor(con=None, constraints={}), windows, names, knows_genders=True)
+        draws.genders.update({"Q30": P21_MALE, "Q50": P21_MALE})
+        for r in runs:
+            assert advance(r, draws) is None
+        return {r.seed: next(row.reason for row in r.rows if row.entity == 1) for r in runs}
+
+    assert kept([2]) == {2: KeptReason.NO_CANDIDATE}
+    assert kept([1, 2]) == {1: KeptReason.NO_GENDER, 2: KeptReason.NO_CANDIDATE}
