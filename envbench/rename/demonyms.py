@@ -16,7 +16,9 @@ so pairing them with the new item's noun names gives "by Denmark rock musician".
   left out, preferred rank first, one per folded form); for an ethnic group (``ETHNIC_GROUP``
   through P279) its label without "people" ("Vili people" -> "Vili"); for a language (``LANGUAGE``)
   its label without "language". A plural ("Hungarians", "Serbs": P518 plural, or a last word in -s
-  that is not -ss) is never one. The first form takes the place of the label. A new item with too
+  that is not -ss) is never one; an adjectival name that is itself plural ("the Germans", people)
+  takes the new item's plural demonyms instead (:func:`plural_forms`: "the Danes", never "the Dane").
+  The first form takes the place of the label. A new item with too
   few forms is not a candidate for that entity (:data:`NO_DEMONYM`), and when no candidate of the
   entity's draws had one the entity is kept with ``KeptReason.NO_DEMONYM``;
 * every other name pairs with the new item's label and aliases, leaving out its demonyms and the
@@ -129,6 +131,18 @@ def adjectival_forms(rows: Sequence[Demonym], label: str, kinds: frozenset[str] 
         seen.add(f)
         forms.append(t)
     return tuple(forms)
+
+
+def plural_forms(rows: Sequence[Demonym]) -> tuple[str, ...]:
+    """The plural demonyms of a candidate (P518 plural, or a last word in -s that is not -ss: "Danes",
+    "Americans"), preferred rank first, one per folded form: what a plural mention ("the Germans") takes."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for d in sorted(rows, key=lambda d: d.rank != "preferred"):
+        if (d.form == PLURAL or looks_plural(d.text)) and d.text.strip() and d.folded not in seen:
+            seen.add(d.folded)
+            out.append(d.text)
+    return tuple(out)
 
 
 def looks_adjectival(name: str) -> bool:
@@ -251,11 +265,21 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
     nouns = [nm for nm in originals if nm not in set(adjectival)]
     cand_folded = {d.folded for d in demonyms} | adjectives
     out: dict[str, NewName] = {}
-    if adjectival:
+    singular = [nm for nm in adjectival if not looks_plural(nm)]
+    plural = [nm for nm in adjectival if looks_plural(nm)]
+    if singular:
         usable = adjectival_forms(demonyms, label, kinds)
-        if len(usable) < len(adjectival):
+        if len(usable) < len(singular):
             return NO_DEMONYM
-        paired = pair_names(adjectival, usable[0], usable[1:], tokens)
+        paired = pair_names(singular, usable[0], usable[1:], tokens)
+        if paired is None:
+            return NO_DEMONYM
+        out.update(paired)
+    if plural:  # "the Americans" are people: "the Danes", never "the Dane"
+        forms = plural_forms(demonyms)
+        if len(forms) < len(plural):
+            return NO_DEMONYM
+        paired = pair_names(plural, forms[0], forms[1:], tokens)
         if paired is None:
             return NO_DEMONYM
         out.update(paired)
@@ -274,5 +298,5 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
 
 __all__ = ["ETHNIC_GROUP", "LANGUAGE", "NO_DEMONYM", "PLURAL", "adjectival_forms", "adjectival_kinds",
            "adjectival_names", "demonym_names", "fetch_demonyms", "known_demonyms", "knows_demonyms",
-           "looks_adjectival", "looks_plural", "pair_item_names", "reads_adjectival", "usable_demonyms",
+           "looks_adjectival", "looks_plural", "pair_item_names", "plural_forms", "reads_adjectival", "usable_demonyms",
            "written_as_adjective"]

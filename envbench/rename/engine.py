@@ -111,6 +111,7 @@ from envbench.rename.demonyms import (
     fetch_demonyms,
     known_demonyms,
     knows_demonyms,
+    looks_plural,
     pair_item_names,
     reads_adjectival,
     written_as_adjective,
@@ -778,6 +779,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     adjectival = adjectival_names(originals, own, draws.known if info.coarse[ei] != "PER" else frozenset(),
                                   info.written_adjectives[ei])
     anc = draws.auditor.anc
+    # the singular adjectival names need as many adjectival forms; plural ones ("Germans") plural forms
+    need_forms = sum(not looks_plural(nm) for nm in adjectival)
     # a person keeps its gender: the document's, else its item's P21, else its pronouns' (``rename.gender``)
     person = (person_gender(info.genders[ei].gender if ei in info.genders else None, draws.genders.get(q),
                             info.context.get(ei))
@@ -794,8 +797,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         window = draws.windows.get((si, run.window))
         if window is None:
             return (si, run.window)
-        if adjectival:  # too few adjectival forms: pair_item_names would say NO_DEMONYM (dropped before the sort)
-            need, counts = len(adjectival), draws.form_counts  # the memo read inline: every candidate passes here
+        if need_forms:  # too few adjectival forms: pair_item_names would say NO_DEMONYM (dropped before the sort)
+            need, counts = need_forms, draws.form_counts  # the memo read inline: every candidate passes here
             window = [c for c in window if (counts[c] if c in counts else draws.form_count(c)) >= need]
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
             names = draws.names.get(cand)

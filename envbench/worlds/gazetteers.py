@@ -164,6 +164,10 @@ def load_gazetteer() -> Gazetteer:
     for a in _read_adjectival(adjectival_raw):
         forms = [a]
         plural = _plural(a.form) if a.kind in ("country", "region", "ethnic", "subdivision") else None
+        # a regular plural that names the place itself is that place's name, no demonym: "Philippines"
+        # (of "Philippine"), "the Balkans" (of "Balkan")
+        if plural and (name_key(plural) == name_key(a.refers_to) or gz.places_for(plural)):
+            plural = None
         if plural:
             forms.append(Adjectival(plural, "country_plural" if a.kind == "country" else a.kind, a.refers_to,
                                     a.source))

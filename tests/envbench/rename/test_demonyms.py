@@ -16,6 +16,7 @@ from envbench.rename.demonyms import (
     fetch_demonyms,
     knows_demonyms,
     pair_item_names,
+    plural_forms,
     usable_demonyms,
 )
 from envbench.rename.engine import DocInfo, Draws, plan_runs, settle_linked
@@ -134,3 +135,14 @@ def test_the_engine_pairs_a_demonym_or_keeps_the_entity_with_no_demonym() -> Non
 def test_an_entity_without_any_drawn_candidate_is_no_candidate_not_no_demonym() -> None:
     run = _settle({}, {"Q30": US})
     assert run.rows[0].reason is KeptReason.NO_CANDIDATE
+
+
+def test_a_plural_demonym_mention_takes_a_plural_form() -> None:
+    # Env dev had read "fighting against the Germans" as "... against the Dane"
+    germans = (dem("German"), dem("Germans", form=PLURAL))
+    assert _names(pair_item_names(["Germans"], germans, "Denmark", (), DK)) == {"Germans": "Danes"}
+    assert _names(pair_item_names(["German", "Germans"], germans, "Denmark", (), DK)) == {
+        "German": "Danish", "Germans": "Danes"}
+    # a candidate without a plural demonym cannot serve it
+    assert pair_item_names(["Germans"], germans, "Denmark", (), (dem("Danish"),)) is NO_DEMONYM
+    assert plural_forms(DK) == ("Danes",) and plural_forms((dem("Danish"),)) == ()

@@ -79,6 +79,8 @@ def test_gazetteer_readings_and_demonyms() -> None:
     assert [(a.kind, a.refers_to) for n in ("Philippine", "Patagonian", "Victorian", "Luxembourgish")
             for a in gz.adjectival_for(n)] == [("country", "Philippines"), ("region", "Patagonia"),
                                                ("subdivision", "Victoria"), ("country", "Luxembourg")]
+    # a regular plural that names the place itself is no demonym: "the Philippines", "the Balkans"
+    assert not gz.adjectival_for("Philippines") and not gz.adjectival_for("Balkans")
     assert set(gz.versions) == {"pycountry", "places", "adjectival_forms"}
 
 
