@@ -265,21 +265,14 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
     nouns = [nm for nm in originals if nm not in set(adjectival)]
     cand_folded = {d.folded for d in demonyms} | adjectives
     out: dict[str, NewName] = {}
-    singular = [nm for nm in adjectival if not looks_plural(nm)]
-    plural = [nm for nm in adjectival if looks_plural(nm)]
-    if singular:
-        usable = adjectival_forms(demonyms, label, kinds)
-        if len(usable) < len(singular):
-            return NO_DEMONYM
-        paired = pair_names(singular, usable[0], usable[1:], tokens)
-        if paired is None:
-            return NO_DEMONYM
-        out.update(paired)
-    if plural:  # "the Americans" are people: "the Danes", never "the Dane"
-        forms = plural_forms(demonyms)
-        if len(forms) < len(plural):
-            return NO_DEMONYM
-        paired = pair_names(plural, forms[0], forms[1:], tokens)
+    # singular adjectival names take adjectival forms; plural ones ("the Americans", people) plural
+    # demonyms: "the Danes", never "the Dane"
+    for names, forms in (([nm for nm in adjectival if not looks_plural(nm)], lambda: adjectival_forms(demonyms, label, kinds)),
+                         ([nm for nm in adjectival if looks_plural(nm)], lambda: plural_forms(demonyms))):
+        if not names:
+            continue
+        usable = forms()
+        paired = pair_names(names, usable[0], usable[1:], tokens) if len(usable) >= len(names) else None
         if paired is None:
             return NO_DEMONYM
         out.update(paired)
