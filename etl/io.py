@@ -8,8 +8,8 @@ import hashlib
 import io
 import logging
 import os
+import secrets
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -225,19 +225,22 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    # mkstemp creates 0600 files; outputs should get the ordinary umask-derived mode.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp_path, 0o666 & ~umask)
+    made: Path | None = None
     try:
-        yield tmp_path
-        os.replace(tmp_path, target)
+        while True:
+            # the name is recorded before the file is made (O_EXCL): a signal (SIGTERM, Ctrl-C) between
+            # mkstemp's making it and the try it returned into had left the temporary file behind
+            made = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+            try:  # the ordinary umask-derived mode (mkstemp's was 0600)
+                os.close(os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                break
+            except FileExistsError:  # another file has the name: not ours to remove
+                made = None
+        yield made
+        os.replace(made, target)
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        if made is not None and made.exists():
+            made.unlink()
 
 
 def is_no_space(exc: BaseException) -> bool:

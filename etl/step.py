@@ -62,6 +62,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -374,8 +375,20 @@ class Step:
         folder = target.parent
         if folder not in self._staging:
             folder.mkdir(parents=True, exist_ok=True)
-            self._staging[folder] = Path(tempfile.mkdtemp(prefix=f".staging-{self.name}-", dir=folder))
+            self._staging[folder] = self._new_staging(folder)
         return self._staging[folder] / target.name
+
+    def _new_staging(self, folder: Path) -> Path:
+        """A new staging folder in ``folder``, known to ``_release`` before it exists: a signal (SIGTERM,
+        Ctrl-C) that lands between creating it and recording it had left it behind (mkdtemp's window)."""
+        while True:
+            candidate = folder / f".staging-{self.name}-{secrets.token_hex(4)}"
+            self._staging[folder] = candidate  # recorded first; _release ignores one that was never made
+            try:
+                candidate.mkdir(mode=0o700)
+                return candidate
+            except FileExistsError:
+                continue
 
     # ------------------------------------------------------------------ leaving: publish or clean
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

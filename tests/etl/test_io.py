@@ -99,3 +99,21 @@ def test_a_full_disk_names_the_file_being_written(tmp_path: Path, monkeypatch: p
     assert list(tmp_path.iterdir()) == []
     assert is_no_space(err.value) and is_no_space(RuntimeError('IO Error: Could not write "x": No space left on device'))
     assert not is_no_space(OSError(errno.EACCES, "Permission denied"))
+
+
+def test_a_signal_right_after_the_temporary_file_is_made_leaves_nothing(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # mkstemp made the file and returned into the try only then: a SIGTERM there left ".out.json.*.tmp"
+    real_open = os.open
+
+    def interrupted(path, flags, mode=0o777, *args, **kwargs):
+        fd = real_open(path, flags, mode, *args, **kwargs)
+        if str(path).endswith(".tmp"):
+            os.close(fd)
+            raise KeyboardInterrupt  # as the signal handler would, at the next bytecode
+        return fd
+
+    monkeypatch.setattr(os, "open", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_json_atomic(tmp_path / "out.json", {"a": 1})
+    assert list(tmp_path.iterdir()) == []
