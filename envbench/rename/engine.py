@@ -785,11 +785,10 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     person = (person_gender(info.genders[ei].gender if ei in info.genders else None, draws.genders.get(q),
                             info.context.get(ei))
               if info.coarse[ei] == "PER" else UNKNOWN)
-    # a name whose head noun is a kind word of the index that its fine type does not say ("Soviet Navy",
-    # a military unit: navy) prefers, among its first HEAD_WINDOWS windows, a new name with the same head
-    # ("Royal Navy", not "II Corps"); where
-    # the type says it ("United States", a sovereign state) the head is part of the name, and preferring
-    # it would give every "United States" the one "State of Qatar"
+    # a name whose head noun is a kind word of the index that its fine type does not say ("Profile Records",
+    # a record label) prefers, among its first HEAD_WINDOWS windows, a new name with the same head ("Warp
+    # Records", not "Guinness Book of Records"); where the type says it ("United States", a sovereign state)
+    # the head is part of the name, and preferring it would give every "United States" the one "State of Qatar"
     want_head = (next((h for nm in originals if (h := name_head(nm)) is not None and h in draws.kind_words
                        and h != draws.class_kinds.get(slot.fine_type)), None)
                  if info.coarse[ei] in HEAD_TYPES else None)
