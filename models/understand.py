@@ -82,6 +82,7 @@ from envbench.scoring.hwe import (
     write_map_json,
 )
 from etl.io import dumps_json, sha256_file
+from etl.manifest import describe_file
 from models.checkpoints import checkpoint_dir
 from models.data import REL2CLASS, RELATION_IDS, build_feature, mention_markers, typed_marker_ids
 from models.data import word_pieces as data_word_pieces
@@ -369,8 +370,15 @@ def _read_cache(path: Path, header: dict[str, Any]) -> dict[str, dict[str, Any]]
             return {}  # another run, checkpoint or setting: start over
     except orjson.JSONDecodeError:
         return {}
+    return _records(lines[1:])
+
+
+def _records(lines: Sequence[bytes]) -> dict[str, dict[str, Any]]:
+    """The attribution records of an attributions file's lines after its header, by title."""
+    import orjson
+
     out: dict[str, dict[str, Any]] = {}
-    for ln in lines[1:]:
+    for ln in lines:
         try:
             rec = orjson.loads(ln)
         except orjson.JSONDecodeError:  # a line cut by an interruption
@@ -399,7 +407,7 @@ def _open_cache(path: Path, header: dict[str, Any]) -> tuple[dict[str, dict[str,
             if not data.endswith(b"\n"):  # cut mid-line: keep the whole lines only
                 with open(path, "r+b") as fh:
                     fh.truncate(data.rfind(b"\n") + 1)
-            return _read_cache(path, header), open(path, "ab")  # noqa: SIM115 - closed by the caller
+            return _records(data.splitlines()[1:]), open(path, "ab")  # noqa: SIM115 - closed by the caller
         if data != b"" and not (isinstance(first, dict) and "cache" in first):  # b"": cut before its header
             raise EnvbenchError(f"{path}: not an attributions file of `envbench understand` (it would be "
                                 "overwritten); move it, or choose another --out")
@@ -470,13 +478,15 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
     out_p = Path(out)
     # map.json and map.png are staged and published together, with OUT/manifest.json last; a map.json of the
     # user's is refused before any work. The attributions are a cache beside them, kept when a run stops.
-    weight_files = [weights_of(checkpoint_dir(run, CHECKPOINT)) for run in runs]
+    # each checkpoint's weights hashed once, for the manifest and for its attributions' header
+    weights = [describe_file(weights_of(checkpoint_dir(run, CHECKPOINT))) for run in runs]
     parameters = {"steps": steps, "top_k": TOP_K, "spans": spans, "map": map_form, "units": units,
                   "max_docs": max_docs, "checkpoint": CHECKPOINT, "runs": [str(r) for r in runs]}
     with Step("understand", root=out_p, outputs=["map.json", "map.png"], parameters=parameters, rerun=True,
-              inputs=[hwe, *exclude_titles_from, *weight_files], force_flag=None) as step:
+              inputs=[hwe, *exclude_titles_from, *weights], force_flag=None) as step:
         titles = {d["title"] for d in sel.docs}
         labels = run_labels(runs)
+        hwe_sha256 = sha256_file(hwe)
         results: list[RunMap] = []
         warnings: list[str] = []
         for ri, (run, label) in enumerate(zip(runs, labels)):
@@ -489,9 +499,8 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
             for w in _train_overlap(cfg, titles, run):
                 warnings.append(w)
                 click.echo(f"warning: {w}", err=True)
-            weights = weight_files[ri]
-            header = {"cache": CACHE_VERSION, "run": str(Path(run).resolve()), "weights_sha256": sha256_file(weights),
-                      "hwe_sha256": sha256_file(hwe), "steps": steps, "top_k": TOP_K}
+            header = {"cache": CACHE_VERSION, "run": str(Path(run).resolve()), "weights_sha256": weights[ri]["sha256"],
+                      "hwe_sha256": hwe_sha256, "steps": steps, "top_k": TOP_K}
             cache_path = _cache_file(out_p, ri, label)
             records: list[dict[str, Any]] = []
             t0 = time.time()
