@@ -243,6 +243,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             made.unlink()
 
 
+def require_path(value: str | os.PathLike[str], option: str, what: str, example: str) -> None:
+    """Refuse an empty path option: ``Path("")`` is the current folder, so an empty --out would write
+    among the user's files. Example: ``require_path("", "--out", "the demo folder", "--out runs/demo")``
+    raises "--out is empty; give the demo folder, e.g. --out runs/demo"."""
+    if not str(value).strip():
+        raise InputError(f"{option} is empty; give {what}, e.g. {example}")
+
+
 def is_no_space(exc: BaseException) -> bool:
     """Whether an error means the disk is full (an OSError, or a library's own error that says so)."""
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import EnvbenchError
-from etl.io import read_json
+from etl.io import read_json, require_path
 from models.config import TrainConfig
 
 CHECKPOINT_FILE = "model.pt"  # the weights of best/ and checkpoints/epoch-N/
@@ -186,8 +186,7 @@ def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
     """The folder of checkpoint ``best``, ``last`` or ``epoch-N`` of a run; any other name (a path such as
     ``../other-run/best`` included) is refused, so a checkpoint is always read from inside the run."""
     run_p = Path(run)
-    if not str(run).strip():  # Path("") is the current folder
-        raise EnvbenchError("--run is empty; give the run folder `envbench train --out` wrote, e.g. --run runs/atlop")
+    require_path(run, "--run", "the run folder `envbench train --out` wrote", "--run runs/atlop")
     if not run_p.is_dir():
         raise EnvbenchError(f"no run at {run}; train one with `envbench train ... --out {run}`")
     if checkpoint not in ("best", "last") and not re.fullmatch(r"epoch-[0-9]+", checkpoint):

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from envbench.core.errors import EnvbenchError
+from etl.io import require_path
 from models.config import TrainConfig, preset_names
 
 
@@ -122,8 +123,7 @@ def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_
       envbench predict --run runs/vanilla --docs test_revised.json --out runs/vanilla/test.json
       envbench evaluate --gold test_revised.json --pred runs/vanilla/test.json
     """
-    if not docs_path.strip():  # Path("") is the current folder
-        raise EnvbenchError("--docs is empty; give a DocRED-format JSON file, e.g. --docs test_revised.json")
+    require_path(docs_path, "--docs", "a DocRED-format JSON file", "--docs test_revised.json")
     if Path(docs_path).is_dir():  # a dataset folder of `envbench export`; a folder that is not one fails here
         from envbench.formats.hf import document_files
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from envbench.core.errors import EnvbenchError
 from envbench.formats.hf import document_files
+from etl.io import require_path
 
 PRESETS_DIR = Path(__file__).resolve().with_name("presets")
 
@@ -201,8 +202,7 @@ class TrainConfig:
         """Every file the run reads exists: the one check of the train/dev/twins paths (CLI and ``train()``)."""
         if not self.train or not self.dev:
             raise EnvbenchError("pass --train FILE and --dev FILE (DocRED-format JSON); see `envbench train --help`")
-        if not str(self.out).strip():  # Path("") is the current folder: a run would land among the user's files
-            raise EnvbenchError("--out is empty; give the run folder, e.g. --out runs/atlop")
+        require_path(self.out, "--out", "the run folder", "--out runs/atlop")
         named = [("--train", self.train), ("--dev", self.dev)] + ([("--twins", self.twins)] if self.evrt else [])
         named += [("--set ign_train=", self.ign_train)] if self.ign_train else []
         for option, path in named:

@@ -18,7 +18,7 @@ from typing import Any
 from envbench.core.errors import EnvbenchError
 from envbench.formats.docred import read_docs
 from envbench.formats.hf import document_files
-from etl.io import write_json_atomic
+from etl.io import require_path, write_json_atomic
 from models.checkpoints import (
     autocast_context,
     checkpoint_dir,
@@ -94,8 +94,7 @@ def predict(
     from etl.step import Step, manifest_beside
 
     t0 = time.time()
-    if not str(out).strip():  # Path("") is the current folder
-        raise EnvbenchError("--out is empty; give the predictions file, e.g. --out runs/atlop/test.json")
+    require_path(out, "--out", "the predictions file", "--out runs/atlop/test.json")
     for option, value in (("--batch-size", batch_size), ("--max-docs", max_docs), ("--threads", threads)):
         if value < 0:  # a negative batch size predicted nothing, a negative max_docs dropped the last documents
             raise EnvbenchError(f"{option} {value}: use 0 (the default) or a positive number")

@@ -81,7 +81,7 @@ from envbench.scoring.hwe import (
     word_count,
     write_map_json,
 )
-from etl.io import dumps_json, sha256_file
+from etl.io import dumps_json, require_path, sha256_file
 from etl.manifest import describe_file
 from models.checkpoints import checkpoint_dir
 from models.data import REL2CLASS, RELATION_IDS, build_feature, mention_markers, typed_marker_ids
@@ -448,8 +448,7 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
         raise EnvbenchError(f"--map {map_form}: use one of {', '.join(MAP_FORMS)}")
     if units not in UNITS:
         raise EnvbenchError(f"--units {units}: use one of {', '.join(UNITS)}")
-    if not str(out).strip():  # Path("") is the current folder: map.json would land among the user's files
-        raise EnvbenchError("--out is empty; give a folder for map.json and map.png, e.g. --out runs/understand")
+    require_path(out, "--out", "a folder for map.json and map.png", "--out runs/understand")
     if steps < 1:
         raise EnvbenchError(f"--steps {steps}: use at least 1 interpolation step (default 10)")
     if steps > MAX_STEPS:  # Gauss-Legendre's nodes come from a dense steps x steps matrix: 100,000 asked for 80 GB

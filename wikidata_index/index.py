@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from etl.io import InputError, dumps_json, sha256_bytes, sha256_file, write_json_atomic
+from etl.io import InputError, dumps_json, require_path, sha256_bytes, sha256_file, write_json_atomic
 from etl.manifest import package_version
 from etl.step import claim_of
 from wikidata_index.names import fold
@@ -74,8 +74,7 @@ def read_index_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     manifest that is not a JSON object or lists no table files, and an index format other than
     :data:`INDEX_FORMAT`. Another package version with the same format is accepted with a warning.
     """
-    if not str(path).strip():  # Path("") is the current folder
-        raise InputError("the index path is empty; give the folder `envbench ingest-dump --out` wrote, e.g. data/index")
+    require_path(path, "the index path", "the folder `envbench ingest-dump --out` wrote", "data/index")
     root = Path(path)
     man = root / MANIFEST
     if root.exists() and not root.is_dir():

@@ -47,7 +47,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from etl.io import InputError, atomic_path, is_no_space, write_json_atomic
+from etl.io import InputError, atomic_path, is_no_space, require_path, write_json_atomic
 from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
 from etl.runner import ShardRunner, WorkerDied, shard_name
@@ -441,8 +441,7 @@ def ingest_dump(
     published files, is written after the manifest (see :func:`write_index_db`)."""
     t0 = time.perf_counter()
     dump = str(dump)
-    if not str(out).strip():  # Path("") is the current folder: an index would land among the user's files
-        raise InputError("--out is empty; give the index folder, e.g. --out data/index")
+    require_path(out, "--out", "the index folder", "--out data/index")
     out_dir = Path(out)
     languages = tuple(dict.fromkeys(lang.strip() for lang in languages if lang.strip()))
     if not languages:

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import click
 
-from envbench.core.errors import EnvbenchError
 from envbench.core.types import COARSE_TYPES
-from etl.io import read_json
+from etl.io import read_json, require_path
 
 
 def run_demo(out: str | Path, *, seeds: int = 5, force: bool = False) -> str:
@@ -33,8 +32,7 @@ def run_demo(out: str | Path, *, seeds: int = 5, force: bool = False) -> str:
 
     # checked before the first step, so a bad option never leaves a half-built demo behind
     check_seeds(seeds)
-    if not str(out).strip():  # Path("") is the current folder: three steps' files would land among the user's
-        raise EnvbenchError("--out is empty; give the demo folder, e.g. --out runs/demo")
+    require_path(out, "--out", "the demo folder", "--out runs/demo")
     check_writable(out, "--out", folder=True)
     out = Path(out)
     timings: list[tuple[str, float]] = []

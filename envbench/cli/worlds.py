@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from etl.io import dumps_json
+from etl.io import dumps_json, require_path
 
 
 @click.command("make-sample")
@@ -39,8 +39,7 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
     """
     from envbench.worlds.sample import make_sample as run
 
-    if not out.strip():  # Path("") is the current folder: the world would land among the user's files
-        raise click.ClickException("--out is empty; give the folder for the sample world, e.g. --out data/sample")
+    require_path(out, "--out", "the folder for the sample world", "--out data/sample")
     result = run(out, seed=seed, entities=entities, docs=docs, lean=lean, force=force)
     click.echo(result.summary())
 

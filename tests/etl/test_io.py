@@ -117,3 +117,12 @@ def test_a_signal_right_after_the_temporary_file_is_made_leaves_nothing(tmp_path
     with pytest.raises(KeyboardInterrupt):
         write_json_atomic(tmp_path / "out.json", {"a": 1})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_path_option_is_refused_with_what_to_give() -> None:
+    from etl.io import require_path
+
+    require_path("runs/demo", "--out", "the demo folder", "--out runs/demo")  # a path: nothing to say
+    for empty in ("", "  "):
+        with pytest.raises(InputError, match=r"^--out is empty; give the demo folder, e\.g\. --out runs/demo$"):
+            require_path(empty, "--out", "the demo folder", "--out runs/demo")
