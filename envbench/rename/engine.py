@@ -514,12 +514,16 @@ class Draws:
     # ("between the United States and the Philippine"); candidates without such a name are absent
     adjective_named: dict[str, frozenset[str]] = field(default_factory=dict)
     class_kinds: dict[str, str] = field(default_factory=dict)  # class -> kind word (``fine_types.class_kinds``)
-    kind_words: frozenset[str] = frozenset()  # the kind words of all classes
     genders: dict[str, str] = field(default_factory=dict)  # P21 value of entities' items and candidates
     knows_genders: bool = False  # whether the index has P21 rows (``rename.gender.fits``)
     # how many adjectival forms (``adjectival_forms``) each candidate has, worked out once: an adjectival
     # entity that no candidate can serve walks every window, and is kept, over the same candidates each seed
     form_counts: dict[str, int] = field(default_factory=dict)
+
+    @functools.cached_property
+    def kind_words(self) -> frozenset[str]:
+        """The kind words of all classes: a name's head noun is a type signal only when it is one."""
+        return frozenset(self.class_kinds.values())
 
     def form_count(self, cand: str) -> int:
         """The number of adjectival forms of ``cand`` (-1 when its names are not fetched)."""
@@ -891,7 +895,7 @@ class Renamer:
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders,
-                      class_kinds=self.class_kinds, kind_words=frozenset(self.class_kinds.values()))
+                      class_kinds=self.class_kinds)
         if self.has_genders:
             draws.genders.update(fetch_genders(self.con, {s.qid for s in slots}))  # the entities' own items
         if self.has_demonyms:

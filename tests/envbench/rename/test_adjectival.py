@@ -288,7 +288,7 @@ def _settle_windows(sentence: str, at: tuple[int, int], fine_type: str, windows:
     everyone = [c for w in windows for c in w]
     draws = Draws(slots, lambda slot: 30, Auditor(con=None, constraints={}),
                   {(0, w): [q for q, _ in qs] for w, qs in enumerate(windows)}, {q: n for q, n in everyone},
-                  class_kinds=kinds, kind_words=frozenset(kinds.values()))
+                  class_kinds=kinds)
     assert settle_linked(runs[0], 0, draws) is None
     assert runs[0].fallback == {}  # a first fit kept aside is dropped once the entity is settled
     (row,) = runs[0].rows
