@@ -21,6 +21,12 @@ year-level order and equality between the document's dates survives ("a 1975 fil
 * months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
 * days (1-31, with or without an ordinal suffix, only in names that contain a month): one cyclic
   shift inside 1..28, so every new date exists;
+* ordinal days and months written as such ("the 26th day of the 4th month" of a Japanese era): by
+  the day and month shifts, never to "the 69th day";
+* named periods (``periods``): eras and ages one rung along their ladder in the direction of
+  ``delta`` ("the Middle Ages" -> "the Renaissance", "Pleistocene" -> "Holocene", "Edo period" ->
+  "Meiji period"), weekdays by one cyclic weekday shift ("Mondays and Tuesdays" -> "Thursdays and
+  Fridays"), and, per entity, a span "a year" by one unit ("a month", "a decade");
 * dates of the Hebrew calendar ("18 Elul 5505" -> "4 Elul 5485"): the month stays (its months are
   not the Gregorian ones), the day moves as other days do, and the year, whatever its size, by the
   same ``delta`` as the document's other years (the date names the same time as its Gregorian
@@ -58,6 +64,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from envbench.core.seeding import derive_seed
+from envbench.rename import periods
 
 MAX_YEAR = 2025  # a fixed "now", so outputs never depend on the clock
 MAX_SHIFT = 40
@@ -318,6 +325,7 @@ class TimeShift:
     years: int  # 0 when no shift keeps every year in range
     months: int  # 1..11, cyclic
     days: int  # 1..27, cyclic inside 1..28
+    weekdays: int = 1  # 1..6, cyclic (``periods``: "Tuesday" -> "Friday")
 
 
 def time_years(names: dict[str, list[str]]) -> tuple[list[int], bool]:
@@ -341,7 +349,7 @@ def document_shift(years: Iterable[int], decades: bool, *keys: object) -> TimeSh
     lo = max([-MAX_SHIFT, *(1000 - y for y in years)])  # stay a 4-digit year
     options = [d for d in range(lo, hi + 1) if d != 0 and (not decades or d % 10 == 0)]
     delta = options[draw.int(0, len(options) - 1, "delta")] if options else 0
-    return TimeShift(delta, draw.int(1, 11, "month"), draw.int(1, 27, "day"))
+    return TimeShift(delta, draw.int(1, 11, "month"), draw.int(1, 27, "day"), draw.int(1, 6, "weekday"))
 
 
 def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | None = None
@@ -356,6 +364,7 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
         shift = document_shift(*time_years(names), *keys)
     delta, month_shift, day_shift = shift.years, shift.months, shift.days
     numbers = _NumberMap(draw)
+    span_up = draw.int(0, 1, "span") == 1
 
     def new_year(y: int) -> int:
         return y + delta
@@ -413,6 +422,11 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 c = _ORDINAL_VALUE[t.casefold()] + (1 if delta >= 0 else -1)
                 c = c if 1 <= c < len(ORDINALS) else _ORDINAL_VALUE[t.casefold()] - (1 if delta >= 0 else -1)
                 new.append(_same_case(ORDINALS[c], t))
+            elif (o := _ORDINAL.match(t)) and nxt.casefold() in ("day", "month"):
+                # "the 26th day of the 4th month" (of an era): a day or month moves as dates do, never to "69th"
+                n = int(o.group(1))
+                n = (n - 1 + day_shift) % 28 + 1 if nxt.casefold() == "day" else (n - 1 + month_shift) % 12 + 1
+                new.append(f"{n}{_same_case(_ordinal_suffix(n), o.group(2))}")
             elif t.casefold() in _ORDINAL_VALUE:
                 new.append(t)  # "second" in a date or duration is rarely an ordinal number
             elif has_month and (d := _DAY.match(t)) and 1 <= int(d.group(1)) <= 31:
@@ -426,7 +440,10 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 new.append(_YEAR.sub(lambda m: str(new_year(int(m.group(1)))), t))
             else:
                 new.append(numbers.token(t))
-        out[name] = agree_counts(toks, new)
+        new = agree_counts(toks, new)
+        # named periods move with the years, as centuries do; a span "a year" by a unit of its own
+        new = periods.move_periods(new, 1 if delta >= 0 else -1, shift.weekdays) or new
+        out[name] = periods.move_span(new, span_up) or new
     if all(out[n] == names[n] for n in names):
         return None
     return out

@@ -1,0 +1,163 @@
+"""Named periods in TIME names: eras, ages, weekdays and spans written as words move along a ladder.
+
+A TIME name with no number ("the Middle Ages", "Pleistocene", "Tuesdays", "a year") held nothing the
+year/month/day rules of ``numtime`` could move, so the entity kept its name (``no_rule``). The rule:
+
+* a *ladder* (:data:`LADDERS`) is a list of rungs in time order; a rung is the spellings of one period
+  ("medieval", "mediaeval"), and some ladders only count a rung followed by one of their words
+  ("Heian" in "Heian period", "Stone" in "Late Stone Age", "Second" in "Second Temple period"), which
+  stays as written;
+* the eras and ages of a renamed document all move one rung in the direction of the document's year
+  shift, as centuries do (``numtime``), so "the Torrejonian is preceded by the Puercan" keeps its order
+  and "Neolithic ( Late Stone Age )" reads "Chalcolithic ( Late Bronze Age )"; at the end of a ladder a
+  rung moves the other way;
+* weekdays move by the document's weekday shift (1..6, cyclic), so "on Mondays and Tuesdays" reads
+  "on Thursdays and Fridays";
+* a span written "a year" or "a month" (an article, then a unit) moves one unit up or down, drawn per
+  entity: "a year and a half" -> "a month and a half" or "a decade and a half". "an hour" stays: an
+  album "just over a day in length" would not read right, nor "a minute";
+* a spelling keeps its form (the same variant of the new rung where it has one: "Tuesdays" ->
+  "Fridays", "Palaeocene" -> "Eocene") and its case: a capital where the old name had one, lower case
+  for a common word written so ("the mediaeval fortress" -> "the ancient fortress"), a proper name's
+  capital always ("pre - Renaissance" -> "pre - Enlightenment").
+
+What no ladder knows ("Pre - Columbian", "Great Depression", "Second Empire", "an hour", holidays)
+still keeps its name. The ladders hold the periods Re-DocRED dev writes as TIME names, with their
+neighbours, from the standard tables of geological time, the three-age system, the periods of
+Japanese history, the Japanese era names of the 16th and 17th centuries and the English periods named
+after monarchs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """Periods in time order. ``rungs``: the spellings of each period (words separated by spaces);
+    ``follow``: folded words one of which must come right after a rung for it to count (empty: none
+    needed);
+    ``cyclic``: the rungs wrap around (weekdays), moved by the document's weekday shift."""
+
+    name: str
+    rungs: tuple[tuple[str, ...], ...]
+    follow: frozenset[str] = frozenset()
+    cyclic: bool = False
+
+
+def _ladder(name: str, rungs: str, follow: str = "", cyclic: bool = False) -> Ladder:
+    """``rungs``: periods separated by ";", the spellings of one period by "/"."""
+    return Ladder(name, tuple(tuple(s.strip() for s in r.split("/")) for r in rungs.split(";")),
+                  frozenset(w.casefold() for w in follow.split()), cyclic)
+
+
+LADDERS: tuple[Ladder, ...] = (
+    _ladder("geologic periods", "Cambrian; Ordovician; Silurian; Devonian; Carboniferous; Permian; Triassic; "
+            "Jurassic; Cretaceous; Paleogene/Palaeogene; Neogene; Quaternary"),
+    _ladder("geologic eras", "Paleozoic/Palaeozoic; Mesozoic; Cenozoic/Cainozoic"),
+    _ladder("Cenozoic epochs", "Paleocene/Palaeocene; Eocene; Oligocene; Miocene; Pliocene; Pleistocene; Holocene"),
+    _ladder("Paleogene ages", "Danian; Selandian; Thanetian; Ypresian; Lutetian; Bartonian; Priabonian; Rupelian; "
+            "Chattian"),
+    _ladder("North American land mammal ages", "Puercan; Torrejonian; Tiffanian; Clarkforkian; Wasatchian; "
+            "Bridgerian; Uintan; Duchesnean; Chadronian; Orellan; Whitneyan; Arikareean; Hemingfordian; "
+            "Barstovian; Clarendonian; Hemphillian; Blancan; Irvingtonian; Rancholabrean"),
+    _ladder("Stone Age periods", "Paleolithic/Palaeolithic; Mesolithic; Neolithic; Chalcolithic"),
+    _ladder("three ages", "Stone; Bronze; Iron", follow="Age Ages"),
+    _ladder("European history", "Roman era; Middle Ages; Renaissance; Enlightenment"),
+    _ladder("European history, as adjectives", "ancient; medieval/mediaeval; early modern"),
+    _ladder("English periods", "Elizabethan; Jacobean; Georgian; Victorian; Edwardian"),
+    _ladder("Temple periods", "First; Second", follow="Temple"),
+    _ladder("Japanese periods", "Jōmon/Jomon; Yayoi; Kofun; Asuka; Nara; Heian; Kamakura; Muromachi; Edo; "
+            "Meiji; Taishō/Taisho; Shōwa/Showa; Heisei", follow="period periods era jidai"),
+    _ladder("Japanese eras", "Tenshō/Tensho; Bunroku; Keichō/Keicho; Genna; Shōhō/Shoho; Keian; Meireki; Manji; "
+            "Kanbun; Enpō/Enpo; Tenna; Jōkyō/Jokyo; Genroku; Hōei/Hoei; Shōtoku/Shotoku; Kyōhō/Kyoho",
+            follow="era"),
+    _ladder("times of day", "midnight; noon"),
+    _ladder("weekdays", "Monday/Mondays; Tuesday/Tuesdays; Wednesday/Wednesdays; Thursday/Thursdays; "
+            "Friday/Fridays; Saturday/Saturdays; Sunday/Sundays", cyclic=True),
+)
+
+# spans "a year": the units a span may move between, in order of length ("hour" is left out above)
+SPAN_UNITS: tuple[str, ...] = ("day", "week", "month", "year", "decade")
+_ARTICLES = frozenset({"a"})
+
+
+@functools.cache
+def _spellings() -> tuple[tuple[tuple[str, ...], Ladder, int, int], ...]:
+    """Every spelling as folded words, with its ladder, rung and variant; longest first, so "Middle
+    Ages" is read before any one-word rung."""
+    out = [(tuple(w.casefold() for w in s.split()), ladder, r, v)
+           for ladder in LADDERS for r, rung in enumerate(ladder.rungs) for v, s in enumerate(rung)]
+    return tuple(sorted(out, key=lambda e: -len(e[0])))
+
+
+def _cased(word: str, like: str) -> str:
+    """``word`` (as the ladder writes it) in the case of ``like``, the old word it replaces: upper case
+    stays upper, a capital stays a capital, and lower case only for a word the ladder writes so."""
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def move_periods(tokens: Sequence[str], step: int, weekdays: int) -> list[str] | None:
+    """``tokens`` with every period of a ladder moved: ``step`` (+1 or -1) rungs for an era or age,
+    ``weekdays`` rungs for a weekday; None when the name holds no period. The new tokens may be more or
+    fewer than the old ("Middle Ages" -> "Renaissance")."""
+    out: list[str] = []
+    found = False
+    i = 0
+    folded = [t.casefold() for t in tokens]
+    while i < len(tokens):
+        hit = _match(folded, i)
+        if hit is None:
+            out.append(tokens[i])
+            i += 1
+            continue
+        n, ladder, rung, variant = hit
+        found = True
+        size = len(ladder.rungs)
+        if ladder.cyclic:
+            new = (rung + weekdays) % size
+        else:
+            new = rung + step
+            if not 0 <= new < size:
+                new = rung - step
+        spellings = ladder.rungs[new]
+        words = spellings[variant if variant < len(spellings) else 0].split()
+        out.extend(_cased(w, tokens[i]) if k == 0 else w for k, w in enumerate(words))
+        i += n
+    return out if found else None
+
+
+def _match(folded: Sequence[str], i: int) -> tuple[int, Ladder, int, int] | None:
+    for words, ladder, rung, variant in _spellings():
+        n = len(words)
+        if tuple(folded[i:i + n]) != words:
+            continue
+        if ladder.follow and (i + n >= len(folded) or folded[i + n] not in ladder.follow):
+            continue
+        return n, ladder, rung, variant
+    return None
+
+
+def move_span(tokens: Sequence[str], up: bool) -> list[str] | None:
+    """A span written "a <unit>" moved one unit longer (``up``) or shorter: ["a", "year"] -> ["a",
+    "decade"] or ["a", "month"]; at the end of :data:`SPAN_UNITS` the other way. None when the name
+    holds no such span."""
+    out = list(tokens)
+    found = False
+    for i in range(len(tokens) - 1):
+        unit = tokens[i + 1].casefold()
+        if tokens[i].casefold() in _ARTICLES and unit in SPAN_UNITS:
+            k = SPAN_UNITS.index(unit)
+            new = k + (1 if up else -1)
+            if not 0 <= new < len(SPAN_UNITS):
+                new = k - (1 if up else -1)
+            out[i + 1] = _cased(SPAN_UNITS[new], tokens[i + 1])
+            found = True
+    return out if found else None
