@@ -364,7 +364,6 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
         shift = document_shift(*time_years(names), *keys)
     delta, month_shift, day_shift = shift.years, shift.months, shift.days
     numbers = _NumberMap(draw)
-    span_up = draw.int(0, 1, "span") == 1
 
     def new_year(y: int) -> int:
         return y + delta
@@ -443,7 +442,9 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
         new = agree_counts(toks, new)
         # named periods move with the years, as centuries do; a span "a year" by a unit of its own
         new = periods.move_periods(new, 1 if delta >= 0 else -1, shift.weekdays) or new
-        out[name] = periods.move_span(new, span_up) or new
+        if periods.has_span(new):  # drawn only then: this runs for every TIME name of every attempt
+            new = periods.move_span(new, draw.int(0, 1, "span") == 1) or new
+        out[name] = new
     if all(out[n] == names[n] for n in names):
         return None
     return out

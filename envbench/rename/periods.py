@@ -86,12 +86,17 @@ _ARTICLES = frozenset({"a"})
 
 
 @functools.cache
-def _spellings() -> tuple[tuple[tuple[str, ...], Ladder, int, int], ...]:
-    """Every spelling as folded words, with its ladder, rung and variant; longest first, so "Middle
-    Ages" is read before any one-word rung."""
-    out = [(tuple(w.casefold() for w in s.split()), ladder, r, v)
-           for ladder in LADDERS for r, rung in enumerate(ladder.rungs) for v, s in enumerate(rung)]
-    return tuple(sorted(out, key=lambda e: -len(e[0])))
+def _spellings() -> dict[str, tuple[tuple[tuple[str, ...], Ladder, int, int], ...]]:
+    """Every spelling as folded words, with its ladder, rung and variant, by its first word; longest
+    first, so "Middle Ages" is read before a one-word rung. (Every TIME name of every attempt is
+    read, so a token costs one lookup.)"""
+    by_first: dict[str, list[tuple[tuple[str, ...], Ladder, int, int]]] = {}
+    for ladder in LADDERS:
+        for r, rung in enumerate(ladder.rungs):
+            for v, spelling in enumerate(rung):
+                words = tuple(w.casefold() for w in spelling.split())
+                by_first.setdefault(words[0], []).append((words, ladder, r, v))
+    return {w: tuple(sorted(es, key=lambda e: -len(e[0]))) for w, es in by_first.items()}
 
 
 def _cased(word: str, like: str) -> str:
@@ -108,10 +113,13 @@ def move_periods(tokens: Sequence[str], step: int, weekdays: int) -> list[str] |
     """``tokens`` with every period of a ladder moved: ``step`` (+1 or -1) rungs for an era or age,
     ``weekdays`` rungs for a weekday; None when the name holds no period. The new tokens may be more or
     fewer than the old ("Middle Ages" -> "Renaissance")."""
+    folded = [t.casefold() for t in tokens]
+    index = _spellings()
+    if not any(w in index for w in folded):
+        return None
     out: list[str] = []
     found = False
     i = 0
-    folded = [t.casefold() for t in tokens]
     while i < len(tokens):
         hit = _match(folded, i)
         if hit is None:
@@ -135,7 +143,7 @@ def move_periods(tokens: Sequence[str], step: int, weekdays: int) -> list[str] |
 
 
 def _match(folded: Sequence[str], i: int) -> tuple[int, Ladder, int, int] | None:
-    for words, ladder, rung, variant in _spellings():
+    for words, ladder, rung, variant in _spellings().get(folded[i], ()):
         n = len(words)
         if tuple(folded[i:i + n]) != words:
             continue
@@ -143,6 +151,12 @@ def _match(folded: Sequence[str], i: int) -> tuple[int, Ladder, int, int] | None
             continue
         return n, ladder, rung, variant
     return None
+
+
+def has_span(tokens: Sequence[str]) -> bool:
+    """Whether :func:`move_span` would move something in ``tokens``."""
+    return any(tokens[i].casefold() in _ARTICLES and tokens[i + 1].casefold() in SPAN_UNITS
+               for i in range(len(tokens) - 1))
 
 
 def move_span(tokens: Sequence[str], up: bool) -> list[str] | None:

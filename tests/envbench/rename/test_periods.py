@@ -72,12 +72,14 @@ def test_weekdays_move_by_the_shift_and_keep_their_number() -> None:
     ("a decade", True, "a year"),
 ])
 def test_a_span_moves_one_unit(name: str, up: bool, want: str) -> None:
+    assert periods.has_span(name.split())
     assert move_span(name.split(), up) == want.split()
 
 
 @pytest.mark.parametrize("name", ["an hour", "one year", "a dozen", "year"])
 def test_other_spans_are_not_moved(name: str) -> None:
     assert move_span(name.split(), True) is None
+    assert not periods.has_span(name.split())
 
 
 @given(st.sampled_from([(lad, r, v) for lad in LADDERS for r, rung in enumerate(lad.rungs) for v in range(len(rung))]),
