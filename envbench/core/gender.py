@@ -19,7 +19,9 @@ double quotes never count (a quoted "she" is someone speaking, "She Loves You" a
    names gives its first name at most what comes before the second), and carries the one whose
    mention opens it, if one does (its subject), else the person carried so far if it names it too.
    A sentence whose sole person comes after a pronoun ("He also played Mateo") stays the carried
-   person's: Mateo gets nothing.
+   person's: Mateo gets nothing. A sentence gives a person the gender of its first pronoun only:
+   once it has said "she" of Manon, its "him" is someone else ("Manon sent earrings with which she
+   bought him out"; a "he" there would be "herself").
 2. *A gendered noun right before a mention* (:data:`GENDERED_NOUNS`: son/daughter, husband/wife,
    actor/actress, king/queen, brother/sister, ...), or before a comma before it, as in "her eldest
    son Edward VII", "actress Mary Pickford", "his wife , Jane".
@@ -200,17 +202,25 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
         if gender in GENDERS:
             counts[ei][gender == FEMALE] += 1
 
+    said: dict[int, str] = {}  # person -> the gender of its first pronoun in the sentence being read
+
+    def add_pronoun(ei: int, token: str) -> None:
+        # once a sentence has given a person "she", its "him" is someone else ("she bought him out")
+        if (gender := PRONOUNS.get(token.casefold())) is not None and said.setdefault(ei, gender) == gender:
+            add(ei, gender)
+
     # 1. pronouns: a sentence about one person speaks of it after its mention; the pronouns of a
     # sentence before its first person's mention, and of a sentence naming nobody, speak of the person
     # carried from the sentences before (``current``)
     current: int | None = None
     for si, sent in enumerate(sents):
         here, ok = first_end[si], free[si]
+        said.clear()
         lead = first_start[si] if here else len(sent)
         if current is not None:
             for j in range(lead):
                 if ok[j]:
-                    add(current, PRONOUNS.get(sent[j].casefold()))
+                    add_pronoun(current, sent[j])
         if not here:
             continue
         if len(here) > 1:
@@ -221,7 +231,7 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
             nxt = min((a for e, a in starts_of[si].items() if e != first), default=len(sent))
             for j in range(here[first], nxt):
                 if ok[j]:
-                    add(first, PRONOUNS.get(sent[j].casefold()))
+                    add_pronoun(first, sent[j])
             # a sentence no one opens goes on about the person carried, if it names it too ("Jade is a
             # character . Debuting as a swap of Kitana , Jade made her debut . She has since ...")
             current = opener[si] if opener[si] is not None else current if current in here else None
@@ -232,7 +242,7 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
         current = ei
         for j in range(here[ei], len(sent)):
             if ok[j]:
-                add(ei, PRONOUNS.get(sent[j].casefold()))
+                add_pronoun(ei, sent[j])
     # 2-4. nouns beside each mention
     for ei in persons:
         for m in ents[ei]:

@@ -87,6 +87,18 @@ def test_pronouns_before_a_sentences_first_person_speak_of_the_person_carried() 
     assert genders(d) == [None, None, None]
 
 
+def test_a_sentence_gives_a_person_the_gender_of_its_first_pronoun_only() -> None:
+    # "she bought him out": the "him" of a sentence that said "she" of Manon is someone else
+    d = doc("Manon sent earrings with which she bought him out .", "She married him later .",
+            people={"Manon": [(0, 0, 1)]})
+    assert document_genders(d)[0] == GenderEvidence(male=0, female=2)
+    assert genders(d) == [FEMALE]
+    # each sentence starts afresh: "he" first in one, "she" first in another, is a conflict
+    d = doc("Sam Cole wrote that he loved her .", "She thanked him .", people={"Sam Cole": [(0, 0, 2)]})
+    assert document_genders(d)[0] == GenderEvidence(male=1, female=1)
+    assert genders(d) == [None]
+
+
 def test_a_quoted_she_is_someone_speaking() -> None:
     d = doc('Tom Ward said " she is kind " .', people={"Tom Ward": [(0, 0, 2)]})
     assert genders(d) == [None]
