@@ -6,7 +6,7 @@ renaming therefore reads each PER entity's *document gender* and keeps it (``ren
 and kb-from-corpus writes it as P21 (``worlds/kb_from_corpus.py``). Both jobs read this one rule.
 
 **The rule** (:func:`document_genders`). For each PER entity of a document, *male* and *female*
-counts are summed from four kinds of evidence; tokens inside any entity's mention and tokens inside
+counts are summed from five kinds of evidence; tokens inside any entity's mention and tokens inside
 double quotes never count (a quoted "she" is someone speaking, "She Loves You" a song):
 
 1. *Pronouns* (he, him, his, himself against she, her, hers, herself), read for the person a
@@ -32,6 +32,13 @@ double quotes never count (a quoted "she" is someone speaking, "She Loves You" a
    before a gendered noun, stopping at punctuation, a preposition, a pronoun or a relative word:
    "Jane Smith ( born 1950 ) is an American actress", "Edward , son of Victoria", "Anne was the
    first woman to"; not "Tom was survived by his wife".
+
+5. *One person named twice*: a PER entity named by one word only ("Thorborg") and the one other PER
+   entity whose longer name ends in that word ("Kerstin Thorborg") are one person Re-DocRED split in
+   two, or family. When exactly one of them is decided, the other adds that one's evidence to its own
+   ("Thorborg 's upper register was so secure that she sang ... Venus": undecided, as the roles are
+   persons too); when both are ("Lisa Quenu" and her husband "Quenu"), or a third entity shares the word
+   ("Tom Ford", "Ann Ford", "Ford"), nothing is shared.
 
 The counts give the gender (:func:`decide`): male when there is male evidence and at least
 :data:`MARGIN` times as much as female evidence, female likewise, else unknown (none, or a conflict).
@@ -252,7 +259,31 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
             if sent[a].casefold() in HONORIFICS:
                 add(ei, GENDERED_NOUNS[sent[a].casefold()])
             add(ei, _predicate_noun(sent, ok, b, person_spans[si]))
-    return {ei: GenderEvidence(*counts[ei]) for ei in persons}
+    evidence = {ei: GenderEvidence(*counts[ei]) for ei in persons}
+    return _one_person_named_twice(ents, evidence)
+
+
+def _one_person_named_twice(ents: Sequence[Sequence[Mapping[str, Any]]],
+                            evidence: dict[int, GenderEvidence]) -> dict[int, GenderEvidence]:
+    """Rule 5: a PER entity named by one word only ("Thorborg") and the one other PER entity whose
+    longer name ends in that word ("Kerstin Thorborg") are one person Re-DocRED split in two, or
+    family; when exactly one of the two is decided, the other adds its evidence to its own."""
+    words = {ei: {str(m["name"]).casefold() for m in ents[ei]} for ei in evidence}
+    out = dict(evidence)
+    for ei, names in words.items():
+        if any(len(n.split()) != 1 for n in names):
+            continue
+        longer = [oj for oj, other in words.items()
+                  if oj != ei and any(len(n.split()) > 1 and n.split()[-1] in names for n in other)]
+        if len(longer) != 1:
+            continue  # "Tom Ford", "Ann Ford" and "Ford": whose is it?
+        (oj,) = longer
+        a, b = evidence[ei], evidence[oj]
+        if a.gender is None and b.gender is not None:
+            out[ei] = a + b
+        elif b.gender is None and a.gender is not None:
+            out[oj] = b + a
+    return out
 
 
 def context_genders(doc: Doc, evidence: Mapping[int, GenderEvidence] | None = None) -> dict[int, str]:

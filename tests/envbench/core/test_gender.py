@@ -99,6 +99,30 @@ def test_a_sentence_gives_a_person_the_gender_of_its_first_pronoun_only() -> Non
     assert genders(d) == [None]
 
 
+def test_a_surname_alone_shares_the_gender_of_the_one_longer_name_it_ends() -> None:
+    # Re-DocRED split "Kerstin Thorborg" and "Thorborg": the one decided, the other not
+    d = doc("Kerstin Thorborg was a singer .", "She sang in Vienna .", "Thorborg met Lauritz Melchior there .",
+            people={"Kerstin Thorborg": [(0, 0, 2)], "Thorborg": [(2, 0, 1)], "Lauritz Melchior": [(2, 2, 4)]},
+            others={"Vienna": [(1, 3, 4)]})
+    assert document_genders(d)[1] == GenderEvidence(male=0, female=1)
+    assert genders(d) == [FEMALE, FEMALE, None]
+    # and the other way round: the surname decided, the full name not
+    d = doc("Giacomo Casanova met Manon Balletti .", "Casanova left .", "He wrote .",
+            people={"Giacomo Casanova": [(0, 0, 2)], "Manon Balletti": [(0, 3, 5)], "Casanova": [(1, 0, 1)]})
+    assert genders(d) == [MALE, None, MALE]
+
+
+def test_a_surname_shares_nothing_when_both_are_decided_or_a_third_has_it() -> None:
+    # "Lisa Quenu" and her husband "Quenu" are two people
+    d = doc("Lisa Quenu sold meat .", "She was rich .", "Quenu cooked .", "He was kind .",
+            people={"Lisa Quenu": [(0, 0, 2)], "Quenu": [(2, 0, 1)]})
+    assert genders(d) == [FEMALE, MALE]
+    # "Ford" could be Tom's or Ann's
+    d = doc("Tom Ford met Ann Ford .", "Ann Ford was an actress .", "Ford left .",
+            people={"Tom Ford": [(0, 0, 2)], "Ann Ford": [(0, 3, 5), (1, 0, 2)], "Ford": [(2, 0, 1)]})
+    assert genders(d) == [None, FEMALE, None]
+
+
 def test_a_quoted_she_is_someone_speaking() -> None:
     d = doc('Tom Ward said " she is kind " .', people={"Tom Ward": [(0, 0, 2)]})
     assert genders(d) == [None]
