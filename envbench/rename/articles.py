@@ -21,7 +21,12 @@ historical", and foreign text ("an der").
 is left as written) and the new name wants the other article. One token changes, never the count;
 its case follows the old token ("A" -> "An", "an" -> "a", "AN" -> "A").
 
-The definite article is not changed but respected (:func:`bare_country`): a country is written with
+The definite article of a name is kept where the new name needs one (:func:`keep_the`): a LOC or ORG
+mention written "the United Kingdom" renamed "Mongol Empire" reads "the Mongol Empire", and "the United
+States" renamed "Kuwait" reads "Kuwait"; and a mention written without one takes it where a noun phrase
+starts (:func:`the_before`): "held in Italy" renamed "United Arab Emirates" reads "held in the United
+Arab Emirates" (the article becomes part of that mention). The article before a mention is not changed but respected
+(:func:`bare_country`): a country is written with
 "the" when its name is a plural or names a union, kingdom or republic ("the Netherlands", "the Bahamas",
 "the United Kingdom", "the Czech Republic", "the State of Qatar", "the Isle of Man") or is one of the
 few single names that take it ("the Gambia", "the Congo", "the Vatican", "the Holy See"); other country
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 _SILENT_H = ("hour", "honest", "honor", "honour", "heir", "herb")
 _YOO = ("uni", "uk", "ug", "ura", "ure", "uri", "uru", "usa", "use", "usu", "uti", "utah", "eu", "ewe",
@@ -115,6 +121,81 @@ def takes_the(name: str) -> bool:
             or words[-1] in ("Republic", "Kingdom"))
 
 
+# last words of the names of states and unions that are written with "the" ("the Mongol Empire")
+_THE_LAST = frozenset({"Empire", "Caliphate", "Sultanate", "Khanate", "Emirate", "Confederation", "Confederacy",
+                       "Federation", "Commonwealth", "Union", "Republic", "Kingdom"})
+_ORG_THE_LAST = frozenset({"Union", "Federation", "Confederation", "Commonwealth"})  # not "Banana Republic"
+# first words of other places' names written with "the" ("the United Provinces"); not "Grand" (Grand
+# Rapids), "Union" (Union City), "State" (State College) or "Federal" (Federal Way), towns without it
+_THE_FIRST_OF_PLACES = frozenset({"United", "Republic", "Kingdom", "Commonwealth", "Federation", "Federated",
+                                  "Principality", "Sultanate", "Isle", "People's"})
+
+
+def _of_phrase(words: Sequence[str]) -> bool:
+    return len(words) >= 3 and words[1] == "of" and words[0][:1].isupper() and words[0].isalpha()
+
+
+def needs_the(name: str) -> bool:
+    """Whether a place's name is written with "the" in running text: a country that takes it
+    (:func:`takes_the`: "United Arab Emirates", "Netherlands"), another place whose name opens like
+    one ("United Provinces", "Isle of Wight") or ends in a plural of lands ("Midlands", "Leeward
+    Islands"), the name of a state or union ending in a word that takes it ("Mongol Empire", "Soviet
+    Union"), or a capitalised noun before "of" ("State of Qatar", "Province of Potosí", "University of
+    Tirana"). Not "Kuwait", "Des Moines", "Grand Rapids", "Trinity College", nor a name that opens with
+    an article already."""
+    words = name.split()
+    if not words or words[0].casefold() in ("the", "a", "an"):
+        return False
+    if name in _country_names():
+        return takes_the(name)
+    return (words[0] in _THE_FIRST_OF_PLACES or words[-1] in _THE_LAST or words[-1].endswith("lands")
+            or _of_phrase(words))
+
+
+def _org_needs_the(name: str) -> bool:
+    """The organisations that take "the" where the old name had none: the "of" and union forms
+    ("University of Tirana", "European Union"); "Republic Records" and "United Artists", which open
+    like a country, go without."""
+    words = name.split()
+    if not words or words[0].casefold() in ("the", "a", "an"):
+        return False
+    return words[-1] in _ORG_THE_LAST or _of_phrase(words)
+
+
+# tokens after which a noun phrase starts, so a name that needs "the" takes it there ("moved to the State
+# of Israel"); not "a", "'s", "former" or "western", after which the name is a modifier or has a determiner
+_BEFORE_THE = frozenset({"in", "of", "to", "from", "by", "at", "for", "on", "into", "onto", "with", "within",
+                         "across", "throughout", "between", "against", "under", "near", "outside", "inside",
+                         "toward", "towards", "via", "through", "over", "and", "or", ",", "(", ";", ":"})
+
+
+def the_before(prev: str | None, old: str, new: str, coarse: str) -> str | None:
+    """The article to write before a renamed LOC or ORG mention, or None: where the old name opened
+    with no article, the new one needs it (:func:`needs_the`; an organisation only in its "of" and
+    union forms) and the mention starts a noun phrase: after ``prev``, a preposition, "and", "or" or
+    a punctuation mark, or at the start of a sentence (``prev`` None, "The"). "constituent assembly was
+    held in Italy" renamed "United Arab Emirates" reads "held in the United Arab Emirates"; "a United
+    States Representative" renamed so keeps no article."""
+    opening = old.split(maxsplit=1)
+    if coarse not in ("LOC", "ORG") or not opening or opening[0].casefold() in ("the", "a", "an"):
+        return None
+    if not (needs_the(new) if coarse == "LOC" else _org_needs_the(new)):
+        return None
+    if prev is None:
+        return "The"
+    return "the" if prev.casefold() in _BEFORE_THE else None
+
+
+def keep_the(old: str, new: str, coarse: str) -> str | None:
+    """``new`` opened by the "the" that opens ``old``, where ``new`` lacks it and needs it (as in
+    :func:`the_before`): "the United Kingdom" renamed "Mongol Empire" reads "the Mongol Empire", not
+    "as part of Mongol Empire"; None when nothing changes ("the United States" -> "Kuwait")."""
+    first = old.split(maxsplit=1)[0] if old.strip() else ""
+    if first.casefold() != "the" or not (needs_the(new) if coarse == "LOC" else _org_needs_the(new)):
+        return None
+    return f"{first} {new}"
+
+
 # country names common in text that pycountry does not list (its names are "Russian Federation", ...)
 _OTHER_COUNTRIES = ("Russia", "Holland", "Burma", "Macedonia", "Palestine", "England", "Scotland", "Wales",
                     "Northern Ireland", "Persia", "Prussia", "Yugoslavia", "Czechoslovakia", "Rhodesia", "Zaire")
@@ -137,4 +218,4 @@ def bare_country(name: str) -> bool:
     return name in _country_names() and not takes_the(name)
 
 
-__all__ = ["agree", "article_for", "bare_country", "takes_the"]
+__all__ = ["agree", "article_for", "bare_country", "keep_the", "needs_the", "takes_the", "the_before"]

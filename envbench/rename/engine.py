@@ -26,7 +26,9 @@ settling order:
      item carries (train pool only) or occurs as a mention name in the ``--exclude-names-from``
      documents (``novelty``; same key as the clash check), none of whose names *doubles a word
      beside a mention* (below), and that passes every type-constraint
-     check the original item passed (``audit``; a failure counts as a rejection of that relation); for an
+     check the original item passed (``audit``; a failure counts as a rejection of that relation), a LOC or
+     ORG name written "the X" keeping its "the" where the new name needs one (``articles.keep_the``:
+     "the United Kingdom" -> "the Mongol Empire", but "Kuwait"); for an
      ORG or LOC name with a head noun its type does not say, the first such candidate of the first
      ``HEAD_WINDOWS`` windows whose name has that head, where one has; after the last window: kept
      (``no_candidate``);
@@ -92,7 +94,7 @@ from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
-from envbench.rename.articles import bare_country
+from envbench.rename.articles import bare_country, keep_the
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import (
     MAX_WINDOWS,
@@ -747,6 +749,9 @@ def _accept(run: Run, ei: int, draws: Draws, cand: str, mapping: dict[str, NewNa
     types = draws.auditor.types
     own_types, cand_types = types.get(q, set()), types.get(cand, frozenset())
     originals = info.names[ei]
+    if info.coarse[ei] in ("LOC", "ORG"):  # "as part of the United Kingdom" never reads "as part of Mongol Empire"
+        mapping = {nm: NewName(text, (nm.split()[0], *nn.tokens)) if (text := keep_the(nm, nn.name, info.coarse[ei]))
+                   else nn for nm, nn in mapping.items()}
     run.plan[ei] = mapping
     run.taken.update(keys)
     run.new_items[ei] = cand

@@ -41,7 +41,7 @@ import orjson
 
 from envbench.core.text import latin_script, tokenize
 from envbench.formats.docred import Doc, distinct_names
-from envbench.rename.articles import agree
+from envbench.rename.articles import agree, the_before
 from wikidata_index.names import fold
 
 
@@ -260,12 +260,16 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
             if nn is None:  # a name the plan leaves as it is
                 continue
             span = (m["pos"][0], m["pos"][1])
+            tokens, name = nn.tokens, nn.name
+            before = sents[m["sent_id"]][span[0] - 1] if span[0] > 0 else None
+            if (article := the_before(before, m["name"], nn.name, str(m.get("type", "")))) is not None:
+                tokens, name = (article, *tokens), f"{article} {name}"  # "held in the United Arab Emirates"
             spans = repl.setdefault(m["sent_id"], {})
             prev = spans.get(span)
-            if prev is not None and prev != nn.tokens:
+            if prev is not None and prev != tokens:
                 raise ValueError(f"{doc['title']!r}: two names for the span {span} in sentence {m['sent_id']}")
-            spans[span] = nn.tokens
-            m["name"] = nn.name  # the copy's mention takes its new name here; its pos is moved below
+            spans[span] = tokens
+            m["name"] = name  # the copy's mention takes its new name here; its pos is moved below
     # sentence -> its replacements as sorted (start, end, new length), for _moved; and (sentence,
     # start, end) -> the new (start, end) of each replaced span, which is what _moved gives a mention
     # at that span, read without the walk (most mentions are renamed ones). Left out for a sentence

@@ -150,7 +150,9 @@ def original_names(
 
     Entities without a substitution row keep their names. Returns the names and counts:
     ``titles`` covered by the substitutions and ``unmapped`` mentions of a renamed entity whose
-    name is none of its new names (a mismatch between gold and substitutions file).
+    name is none of its new names (a mismatch between gold and substitutions file). A mention whose
+    name is a new name after "the" maps as that name: renaming writes the article a place needs
+    into the mention ("held in Italy" -> "held in the United Arab Emirates").
     """
     names: dict[str, list[list[str]]] = {}
     covered = unmapped = 0
@@ -168,6 +170,8 @@ def original_names(
             mapped = []
             for m in entity:
                 old = mapping.get(m["name"])
+                if old is None and m["name"].startswith(("the ", "The ")):
+                    old = mapping.get(m["name"][4:])  # the article renaming wrote into it ("held in the UAE")
                 if old is None:
                     unmapped += 1
                     old = m["name"]

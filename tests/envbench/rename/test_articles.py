@@ -110,3 +110,66 @@ def test_which_country_names_take_the() -> None:
     assert bare_country("Kuwait") and bare_country("Myanmar") and bare_country("Barbados") and bare_country("Holland")
     assert not bare_country("Netherlands") and not bare_country("United States")
     assert not bare_country("Paris") and not bare_country("Dillon")  # not countries: no judgement
+
+
+@pytest.mark.parametrize(("old", "new", "coarse", "want"), [
+    ("the United Kingdom", "Mongol Empire", "LOC", "the Mongol Empire"),  # "as part of the United Kingdom"
+    ("The United States", "United Arab Emirates", "LOC", "The United Arab Emirates"),  # its case kept
+    ("the United States", "State of Qatar", "LOC", "the State of Qatar"),
+    ("the UK", "Soviet Union", "LOC", "the Soviet Union"),
+    ("the United States Naval Academy", "University of Tirana", "ORG", "the University of Tirana"),
+    ("the United States", "Kuwait", "LOC", None),  # a country that goes without
+    ("the Bronx", "Des Moines", "LOC", None),  # a plural ending, but no country
+    ("the Naval Academy", "Trinity College", "ORG", None),
+    ("the Capitol", "Republic Records", "ORG", None),  # an organisation that opens like a country
+    ("the US", "The Hague", "LOC", None),  # an article of its own already
+    ("United States", "Mongol Empire", "LOC", None),  # no "the" to keep
+])
+def test_keep_the_keeps_the_article_a_new_name_needs(old: str, new: str, coarse: str, want: str | None) -> None:
+    from envbench.rename.articles import keep_the
+
+    assert keep_the(old, new, coarse) == want
+
+
+@pytest.mark.parametrize(("prev", "old", "new", "coarse", "want"), [
+    ("in", "Italy", "United Arab Emirates", "LOC", "the"),  # "held in the United Arab Emirates"
+    (None, "Italy", "State of Israel", "LOC", "The"),  # a sentence's first word
+    (",", "Ohio", "Midlands", "LOC", "the"),
+    ("at", "Yale", "University of Wyoming", "ORG", "the"),
+    ("a", "Italy", "United Arab Emirates", "LOC", None),  # "a United States Representative"
+    ("'s", "NASA", "Group of Progressive Artists", "ORG", None),
+    ("northern", "Italy", "Principality of Transylvania", "LOC", None),
+    ("in", "Italy", "Kuwait", "LOC", None),
+    ("in", "Paris", "Grand Rapids", "LOC", None),
+    ("and", "Capitol Records", "Republic Records", "ORG", None),
+    ("in", "the Bronx", "Midlands", "LOC", None),  # the old name's own article: keep_the's case
+    ("in", "Italy", "United Arab Emirates", "MISC", None),
+])
+def test_the_before_a_name_that_needs_it_where_a_noun_phrase_starts(prev: str | None, old: str, new: str,
+                                                                      coarse: str, want: str | None) -> None:
+    from envbench.rename.articles import the_before
+
+    assert the_before(prev, old, new, coarse) == want
+
+
+def test_apply_plan_writes_the_article_into_the_renamed_mention() -> None:
+    doc = {"title": "T", "sents": [["It", "was", "held", "in", "Italy", "."], ["Italy", "won", "."]],
+           "vertexSet": [[mention("Italy", 0, [4, 5], "LOC"), mention("Italy", 1, [0, 1], "LOC")]], "labels": []}
+    new = NewName("United Arab Emirates", ("United", "Arab", "Emirates"))
+    out = apply_plan(doc, {0: {"Italy": new}}, "T-1")
+    assert out["sents"] == [["It", "was", "held", "in", "the", "United", "Arab", "Emirates", "."],
+                            ["The", "United", "Arab", "Emirates", "won", "."]]
+    assert [(m["name"], m["pos"]) for m in out["vertexSet"][0]] == [("the United Arab Emirates", [4, 8]),
+                                                                   ("The United Arab Emirates", [0, 4])]
+
+
+@given(st.lists(st.sampled_from(["Kuwait", "Empire", "of", "University", "the", "The", "Union", "X", "Hague"]),
+                min_size=1, max_size=4), st.sampled_from(["LOC", "ORG"]))
+def test_keep_the_only_ever_prefixes_the_old_article(words: list[str], coarse: str) -> None:
+    from envbench.rename.articles import keep_the
+
+    new = " ".join(words)
+    for old in ("the United Kingdom", "The UK", "United Kingdom"):
+        got = keep_the(old, new, coarse)
+        assert got is None or (got == f"{old.split()[0]} {new}" and old.split()[0].casefold() == "the"
+                               and words[0].casefold() != "the")
