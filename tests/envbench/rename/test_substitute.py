@@ -126,7 +126,7 @@ def test_overlap_policy_keeps_both_entities() -> None:
 
 
 # ----------------------------------------------------------------------------- properties
-WORDS = st.sampled_from(["a", "b", "the", "of", ",", "(", ")", "x1", "Zed", "ÿ"])
+WORDS = st.sampled_from(["a", "b", "the", "of", ",", "(", ")", "x1", "Zed", "ÿ", "Empire"])
 SEGMENT = st.one_of(
     st.tuples(st.just(-1), st.lists(WORDS, min_size=1, max_size=3)),
     st.tuples(st.integers(0, 3), st.lists(WORDS, min_size=1, max_size=3)),
@@ -144,7 +144,8 @@ def docs_and_plans(draw: Any) -> tuple[dict[str, Any], dict[int, dict[str, NewNa
             toks.extend(words)
         sents.append(toks)
     ids = sorted(raw)
-    vertex_set = [[{"name": n, "sent_id": s, "pos": p, "type": "MISC", "global_pos": [0, 0]} for s, p, n in raw[e]]
+    kinds = {e: draw(st.sampled_from(["MISC", "LOC"])) for e in ids}  # a LOC name may take "the" ("Zed of a")
+    vertex_set = [[{"name": n, "sent_id": s, "pos": p, "type": kinds[e], "global_pos": [0, 0]} for s, p, n in raw[e]]
                   for e in ids]
     offsets = [sum(len(s) for s in sents[:i]) for i in range(len(sents))]
     for ent in vertex_set:
@@ -184,8 +185,11 @@ def test_renaming_keeps_positions_consistent(case: tuple[dict[str, Any], dict[in
         for om, nm in zip(old_ent, new_ent):
             toks = out["sents"][nm["sent_id"]][nm["pos"][0]:nm["pos"][1]]
             if ei in plan:
-                assert toks == list(plan[ei][om["name"]].tokens)
-                assert nm["name"] == plan[ei][om["name"]].name
+                new = plan[ei][om["name"]]
+                article = toks[:len(toks) - len(new.tokens)]  # the "the" a place needs, written into it
+                assert toks[len(article):] == list(new.tokens)
+                assert article in ([], ["the"], ["The"]) and (not article or nm["type"] == "LOC")
+                assert nm["name"] == " ".join([*article, new.name])
             else:
                 assert toks == doc["sents"][om["sent_id"]][om["pos"][0]:om["pos"][1]]
                 assert nm["name"] == om["name"]
