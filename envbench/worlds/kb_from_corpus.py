@@ -4,7 +4,10 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
 
 * one item per real-world entity; entities of different documents are the same item when their
   canonical names (most frequent mention name, folded, a leading "the" dropped) and coarse types agree. Two entities of one
-  document are never merged: the second becomes its own item;
+  document are never merged: the second becomes its own item. An entity written as an adjective and as
+  the place it names ("German", "German", "Germany") has the place's name as its canonical one, so it is
+  the place's item (a country, whose demonyms its adjectival mentions take) and the entities written only
+  as "German" stay an adjectival item of their own;
 * label = the most frequent mention name over the cluster written in Latin letters (any name when it has
   none), aliases = its other distinct names;
 * P31 = one fine class per cluster from the signals of ``envbench.worlds.fine_typing``: adjectival
@@ -77,6 +80,7 @@ from envbench.worlds.fine_typing import (
     is_city_class,
     load_fine_classes,
 )
+from envbench.worlds.gazetteers import load_gazetteer
 from envbench.worlds.type_table import TypeTable, load_type_table
 from etl.io import compression_of, dumps_json
 from wikidata_index.names import fold
@@ -375,6 +379,7 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
     """One cluster per real-world entity (see the module docstring), with names, roles and mention contexts."""
     clusters: dict[tuple[str, ...], Cluster] = {}
     slots: dict[str, list[Cluster | None]] = {}
+    gz = load_gazetteer()
     order = 0
     n_docs = n_entities = 0
     related: list[tuple[str, int]] = []
@@ -396,6 +401,10 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
                 counts = Counter(m["name"] for m in ent)
                 names = distinct_names(ent)
                 canon = min(names, key=lambda n: (-counts[n], names.index(n)))
+                if coarse != "PER" and gz.adjectival_for(canon):  # "German" beside "Germany": Germany's item
+                    places = [n for n in names if not gz.adjectival_for(n) and gz.places_for(n)]
+                    if places:
+                        canon = min(places, key=lambda n: (-counts[n], names.index(n)))
                 key: tuple[str, ...] = (coarse, cluster_name(canon))
                 if key in used_keys:  # a second entity with the same name in one document
                     key = (coarse, cluster_name(canon), title, str(ei))

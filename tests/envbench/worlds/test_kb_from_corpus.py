@@ -570,3 +570,25 @@ def test_a_first_name_neither_the_documents_nor_the_corpus_gender_takes_its_cens
     assert p21(links["f"][0]) == [P21_MALE]  # two decided Carols of this corpus said "he" (Carol I of Romania)
     assert res.gendered_items == {"male (documents)": 2, "male (first name)": 1, "male (census first name)": 1,
                                   "female (census first name)": 1}
+
+
+def test_an_entity_written_as_the_place_and_its_adjective_is_the_places_item(tmp_path: Path) -> None:
+    # Re-DocRED test's every "German | Germany" entity (more "German" than "Germany") was an adjectival item,
+    # with the one other such item that is no dev name ("Paraguayan | Paraguay") for all of them to draw
+    sents = [["The", "German", "team", "beat", "German", "rivals", "in", "Germany", "."]]
+    mixed = {"title": "Mixed", "sents": sents, "labels": [],
+             "vertexSet": [[_m("German", 0, 1, 2, "LOC"), _m("German", 0, 4, 5, "LOC"), _m("Germany", 0, 7, 8, "LOC")]]}
+    place = {"title": "Place", "sents": [["Germany", "is", "big", "."]], "labels": [],
+             "vertexSet": [[_m("Germany", 0, 0, 1, "LOC")]]}
+    adjective = {"title": "Adjective", "sents": [["A", "German", "poet", "."]], "labels": [],
+                 "vertexSet": [[_m("German", 0, 1, 2, "LOC")]]}
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps([mixed, place, adjective]))
+    kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
+    links = json.loads((tmp_path / "links.json").read_text())
+    assert links["Mixed"][0] == links["Place"][0] != links["Adjective"][0]
+    items = _items(tmp_path / "kb.json.gz")
+    germany = items[links["Mixed"][0]]
+    assert _p31(germany) == "Q3624078"  # a sovereign state, with "German" as its P1549
+    assert "German" in [c["mainsnak"]["datavalue"]["value"]["text"] for c in germany["claims"]["P1549"]]
+    assert _p31(items[links["Adjective"][0]]) == "Q2000000000001"  # the adjectival class, as before
