@@ -538,8 +538,14 @@ class Draws:
         return n
 
 
-def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: bool) -> tuple[list[Run], list[Slot]]:
-    """The runs of the documents (document order, then seed) and the candidate slot of each linked entity."""
+def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: bool,
+              adjectival: Callable[[DocInfo, int], int] | None = None) -> tuple[list[Run], list[Slot]]:
+    """The runs of the documents (document order, then seed) and the candidate slot of each linked entity.
+
+    A slot draws items with at least as many names as the entity has distinct names (the paper's rule),
+    less its ``adjectival`` names (a count per entity), which take the new item's demonyms instead: a
+    "German | Germany" entity needs a country of one name and one demonym, as the corpus KB's countries
+    are ("Kuwait", P1549 "Kuwaiti"), not a country of two names."""
     slots: list[Slot] = []
     runs: list[Run] = []
     for info in infos:
@@ -551,7 +557,8 @@ def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: 
                 if is_catch_all(ft):
                     continue  # kept (generic_type): a catch-all class alone says nothing a reader would know
                 run_slots[ei] = len(slots)
-                slots.append(Slot(ft, len(info.names[ei]), pool, q, k, info.title, ei))
+                need = len(info.names[ei]) - (adjectival(info, ei) if adjectival is not None else 0)
+                slots.append(Slot(ft, max(1, need), pool, q, k, info.title, ei))
             runs.append(Run(info, k, info.title if twins else f"{info.title}-{k}", run_slots))
     return runs, slots
 
@@ -896,7 +903,20 @@ class Renamer:
         ("candidate_tables (built|read|memory)", as the first chunk got them) and after the draws
         ("draw_and_rename"), for the step's timings.
         """
-        runs, slots = plan_runs(infos, seeds, self.pool, twins)
+        own: dict[str, tuple[Demonym, ...]] = {}
+        known: frozenset[str] = frozenset()
+        if self.has_demonyms:  # the entities' own items' demonyms, and the demonyms among their names
+            own = dict(fetch_demonyms(self.con, {q for i in infos for q in i.qids if q is not None}))
+            known = known_demonyms(self.con, {nm for i in infos for ei, c in enumerate(i.coarse)
+                                              if c in ("ORG", "LOC", "MISC") for nm in i.names[ei]})
+
+        def adjectival(info: DocInfo, ei: int) -> int:
+            q = info.qids[ei]
+            return len(adjectival_names(info.names[ei], own.get(q, ()) if q is not None else (),
+                                        known if info.coarse[ei] != "PER" else frozenset(),
+                                        info.written_adjectives[ei]))
+
+        runs, slots = plan_runs(infos, seeds, self.pool, twins, adjectival if self.has_demonyms else None)
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders,
@@ -904,9 +924,8 @@ class Renamer:
         if self.has_genders:
             draws.genders.update(fetch_genders(self.con, {s.qid for s in slots}))  # the entities' own items
         if self.has_demonyms:
-            draws.demonyms.update(fetch_demonyms(self.con, {s.qid for s in slots}))  # the entities' own items
-            draws.known = known_demonyms(self.con, {nm for i in infos for ei, c in enumerate(i.coarse)
-                                                    if c in ("ORG", "LOC", "MISC") for nm in i.names[ei]})
+            draws.demonyms.update({q: own[q] for q in {s.qid for s in slots} if q in own})
+            draws.known = known
         self.auditor.prepare(sorted({q for i in infos for q in i.qids if q is not None}))
         if lap is not None:
             lap(f"candidate_tables ({self.cache_used})")

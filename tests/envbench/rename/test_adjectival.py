@@ -331,3 +331,16 @@ def test_a_head_noun_the_type_says_is_part_of_the_name() -> None:
                           [[("Q27", ItemNames("Coronation Hall", ()))], [street], []], {**KINDS, "Q79007": "street"},
                           coarse="MISC")
     assert row.new_names == ["Coronation Hall"]
+
+
+def test_a_slot_needs_as_many_names_as_the_entity_has_less_its_adjectival_ones() -> None:
+    # "German | Germany" pairs "German" with a demonym: a country of one name ("Kuwait", P1549 "Kuwaiti")
+    # serves it, where the lock's entities of two names had drawn the one country of two, every time
+    sent = "German troops entered Germany .".split()
+    doc = {"title": "T", "sents": [sent], "labels": [],
+           "vertexSet": [[mention("German", 0, [0, 1], "LOC"), mention("Germany", 0, [3, 4], "LOC")]]}
+    info = DocInfo(0, doc, ["Q183"], {("Q183", "LOC"): COUNTRY})
+    assert [s.min_names for s in plan_runs([info], [1], "eval", twins=False)[1]] == [2]
+    assert [s.min_names for s in plan_runs([info], [1], "eval", twins=False, adjectival=lambda i, e: 1)[1]] == [1]
+    # never fewer than one name
+    assert [s.min_names for s in plan_runs([info], [1], "eval", twins=False, adjectival=lambda i, e: 2)[1]] == [1]
