@@ -148,6 +148,7 @@ from envbench.rename.substitute import (
     name_key,
     overlapping_entities,
     self_overlapping_entities,
+    surnames_follow,
     text_key,
 )
 from wikidata_index.index import Demonym
@@ -827,6 +828,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                                       adjectival=adjectival, kinds=kinds, adjectives=adjectives)
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
+            if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
+                mapping = surnames_follow(originals, mapping)
             if person.gender is not None and reads_against(person, [nn.name for nn in mapping.values()]):
                 run.read_other.add(ei)
                 continue  # "Kyle Richards ... her": P21 female, but a reader takes the name for a man's

@@ -11,7 +11,9 @@ replace an English text's "Yuhuan"; the other way, "椎崎二郎" may become "Jo
 name always becomes the label, a full name and a surname ("Ramey Idriss", "Idriss") become a full
 name and a short alias ("Barack Obama", "Obama"), and a longer variant stays the longer one
 ("Distant Wolf (Deluxe Edition)" -> "Island of Orka (Deluxe Edition)"). Every mention of one original
-name takes the same new name.
+name takes the same new name. A person's surname then follows its full name (:func:`surnames_follow`):
+"Abram Petrovich Gannibal", "Gannibal" -> "Phil LaMarr", "LaMarr", though the corpus KB's item has the
+alias "Nikita Khrushchev" and no "LaMarr".
 
 Overlap policy (:func:`overlapping_entities`): when a mention of one entity overlaps a mention of
 another entity (nested, crossing or identical spans in one sentence), neither entity is renamed;
@@ -237,6 +239,39 @@ def _moved(repl: Sequence[tuple[int, int, int]], i: int, as_end: bool) -> int:
         else:
             break
     return i + shift
+
+
+_PARTICLES = frozenset({"da", "de", "di", "del", "della", "der", "den", "van", "von", "du", "dos", "das", "le", "la",
+                        "ter", "ten", "bin", "ibn", "al"})
+_NOT_A_SURNAME = frozenset({"jr", "jr.", "sr", "sr.", "i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"})
+
+
+def surnames_follow(originals: Sequence[str], mapping: Mapping[str, NewName]) -> dict[str, NewName]:
+    """A person's one-word name that ends one of its longer names (a surname, "Gannibal" of "Abram Petrovich
+    Gannibal") takes the last word of that name's new name ("Phil LaMarr" -> "LaMarr"; with its particle,
+    "Leonardo da Vinci" -> "da Vinci"), where the pairing
+    gave it another of the new item's names ("Nikita Khrushchev", "née Alexander"). Left as paired when
+    the one word ends several longer names that became different ones, when the new last word is no
+    name ("Abdullah I", "Jr.") or when another name of the entity already became it."""
+    out = dict(mapping)
+    for short in originals:
+        if len(short.split()) != 1 or short not in out:
+            continue
+        longer = {out[o] for o in originals if o != short and o in out and len(o.split()) > 1
+                  and o.split()[-1] == short}
+        if len(longer) != 1:
+            continue
+        (full,) = longer
+        last = full.tokens[-1] if full.tokens else ""
+        if len(full.tokens) < 2 or not last.isalpha() or not last[:1].isupper() or last.casefold() in _NOT_A_SURNAME:
+            continue
+        # a surname with its particle: "Leonardo da Vinci" -> "da Vinci", "Jefferson Madeira da Silva" -> "da Silva"
+        words = (full.tokens[-2], last) if len(full.tokens) >= 3 and full.tokens[-2] in _PARTICLES else (last,)
+        surname = " ".join(words)
+        if out[short].name == surname or any(nn.name == surname for o, nn in out.items() if o != short):
+            continue
+        out[short] = NewName(surname, words)
+    return out
 
 
 def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:

@@ -261,3 +261,43 @@ def test_a_name_pairs_only_with_a_name_in_its_script() -> None:
     assert pair_names(["Yuhuan", "Kuan"], "Jirō Shiizaki", ["椎崎二郎"]) is None  # one Latin name short
     assert pair_names(["椎崎二郎"], "John McWilliams", []) == {"椎崎二郎": new_name("John McWilliams")}  # the other way
     assert latin_script("Jirō Łukasz Ærø") and not latin_script("Москва") and not latin_script("Hit - Fm年度")
+
+
+def test_a_persons_surname_follows_its_full_name() -> None:
+    from envbench.rename.substitute import surnames_follow
+
+    def nn(text: str) -> NewName:
+        return NewName(text, tuple(text.split()))
+
+    # the corpus KB's item "Phil LaMarr" has the alias "Nikita Khrushchev" and no "LaMarr"
+    paired = {"Abram Petrovich Gannibal": nn("Phil LaMarr"), "Gannibal": nn("Nikita Khrushchev")}
+    got = surnames_follow(["Abram Petrovich Gannibal", "Gannibal"], paired)
+    assert got == {"Abram Petrovich Gannibal": nn("Phil LaMarr"), "Gannibal": nn("LaMarr")}
+    assert paired["Gannibal"] == nn("Nikita Khrushchev")  # the mapping given is not changed
+    # a new last word that is no name, a word another name took, a name that ends no longer one
+    assert surnames_follow(["Ibn Saud", "Saud"], {"Ibn Saud": nn("Abdullah I"), "Saud": nn("Bin Sabah")})["Saud"] \
+        == nn("Bin Sabah")
+    assert surnames_follow(["Ana Lind", "Lind", "Ana"], {"Ana Lind": nn("Eva Cole"), "Lind": nn("Eva"),
+                                                         "Ana": nn("Cole")})["Lind"] == nn("Eva")
+    assert surnames_follow(["Ana Lind", "Ana"], {"Ana Lind": nn("Eva Cole"), "Ana": nn("Evie")})["Ana"] == nn("Evie")
+    # a surname with its particle
+    assert surnames_follow(["V. Shantaram", "Shantaram"], {"V. Shantaram": nn("Leonardo da Vinci"),
+                                                           "Shantaram": nn("Leonardo")})["Shantaram"] == nn("da Vinci")
+    # a word that ends two longer names which became different ones
+    two = {"Tom Ford": nn("Al Gore"), "Ann Ford": nn("Jo Bell"), "Ford": nn("Gore")}
+    assert surnames_follow(["Tom Ford", "Ann Ford", "Ford"], two)["Ford"] == nn("Gore")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["Ana Lind", "Lind", "Ana", "Eva Lind", "Lind Ana", "X"]), min_size=1, max_size=4,
+                unique=True),
+       st.lists(st.sampled_from(["Phil LaMarr", "LaMarr", "Phil", "Abdullah I", "Jo", "Jo da Bell", "da Bell"]), min_size=4,
+                max_size=4, unique=True))
+def test_surnames_follow_keeps_the_mapping_distinct(originals: list[str], new: list[str]) -> None:
+    from envbench.rename.substitute import surnames_follow
+
+    paired = {o: NewName(n, tuple(n.split())) for o, n in zip(originals, new)}
+    got = surnames_follow(originals, paired)
+    assert set(got) == set(paired)
+    assert len({nn.name for nn in got.values()}) == len(got)  # distinct names stay distinct
+    assert all(got[o] == paired[o] for o in originals if len(o.split()) > 1)  # only one-word names change
