@@ -218,4 +218,16 @@ def bare_country(name: str) -> bool:
     return name in _country_names() and not takes_the(name)
 
 
-__all__ = ["agree", "article_for", "bare_country", "keep_the", "needs_the", "takes_the", "the_before"]
+def reads_bare(name: str, coarse: str) -> bool:
+    """Whether ``name`` reads wrong after "the" as a noun phrase of its own: a country that goes without
+    (:func:`bare_country`: "in the Kuwait from") and, for an organisation, one capitalised word that is
+    no acronym and no plural ("with the Burnley ,", "an officer in the SpaceX who"; not "the BBC" nor
+    "the Beatles")."""
+    if bare_country(name):
+        return True
+    words = name.split()
+    return (coarse == "ORG" and len(words) == 1 and words[0].isalpha() and words[0][:1].isupper()
+            and not words[0].isupper() and not words[0].endswith("s"))
+
+
+__all__ = ["agree", "article_for", "bare_country", "keep_the", "needs_the", "reads_bare", "takes_the", "the_before"]

@@ -94,7 +94,7 @@ from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
-from envbench.rename.articles import bare_country, keep_the
+from envbench.rename.articles import keep_the, reads_bare
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import (
     MAX_WINDOWS,
@@ -297,8 +297,9 @@ class DocInfo:
           a "the" (no name starting with "The" there);
         * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
           end, a token that starts with no letter or digit, or a function word ("in the US from", "the
-          UK )"; not "the US court system"). Such a name takes no bare country name
-          (``articles.bare_country``), unless it was one already."""
+          UK )"; not "the US court system"). Such a name takes no bare country name, nor, for an
+          organisation, a bare one-word name ("from the Toyota ."; ``articles.reads_bare``), unless it
+          was one already ("the Allsvenskan")."""
         covered = [bytearray(len(s)) for s in self.doc["sents"]]
         for ent in self.doc["vertexSet"]:
             for m in ent:
@@ -318,7 +319,8 @@ class DocInfo:
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() == "the":
                     words.add(_THE)
                     after = sent[b] if b < len(sent) else "."
-                    if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS) and not bare_country(m["name"]):
+                    if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS) \
+                            and not reads_bare(m["name"], self.coarse[ei]):
                         heads.add(m["name"])
             near_words.append({nm: frozenset(w - name_ends(self.tokens[ei][nm])) for nm, w in near.items() if w})
             the_heads.append(frozenset(heads))
@@ -839,8 +841,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             if near and any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
                 continue  # "the province of Chubut Province": the name doubles a word beside a mention
-            if heads and any(bare_country(nn.name) for nm, nn in mapping.items() if nm in heads):
-                continue  # "in the US from" must not read "in the Kuwait from"
+            if heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads):
+                continue  # "in the US from" never reads "in the Kuwait from", nor "from the East India Company ." "from the Toyota ."
             if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
                 continue  # a benchmark item has this name: training twins must not use it
             if draws.excluded and any(k in draws.excluded for k in keys):

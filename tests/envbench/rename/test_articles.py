@@ -173,3 +173,13 @@ def test_keep_the_only_ever_prefixes_the_old_article(words: list[str], coarse: s
         got = keep_the(old, new, coarse)
         assert got is None or (got == f"{old.split()[0]} {new}" and old.split()[0].casefold() == "the"
                                and words[0].casefold() != "the")
+
+
+def test_which_names_read_wrong_after_the_as_a_noun_phrase_of_their_own() -> None:
+    from envbench.rename.articles import reads_bare
+
+    # "an officer in the SpaceX who", "from the Toyota ."; a country that goes without, whatever its type
+    assert reads_bare("Toyota", "ORG") and reads_bare("SpaceX", "ORG") and reads_bare("Kuwait", "LOC")
+    assert not reads_bare("BBC", "ORG") and not reads_bare("Beatles", "ORG")  # an acronym, a plural
+    assert not reads_bare("Boston Celtics", "ORG") and not reads_bare("Toyota", "MISC")
+    assert not reads_bare("Netherlands", "LOC") and not reads_bare("Paris", "LOC")
