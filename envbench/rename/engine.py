@@ -55,8 +55,8 @@ A new name *doubles a word beside a mention* when its first or last word, case-f
 (:func:`word_form`: "Rivers" is "river"), is a word within ``NEAR`` (2) tokens before or after one
 of the mentions it would replace, outside every mention and not a function word ("the", "of", ...),
 unless the old name's first or last word was that word too. Such a candidate is skipped and the next
-in the draw window is tried; so is a name starting with "The" for a mention right after "the" ("buried
-at the The Aristocrat's Cemetery"), and a bare country name for a mention written "the X" as a noun
+in the draw window is tried; so is a name starting with an article for a mention right after "the"
+("buried at the The Aristocrat's Cemetery", "According to the A Bridge Too Far"), and a bare country name for a mention written "the X" as a noun
 phrase of its own (:meth:`DocInfo._beside_mentions`: "in the US from" never reads "in the Kuwait
 from"). Examples: "the province of Bulacan" takes no "Chubut Province" (nor
 "the city of Doisa" a "Quebec City", "the ancient kingdom of Gobir" a "Kingdom of Portugal", "the Union
@@ -215,8 +215,8 @@ def name_ends(tokens: Sequence[str]) -> frozenset[str]:
     return _name_ends(tuple(tokens))
 
 
-# stands for a name's leading "The" and a "the" just before a mention ("the The Aristocrat's Cemetery");
-# no word_form is this (not a word of letters)
+# stands for a name's leading article ("The", "A", "An") and a "the" just before a mention ("the The
+# Aristocrat's Cemetery", "the A Bridge Too Far"); no word_form is this (not a word of letters)
 _THE = "the-"
 
 
@@ -224,7 +224,7 @@ _THE = "the-"
 def _name_ends(tokens: tuple[str, ...]) -> frozenset[str]:
     words = [t for t in tokens if t.isalpha()]
     ends = {f for w in words[:1] + words[-1:] if (f := word_form(w)) is not None}
-    if tokens and tokens[0].casefold() == "the":
+    if tokens and tokens[0].casefold() in ("the", "a", "an"):  # "According to the A Bridge Too Far" neither
         ends.add(_THE)
     return frozenset(ends)
 
@@ -294,7 +294,7 @@ class DocInfo:
         * per name, the words (:func:`word_form`) within ``NEAR`` tokens of one of its mentions, outside
           every mention, that the old name does not already double (a new name whose first or last
           word is one of them would double it: "the province of Chubut Province"), and ``_THE`` after
-          a "the" (no name starting with "The" there);
+          a "the" (no name starting with an article there);
         * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
           end, a token that starts with no letter or digit, or a function word ("in the US from", "the
           UK )"; not "the US court system"). Such a name takes no bare country name, nor, for an

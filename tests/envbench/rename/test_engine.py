@@ -256,6 +256,31 @@ def test_a_name_starting_with_the_is_skipped_right_after_the() -> None:
         assert run.new_items == {0: want}
 
 
+def test_a_name_starting_with_a_or_an_is_skipped_right_after_the() -> None:
+    # "According to the Report ," never reads "According to the A Bridge Too Far ,"
+    doc = {"title": "Report", "sents": [["According", "to", "the", "Report", ",", "it", "rained", "."]],
+           "vertexSet": [[mention("Report", 0, [3, 4], "MISC")]], "labels": []}
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    names = {"Q7": ItemNames("A Bridge Too Far", ()), "Q8": ItemNames("An Lushan Rebellion", ()),
+             "Q9": ItemNames("Distant Earth", ())}
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8", "Q9"]}, names=names)
+    assert settle_linked(run, 0, draws) is None
+    assert run.new_items == {0: "Q9"}
+
+
+def test_a_one_word_organisation_is_skipped_after_the_as_a_noun_phrase() -> None:
+    # "from the East India Company ." never reads "from the Toyota ."; "the Telefe network" may
+    for words, pos, name, want in (
+            (["He", "came", "from", "the", "East", "India", "Company", "."], [4, 7], "East India Company", "Q8"),
+            (["on", "the", "Fox", "network", "."], [2, 3], "Fox", "Q7")):
+        doc = {"title": "Org", "sents": [words], "vertexSet": [[mention(name, 0, pos, "ORG")]], "labels": []}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames("Toyota", ()), "Q8": ItemNames("Boston Celtics", ())}
+        draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items == {0: want}, words
+
+
 def test_a_mention_written_the_x_takes_no_bare_country_name() -> None:
     # "in the US from" never reads "in the Kuwait from"; "the US court system" may read "the Kuwait
     # court system", and a mention without "the" takes any
