@@ -30,8 +30,9 @@ settling order:
      ORG name written "the X" keeping its "the" where the new name needs one (``articles.keep_the``:
      "the United Kingdom" -> "the Mongol Empire", but "Kuwait"); for an
      ORG or LOC name with a head noun its type does not say, the first such candidate of the first
-     ``HEAD_WINDOWS`` windows whose name has that head, where one has; after the last window: kept
-     (``no_candidate``);
+     ``HEAD_WINDOWS`` windows whose name has that head, where one has (likewise, for an organisation
+     written "the X" as a noun phrase, the first whose name is no bare one-word name: "from the Toyota ."
+     reads wrong); after the last window: kept (``no_candidate``);
    * NUM (:func:`settle_other`): attempts 0..49 of ``numtime.rename_num`` until no new name
      clashes and no number pair breaks; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
      that counts the noun after it: "one terminal platform"), ``no_rule`` when the name holds no
@@ -94,7 +95,7 @@ from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
-from envbench.rename.articles import keep_the, reads_bare
+from envbench.rename.articles import bare_country, keep_the, reads_bare
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import (
     MAX_WINDOWS,
@@ -297,9 +298,10 @@ class DocInfo:
           a "the" (no name starting with an article there);
         * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
           end, a token that starts with no letter or digit, or a function word ("in the US from", "the
-          UK )"; not "the US court system"). Such a name takes no bare country name, nor, for an
-          organisation, a bare one-word name ("from the Toyota ."; ``articles.reads_bare``), unless it
-          was one already ("the Allsvenskan")."""
+          UK )"; not "the US court system"). Such a name takes no bare country name, and, for an
+          organisation, prefers among its first ``HEAD_WINDOWS`` windows a name that is no bare one-word
+          name ("from the Toyota ."; ``articles.reads_bare``), unless it was one already ("the
+          Allsvenskan")."""
         covered = [bytearray(len(s)) for s in self.doc["sents"]]
         for ent in self.doc["vertexSet"]:
             for m in ent:
@@ -841,8 +843,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             if near and any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
                 continue  # "the province of Chubut Province": the name doubles a word beside a mention
-            if heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads):
-                continue  # "in the US from" never reads "in the Kuwait from", nor "from the East India Company ." "from the Toyota ."
+            if heads and any(bare_country(nn.name) for nm, nn in mapping.items() if nm in heads):
+                continue  # "in the US from" never reads "in the Kuwait from"
             if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
                 continue  # a benchmark item has this name: training twins must not use it
             if draws.excluded and any(k in draws.excluded for k in keys):
@@ -851,8 +853,11 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if failed is not None:
                 draws.auditor.reject(failed[0])
                 continue
-            if want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values()):
-                run.fallback.setdefault(ei, (cand, mapping, keys))  # the first fit, should no later window share it
+            if (want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values())) or (
+                    heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads)):
+                # the first fit, should no candidate of the first windows share the head noun, or (for "from the
+                # East India Company .") read as more than a bare one-word name ("from the Toyota .")
+                run.fallback.setdefault(ei, (cand, mapping, keys))
                 continue
             run.fallback.pop(ei, None)  # a first fit kept aside for this entity is not needed any more
             _accept(run, ei, draws, cand, mapping, keys, adjectival, person)
