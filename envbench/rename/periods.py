@@ -113,6 +113,12 @@ def move_periods(tokens: Sequence[str], step: int, weekdays: int) -> list[str] |
     """``tokens`` with every period of a ladder moved: ``step`` (+1 or -1) rungs for an era or age,
     ``weekdays`` rungs for a weekday; None when the name holds no period. The new tokens may be more or
     fewer than the old ("Middle Ages" -> "Renaissance")."""
+    moved = _moved(tuple(tokens), step, weekdays)
+    return list(moved) if moved is not None else None
+
+
+@functools.lru_cache(maxsize=1 << 16)  # every TIME name is renamed again on every attempt of its document
+def _moved(tokens: tuple[str, ...], step: int, weekdays: int) -> tuple[str, ...] | None:
     folded = [t.casefold() for t in tokens]
     index = _spellings()
     if not any(w in index for w in folded):
@@ -139,7 +145,7 @@ def move_periods(tokens: Sequence[str], step: int, weekdays: int) -> list[str] |
         words = spellings[variant if variant < len(spellings) else 0].split()
         out.extend(_cased(w, tokens[i]) if k == 0 else w for k, w in enumerate(words))
         i += n
-    return out if found else None
+    return tuple(out) if found else None
 
 
 def _match(folded: Sequence[str], i: int) -> tuple[int, Ladder, int, int] | None:
@@ -155,6 +161,11 @@ def _match(folded: Sequence[str], i: int) -> tuple[int, Ladder, int, int] | None
 
 def has_span(tokens: Sequence[str]) -> bool:
     """Whether :func:`move_span` would move something in ``tokens``."""
+    return _has_span(tuple(tokens))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _has_span(tokens: tuple[str, ...]) -> bool:
     return any(tokens[i].casefold() in _ARTICLES and tokens[i + 1].casefold() in SPAN_UNITS
                for i in range(len(tokens) - 1))
 
