@@ -57,9 +57,9 @@ A new name *doubles a word beside a mention* when its first or last word, case-f
 of the mentions it would replace, outside every mention and not a function word ("the", "of", ...),
 unless the old name's first or last word was that word too. Such a candidate is skipped and the next
 in the draw window is tried; so is a name starting with an article for a mention right after "the"
-("buried at the The Aristocrat's Cemetery", "According to the A Bridge Too Far"), and a bare country name for a mention written "the X" as a noun
-phrase of its own (:meth:`DocInfo._beside_mentions`: "in the US from" never reads "in the Kuwait
-from"). Examples: "the province of Bulacan" takes no "Chubut Province" (nor
+("buried at the The Aristocrat's Cemetery", "According to the A Bridge Too Far"), and a bare country
+name for a mention written "the X" as a noun phrase of its own (:meth:`DocInfo._beside_mentions`: "in
+the US from" never reads "in the Kuwait from"). Examples: "the province of Bulacan" takes no "Chubut Province" (nor
 "the city of Doisa" a "Quebec City", "the ancient kingdom of Gobir" a "Kingdom of Portugal", "the Union
 armies" a "Route Army", "the river Olt" a "Hudson River"); a "Mill River" written before "river"
 may become "Solo River", as the old name doubled "river" already.
