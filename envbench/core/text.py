@@ -94,6 +94,17 @@ def _plain_words(text: str) -> list[str] | None:
 
 
 @functools.lru_cache(maxsize=1 << 18)
+def same_case(word: str, like: str) -> str:
+    """``word`` in the case of ``like``, the token it replaces: all capitals stay all capitals ("AN", not
+    for one letter), a capital stays a capital ("Ten" -> "Six", "Medieval" -> "Ancient"), and otherwise
+    ``word`` as given (so a proper name keeps its capital after a lower-case word: "pre - Renaissance")."""
+    if like.isupper() and len(like) > 1:
+        return word.upper()
+    if like[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
 def latin_script(name: str) -> bool:
     """Whether every letter of ``name`` is a Latin letter ("Jirō Shiizaki" yes, "椎崎二郎" and "Москва" no)."""
     if name.isascii():

@@ -40,6 +40,8 @@ import functools
 import re
 from collections.abc import Sequence
 
+from envbench.core.text import same_case
+
 _SILENT_H = ("hour", "honest", "honor", "honour", "heir", "herb")
 _YOO = ("uni", "uk", "ug", "ura", "ure", "uri", "uru", "usa", "use", "usu", "uti", "utah", "eu", "ewe",
         "one", "once")
@@ -87,12 +89,6 @@ def article_for(word: str) -> str | None:
     return "an" if low[0] in "aeiou" else "a"
 
 
-def _cased(article: str, like: str) -> str:
-    if like.isupper() and len(like) > 1:
-        return article.upper()
-    return article.capitalize() if like[0].isupper() else article
-
-
 def agree(token: str, old_word: str, new_word: str) -> str:
     """The token before a renamed mention whose first token went from ``old_word`` to ``new_word``."""
     if token.casefold() not in ("a", "an"):
@@ -100,7 +96,7 @@ def agree(token: str, old_word: str, new_word: str) -> str:
     old, new = article_for(old_word), article_for(new_word)
     if old is None or new is None or old != token.casefold() or new == old:
         return token
-    return _cased(new, token)
+    return same_case(new, token)
 
 
 # plural last words of country names ("Netherlands", "Philippines", "Bahamas"; not "Cyprus", "Laos")

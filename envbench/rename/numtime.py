@@ -64,6 +64,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from envbench.core.seeding import derive_seed
+from envbench.core.text import same_case
 from envbench.rename import periods
 
 MAX_YEAR = 2025  # a fixed "now", so outputs never depend on the clock
@@ -184,16 +185,8 @@ def agree_counts(old: Sequence[str], new: Sequence[str]) -> list[str]:
         word = out[j].casefold()
         swap = _SINGULAR_OF.get(word) if _is_one(out[i]) else COUNTED.get(word)
         if swap is not None:
-            out[j] = _same_case(swap, out[j])
+            out[j] = same_case(swap, out[j])
     return out
-
-
-def _same_case(word: str, like: str) -> str:
-    if like.isupper() and len(like) > 1:
-        return word.upper()
-    if like[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
 
 
 def date_value(tokens: Sequence[str]) -> DateValue | None:
@@ -296,7 +289,7 @@ class _NumberMap:
             self.memo[key] = str(choices[self.draw.int(0, len(choices) - 1, "word", value)])
         new = int(self.memo[key])
         text = UNITS[new] if new < 10 else TEENS[new - 10] if new < 20 else TENS[new // 10]
-        return _same_case(text, word)
+        return same_case(text, word)
 
     def ordinal(self, word: str) -> str:
         self.found = True
@@ -305,14 +298,14 @@ class _NumberMap:
         if key not in self.memo:
             choices = [v for v in (range(1, 10) if value < 10 else range(10, 21)) if v != value]
             self.memo[key] = str(choices[self.draw.int(0, len(choices) - 1, "ordinal", value)])
-        return _same_case(ORDINALS[int(self.memo[key])], word)
+        return same_case(ORDINALS[int(self.memo[key])], word)
 
     def token(self, token: str) -> str:
         if token.casefold() in _ORDINAL_VALUE:
             return self.ordinal(token)
         if o := _ORDINAL.match(token):  # "1st" -> "7th", not "7st"
             n = self.digits(o.group(1))
-            return n + _same_case(_ordinal_suffix(int(n)), o.group(2))
+            return n + same_case(_ordinal_suffix(int(n)), o.group(2))
         if token.casefold() in _WORD_VALUE:
             return self.word(token)
         return _NUMBER.sub(lambda m: self.digits(m.group(0)), token)
@@ -391,7 +384,7 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 text = full if len(stem) > 3 or stem.casefold() == "may" else full[:3]
                 if stem.casefold() == "sept":
                     text = full[:4] if m2 == 9 else full[:3]
-                new.append(_same_case(text, stem) + t[len(stem):])
+                new.append(same_case(text, stem) + t[len(stem):])
             elif m := _DECADE.match(t):
                 new.append(f"{new_decade(int(m.group(1)))}{m.group(2)}")
             elif not has_month and (m := _SPAN.match(t)):  # a season "1983–84" -> "1963–64"; not "1797–17 February"
@@ -416,21 +409,21 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 # "19th century", and as the corpus writes it, "mid-19th century" (one token)
                 c = max(1, int(o.group(1)) + (1 if delta >= 0 else -1))
                 prefix = t[: len(t) - len(o.group(0))]
-                new.append(f"{prefix}{c}{_same_case(_ordinal_suffix(c), o.group(2))}")
+                new.append(f"{prefix}{c}{same_case(_ordinal_suffix(c), o.group(2))}")
             elif t.casefold() in _ORDINAL_VALUE and nxt.casefold() in _CENTURY_WORDS:
                 c = _ORDINAL_VALUE[t.casefold()] + (1 if delta >= 0 else -1)
                 c = c if 1 <= c < len(ORDINALS) else _ORDINAL_VALUE[t.casefold()] - (1 if delta >= 0 else -1)
-                new.append(_same_case(ORDINALS[c], t))
+                new.append(same_case(ORDINALS[c], t))
             elif (o := _ORDINAL.match(t)) and nxt.casefold() in ("day", "month"):
                 # "the 26th day of the 4th month" (of an era): a day or month moves as dates do, never to "69th"
                 n = int(o.group(1))
                 n = (n - 1 + day_shift) % 28 + 1 if nxt.casefold() == "day" else (n - 1 + month_shift) % 12 + 1
-                new.append(f"{n}{_same_case(_ordinal_suffix(n), o.group(2))}")
+                new.append(f"{n}{same_case(_ordinal_suffix(n), o.group(2))}")
             elif t.casefold() in _ORDINAL_VALUE:
                 new.append(t)  # "second" in a date or duration is rarely an ordinal number
             elif has_month and (d := _DAY.match(t)) and 1 <= int(d.group(1)) <= 31:
                 day = (int(d.group(1)) - 1 + day_shift) % 28 + 1
-                suffix = _same_case(_ordinal_suffix(day), d.group(2)) if d.group(2) else ""
+                suffix = same_case(_ordinal_suffix(day), d.group(2)) if d.group(2) else ""
                 width = len(d.group(1)) if d.group(1).startswith("0") else 1  # "05" stays zero-padded
                 new.append(f"{day:0{width}d}{suffix}")
             elif hebrew and t.isdigit() and len(t) == 4:  # "5505" of "18 Elul 5505": a year of its calendar

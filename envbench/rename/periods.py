@@ -34,6 +34,8 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from envbench.core.text import same_case
+
 
 @dataclass(frozen=True)
 class Ladder:
@@ -99,16 +101,6 @@ def _spellings() -> dict[str, tuple[tuple[tuple[str, ...], Ladder, int, int], ..
     return {w: tuple(sorted(es, key=lambda e: -len(e[0]))) for w, es in by_first.items()}
 
 
-def _cased(word: str, like: str) -> str:
-    """``word`` (as the ladder writes it) in the case of ``like``, the old word it replaces: upper case
-    stays upper, a capital stays a capital, and lower case only for a word the ladder writes so."""
-    if like.isupper() and len(like) > 1:
-        return word.upper()
-    if like[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
-
-
 def move_periods(tokens: Sequence[str], step: int, weekdays: int) -> list[str] | None:
     """``tokens`` with every period of a ladder moved: ``step`` (+1 or -1) rungs for an era or age,
     ``weekdays`` rungs for a weekday; None when the name holds no period. The new tokens may be more or
@@ -143,7 +135,7 @@ def _moved(tokens: tuple[str, ...], step: int, weekdays: int) -> tuple[str, ...]
                 new = rung - step
         spellings = ladder.rungs[new]
         words = spellings[variant if variant < len(spellings) else 0].split()
-        out.extend(_cased(w, tokens[i]) if k == 0 else w for k, w in enumerate(words))
+        out.extend(same_case(w, tokens[i]) if k == 0 else w for k, w in enumerate(words))
         i += n
     return tuple(out) if found else None
 
@@ -183,6 +175,6 @@ def move_span(tokens: Sequence[str], up: bool) -> list[str] | None:
             new = k + (1 if up else -1)
             if not 0 <= new < len(SPAN_UNITS):
                 new = k - (1 if up else -1)
-            out[i + 1] = _cased(SPAN_UNITS[new], tokens[i + 1])
+            out[i + 1] = same_case(SPAN_UNITS[new], tokens[i + 1])
             found = True
     return out if found else None

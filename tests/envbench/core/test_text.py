@@ -185,3 +185,12 @@ def test_the_tokenizer_process_answers_as_spacy_here() -> None:
     finally:
         tok.close()
     assert text._PROCESS is None and proc.proc.wait(timeout=30) == 0
+
+
+def test_same_case_follows_the_token_it_replaces() -> None:
+    from envbench.core.text import same_case
+
+    assert same_case("six", "Ten") == "Six" and same_case("six", "TEN") == "SIX" and same_case("six", "ten") == "six"
+    assert same_case("an", "A") == "An"  # one capital letter is a capital, not all capitals
+    assert same_case("Renaissance", "medieval") == "Renaissance"  # a proper name keeps its capital
+    assert same_case("ancient", "") == "ancient"
