@@ -25,8 +25,8 @@ The definite article of a name is kept where the new name needs one (:func:`keep
 mention written "the United Kingdom" renamed "Mongol Empire" reads "the Mongol Empire", and "the United
 States" renamed "Kuwait" reads "Kuwait"; and a mention written without one takes it where a noun phrase
 starts (:func:`the_before`): "held in Italy" renamed "United Arab Emirates" reads "held in the United
-Arab Emirates" (the article becomes part of that mention). The article before a mention is not changed but respected
-(:func:`bare_country`): a country is written with
+Arab Emirates" (the article becomes part of that mention). The article before a mention is not changed
+but respected (:func:`bare_country`): a country is written with
 "the" when its name is a plural or names a union, kingdom or republic ("the Netherlands", "the Bahamas",
 "the United Kingdom", "the Czech Republic", "the State of Qatar", "the Isle of Man") or is one of the
 few single names that take it ("the Gambia", "the Congo", "the Vatican", "the Holy See"); other country
@@ -127,6 +127,9 @@ _THE_FIRST_OF_PLACES = frozenset({"United", "Republic", "Kingdom", "Commonwealth
                                   "Principality", "Sultanate", "Isle", "People's"})
 
 
+_ARTICLE_WORDS = ("the", "a", "an")  # a name opening with one of them has its article already
+
+
 def _of_phrase(words: Sequence[str]) -> bool:
     return len(words) >= 3 and words[1] == "of" and words[0][:1].isupper() and words[0].isalpha()
 
@@ -140,7 +143,7 @@ def needs_the(name: str) -> bool:
     Tirana"). Not "Kuwait", "Des Moines", "Grand Rapids", "Trinity College", nor a name that opens with
     an article already."""
     words = name.split()
-    if not words or words[0].casefold() in ("the", "a", "an"):
+    if not words or words[0].casefold() in _ARTICLE_WORDS:
         return False
     if name in _country_names():
         return takes_the(name)
@@ -153,9 +156,14 @@ def _org_needs_the(name: str) -> bool:
     ("University of Tirana", "European Union"); "Republic Records" and "United Artists", which open
     like a country, go without."""
     words = name.split()
-    if not words or words[0].casefold() in ("the", "a", "an"):
+    if not words or words[0].casefold() in _ARTICLE_WORDS:
         return False
     return words[-1] in _ORG_THE_LAST or _of_phrase(words)
+
+
+def _needs_the_as(name: str, coarse: str) -> bool:
+    """:func:`needs_the` for a place, :func:`_org_needs_the` for an organisation."""
+    return needs_the(name) if coarse == "LOC" else _org_needs_the(name)
 
 
 # tokens after which a noun phrase starts, so a name that needs "the" takes it there ("moved to the State
@@ -173,9 +181,9 @@ def the_before(prev: str | None, old: str, new: str, coarse: str) -> str | None:
     held in Italy" renamed "United Arab Emirates" reads "held in the United Arab Emirates"; "a United
     States Representative" renamed so keeps no article."""
     opening = old.split(maxsplit=1)
-    if coarse not in ("LOC", "ORG") or not opening or opening[0].casefold() in ("the", "a", "an"):
+    if coarse not in ("LOC", "ORG") or not opening or opening[0].casefold() in _ARTICLE_WORDS:
         return None
-    if not (needs_the(new) if coarse == "LOC" else _org_needs_the(new)):
+    if not _needs_the_as(new, coarse):
         return None
     if prev is None:
         return "The"
@@ -187,7 +195,7 @@ def keep_the(old: str, new: str, coarse: str) -> str | None:
     :func:`the_before`): "the United Kingdom" renamed "Mongol Empire" reads "the Mongol Empire", not
     "as part of Mongol Empire"; None when nothing changes ("the United States" -> "Kuwait")."""
     first = old.split(maxsplit=1)[0] if old.strip() else ""
-    if first.casefold() != "the" or not (needs_the(new) if coarse == "LOC" else _org_needs_the(new)):
+    if first.casefold() != "the" or not _needs_the_as(new, coarse):
         return None
     return f"{first} {new}"
 

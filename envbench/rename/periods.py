@@ -84,7 +84,7 @@ LADDERS: tuple[Ladder, ...] = (
 
 # spans "a year": the units a span may move between, in order of length ("hour" is left out above)
 SPAN_UNITS: tuple[str, ...] = ("day", "week", "month", "year", "decade")
-_ARTICLES = frozenset({"a"})
+_SPAN_ARTICLES = frozenset({"a"})  # not "an": the one unit it would open, "hour", is left out
 
 
 @functools.cache
@@ -158,7 +158,7 @@ def has_span(tokens: Sequence[str]) -> bool:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _has_span(tokens: tuple[str, ...]) -> bool:
-    return any(tokens[i].casefold() in _ARTICLES and tokens[i + 1].casefold() in SPAN_UNITS
+    return any(tokens[i].casefold() in _SPAN_ARTICLES and tokens[i + 1].casefold() in SPAN_UNITS
                for i in range(len(tokens) - 1))
 
 
@@ -170,7 +170,7 @@ def move_span(tokens: Sequence[str], up: bool) -> list[str] | None:
     found = False
     for i in range(len(tokens) - 1):
         unit = tokens[i + 1].casefold()
-        if tokens[i].casefold() in _ARTICLES and unit in SPAN_UNITS:
+        if tokens[i].casefold() in _SPAN_ARTICLES and unit in SPAN_UNITS:
             k = SPAN_UNITS.index(unit)
             new = k + (1 if up else -1)
             if not 0 <= new < len(SPAN_UNITS):

@@ -247,12 +247,12 @@ _NOT_A_SURNAME = frozenset({"jr", "jr.", "sr", "sr.", "i", "ii", "iii", "iv", "v
 
 
 def surnames_follow(originals: Sequence[str], mapping: Mapping[str, NewName]) -> dict[str, NewName]:
-    """A person's one-word name that ends one of its longer names (a surname, "Gannibal" of "Abram Petrovich
-    Gannibal") takes the last word of that name's new name ("Phil LaMarr" -> "LaMarr"; with its particle,
-    "Leonardo da Vinci" -> "da Vinci"), where the pairing
-    gave it another of the new item's names ("Nikita Khrushchev", "née Alexander"). Left as paired when
-    the one word ends several longer names that became different ones, when the new last word is no
-    name ("Abdullah I", "Jr.") or when another name of the entity already became it."""
+    """A person's one-word name that ends one of its longer names (a surname, "Gannibal" of "Abram
+    Petrovich Gannibal") takes the last word of that name's new name ("Phil LaMarr" -> "LaMarr"; with
+    its particle, "Leonardo da Vinci" -> "da Vinci"), where the pairing gave it another of the new
+    item's names ("Nikita Khrushchev", "née Alexander"). Left as paired when the one word ends several
+    longer names that became different ones, when the new last word is no name ("Abdullah I", "Jr.")
+    or when another name of the entity already became it."""
     out = dict(mapping)
     for short in originals:
         if len(short.split()) != 1 or short not in out:
