@@ -32,7 +32,10 @@ settling order:
      ORG or LOC name with a head noun its type does not say, the first such candidate of the first
      ``HEAD_WINDOWS`` windows whose name has that head, where one has (likewise, for an organisation
      written "the X" as a noun phrase, the first whose name is no bare one-word name: "from the Toyota ."
-     reads wrong); after the last window: kept (``no_candidate``);
+     reads wrong); after the last window, an entity with short names (``short_names``: "Yukon" of
+     "Yukon River", "NHL" of "National Hockey League") reads the windows of a second slot among items
+     with fewer names, the short names written from the new full name ("Orontes River", "Orontes")
+     and a candidate that gives none passed over; after that: kept (``no_candidate``);
    * NUM (:func:`settle_other`): attempts 0..49 of ``numtime.rename_num`` until no new name
      clashes and no number pair breaks; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
      that counts the noun after it: "one terminal platform"), ``no_rule`` when the name holds no
@@ -142,6 +145,7 @@ from envbench.rename.numtime import (
     order_kept,
     rename_times,
 )
+from envbench.rename.short_names import follow, may_follow, short_names, spell_like, spellings
 from envbench.rename.substitute import (
     NewName,
     clash_keys,
@@ -471,6 +475,11 @@ class Row:
     catch_all: tuple[str, ...] = ()
     head_noun: str | None = None
     adjectival: tuple[str, ...] = ()
+    # the new names written from another new name of the entity, not taken from the item: a short name
+    # ("Orontes" of "Orontes River"), another spelling ("U.A.E." of "UAE"), a surname ("LaMarr");
+    # and whether the item came from the entity's second draw (``short_names``)
+    written: tuple[str, ...] = ()
+    second_draw: bool = False
     # a drawn PER entity's gender (``rename.gender``): "male" / "female" / None, its source, and the
     # gender of the item whose names it took (from that item's P21)
     gender: str | None = None
@@ -486,6 +495,9 @@ class Run:
     seed: int
     title: str
     slots: dict[int, int]  # entity -> slot index
+    # entity -> the slot of its second draw, among items with fewer names, whose short names it writes
+    # itself ("NHL" of "National Hockey League"; ``short_names``), read once the first slot is spent
+    second: dict[int, int] = field(default_factory=dict)
     cursor: int = 0
     window: int = 0  # window number being read for the current entity
     taken: set[tuple[str, ...]] = field(default_factory=set)
@@ -496,7 +508,9 @@ class Run:
     times_done: bool = False  # TIME entities are settled together, before the others
     # entity -> (candidate, names, clash keys): the first fit of an entity that waits, in later windows,
     # for a candidate whose name shares its head noun (``settle_linked``), taken when none does
-    fallback: dict[int, tuple[str, dict[str, NewName], list[tuple[str, ...]]]] = field(default_factory=dict)
+    # (and the old names whose new names were written from another new name, ``Row.written``)
+    fallback: dict[int, tuple[str, dict[str, NewName], list[tuple[str, ...]], frozenset[str]]] = field(
+        default_factory=dict)
     # the persons some of whose candidates had a name that reads as the other gender
     # (``rename.gender.reads_against``): kept as ``no_gender``, not ``no_candidate``, when none is left;
     # per run, so one seed's draws never decide another seed's kept reason
@@ -544,27 +558,38 @@ class Draws:
 
 
 def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: bool,
-              adjectival: Callable[[DocInfo, int], int] | None = None) -> tuple[list[Run], list[Slot]]:
-    """The runs of the documents (document order, then seed) and the candidate slot of each linked entity.
+              adjectival: Callable[[DocInfo, int], Sequence[str]] | None = None) -> tuple[list[Run], list[Slot]]:
+    """The runs of the documents (document order, then seed) and the candidate slots of each linked entity.
 
     A slot draws items with at least as many names as the entity has distinct names (the paper's rule),
-    less its ``adjectival`` names (a count per entity), which take the new item's demonyms instead: a
-    "German | Germany" entity needs a country of one name and one demonym, as the corpus KB's countries
-    are ("Kuwait", P1549 "Kuwaiti"), not a country of two names."""
+    a name spelled two ways counted once (``short_names.spellings``: "US" and "U.S."), less its
+    ``adjectival`` names (the entity's names that are adjectival), which take the new item's
+    demonyms instead: a "German | Germany" entity needs a country of one name and one demonym, as the
+    corpus KB's countries are ("Kuwait", P1549 "Kuwaiti"), not a country of two names. An entity with
+    short names (``short_names``: "Yukon" of "Yukon River", "NHL" of "National Hockey League") also gets
+    a second slot, less those names, which it reads only when every candidate of the first has failed."""
     slots: list[Slot] = []
     runs: list[Run] = []
     for info in infos:
         for k in seeds:
             run_slots: dict[int, int] = {}
+            second: dict[int, int] = {}
             for ei, q in enumerate(info.qids):
                 if q is None or ei in info.overlap or info.coarse[ei] in RENAMERS or (ft := info.fine_type(ei)) is None:
                     continue
                 if is_catch_all(ft):
                     continue  # kept (generic_type): a catch-all class alone says nothing a reader would know
                 run_slots[ei] = len(slots)
-                need = len(info.names[ei]) - (adjectival(info, ei) if adjectival is not None else 0)
-                slots.append(Slot(ft, max(1, need), pool, q, k, info.title, ei))
-            runs.append(Run(info, k, info.title if twins else f"{info.title}-{k}", run_slots))
+                adjectives = adjectival(info, ei) if adjectival is not None else ()
+                spelled = spellings(info.names[ei], adjectives)  # "US" and "U.S." need one new name
+                names = [nm for nm in info.names[ei] if nm not in spelled]
+                need = max(1, len(names) - len(adjectives))
+                slots.append(Slot(ft, need, pool, q, k, info.title, ei))
+                fewer = max(1, need - len(short_names(names, info.coarse[ei], adjectives)))
+                if fewer < need:
+                    second[ei] = len(slots)
+                    slots.append(Slot(ft, fewer, pool, q, k, info.title, ei))
+            runs.append(Run(info, k, info.title if twins else f"{info.title}-{k}", run_slots, second))
     return runs, slots
 
 
@@ -754,7 +779,7 @@ def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> 
 
 
 def _accept(run: Run, ei: int, draws: Draws, cand: str, mapping: dict[str, NewName], keys: list[tuple[str, ...]],
-            adjectival: Sequence[str], person: PersonGender) -> None:
+            written: frozenset[str], adjectival: Sequence[str], person: PersonGender) -> None:
     """Rename entity ``ei`` of ``run`` to candidate ``cand`` (names ``mapping``, clash keys ``keys``)."""
     info, q = run.info, run.info.qids[ei]
     slot = draws.slots[run.slots[ei]]
@@ -774,6 +799,8 @@ def _accept(run: Run, ei: int, draws: Draws, cand: str, mapping: dict[str, NewNa
                         catch_all=tuple(sorted(c for c in own_types if is_catch_all(c))),
                         head_noun=next((h for nm in originals if (h := shared_head(nm, mapping[nm].name))), None),
                         adjectival=tuple(mapping[nm].name for nm in adjectival),
+                        written=tuple(mapping[nm].name for nm in originals if nm in written),
+                        second_draw=run.window >= MAX_WINDOWS,
                         gender=person.gender, gender_from=person.source,
                         new_gender=pronoun_class(draws.genders.get(cand)) if person.source else None))
 
@@ -781,7 +808,11 @@ def _accept(run: Run, ei: int, draws: Draws, cand: str, mapping: dict[str, NewNa
 def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     """A linked entity: the first fitting candidate of its windows, or the window still missing."""
     info = run.info
-    si = run.slots[ei]
+    # the first slot's windows are 0..MAX_WINDOWS-1 of run.window, the second slot's (if any) the next ones
+    first_si = run.slots[ei]
+    second = run.window >= MAX_WINDOWS
+    si = run.second[ei] if second else first_si
+    w0 = MAX_WINDOWS if second else 0
     slot = draws.slots[si]
     q = info.qids[ei]
     assert q is not None
@@ -813,10 +844,16 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     want_head = (next((h for nm in originals if (h := name_head(nm)) is not None and h in draws.kind_words
                        and h != draws.class_kinds.get(slot.fine_type)), None)
                  if info.coarse[ei] in HEAD_TYPES else None)
-    while run.window < MAX_WINDOWS and window_bounds(run.window)[0] < total:
-        window = draws.windows.get((si, run.window))
+    # the second draw: the short names are left out of the pairing and written from their full names' new ones
+    spelled = spellings(originals, adjectival)  # the names that spell another ("U.S." of "US") take its new name
+    names_now = [nm for nm in originals if nm not in spelled] if spelled else originals
+    shorts = short_names(names_now, info.coarse[ei], adjectival) if second else {}
+    paired = [nm for nm in names_now if nm not in shorts] if shorts else names_now
+    written_by_rule = frozenset(spelled) | frozenset(shorts)  # old names whose new names no item gives
+    while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
+        window = draws.windows.get((si, run.window - w0))
         if window is None:
-            return (si, run.window)
+            return (si, run.window - w0)
         if need_forms:  # too few adjectival forms: pair_item_names would say NO_DEMONYM (dropped before the sort)
             need, counts = need_forms, draws.form_counts  # the memo read inline: every candidate passes here
             window = [c for c in window if (counts[c] if c in counts else draws.form_count(c)) >= need]
@@ -826,14 +863,23 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             if not fits(person, draws.genders.get(cand), draws.knows_genders):
                 continue  # "her eldest son Barbara Stanwyck"
+            if shorts and not may_follow(shorts, (names.label, *names.aliases)):
+                continue  # no name of it could give the short names ("Lake Baikal" for "Yukon" of "Yukon River")
             adjectives = draws.adjective_named.get(cand, frozenset()) if info.coarse[ei] != "PER" else frozenset()
             kinds = adjectival_kinds(types.get(cand, ()), anc) if adjectival or adjectives else frozenset()
-            mapping = pair_item_names(originals, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens,
+            mapping = pair_item_names(paired, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens,
                                       adjectival=adjectival, kinds=kinds, adjectives=adjectives)
             if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
                 continue
+            if shorts and (mapping := follow(shorts, mapping, info.coarse[ei])) is None:
+                continue  # "Lake Baikal" gives no short name for "Yukon" of "Yukon River"
+            written = written_by_rule
             if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
-                mapping = surnames_follow(originals, mapping)
+                paired_names, mapping = mapping, surnames_follow(names_now, mapping)
+                if surnamed := frozenset(nm for nm, nn in mapping.items() if nn != paired_names[nm]):
+                    written = written | surnamed
+            if spelled:  # after the surname rule, so "Drossinis’" reads as "Drossinis" does
+                mapping = {**mapping, **{nm: spell_like(nm, of, mapping[of]) for nm, of in spelled.items()}}
             if person.gender is not None and reads_against(person, [nn.name for nn in mapping.values()]):
                 run.read_other.add(ei)
                 continue  # "Kyle Richards ... her": P21 female, but a reader takes the name for a man's
@@ -857,24 +903,30 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                     heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads)):
                 # the first fit, should no candidate of the first windows share the head noun, or (for "from the
                 # East India Company .") read as more than a bare one-word name ("from the Toyota .")
-                run.fallback.setdefault(ei, (cand, mapping, keys))
+                run.fallback.setdefault(ei, (cand, mapping, keys, written))
                 continue
             run.fallback.pop(ei, None)  # a first fit kept aside for this entity is not needed any more
-            _accept(run, ei, draws, cand, mapping, keys, adjectival, person)
+            _accept(run, ei, draws, cand, mapping, keys, written, adjectival, person)
             return None
         run.window += 1
-        if ei in run.fallback and run.window >= HEAD_WINDOWS:
+        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS:
             break  # the head is looked for among the first draws only, so seeds keep drawing different names
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
         _accept(run, ei, draws, *run.fallback.pop(ei), adjectival, person)
         return None
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one
-    drawn = [c for w in range(run.window) for c in draws.windows.get((si, w), ())]
+    # (the first slot's draws decide, as they do for an entity without a second slot)
+    drawn = [c for w in range(MAX_WINDOWS if second else run.window) for c in draws.windows.get((first_si, w), ())]
     lacking = bool(drawn and adjectival) and not any(draws.form_count(c) > 0 for c in drawn)
     # a person some of whose drawn candidates (in any window) had another gender: kept for want of one
     other_gender = not lacking and (ei in run.read_other or any(
         not fits(person, draws.genders.get(c), draws.knows_genders) for c in drawn))
     reason = KeptReason.NO_DEMONYM if lacking else KeptReason.NO_GENDER if other_gender else KeptReason.NO_CANDIDATE
+    if reason is KeptReason.NO_CANDIDATE and not second and ei in run.second:
+        # every item with enough names failed, not for want of a demonym or a gender, which fewer names would
+        # not give: read the items with fewer, whose short names the entity writes itself
+        run.window = MAX_WINDOWS
+        return settle_linked(run, ei, draws)
     keep(run, ei, reason, person)
     return None
 
@@ -920,11 +972,11 @@ class Renamer:
             known = known_demonyms(self.con, {nm for i in infos for ei, c in enumerate(i.coarse)
                                               if c in ("ORG", "LOC", "MISC") for nm in i.names[ei]})
 
-        def adjectival(info: DocInfo, ei: int) -> int:
+        def adjectival(info: DocInfo, ei: int) -> Sequence[str]:
             q = info.qids[ei]
-            return len(adjectival_names(info.names[ei], own.get(q, ()) if q is not None else (),
-                                        known if info.coarse[ei] != "PER" else frozenset(),
-                                        info.written_adjectives[ei]))
+            return adjectival_names(info.names[ei], own.get(q, ()) if q is not None else (),
+                                    known if info.coarse[ei] != "PER" else frozenset(),
+                                    info.written_adjectives[ei])
 
         runs, slots = plan_runs(infos, seeds, self.pool, twins, adjectival if self.has_demonyms else None)
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
@@ -1013,6 +1065,7 @@ def substitution_table(runs: Sequence[Run]) -> Any:
                        ("qid", "qid"), ("fine_type", "fine_type"), ("new_qid", "new_qid"),
                        ("old_names", "old_names"), ("new_names", "new_names"), ("drawn_by", "drawn_by"),
                        ("catch_all", "catch_all"), ("head_noun", "head_noun"), ("adjectival", "adjectival"),
+                       ("written", "written"),
                        ("gender", "gender"), ("gender_from", "gender_from"), ("new_gender", "new_gender")):
         cols[name] = list(map(attrgetter(attr), rows))
     cols["reason"] = [r.value if r is not None else None for r in cols["reason"]]

@@ -11,6 +11,7 @@
 | p31_overlap | linked substitutes by P31 Jaccard with the entity's item (bins "0", "(0,0.25]" .. "(0.75,1)", "1") and the mean |
 | gender | PER entities that were drawn for (renamed, or kept as ``no_candidate``, ``no_demonym``, ``no_gender``): ``persons``, whose gender came ``from_p21``, ``from_document`` (``document_over_p21`` of them against their P21), ``from_context`` (the one gender of the pronouns near it) or is ``unknown``; ``renamed`` of them, ``matched`` (renamed with a known gender and a new item of that gender), and ``kept_no_gender`` (``rename.gender``) |
 | demonyms | linked entities, distinct names and mentions paired as demonyms (``demonyms``), and entities kept for want of one (``no_demonym``) |
+| written_names | linked entities with new names written from another of their new names (``Row.written``: short names, other spellings, surnames), those names, and the entities renamed by a second draw (``short_names``) |
 | audit | ``audit.Auditor.summary()``: type-constraint checks before and after |
 | validation | documents skipped by ``--skip-invalid``, and validation warnings |
 | names_seen | Table 5 at generation time (below) |
@@ -80,6 +81,7 @@ class StatsTally:
         self.p31: Counter[str] = Counter()
         self.p31_sum = 0.0
         self.gender: Counter[str] = Counter()
+        self.written: Counter[str] = Counter()
 
     def add_source(self, info: DocInfo) -> None:
         self.documents += 1
@@ -144,6 +146,11 @@ class StatsTally:
                 self.demonyms["mentions_paired"] += sum(m["name"] in names for m in run.info.doc["vertexSet"][r.entity])
             elif r.reason is KeptReason.NO_DEMONYM:
                 self.demonyms["entities_kept"] += 1
+            if r.written:
+                self.written["entities"] += 1
+                self.written["names"] += len(r.written)
+            if r.second_draw:
+                self.written["second_draw"] += 1
             if r.coarse == "PER" and (r.kind == "linked" or r.reason in _DRAWN):
                 self._count_gender(r)
             if r.kind == "linked" and r.coarse in SEEN_TYPES:
@@ -212,6 +219,7 @@ class StatsTally:
                             "mean": round(self.p31_sum / sum(self.p31.values()), 6) if self.p31 else 0.0},
             "demonyms": {k: self.demonyms[k] for k in ("entities_paired", "names_paired", "mentions_paired",
                                                        "entities_kept")},
+            "written_names": {k: self.written[k] for k in ("entities", "names", "second_draw")},
             "gender": {k: self.gender[k] for k in ("persons", "from_p21", "from_document", "document_over_p21",
                                                    "from_context", "unknown", "renamed", "matched", "kept_no_gender")},
             "audit": audit,

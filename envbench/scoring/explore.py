@@ -306,6 +306,7 @@ def _write_documents(
                     # why it is what it is (a file from before these columns has none)
                     "drawn_by": row.get("drawn_by") or [], "catch_all": row.get("catch_all") or [],
                     "head_noun": row.get("head_noun"), "adjectival": row.get("adjectival") or [],
+                    "written": row.get("written") or [],
                     # a person's gender, where it came from, and the new item's (``rename.gender``)
                     "gender": row.get("gender"), "gender_from": row.get("gender_from"),
                     "new_gender": row.get("new_gender"),

@@ -161,6 +161,8 @@
     if (sub.gender_from) html += "<p>gender: " + esc(sub.gender || "unknown") + " (from " + esc(sub.gender_from) + ")" +
       (sub.new_qid ? "; new item: " + esc(sub.new_gender || "unknown") : "") + "</p>";
     if ((sub.adjectival || []).length) html += "<p>adjectival forms given: " + sub.adjectival.map(esc).join(", ") + "</p>";
+    if ((sub.written || []).length) html += "<p>written from another new name (short names, spellings, surnames): " +
+      sub.written.map(esc).join(", ") + "</p>";
     return html;
   }
 

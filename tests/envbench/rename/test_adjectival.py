@@ -341,6 +341,6 @@ def test_a_slot_needs_as_many_names_as_the_entity_has_less_its_adjectival_ones()
            "vertexSet": [[mention("German", 0, [0, 1], "LOC"), mention("Germany", 0, [3, 4], "LOC")]]}
     info = DocInfo(0, doc, ["Q183"], {("Q183", "LOC"): COUNTRY})
     assert [s.min_names for s in plan_runs([info], [1], "eval", twins=False)[1]] == [2]
-    assert [s.min_names for s in plan_runs([info], [1], "eval", twins=False, adjectival=lambda i, e: 1)[1]] == [1]
+    assert [s.min_names for s in plan_runs([info], [1], "eval", twins=False, adjectival=lambda i, e: ["German"])[1]] == [1]
     # never fewer than one name
-    assert [s.min_names for s in plan_runs([info], [1], "eval", twins=False, adjectival=lambda i, e: 2)[1]] == [1]
+    assert [s.min_names for s in plan_runs([info], [1], "eval", twins=False, adjectival=lambda i, e: ["German", "Germany"])[1]] == [1]

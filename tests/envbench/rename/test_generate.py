@@ -59,7 +59,7 @@ def test_substitutions_table(env: Path) -> None:
     subs = pl.read_parquet(env / "substitutions.parquet")
     assert subs.columns == ["title", "source_title", "seed", "entity", "coarse_type", "kind", "reason", "qid",
                             "fine_type", "new_qid", "old_names", "new_names", "drawn_by", "catch_all", "head_noun",
-                            "adjectival", "gender", "gender_from", "new_gender"]
+                            "adjectival", "written", "gender", "gender_from", "new_gender"]
     assert subs.height == 5 * sum(len(d["vertexSet"]) for d in src)
     assert subs["seed"].dtype == pl.Int32 and subs["entity"].dtype == pl.Int32
     order = {d["title"]: i for i, d in enumerate(src)}

@@ -204,7 +204,7 @@ def test_an_index_gives_qids_and_fine_types_their_labels(tmp_path: Path) -> None
         # every substitution explains itself (issue 31): the classes it was drawn by, with their labels
         assert all(s["drawn_by"] and s["drawn_by"][0] == s["fine_type"] for s in rows)
         assert all(s["class_labels"] == ix.labels_of([*s["drawn_by"], *s["catch_all"]]) for s in rows)
-        assert all({"catch_all", "head_noun", "adjectival"} <= s.keys() for s in rows)
+        assert all({"catch_all", "head_noun", "adjectival", "written"} <= s.keys() for s in rows)
     # the index is an input: the same site is up to date, without it the site is rebuilt (no labels)
     assert build_site(tmp_path / "env" / "test_env.json", sw.test, site, index=sw.index).up_to_date
     build_site(tmp_path / "env" / "test_env.json", sw.test, site)
