@@ -21,8 +21,10 @@ settling order:
      draw order (``candidates``: windows of 4, 16, 64 and 256 items, each tried with the candidates
      sharing the most P31 classes with the entity first, ``fine_types.by_p31_overlap``) that, for a
      person, has its gender and names that do not read as the other (``rename.gender``; ``no_gender``
-     when none is left and a drawn candidate failed so), whose names pair with the entity's names (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym``
-     when no candidate has one) without a clash, none of whose names an eval-pool
+     when none is left and a drawn candidate failed so), whose names pair with the entity's names
+     (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym`` when no candidate has one;
+     a name spelled two ways, "US" and "U.S.", counted once and given one new name,
+     ``short_names.spellings``) without a clash, none of whose names an eval-pool
      item carries (train pool only) or occurs as a mention name in the ``--exclude-names-from``
      documents (``novelty``; same key as the clash check), none of whose names *doubles a word
      beside a mention* (below), and that passes every type-constraint
