@@ -7,7 +7,8 @@ and kb-from-corpus writes it as P21 (``worlds/kb_from_corpus.py``). Both jobs re
 
 **The rule** (:func:`document_genders`). For each PER entity of a document, *male* and *female*
 counts are summed from five kinds of evidence; tokens inside any entity's mention and tokens inside
-double quotes never count (a quoted "she" is someone speaking, "She Loves You" a song):
+double quotes never count (a quoted "she" is someone speaking, "She Loves You" a song), but for quoted
+speech that names the person (rule 1):
 
 1. *Pronouns* (he, him, his, himself against she, her, hers, herself), read for the person a
    sentence is about. A sentence that names one person speaks of it after its first mention there;
@@ -21,7 +22,10 @@ double quotes never count (a quoted "she" is someone speaking, "She Loves You" a
    A sentence whose sole person comes after a pronoun ("He also played Mateo") stays the carried
    person's: Mateo gets nothing. A sentence gives a person the gender of its first pronoun only:
    once it has said "she" of Manon, its "him" is someone else ("Manon sent earrings with which she
-   bought him out"; a "he" there would be "herself").
+   bought him out"; a "he" there would be "herself"). Quoted speech that names one person speaks of it
+   after its mention there, the quote's first pronoun only ("ANC caucus leader KK Khumalo said : "
+   Motlanthe will be the president , he will be ... "": Khumalo, named first, would otherwise take
+   the sentence, and Motlanthe nothing).
 2. *A gendered noun right before a mention* (:data:`GENDERED_NOUNS`: son/daughter, husband/wife,
    actor/actress, king/queen, brother/sister, ...), or before a comma before it, as in "her eldest
    son Edward VII", "actress Mary Pickford", "his wife , Jane".
@@ -250,6 +254,23 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
         for j in range(here[ei], len(sent)):
             if ok[j]:
                 add_pronoun(ei, sent[j])
+    # 1b. quoted speech that names one person speaks of it after its mention there ("Khumalo said : "
+    # Motlanthe will be the president , he will be ... "": the "he" is Motlanthe)
+    for si, sent in enumerate(sents):
+        spans = _quoted_spans(sent)
+        if not spans:
+            continue
+        mentions = [(ei, m["pos"]) for ei, ent in enumerate(ents) for m in ent if m["sent_id"] == si]
+        for q0, q1 in spans:
+            named = {ei for ei, (a, _) in mentions if q0 < a < q1 and ei in counts}
+            if len(named) != 1:
+                continue
+            (ei,) = named
+            said.clear()
+            start = min(b for e, (a, b) in mentions if e == ei and q0 < a < q1)
+            for j in range(start, q1):
+                if not any(a <= j < b for _, (a, b) in mentions):  # a title's "She" is no pronoun
+                    add_pronoun(ei, sent[j])
     # 2-4. nouns beside each mention
     for ei in persons:
         for m in ents[ei]:
@@ -315,6 +336,12 @@ def context_genders(doc: Doc, evidence: Mapping[int, GenderEvidence] | None = No
             if (own.female if g == MALE else own.male) == 0:
                 out[ei] = g
     return out
+
+
+def _quoted_spans(sent: Sequence[str]) -> list[tuple[int, int]]:
+    """(opening quote, closing quote) positions of the sentence's double-quoted spans."""
+    marks = [j for j, tok in enumerate(sent) if tok in _QUOTES]
+    return list(zip(marks[0::2], marks[1::2]))
 
 
 def _noun_before(sent: Sequence[str], ok: bytearray, a: int) -> str | None:

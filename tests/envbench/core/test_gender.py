@@ -130,6 +130,19 @@ def test_a_quoted_she_is_someone_speaking() -> None:
     assert document_genders(d)[0] == GenderEvidence(male=1, female=0)
 
 
+def test_quoted_speech_that_names_one_person_speaks_of_it() -> None:
+    # Re-DocRED dev: the spokesman is named first, so the sentence's rule gives Motlanthe nothing
+    d = doc('The caucus leader KK Khumalo said : " Motlanthe will be the president , he will be the president . "',
+            people={"KK Khumalo": [(0, 3, 5)], "Motlanthe": [(0, 8, 9)]})
+    assert genders(d) == [None, MALE]
+    # a quote that names two people, or whose pronoun comes before the name, gives nobody anything
+    d = doc('Tom Ward said " Ann told Bo he is kind " .', people={"Tom Ward": [(0, 0, 2)], "Ann": [(0, 4, 5)],
+                                                               "Bo": [(0, 6, 7)]})
+    assert genders(d) == [None, None, None]
+    d = doc('Tom Ward said " she met Ann " .', people={"Tom Ward": [(0, 0, 2)], "Ann": [(0, 6, 7)]})
+    assert genders(d) == [None, None]
+
+
 def test_his_before_the_name_is_not_read_and_makes_the_sentence_someone_elses() -> None:
     d = doc("In his youth , Tom Ward sailed .", people={"Tom Ward": [(0, 4, 6)]})
     assert genders(d) == [None]
