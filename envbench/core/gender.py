@@ -35,7 +35,9 @@ speech that names the person (rule 1):
    or a comma, then at most :data:`NOUN_REACH` words (articles, adjectives, other entities' mentions)
    before a gendered noun, stopping at punctuation, a preposition, a pronoun or a relative word:
    "Jane Smith ( born 1950 ) is an American actress", "Edward , son of Victoria", "Anne was the
-   first woman to"; not "Tom was survived by his wife".
+   first woman to"; not "Tom was survived by his wife". An affiliation that is another entity's
+   mention may come between the name and its comma, and a place's "'s" among the words ("Uma Bharti
+   of the Bharatiya Janata Party , Madhya Pradesh 's only woman chief minister").
 
 5. *One person named twice*: a PER entity named by one word only ("Thorborg") and the one other PER
    entity whose longer name ends in that word ("Kerstin Thorborg") are one person Re-DocRED split in
@@ -365,6 +367,13 @@ def _predicate_noun(sent: Sequence[str], ok: bytearray, b: int, persons: Sequenc
             j += 1
             if depth <= 0:
                 break
+    # an affiliation between the name and its apposition: "Uma Bharti of the Bharatiya Janata Party , ..."
+    if j < len(sent) and ok[j] and sent[j].casefold() in ("of", "from") and j + 1 < len(sent):
+        k = j + 1 + (sent[j + 1].casefold() == "the")
+        if k < len(sent) and not ok[k] and not any(a <= k < e for a, e in persons):
+            while k < len(sent) and not ok[k] and not any(a <= k < e for a, e in persons):
+                k += 1  # past the other entity's mention
+            j = k if k < len(sent) and sent[k] == "," else j
     if j >= len(sent) or not ok[j] or sent[j].casefold() not in _COPULAS | {","}:
         return None
     words = 0
@@ -376,6 +385,8 @@ def _predicate_noun(sent: Sequence[str], ok: bytearray, b: int, persons: Sequenc
             continue  # another entity's mention ("an American actress"): read past it
         if tok in GENDERED_NOUNS:
             return GENDERED_NOUNS[tok]
+        if tok == "'s" and k > j + 1 and not ok[k - 1]:
+            continue  # "... , Madhya Pradesh 's only woman chief minister": a place's, not a person's
         if not tok.isalpha() or tok in _STOPS or words >= NOUN_REACH:
             return None
         words += tok not in _ARTICLES

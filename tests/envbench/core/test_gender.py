@@ -184,6 +184,15 @@ def test_an_honorific_opening_the_name_and_a_predicate_noun() -> None:
     # the phrase ends before the noun: "survived by his wife" is not what Tom is
     d = doc("Tom Ward was survived by a wife .", people={"Tom Ward": [(0, 0, 2)]})
     assert genders(d) == [None]
+    # an affiliation and a place's "'s" before the apposition (Re-DocRED dev)
+    d = doc("He was succeeded by Uma Bharti of the BJP , Madhya Pradesh 's only woman chief minister .",
+            people={"Uma Bharti": [(0, 4, 6)]}, others={"BJP": [(0, 8, 9)], "Madhya Pradesh": [(0, 10, 12)]})
+    assert genders(d) == [FEMALE]
+    # ... but not an "of" that is no other entity's name, nor a person's "'s"
+    d = doc("Tom Ward of the town , the only woman there .", people={"Tom Ward": [(0, 0, 2)]})
+    assert genders(d) == [None]
+    d = doc("Tom Ward , Ann Lee 's husband .", people={"Tom Ward": [(0, 0, 2)], "Ann Lee": [(0, 3, 5)]})
+    assert genders(d) == [None, None]
 
 
 def test_tokens_inside_mentions_never_count() -> None:
