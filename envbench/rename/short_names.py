@@ -74,10 +74,9 @@ _SMALL = frozenset({"of", "the", "and", "for", "in", "on", "at", "to", "a", "an"
                     "le", "les", "del", "der", "von", "van", "y", "e", "et", "und"})
 _ACRONYM = re.compile(r"^(?:[A-Z]\.){2,6}$|^[A-Z]{2,6}$")
 _SPLIT = re.compile(r"[\s\-–]+")
-# a new acronym has at least as many letters as the old one, up to 3 ("NHL" never becomes "HS" of "Hague
-# School", "TD" may become "MP"); a place's at least 3 ("Mongol Empire" gives no "ME")
+# a new acronym has at least as many letters as the old one, up to this many ("NHL" never becomes "HS" of
+# "Hague School", "TD" may become "MP"), and a place's at least this many ("Mongol Empire" gives no "ME")
 _MIN_INITIALS = 3
-_MIN_INITIALS_LOC = 3
 
 
 @dataclass(frozen=True)
@@ -85,9 +84,10 @@ class ShortName:
     """How one short name of an entity is made from one of its longer names."""
 
     full: str  # the entity's longer name it is made from
-    rule: str  # ACRONYM, DROP_LAST or DROP_FIRST
-    # DROP_LAST, DROP_FIRST: the words dropped ("High School" of "Overbrook High School"); ACRONYM: "" when
-    # small words give no letter ("NHL"), "small" when they do ("MOCA", Museum of Contemporary Art)
+    rule: str  # ACRONYM, DROP_LAST, DROP_FIRST or PLURAL
+    # DROP_LAST, DROP_FIRST: the words dropped ("High School" of "Overbrook High School"); PLURAL: the plural
+    # last word ("Rivers"); ACRONYM: none when small words give no letter ("NHL"), ("small",) when they do
+    # ("MOCA", Museum of Contemporary Art)
     words: tuple[str, ...] = ()
 
 
@@ -206,7 +206,7 @@ def derive(old_short: str, short: ShortName, new_full: NewName, coarse: str) -> 
         if short.words and sum(w.casefold() in _SMALL for w in words) != _small_words(short.full):
             return None  # "MOCA" of "Museum of Contemporary Art" never becomes "OOMMOC"
         letters = _initials(words, capitals=True, small=bool(short.words))
-        least = _MIN_INITIALS_LOC if coarse == "LOC" else min(_MIN_INITIALS, len(old.replace(".", "")))
+        least = _MIN_INITIALS if coarse == "LOC" else min(_MIN_INITIALS, len(old.replace(".", "")))
         if not letters or not least <= len(letters) <= 6:
             return None
         text = ".".join(letters) + "." if "." in old else letters
@@ -313,10 +313,6 @@ def _spellings(names: tuple[str, ...], adjectival: tuple[str, ...]) -> tuple[tup
     return tuple(out.items())
 
 
-def _is_acronym(text: str) -> bool:
-    return bool(_ACRONYM.match(text))
-
-
 def spell_like(spelling: str, name: str, new: NewName) -> NewName:
     """What ``spelling`` of ``name`` becomes when ``name`` became ``new``: the same new name, but an
     acronym keeps the old spelling's dots ("US" -> "CAR", so "U.S." -> "C.A.R.") and the "the" before
@@ -324,7 +320,7 @@ def spell_like(spelling: str, name: str, new: NewName) -> NewName:
     (``articles.keep_the``)."""
     the, bare = _bare(spelling)
     _, new_bare = _bare(new.name)
-    if not (_is_acronym(new_bare.replace(".", "")) and (_is_acronym(bare) or _is_acronym(bare.replace(".", "")))):
+    if not (_ACRONYM.match(new_bare.replace(".", "")) and _ACRONYM.match(bare.replace(".", ""))):
         return new
     letters = new_bare.replace(".", "")
     text = ".".join(letters) + "." if "." in bare else letters
