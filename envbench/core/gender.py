@@ -177,13 +177,8 @@ def _outside(sents: Sequence[Sequence[str]], doc: Doc) -> list[bytearray]:
             a, b = m["pos"]
             free[m["sent_id"]][a:b] = bytes(b - a)
     for si, sent in enumerate(sents):
-        quoted = False
-        for j, tok in enumerate(sent):
-            if tok in _QUOTES:
-                quoted = not quoted
-                free[si][j] = 0
-            elif quoted:
-                free[si][j] = 0
+        for q0, q1 in _quoted_spans(sent):
+            free[si][q0:q1 + 1] = bytes(len(free[si][q0:q1 + 1]))
     return free
 
 
@@ -265,7 +260,7 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
         mentions = [(ei, m["pos"]) for ei, ent in enumerate(ents) for m in ent if m["sent_id"] == si]
         for q0, q1 in spans:
             named = {ei for ei, (a, _) in mentions if q0 < a < q1 and ei in counts}
-            if len(named) != 1:
+            if len(named) != 1 or q1 == len(sent):  # a quote left open: where the speech ends is unclear
                 continue
             (ei,) = named
             said.clear()
@@ -341,8 +336,11 @@ def context_genders(doc: Doc, evidence: Mapping[int, GenderEvidence] | None = No
 
 
 def _quoted_spans(sent: Sequence[str]) -> list[tuple[int, int]]:
-    """(opening quote, closing quote) positions of the sentence's double-quoted spans."""
+    """(opening quote, closing quote) positions of the sentence's double-quoted spans; a quote left open
+    runs to the sentence's end (the end's position stands for its closing quote)."""
     marks = [j for j, tok in enumerate(sent) if tok in _QUOTES]
+    if len(marks) % 2:
+        marks.append(len(sent))
     return list(zip(marks[0::2], marks[1::2]))
 
 
