@@ -37,7 +37,10 @@ speech that names the person (rule 1):
    "Jane Smith ( born 1950 ) is an American actress", "Edward , son of Victoria", "Anne was the
    first woman to"; not "Tom was survived by his wife". An affiliation that is another entity's
    mention may come between the name and its comma, and a place's "'s" among the words ("Uma Bharti
-   of the Bharatiya Janata Party , Madhya Pradesh 's only woman chief minister").
+   of the Bharatiya Janata Party , Madhya Pradesh 's only woman chief minister"); so may "his" or "her"
+   right before the noun, which is then the other party's and no pronoun of the person ("Yuhuan was
+   still his daughter - in - law", "Achille Longo , his uncle"), unless a person's mention follows the
+   noun, whose apposition it is ("Philip V , his wife , Elisabeth Farnese").
 
 5. *One person named twice*: a PER entity named by one word only ("Thorborg") and the one other PER
    entity whose longer name ends in that word ("Kerstin Thorborg") are one person Re-DocRED split in
@@ -206,6 +209,13 @@ def document_genders(doc: Doc) -> dict[int, GenderEvidence]:
             if a == 0:
                 opener[si] = ei
 
+    # 0. "Yuhuan was still his daughter - in - law": the "his" is the other party's, no pronoun of hers
+    for ei in persons:
+        for m in ents[ei]:
+            si = m["sent_id"]
+            if (own := _predicate(sents[si], free[si], m["pos"][1], person_spans[si])[1]) is not None:
+                free[si][own] = 0
+
     def add(ei: int, gender: str | None) -> None:
         if gender in GENDERS:
             counts[ei][gender == FEMALE] += 1
@@ -357,6 +367,13 @@ def _noun_before(sent: Sequence[str], ok: bytearray, a: int) -> str | None:
 def _predicate_noun(sent: Sequence[str], ok: bytearray, b: int, persons: Sequence[tuple[int, int]]) -> str | None:
     """Rule 4: the gender of the noun that "is ...", "was ...", "became ..." or ", ..." gives the mention
     ending at ``b``; None when the phrase ends before a gendered noun."""
+    return _predicate(sent, ok, b, persons)[0]
+
+
+def _predicate(sent: Sequence[str], ok: bytearray, b: int,
+               persons: Sequence[tuple[int, int]]) -> tuple[str | None, int | None]:
+    """:func:`_predicate_noun`'s gender, and where a possessive pronoun right before the noun stands
+    ("Anne was his wife": the noun is hers, the "his" another's), else None."""
     j = b
     if j < len(sent) and sent[j][:1] == "(":  # "Jane Smith ( born 1950 ) is ...", "Tymiński (; born"
         depth = 0
@@ -373,22 +390,28 @@ def _predicate_noun(sent: Sequence[str], ok: bytearray, b: int, persons: Sequenc
                 k += 1  # past the other entity's mention
             j = k if k < len(sent) and sent[k] == "," else j
     if j >= len(sent) or not ok[j] or sent[j].casefold() not in _COPULAS | {","}:
-        return None
+        return None, None
     words = 0
     for k in range(j + 1, min(len(sent), j + 2 + 2 * NOUN_REACH)):
         if any(a <= k < e for a, e in persons):
-            return None  # another person (or this one again) before any noun
+            return None, None  # another person (or this one again) before any noun
         tok = sent[k].casefold()
         if not ok[k]:
             continue  # another entity's mention ("an American actress"): read past it
         if tok in GENDERED_NOUNS:
-            return GENDERED_NOUNS[tok]
+            return GENDERED_NOUNS[tok], None
+        if tok in ("his", "her") and k + 1 < len(sent) and ok[k + 1] and sent[k + 1].casefold() in GENDERED_NOUNS:
+            # ... unless a person follows, whose apposition it is ("Philip V , his wife , Elisabeth Farnese")
+            after = k + 2 + (k + 2 < len(sent) and sent[k + 2] == ",")
+            if any(a <= after < e for a, e in persons):
+                return None, None
+            return GENDERED_NOUNS[sent[k + 1].casefold()], k
         if tok == "'s" and k > j + 1 and not ok[k - 1]:
             continue  # "... , Madhya Pradesh 's only woman chief minister": a place's, not a person's
         if not tok.isalpha() or tok in _STOPS or words >= NOUN_REACH:
-            return None
+            return None, None
         words += tok not in _ARTICLES
-    return None
+    return None, None
 
 
 def item_gender(rows: Iterable[tuple[str, str]]) -> str | None:

@@ -188,6 +188,17 @@ def test_an_honorific_opening_the_name_and_a_predicate_noun() -> None:
     d = doc("He was succeeded by Uma Bharti of the BJP , Madhya Pradesh 's only woman chief minister .",
             people={"Uma Bharti": [(0, 4, 6)]}, others={"BJP": [(0, 8, 9)], "Madhya Pradesh": [(0, 10, 12)]})
     assert genders(d) == [FEMALE]
+    # "was his daughter": the noun is the person's, the "his" another's (Re-DocRED test gave Yang Yuhuan, a
+    # consort, that "his" and made her male; dev: "Achille Longo , his uncle")
+    d = doc("Since Yuhuan was still his daughter - in - law ( as she was Li Mao 's wife ) , he left .",
+            people={"Yuhuan": [(0, 1, 2)], "Li Mao": [(0, 14, 16)]})
+    assert document_genders(d)[0] == GenderEvidence(male=0, female=2)
+    d = doc("He studied under Achille Longo , his uncle .", people={"Achille Longo": [(0, 3, 5)]})
+    assert genders(d) == [MALE]
+    # ... but "his wife , Elisabeth" is Elisabeth's apposition, not Philip's
+    d = doc("King Philip , his wife , Elisabeth Farnese , and his minister", people={
+        "King Philip": [(0, 0, 2)], "Elisabeth Farnese": [(0, 6, 8)]})
+    assert genders(d) == [MALE, FEMALE]
     # ... but not an "of" that is no other entity's name, nor a person's "'s"
     d = doc("Tom Ward of the town , the only woman there .", people={"Tom Ward": [(0, 0, 2)]})
     assert genders(d) == [None]
