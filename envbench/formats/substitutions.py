@@ -16,7 +16,7 @@ readers (``evaluate``, ``report``) cannot drift apart.
 | catch_all | the entity item's classes the catch-all rule set aside (``core.types.CATCH_ALL_CLASSES``); for a ``generic_type`` row its fine type |
 | head_noun | the head noun the draw kept (old and new name end in it), else null |
 | adjectival | the adjectival forms given to adjectival mention names ("Danish" for "American"), in old-name order |
-| written | the new names written from another new name of the entity rather than taken from the new item, in old-name order: short names ("Orontes" of "Orontes River", "KHL"; ``rename.short_names``), other spellings ("U.A.E." of "UAE") and surnames ("LaMarr" of "Phil LaMarr") |
+| written | the new names written from another new name of the entity rather than taken from the new item, in old-name order: short names ("Long Tom" of "Long Tom River", "SFL"; ``rename.short_names``), other spellings ("U.A.E." of "UAE") and surnames ("LaMarr" of "Phil LaMarr") |
 | gender, gender_from, new_gender | a drawn PER entity's gender (male, female or null), where it came from (p21, document, document_over_p21: the document showed the other gender than P21; context: neither spoke, and every pronoun near its mentions has this gender; null when unknown), and the new item's gender from its P21 (``envbench.rename.gender``) |
 
 The last eight say why a substitution is what it is; a file written before them lacks them, and the
@@ -37,7 +37,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("coarse_type", "string"), ("kind", "string"), ("reason", "string"), ("qid", "string"),
     ("fine_type", "string"), ("new_qid", "string"), ("old_names", "list<string>"), ("new_names", "list<string>"),
     ("drawn_by", "list<string>"), ("catch_all", "list<string>"), ("head_noun", "string"),
-    ("adjectival", "list<string>"), ("written", "list<string>"), ("gender", "string"), ("gender_from", "string"), ("new_gender", "string"),
+    ("adjectival", "list<string>"), ("written", "list<string>"), ("gender", "string"), ("gender_from", "string"),
+    ("new_gender", "string"),
 )
 
 

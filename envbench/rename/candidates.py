@@ -4,9 +4,9 @@ A slot is one (document, seed, entity) to rename. Its eligible items are those t
 
 * have the entity's fine type among their non-deprecated P31 values (see ``fine_types``),
 * have an English label and at least as many distinct English names (label + aliases) as the
-  entity has distinct mention names, less its adjectival ones, which take demonyms (and, in an
-  entity's second slot, less its short names, which follow the new full name: ``short_names``) (``Slot.min_names``,
-  set by ``engine.plan_runs``; items are numbered for thresholds 1..4; an entity with more
+  entity has distinct mention names, less its adjectival ones, which take demonyms, and in an
+  entity's second slot less its short names, which follow the new full name (``short_names``;
+  ``Slot.min_names``, set by ``engine.plan_runs``; items are numbered for thresholds 1..4; an entity with more
   names draws from the ">= 4" numbering and skips items with too few names),
 * fall in the requested pool: ``eval`` when the last hex digit of ``md5(qid)`` is 0-7, ``train``
   otherwise; the two pools share no item, so EVRT training twins never reuse a benchmark item
