@@ -16,7 +16,10 @@ settling order:
    applies to). An entity also fails when it breaks a *number pair* (below).
 2. **Then every other entity, in vertexSet order** (:func:`advance`):
 
-   * a mention overlaps a mention of another entity, or two of its own do: kept (``overlap``);
+   * a mention overlaps a mention of another entity, or two of its own do: kept (``overlap``), unless
+     the two are one name split as "the X" around "X" (``DocInfo.followers``): the outer one follows
+     the inner one (:func:`settle_follower`: "the" and its new name), and the inner one's draw passes
+     the outer one's audit checks too;
    * linked (a QID with a fine type, not NUM/TIME; :func:`settle_linked`): the first candidate in
      draw order (``candidates``: windows of 4, 16, 64 and 256 items, each tried with the candidates
      sharing the most P31 classes with the entity first, ``fine_types.by_p31_overlap``) that, for a
@@ -153,6 +156,8 @@ from envbench.rename.substitute import (
     clash_keys,
     mention_tokens,
     name_key,
+    nested_key,
+    nested_spellings,
     overlapping_entities,
     self_overlapping_entities,
     surnames_follow,
@@ -252,6 +257,15 @@ class DocInfo:
         self.title = doc["title"]
         self.overlap = overlapping_entities(doc) | self_overlapping_entities(doc)
         self.qids = qids
+        # "the X" nested around "X", one name Re-DocRED split in two: the inner entity is renamed and the
+        # outer one follows it (``substitute.nested_spellings``), where both have an item or both are
+        # renamed by rule (so the audit and the rules see them as they see the inner one)
+        rule = frozenset(RENAMERS)
+        self.followers = {o: i for o, i in nested_spellings(doc, self.overlap).items()
+                          if (qids[o] is None) == (qids[i] is None) and (qids[o] is not None or (
+                              entity_type(doc["vertexSet"][o]) in rule and entity_type(doc["vertexSet"][i]) in rule))}
+        self.leaders = {i: o for o, i in self.followers.items()}
+        self.overlap -= set(self.followers) | set(self.leaders)
         self.ftypes = ftypes  # (qid, coarse type) -> fine type (``fine_types.fine_types``)
         self.coarse = [entity_type(e) for e in doc["vertexSet"]]
         self.names = [distinct_names(e) for e in doc["vertexSet"]]
@@ -292,7 +306,8 @@ class DocInfo:
         self.number_pairs = self._number_pairs()
         # the TIME entities every seed renames with one shift (settle_times), and the years they write,
         # which each seed's attempts draw the shift against
-        self.times = {ei: self.tokens[ei] for ei, c in enumerate(self.coarse) if c == "TIME" and ei not in self.overlap}
+        self.times = {ei: self.tokens[ei] for ei, c in enumerate(self.coarse)
+                      if c == "TIME" and ei not in self.overlap and ei not in self.followers}
         self.time_years = document_years(self.times)
 
     def _beside_mentions(self) -> tuple[list[dict[str, frozenset[str]]], list[frozenset[str]]]:
@@ -437,7 +452,8 @@ class DocInfo:
     def month_dates(self) -> list[tuple[int, str, DateValue]]:
         """(TIME entity, name, date) for each name that gives a year and a month, read once per
         document for every seed and attempt of ``settle_times``."""
-        return [(ei, nm, d) for ei, c in enumerate(self.coarse) if c == "TIME" and ei not in self.overlap
+        return [(ei, nm, d) for ei, c in enumerate(self.coarse)
+                if c == "TIME" and ei not in self.overlap and ei not in self.followers
                 for nm, toks in self.tokens[ei].items() if (d := date_value(toks)) is not None and d.month is not None]
 
     def counts_a_noun(self, ei: int) -> bool:
@@ -577,7 +593,8 @@ def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: 
             run_slots: dict[int, int] = {}
             second: dict[int, int] = {}
             for ei, q in enumerate(info.qids):
-                if q is None or ei in info.overlap or info.coarse[ei] in RENAMERS or (ft := info.fine_type(ei)) is None:
+                if q is None or ei in info.overlap or ei in info.followers or info.coarse[ei] in RENAMERS or (
+                        ft := info.fine_type(ei)) is None:
                     continue
                 if is_catch_all(ft):
                     continue  # kept (generic_type): a catch-all class alone says nothing a reader would know
@@ -603,17 +620,50 @@ def advance(run: Run, draws: Draws) -> Request | None:
     if not run.times_done:
         settle_times(run)
         run.times_done = True
+        for f, lead in sorted(info.followers.items()):
+            if info.coarse[lead] == "TIME":
+                settle_follower(run, f, lead)
     while run.cursor < n:
         ei = run.cursor
-        if ei in run.slots:
+        if ei in info.followers:
+            pass  # settled with the entity nested in it
+        elif ei in run.slots:
             need = settle_linked(run, ei, draws)
             if need is not None:
                 return need
         elif info.coarse[ei] != "TIME" or ei in info.overlap:
             settle_other(run, ei)
+        if ei in info.leaders and info.coarse[ei] != "TIME":
+            settle_follower(run, info.leaders[ei], ei)
         run.cursor += 1
         run.window = 0
     return None
+
+
+def settle_follower(run: Run, f: int, lead: int) -> None:
+    """Entity ``f``, "the X" around its leader's "X" (``DocInfo.followers``): "the" and the leader's new
+    name ("the United States Census Bureau" -> "the Bureau of Labor Statistics"), or kept with the
+    leader (``overlap``: renamed alone, either would cut the other's tokens)."""
+    info = run.info
+    row = next((r for r in run.rows if r.entity == lead), None)
+    plan = run.plan.get(lead)
+    if row is None or row.kind == "kept" or plan is None:
+        return keep(run, f, KeptReason.OVERLAP)
+    by_key = {nested_key(nm): plan.get(nm) for nm in info.names[lead]}
+    mapping: dict[str, NewName] = {}
+    for nm in info.names[f]:
+        article, rest = nm.split(maxsplit=1)
+        nn = by_key.get(nested_key(rest))
+        if nn is not None:  # a name the leader's plan leaves as it is stays as it is here too
+            mapping[nm] = NewName(f"{article} {nn.name}", (article, *nn.tokens))
+    run.plan[f] = mapping
+    if lead in run.new_items:
+        run.new_items[f] = run.new_items[lead]
+    if lead in run.new_tokens:
+        run.new_tokens[f] = {nm: list(nn.tokens) for nm, nn in mapping.items()}
+    run.rows.append(Row(f, info.coarse[f], row.kind, None, info.qids[f], row.fine_type, row.new_qid, info.names[f],
+                        [mapping[nm].name if nm in mapping else nm for nm in info.names[f]],
+                        drawn_by=row.drawn_by, written=tuple(nn.name for nn in mapping.values())))
 
 
 def keep(run: Run, ei: int, reason: KeptReason, person: PersonGender = UNKNOWN) -> None:
@@ -820,7 +870,11 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     assert q is not None
     key = (info.order, ei)
     if key not in draws.required:
-        draws.required[key] = draws.auditor.required(q, draws.auditor.entity_checks(info.doc, ei))
+        required = draws.auditor.required(q, draws.auditor.entity_checks(info.doc, ei))
+        if (f := info.leaders.get(ei)) is not None and (fq := info.qids[f]) is not None:
+            # the entity that follows this one takes the same item: its checks are this draw's too
+            required = sorted(set(required) | set(draws.auditor.required(fq, draws.auditor.entity_checks(info.doc, f))))
+        draws.required[key] = required
     required = draws.required[key]
     total = draws.total(slot)
     own = draws.demonyms.get(q, ())

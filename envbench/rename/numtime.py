@@ -17,7 +17,8 @@ year-level order and equality between the document's dates survives ("a 1975 fil
 * decades ("1990s", "the mid 90s", "'60s"): by the same ``delta``;
 * the two-digit end of a span ("1983–84", "1963 - 65"): by the same ``delta``;
 * centuries ("20th century", "the eighteenth century", "the mid-19th century", both of "late 14th and
-  early 15th century"): one century in the direction of ``delta``;
+  early 15th century"): one century in the direction of ``delta``; a numbered dynasty likewise ("the 19th
+  Dynasty" -> "the 20th Dynasty", where the number rule had written "the 69th Dynasty");
 * months (full or abbreviated names): one cyclic shift by 1..11 months, abbreviation and case kept;
 * days (1-31, with or without an ordinal suffix, only in names that contain a month): one cyclic
   shift inside 1..28, so every new date exists;
@@ -103,6 +104,8 @@ ORDINALS = ("zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "s
             "eighteenth", "nineteenth", "twentieth")
 _ORDINAL_VALUE: dict[str, int] = {w: i for i, w in enumerate(ORDINALS) if i}
 _CENTURY_WORDS = ("century", "centuries", "millennium")
+# the periods a numbered ordinal moves by one rung of ("19th century", Egypt's "19th Dynasty": never "69th")
+_RUNG_WORDS = (*_CENTURY_WORDS, "dynasty", "dynasties")
 _WORD_VALUE: dict[str, int] = {w: i for i, w in enumerate(UNITS)}
 _WORD_VALUE.update({w: 10 + i for i, w in enumerate(TEENS)})
 _WORD_VALUE.update({w: 10 * i for i, w in enumerate(TENS) if w})
@@ -405,12 +408,12 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                     m2 = (m2 + 1) % 60
                 new.append(f"{h2:0{len(c.group(1))}d}:{m2:02d}")
             elif (o := _ORDINAL.match(_CENTURY_PREFIX.sub("", t))) and (
-                    nxt.casefold() in _CENTURY_WORDS or (about_centuries and int(o.group(1)) <= 21)):
+                    nxt.casefold() in _RUNG_WORDS or (about_centuries and int(o.group(1)) <= 21)):
                 # "19th century", and as the corpus writes it, "mid-19th century" (one token)
                 c = max(1, int(o.group(1)) + (1 if delta >= 0 else -1))
                 prefix = t[: len(t) - len(o.group(0))]
                 new.append(f"{prefix}{c}{same_case(_ordinal_suffix(c), o.group(2))}")
-            elif t.casefold() in _ORDINAL_VALUE and nxt.casefold() in _CENTURY_WORDS:
+            elif t.casefold() in _ORDINAL_VALUE and nxt.casefold() in _RUNG_WORDS:
                 c = _ORDINAL_VALUE[t.casefold()] + (1 if delta >= 0 else -1)
                 c = c if 1 <= c < len(ORDINALS) else _ORDINAL_VALUE[t.casefold()] - (1 if delta >= 0 else -1)
                 new.append(same_case(ORDINALS[c], t))

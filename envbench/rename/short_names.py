@@ -62,7 +62,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from envbench.rename.substitute import NewName, text_key
+from envbench.rename.substitute import NewName, nested_key
 
 ACRONYM = "acronym"
 DROP_LAST = "drop_last"
@@ -277,11 +277,6 @@ def follow(shorts: Mapping[str, ShortName], mapping: Mapping[str, NewName], coar
 
 
 # ---------------------------------------------------------------------------- one name, spelled two ways
-def _spelling_key(name: str) -> str:
-    key = text_key(name)
-    return "".join(key[1:] if len(key) > 1 and key[0] == "the" else key)
-
-
 def spellings(names: Sequence[str], adjectival: Sequence[str] = ()) -> dict[str, str]:
     """The entity's names that spell another of its names differently ({spelling: the name it spells}):
     the same letters and digits, case, spacing, punctuation and a leading "the" aside ("First - Nations"
@@ -302,7 +297,7 @@ def _spellings(names: tuple[str, ...], adjectival: tuple[str, ...]) -> tuple[tup
     skip = set(adjectival)
     groups: dict[str, list[str]] = {}
     for nm in names:
-        if nm not in skip and (key := _spelling_key(nm)):
+        if nm not in skip and (key := nested_key(nm)):
             groups.setdefault(key, []).append(nm)
     out: dict[str, str] = {}
     for group in groups.values():

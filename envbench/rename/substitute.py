@@ -18,7 +18,9 @@ alias "Nikita Khrushchev" and no "LaMarr".
 Overlap policy (:func:`overlapping_entities`): when a mention of one entity overlaps a mention of
 another entity (nested, crossing or identical spans in one sentence), neither entity is renamed;
 both are kept with reason ``"overlap"``. Renaming one of them would cut the other's tokens, so
-keeping both is the only rule that leaves every mention's tokens equal to its name.
+keeping both is the only rule that leaves every mention's tokens equal to its name. The exception is
+one name split in two, "the X" around "X" (:func:`nested_spellings`): the inner entity is renamed and the
+outer one follows it, and :func:`apply_plan` replaces only the inner span.
 
 Positions: in each changed sentence the tokens are rebuilt and every mention's ``pos`` (of every
 entity, renamed or not), Re-DocRED's ``global_pos`` and any ``keywords`` spans in labels (as in
@@ -210,6 +212,57 @@ def overlapping_entities(doc: Doc) -> set[int]:
     return out
 
 
+def nested_key(name: str) -> str:
+    """A name's letters and digits run together, a leading "the" left out: "The Lightning Seeds" and
+    "Lightning Seeds", "U.S." and "US" have one key (``nested_spellings``, ``short_names.spellings``)."""
+    key = text_key(name)
+    return "".join(key[1:] if len(key) > 1 and key[0] == "the" else key)
+
+
+def nested_spellings(doc: Doc, overlap: set[int]) -> dict[int, int]:
+    """Pairs of entities Re-DocRED split that are one name, one mention "the X" and the other the "X"
+    inside it ("the United States Census Bureau" / "United States Census Bureau", "the 16th century" /
+    "16th century"): {outer entity: inner entity}. The inner one is renamed and the outer one follows it
+    (its "the" and the inner's new name), so the pair is left out of the overlap policy. A pair counts when
+    every overlap of either entity is such a nesting with the other, every name of the outer one is "the"
+    and a spelling of a name of the inner one, both have the same coarse type, not MISC (a title's "The"
+    is part of it), and neither overlaps its own mentions."""
+    ents = doc["vertexSet"]
+    sents = doc["sents"]
+    by_sent: dict[int, list[tuple[int, int, int]]] = {}
+    for ei in overlap:
+        for m in ents[ei]:
+            by_sent.setdefault(m["sent_id"], []).append((m["pos"][0], m["pos"][1], ei))
+    partner: dict[int, set[int]] = {}
+    bad: set[int] = set(self_overlapping_entities(doc))
+    nested: dict[tuple[int, int], bool] = {}  # (outer, inner) -> every overlap so far is "the" + inner
+    for sid, spans in by_sent.items():
+        spans.sort()
+        for i, (a, b, ei) in enumerate(spans):
+            for a2, b2, ej in spans[i + 1:]:
+                if a2 >= b:
+                    break
+                if ei == ej:
+                    continue
+                partner.setdefault(ei, set()).add(ej)
+                partner.setdefault(ej, set()).add(ei)
+                ok = a2 == a + 1 and b2 == b and sents[sid][a].casefold() == "the"
+                nested[(ei, ej)] = nested.get((ei, ej), True) and ok
+                if not ok:
+                    bad.update((ei, ej))
+    out: dict[int, int] = {}
+    for (outer, inner), ok in sorted(nested.items()):
+        if not ok or outer in bad or inner in bad or partner[outer] != {inner} or partner[inner] != {outer}:
+            continue
+        if str(ents[outer][0].get("type")) != str(ents[inner][0].get("type")) or ents[outer][0].get("type") == "MISC":
+            continue  # a title's "The" is part of it: "The Fox Family" never reads "The Ong Bak 3"
+        inner_keys = {nested_key(m["name"]) for m in ents[inner]}
+        if all(m["name"].split(maxsplit=1)[0].casefold() == "the" and len(m["name"].split()) > 1
+               and nested_key(m["name"]) in inner_keys for m in ents[outer]):
+            out[outer] = inner
+    return out
+
+
 def self_overlapping_entities(doc: Doc) -> set[int]:
     """Entities two of whose own mentions overlap, unless they are the same span with the same
     name (annotation noise; such an entity is kept with reason "overlap" too)."""
@@ -315,6 +368,13 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
     # set is only read where an article would change, so it is made for the few documents with one.
     covered: set[tuple[int, int]] | None = None
     for sid, spans in repl.items():
+        # "the" + a replaced span right after it, replaced by "the" + that span's new tokens (an entity that
+        # follows the one nested in it, ``nested_spellings``): only the inner span is replaced, and the
+        # outer mention's span, moved below, covers "the" and the new tokens
+        for (a, b), toks in list(spans.items()):
+            inner = spans.get((a + 1, b))
+            if inner is not None and toks[1:] == inner and toks[:1] == (sents[sid][a],):
+                del spans[(a, b)]
         ordered = sorted(spans.items())
         for (a, _), (b, _) in zip(ordered, ordered[1:]):
             if _spans_overlap(a, b):

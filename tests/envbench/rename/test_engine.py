@@ -343,3 +343,31 @@ def test_numbers_a_few_tokens_apart_stay_different(seed: int) -> None:
     assert advance(run, _draws(slots, 0, {}, {})) is None
     values = [leading_number(_written(run, ei)) for ei in range(5)]
     assert values[0] != values[1] and len(set(values[2:])) == 3, (seed, values)
+
+
+def test_the_outer_of_a_nested_pair_follows_the_inner_one() -> None:
+    from envbench.rename.candidates import MAX_WINDOWS
+    from envbench.rename.engine import DocInfo, Draws, advance, plan_runs
+
+    # Re-DocRED test: "the United States Census Bureau" (one entity) around "United States Census Bureau"
+    sent = "For it , the Census Bureau has defined it .".split()
+    doc = {"title": "T", "labels": [], "sents": [sent],
+           "vertexSet": [[mention("the Census Bureau", 0, [3, 6], "ORG")], [mention("Census Bureau", 0, [4, 6], "ORG")]]}
+    info = DocInfo(0, doc, ["Q1", "Q2"], {("Q1", "ORG"): "Q9", ("Q2", "ORG"): "Q9"})
+    assert info.followers == {0: 1} and not info.overlap
+    runs, slots = plan_runs([info], [1], "eval", twins=False)
+    assert runs[0].slots == {1: 0}  # the outer one draws nothing of its own
+    windows: dict[tuple[int, int], list[str]] = {(0, w): [] for w in range(MAX_WINDOWS)}
+    windows[(0, 0)] = ["Q5"]
+    draws = Draws(slots, lambda slot: 1, Auditor(con=None, constraints={}), windows,
+                  {"Q5": ItemNames("Labor Office", ())})
+    assert advance(runs[0], draws) is None
+    outer, inner = sorted(runs[0].rows, key=lambda r: r.entity)
+    assert (inner.kind, inner.new_names) == ("linked", ["Labor Office"])
+    assert (outer.kind, outer.new_qid, outer.new_names, outer.written) == ("linked", "Q5", ["the Labor Office"],
+                                                                           ("the Labor Office",))
+    # no candidate for the inner one: both keep their names, as the overlap policy would have them
+    draws = Draws(slots, lambda slot: 1, Auditor(con=None, constraints={}), windows, {})
+    runs, _ = plan_runs([info], [1], "eval", twins=False)
+    assert advance(runs[0], draws) is None
+    assert sorted((r.entity, r.reason) for r in runs[0].rows) == [(0, KeptReason.OVERLAP), (1, KeptReason.NO_CANDIDATE)]

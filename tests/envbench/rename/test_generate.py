@@ -247,11 +247,7 @@ def _assert_spellings_share_a_new_name(env: Path) -> None:
     demonyms, aside), and every name the row says was written is one of its new names."""
     import pyarrow.parquet as pq
 
-    from envbench.rename.substitute import text_key
-
-    def key(name: str) -> str:
-        k = text_key(name)
-        return "".join(k[1:] if len(k) > 1 and k[0] == "the" else k)
+    from envbench.rename.substitute import nested_key as key
 
     groups = 0
     for r in pq.read_table(env / "substitutions.parquet").to_pylist():

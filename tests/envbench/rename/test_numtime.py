@@ -263,6 +263,15 @@ def test_every_numbered_century_of_a_name_moves_by_one() -> None:
         assert new["14th"] == [f"{14 + step}th"] and new["the 17th"] == ["the", f"{17 + step}th"], (seed, new)
 
 
+def test_a_numbered_dynasty_moves_by_one() -> None:
+    # Re-DocRED dev, Cleopatra's Needle: "the reign of the 19th Dynasty Pharaoh" had read "the 69th Dynasty"
+    for seed in range(1, 20):
+        new = rename_time({"19th Dynasty": ["19th", "Dynasty"], "1408": ["1408"]}, seed, "T", 0, 0)
+        assert new is not None
+        step = 1 if int(new["1408"][0]) > 1408 else -1
+        assert new["19th Dynasty"] == [f"{19 + step}th", "Dynasty"], (seed, new)
+
+
 _COUNT_WORDS = ["one", "One", "1", "two", "7", "years", "year", "more", "square", "miles", "mile", "-", "million",
                 "feet", "foot", "and", "days"]
 

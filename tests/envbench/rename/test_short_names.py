@@ -246,3 +246,4 @@ def test_a_row_says_which_names_were_written_and_stats_count_them() -> None:
     tally = StatsTally(1)
     tally.add_run(run, run.info.doc)
     assert tally.as_dict({})["written_names"] == {"entities": 1, "names": 1, "second_draw": 1}
+
