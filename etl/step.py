@@ -21,7 +21,8 @@ Contract, in the order things happen:
 3. **Up to date?** Unless ``force`` or ``rerun``, the manifest at ``root`` is compared with this run: same step
    name, package version, code (``etl.manifest.code_fingerprint``), input sha256s, parameters and identity, the same output names, and every
    listed output still present with its sha256. Then ``step.up_to_date`` is true and the step
-   writes nothing. A manifest that is damaged or not an object is simply "not up to date".
+   writes nothing. A manifest that is damaged or not an object is never up to date (and, without
+   ``force``, refused: point 5).
 4. **Staging.** ``step.path(name)`` is a path in a staging folder beside the output (same file
    system, so the rename is atomic). The body writes a file or a whole folder there.
 5. **What is ours** (:meth:`Step.ownership`, the one deletion rule). A step replaces or removes
@@ -39,8 +40,10 @@ Contract, in the order things happen:
      beside a one-file output, does not list it: ``evaluate --out docs.json``) is refused (``force``
      replaces it); a folder output holding such files is refused even with ``force``, since swapping
      the folder would remove them. An output that is not a regular file (``/dev/null``, a pipe) is
-     refused always. A damaged manifest (not JSON, or not an object) is taken for a damaged one of
-     ours: the files at its output names may be replaced, but not a folder output holding files.
+     refused always. A manifest that is not JSON, or not an object, is no step's (a step writes its
+     manifest atomically, so a crash never leaves one half written): it is refused unless ``force``, and
+     with ``force`` it is taken for a damaged one of ours: the files at its output names may be
+     replaced, but not a folder output holding files.
 6. **Publishing**, only when the block ends without an exception: a claim
    (``.<manifest>.publishing``, the step and every file it may own) is written, the old manifest
    is removed, each output is renamed into place (a folder output swaps with the old folder),
@@ -262,6 +265,13 @@ class Step:
             self._lock()
             self._remove_stale_staging()
             old = read_manifest(self.manifest_path)
+            if old is None and self.manifest_path.is_file() and not self.force:
+                # a step writes its manifest atomically and last, so no run of ours leaves one that is not a
+                # JSON object: this is somebody's file called manifest.json, and replacing it would lose it
+                fix = "" if self.force_flag is None else f", or pass {self.force_flag} to replace it"
+                raise InputError(f"{self.option} {self.root or self.outputs[0]}: {self.manifest_path.name} there is "
+                                 f"not a manifest an envbench step wrote (not a JSON object); move it, or choose "
+                                 f"another {self.option}{fix}")
             self._check_inputs(old)
             claim = read_manifest(claim_of(self.manifest_path)) if old is None else None
             self._owned = self.ownership(old if old is not None else claim,

@@ -422,7 +422,13 @@ def read_index(prompts_dir: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def read_prompt(prompts_dir: str | os.PathLike[str], file: str) -> dict[str, Any]:
+    """The prompt record ``file`` (a name from index.json or answers.json) of ``prompts_dir``; a name that
+    leads outside the folder ("../../etc/passwd", an absolute path, a link out) is refused unread."""
     path = Path(prompts_dir) / file
+    if Path(file).is_absolute() or ".." in Path(file).parts or \
+            not path.resolve().is_relative_to(Path(prompts_dir).resolve()):
+        raise EnvbenchError(f"{Path(prompts_dir) / 'index.json'}: lists {file!r}, which is not a file inside "
+                            f"{prompts_dir}; rebuild the prompts with `envbench icl prompts`")
     if not path.exists():
         raise EnvbenchError(f"{path} is listed in index.json but missing; rebuild with `envbench icl prompts`")
     rec = read_json(path, what="prompt file")

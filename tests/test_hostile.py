@@ -76,17 +76,23 @@ def test_ingest_into_a_folder_of_the_users_removes_nothing(tmp_path: Path, world
     out = tmp_path / "out"
     (out / "names").mkdir(parents=True)
     (out / "names" / "mine.txt").write_text("mine")
-    (out / "manifest.json").write_text("mine")  # not JSON: taken for a damaged manifest of ours
+    (out / "manifest.json").write_text("mine")  # not JSON: no step's manifest (they are written atomically)
     code, text = _run("ingest-dump", str(dump), "--out", str(out), "-q")
+    assert code == 1 and _error_line(text) == (f"Error: --out {out}: manifest.json there is not a manifest an "
+                                               "envbench step wrote (not a JSON object); move it, or choose another "
+                                               "--out, or pass --force to replace it")
+    # with --force it is taken for a damaged one of ours, which still vouches for no file inside a folder
+    code, text = _run("ingest-dump", str(dump), "--out", str(out), "-q", "--force")
     assert code == 1 and _error_line(text) == (f"Error: --out {out}: names/ holds files that no `ingest-dump` run "
                                                "wrote (names/mine.txt); move them out of it, or choose another --out")
     (out / "names" / "mine.txt").unlink()
+    (out / "manifest.json").unlink()
     (out / "index.duckdb").write_text("mine")
     code, text = _run("ingest-dump", str(dump), "--out", str(out), "-q")
     assert code == 1 and _error_line(text) == (f"Error: --out {out}: index.duckdb is there and no ingest-dump run "
                                                "wrote it; move it, or choose another --out, or pass --force to "
                                                "replace it")
-    assert (out / "index.duckdb").read_text() == "mine" and (out / "manifest.json").read_text() == "mine"
+    assert (out / "index.duckdb").read_text() == "mine" and not (out / "manifest.json").exists()
     code, text = _run("ingest-dump", str(dump), "--out", "", "-q")
     assert (code, _error_line(text)) == (1, "Error: --out is empty; give the index folder, e.g. --out data/index")
 
@@ -133,8 +139,14 @@ def test_a_manifest_that_is_not_an_object(tmp_path: Path, world) -> None:
     out = tmp_path / "o"
     out.mkdir()
     (out / "manifest.json").write_text("[1, 2]")
-    code, text = _run("generate", str(world.test), "--index", str(world.index), "--links", str(world.links),
-                      "--seeds", "1", "--out", str(out))
+    args = ["generate", str(world.test), "--index", str(world.index), "--links", str(world.links), "--seeds", "1",
+            "--out", str(out)]
+    code, text = _run(*args)  # no step writes such a manifest: somebody's file, kept unless --force
+    assert code == 1 and _error_line(text) == (f"Error: --out {out}: manifest.json there is not a manifest an "
+                                               "envbench step wrote (not a JSON object); move it, or choose another "
+                                               "--out, or pass --force to replace it")
+    assert (out / "manifest.json").read_text() == "[1, 2]"
+    code, text = _run(*args, "--force")
     assert code == 0, text
     assert json.loads((out / "manifest.json").read_text())["step"] == "generate"
 

@@ -7,6 +7,15 @@ import click
 from envbench.formats.end_to_end import FORMATS
 from envbench.scoring.metrics import SCORERS
 
+# what to do instead, per end-to-end option given without --end-to-end
+E2E_ONLY_ADVICE = {
+    "--env-gold": "to score given-entities predictions on an Env file, pass that file as --gold",
+    "--env-pred": "to score given-entities predictions on an Env file, pass them as --pred and the Env file as --gold",
+    "--pred-format": "given-entities predictions have one format (DocRED's result list), so leave it out",
+    "--skip-invalid": "given-entities scoring reads --gold whole; `envbench validate GOLD --show 3` lists its "
+                      "invalid documents",
+}
+
 _FILE = click.Path(exists=True, dir_okay=False)
 _DOCS = click.Path(exists=True)  # a DocRED JSON file, or a folder / Parquet file of `envbench export`
 _DOCS.name = "file"  # named as before in the help (FILE) and in "File '...' does not exist."
@@ -124,8 +133,8 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
         return
     e2e_only = [o for o in given if o in ("--env-gold", "--env-pred", "--pred-format", "--skip-invalid")]
     if e2e_only:
-        raise click.UsageError(f"{e2e_only[0]} needs --end-to-end (it is for end-to-end predictions); for an Env file "
-                               "of given-entities predictions pass it as --gold")
+        raise click.UsageError(f"{e2e_only[0]} needs --end-to-end (it is for end-to-end predictions); "
+                               + E2E_ONLY_ADVICE[e2e_only[0]])
     from envbench.scoring.evaluate import evaluate as run
 
     result = run(gold, pred, train=train, out=out, substitutions=substitutions, scorer=scorer, env=env,

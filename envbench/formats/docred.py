@@ -154,7 +154,10 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
             if not isinstance(m, dict) or not {"name", "pos", "sent_id"} <= m.keys():
                 err(where, "lacks name, pos or sent_id", "each mention needs name, pos, sent_id and type")
                 continue
-            if "type" in m and m["type"] not in COARSE_TYPES:
+            if "type" not in m:
+                err(where, "has no type", f"give each mention one of {', '.join(COARSE_TYPES)}; MISC is used "
+                    "for an entity whose first mention has none", severity="warning")
+            elif m["type"] not in COARSE_TYPES:
                 err(where, f"type {m['type']!r} is not a DocRED type",
                     f"give each mention one of {', '.join(COARSE_TYPES)} (MISC when none fits)")
             if not isinstance(m["name"], str):  # every later step reads it as text
@@ -172,6 +175,10 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                 err(where, f"pos {_show(pos)} is not two token indices",
                     "write pos as [start, end), two 0-based integers")
                 continue
+            if pos[0] >= pos[1]:
+                err(where, f"pos {pos} is {'an empty span' if pos[0] == pos[1] else 'reversed (start after end)'}",
+                    "pos is a [start, end) token span with start < end; fix it")
+                continue
             if not 0 <= pos[0] < pos[1] <= len(sents[sid]):
                 err(
                     where,
@@ -187,6 +194,11 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                     "the tokens at pos are used; correct the name if that is wrong",
                     severity="warning",
                 )
+        types = list(dict.fromkeys(m["type"] for m in entity if isinstance(m, dict) and m.get("type") in COARSE_TYPES))
+        if len(types) > 1:  # Re-DocRED dev and test have 9 such entities each
+            err(f"entity {ei}", f"has mentions of types {', '.join(types)}",
+                f"the first mention's type, {types[0]}, is the entity's; give its mentions one type if that is wrong",
+                severity="warning")
     n_ent = len(vertex_set)
     labels = doc.get("labels")
     labels = [] if labels is None else labels  # absent or null: a test file without gold

@@ -147,7 +147,11 @@ def read_env_folder(env_dir: str | Path) -> EnvFolder:
     root = Path(env_dir)
     manifest = read_manifest(root / MANIFEST)
     if manifest is None or manifest.get("step") != "generate":
-        raise EnvbenchError(f"{root}: no manifest.json of `envbench generate`; pass the --out folder of a generate "
+        what = ("no manifest.json" if not (root / MANIFEST).is_file() else
+                "a manifest.json that is not a JSON object" if manifest is None else
+                f"the manifest.json of `{manifest['step']}`" if isinstance(manifest.get("step"), str) else
+                "a manifest.json that names no step")
+        raise EnvbenchError(f"{root}: {what}, not one of `envbench generate`; pass the --out folder of a generate "
                             "run (it holds <stem>_env.json, substitutions.parquet, stats.json)")
     listed = {o["name"]: o for o in manifest.get("outputs") or [] if isinstance(o, dict) and "name" in o}
     docs = [n for n in listed if n.endswith(ENV_SUFFIXES)]
@@ -174,6 +178,7 @@ def check_source(env: EnvFolder, docs: Path) -> None:
 
 def find_lock(env: EnvFolder, lock: str | Path | None) -> tuple[Path, dict[str, Any]] | None:
     """The lock given, or the one lock file in ENV_DIR; it must pin this Env file (same sha256)."""
+    found_here = lock is None
     if lock is None:
         found = sorted(env.root.glob(f"*{LOCK_SUFFIX}"))
         if len(found) != 1:
@@ -187,6 +192,10 @@ def find_lock(env: EnvFolder, lock: str | Path | None) -> tuple[Path, dict[str, 
     outputs = {o.get("name"): o for o in data.get("outputs") or [] if isinstance(o, dict)} if isinstance(data, dict) else {}
     entry = outputs.get(env.documents.name)
     if entry is None or entry.get("sha256") != sha256_file(env.documents):
+        if found_here:  # a lock of an earlier generate into the same folder: the user never named it
+            raise EnvbenchError(f"{path}: the lock in {env.root} does not pin {env.documents} (an earlier run's; no "
+                                f"output of that name with its sha256); rebuild it with `envbench lock {env.root} "
+                                f"--index INDEX`, move it out, or pass --lock with this benchmark's lock")
         raise EnvbenchError(f"--lock {path}: does not pin {env.documents} (no output of that name with its sha256); "
                             f"pass the lock of this benchmark, or leave --lock out")
     return path, data

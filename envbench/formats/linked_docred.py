@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envbench.formats.docred import (
+    SKIP_FLAG,
     Doc,
     DocSet,
     entity_type,
@@ -149,14 +150,15 @@ class LinkedDocredFile:
         return out
 
 
-def read_linked_docred_file(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> LinkedDocredFile:
+def read_linked_docred_file(path: str | os.PathLike[str], *, skip_invalid: bool = False,
+                            skip_flag: str | None = SKIP_FLAG) -> LinkedDocredFile:
     """Read a Linked-DocRED file: its valid documents as records with one ``qid`` per entity.
 
     ``qid`` is None for ``#ignored#`` (NUM/TIME), ``#DocRED-<n>#`` and missing links; entities
     without ``entity_linking`` or with a ``wikidata_resource`` that is no item id are counted. The
     documents are validated like DocRED ones (positions, names, relation ids, evidence).
     """
-    docset = read_docred(path, skip_invalid=skip_invalid, expect="linked-docred")
+    docset = read_docred(path, skip_invalid=skip_invalid, skip_flag=skip_flag, expect="linked-docred")
     result = LinkedDocredFile(str(path), [], docset)
     for doc in docset.source:
         ents = []

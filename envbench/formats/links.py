@@ -194,7 +194,7 @@ def read_link_file(path: str | os.PathLike[str], docs: Sequence[Doc]) -> LinkFil
                 "Linked-Re-DocRED file"
             )
 
-        linked = read_linked_docred_file(path)
+        linked = read_linked_docred_file(path, skip_flag=None)  # --skip-invalid is about DOCS, not this file
         titles = [r["title"] for r in linked.records]
         _check_titles(path, docs, titles)
         links, alignment = _align_linked_docred(docs, linked.records, str(path))

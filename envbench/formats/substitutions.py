@@ -58,6 +58,12 @@ def write_substitutions(rows: dict[str, list[Any]], path: str | os.PathLike[str]
     pq.write_table(pa.table(rows, schema=schema()), path, compression="zstd")
 
 
+def _first_line(exc: BaseException) -> str:
+    """An exception's message cut to its first line (pyarrow's run over several, with its schema dumps)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def read_substitutions(path: str | os.PathLike[str]) -> dict[str, dict[int, dict[str, str]]]:
     """``{output title: {entity index: {new name: old name}}}``."""
     import pyarrow.parquet as pq
@@ -68,10 +74,19 @@ def read_substitutions(path: str | os.PathLike[str]) -> dict[str, dict[int, dict
                         "`envbench generate` wrote beside the Env gold file (--substitutions)")
     cols = ["title", "entity", "old_names", "new_names"]
     try:
+        if p.is_dir():
+            raise IsADirectoryError("a folder")
+        names = pq.read_schema(p).names
+        missing = [c for c in cols if c not in names]
+        if missing:
+            raise DataError(f"{p}: has columns {', '.join(names) or 'none'}; a substitutions.parquet needs "
+                            f"{', '.join(cols)}; pass the one `envbench generate` wrote beside the Env gold file")
         table = pq.read_table(p, columns=cols)
+    except DataError:
+        raise
     except Exception as exc:  # pyarrow raises several types for a bad or foreign file
-        raise DataError(f"{p}: not a readable substitutions.parquet with columns {', '.join(cols)} ({exc}); "
-                        "regenerate it with `envbench generate`") from None
+        raise DataError(f"{p}: not a readable substitutions.parquet with columns {', '.join(cols)} "
+                        f"({_first_line(exc)}); regenerate it with `envbench generate`") from None
     out: dict[str, dict[int, dict[str, str]]] = {}
     for title, entity, old, new in zip(*(table.column(c).to_pylist() for c in cols)):
         old, new = old or [], new or []
@@ -87,9 +102,11 @@ def read_substitution_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]
     import pyarrow.parquet as pq
 
     try:
+        if Path(path).is_dir():  # pyarrow reads a folder as a dataset (an empty one: no columns)
+            raise IsADirectoryError("a folder")
         table = pq.read_table(path)
     except Exception as exc:  # a bad or foreign file
-        raise DataError(f"{path}: not a readable substitutions.parquet ({exc}); regenerate it with "
+        raise DataError(f"{path}: not a readable substitutions.parquet ({_first_line(exc)}); regenerate it with "
                         "`envbench generate`") from None
     need = {"title", "entity", "coarse_type", "kind", "qid", "new_qid"}
     missing = need - set(table.column_names)

@@ -230,6 +230,14 @@ def name_ends(tokens: Sequence[str]) -> frozenset[str]:
 # stands for a name's leading article ("The", "A", "An") and a "the" just before a mention ("the The
 # Aristocrat's Cemetery", "the A Bridge Too Far"); no word_form is this (not a word of letters)
 _THE = "the-"
+# stand for a number just before a mention and a name that opens with one ("the 1954 World Championships"
+# never "the 1922 1984 Winter Olympics"), and a number just after one and a name that ends in one
+_NUMBER_BEFORE = "number-before-"
+_NUMBER_AFTER = "number-after-"
+
+
+def _is_number(token: str) -> bool:
+    return any(ch.isdigit() for ch in token)
 
 
 @functools.lru_cache(maxsize=1 << 16)  # a drawn name is checked once per seed and per window it is in
@@ -238,6 +246,10 @@ def _name_ends(tokens: tuple[str, ...]) -> frozenset[str]:
     ends = {f for w in words[:1] + words[-1:] if (f := word_form(w)) is not None}
     if tokens and tokens[0].casefold() in ("the", "a", "an"):  # "According to the A Bridge Too Far" neither
         ends.add(_THE)
+    if tokens and _is_number(tokens[0]):
+        ends.add(_NUMBER_BEFORE)
+    if tokens and _is_number(tokens[-1]):
+        ends.add(_NUMBER_AFTER)
     return frozenset(ends)
 
 
@@ -315,8 +327,10 @@ class DocInfo:
 
         * per name, the words (:func:`word_form`) within ``NEAR`` tokens of one of its mentions, outside
           every mention, that the old name does not already double (a new name whose first or last
-          word is one of them would double it: "the province of Chubut Province"), and ``_THE`` after
-          a "the" (no name starting with an article there);
+          word is one of them would double it: "the province of Chubut Province"), ``_THE`` after
+          a "the" (no name starting with an article there), and ``_NUMBER_BEFORE`` / ``_NUMBER_AFTER``
+          beside a number (no name opening / ending with one there: "the 1954 World Championships"
+          never "the 1922 1984 Winter Olympics");
         * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
           end, a token that starts with no letter or digit, or a function word ("in the US from", "the
           UK )"; not "the US court system"). Such a name takes no bare country name, and, for an
@@ -339,6 +353,10 @@ class DocInfo:
                 for j in [*range(max(0, a - NEAR), a), *range(b, min(len(sent), b + NEAR))]:
                     if not cov[j] and (f := word_form(sent[j])) is not None:
                         words.add(f)
+                if a > 0 and _is_number(sent[a - 1]):  # covered or not: "the 1954 World Championships"
+                    words.add(_NUMBER_BEFORE)
+                if b < len(sent) and _is_number(sent[b]):
+                    words.add(_NUMBER_AFTER)
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() == "the":
                     words.add(_THE)
                     after = sent[b] if b < len(sent) else "."
@@ -640,6 +658,11 @@ def advance(run: Run, draws: Draws) -> Request | None:
     return None
 
 
+def has_capital(name: str) -> bool:
+    """Whether a name has a capital letter anywhere: "iTunes", "the United States" do, "flamenco" does not."""
+    return any(ch.isupper() for ch in name)
+
+
 def settle_follower(run: Run, f: int, lead: int) -> None:
     """Entity ``f``, "the X" around its leader's "X" (``DocInfo.followers``): "the" and the leader's new
     name ("the United States Census Bureau" -> "the Bureau of Labor Statistics"), or kept with the
@@ -906,6 +929,11 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     shorts = short_names(names_now, info.coarse[ei], adjectival) if second else {}
     paired = [nm for nm in names_now if nm not in shorts] if shorts else names_now
     written_by_rule = frozenset(spelled) | frozenset(shorts)  # old names whose new names no item gives
+    # a thing written in lower case is named by a common noun ("intelligent design", "flamenco", "due east"):
+    # it takes one too ("salsa" -> "zarzuela"), never a proper name ("March of the Volunteers", "due Samarqand
+    # Region"); with none among the candidates it is kept
+    common = info.coarse[ei] != "PER" and all(any(ch.islower() for ch in nm) and not has_capital(nm)
+                                              for nm in originals)  # "一了百了" has no case at all
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
         window = draws.windows.get((si, run.window - w0))
         if window is None:
@@ -929,6 +957,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             if shorts and (mapping := follow(shorts, mapping, info.coarse[ei])) is None:
                 continue  # "Lake Baikal" gives no short name for "Yukon" of "Yukon River"
+            if common and any(has_capital(nn.name) for nn in mapping.values()):
+                continue  # "cute culture" never "Steam"
             written = written_by_rule
             if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
                 paired_names, mapping = mapping, surnames_follow(names_now, mapping)

@@ -160,6 +160,8 @@ def generate(
         n_docs = len(docs)
         with _lifecycle(index_path, out, [main, SUBSTITUTIONS, "stats.json"], inputs, parameters,
                         need_edges=links is None, force=force) as (step, index, fingerprint):
+            if not force:  # after the step's own checks (an input that is an output is named as such)
+                _check_other_benchmark(out, main)
             if step.up_to_date:
                 return GenerateResult(out, [], n_docs, seeds, {}, up_to_date=True, seconds=time.perf_counter() - t0)
             made = index.name_tokenizer_facts()
@@ -201,6 +203,24 @@ def _read(docs_path: Path, skip_invalid: bool) -> tuple[list[Doc], dict[str, int
     note = docset.skip_note()
     return docset.docs, {"skipped_documents": len(docset.skipped), "warnings": len(docset.warnings)}, \
         [note] if note else []
+
+
+def _check_other_benchmark(out: Path, main: str) -> None:
+    """Refuses a run that would remove the benchmark an earlier ``generate`` wrote into ``out`` from other
+    documents (``test_env.json`` when this run writes ``dev_env.json``): the step replaces its own
+    outputs, and a different source file is more often a mistaken ``--out`` than a wish to drop one."""
+    from etl.step import MANIFEST, read_manifest
+
+    old = read_manifest(out / MANIFEST)
+    if not old or old.get("step") != "generate":
+        return
+    names = [o.get("name") for o in old.get("outputs") or [] if isinstance(o, dict)]
+    other = [n for n in names if isinstance(n, str) and n.endswith(("_env.json", "_twins.json")) and n != main]
+    if other:
+        source = next((i.get("name") for i in old.get("inputs") or [] if isinstance(i, dict)), None)
+        made = f" made of {source}" if source else ""
+        raise EnvbenchError(f"--out {out}: holds {other[0]}, the benchmark an earlier `generate`{made}; this run "
+                            f"writes {main} and would remove it: choose another --out, or pass --force to replace it")
 
 
 @contextlib.contextmanager

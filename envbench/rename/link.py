@@ -339,6 +339,10 @@ def link_file(
         if report_path.resolve() == out.resolve():
             raise DataError(f"--report {report}: it is also --out; give the report another name, e.g. "
                             f"--report {out.with_suffix('')}.report.json")
+        for option, inp in (("DOCS", docs_path), ("--gold", gold)):
+            if inp is not None and report_path.resolve() == Path(inp).resolve():
+                raise DataError(f"--report {report}: it is the input {option}, which the report would overwrite; "
+                                f"give the report another name, e.g. --report {out.with_suffix('')}.report.json")
     docset = read_docred(docs_path, skip_invalid=skip_invalid)
     require_documents(docset)
     notes = [n for n in (docset.skip_note(),) if n]

@@ -153,8 +153,8 @@ def build_site(
     env_gold, original_gold, out = Path(env_gold), Path(original_gold), Path(out)
     if substitutions is None and (env_gold.parent / "substitutions.parquet").is_file():
         substitutions = env_gold.parent / "substitutions.parquet"
-    originals = read_docs(original_gold).docs
-    twins = read_docs(env_gold).docs
+    originals = read_docs(original_gold, skip_flag=None).docs  # explore has no --skip-invalid to name
+    twins = read_docs(env_gold, skip_flag=None).docs
     if not originals:
         raise DataError(f"--original-gold {original_gold}: holds no documents; pass the source file of the benchmark")
     if not twins:

@@ -11,10 +11,11 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     cluster whose name is also a language ("English", "Finnish") is the language instead. A cluster with a
     noun name besides ("Japanese | Japan") is typed from its noun names.
 ``name``
-    The name's own kind word: its last word ("X River", "X County", "X Records", "X F.C."), first words
-    ("University of X", "Battle of X", "Lake X"), a phrase it contains ("World War", "High School"), or
-    one of the few kind words that tell the kind anywhere (``KIND_ANYWHERE``: "X University of
-    Technology").
+    The name's own kind word: a phrase it contains ("World War", "High School", "Statistical Area"), first
+    words with "of" ("University of X", "Battle of X", "Strait of X"), its last word ("X River", "X County",
+    "X Records", "X F.C."), a first kind word ("Lake X", "River X", "Lough X", "Mount X"; a last kind word
+    wins over it: "River and Rowing Museum", "Mount Pleasant Township"), or one of the few kind words that
+    tell the kind anywhere (``KIND_ANYWHERE``: "X University of Technology").
     Weight 5 (3 for names other than the label).
 ``gazetteer``
     LOC names found in the gazetteers (countries, historical countries, continents, subdivisions with their
@@ -381,11 +382,18 @@ class FineTyper:
         for r in self.fine.contains:
             if coarse in r.coarse and any(f" {w} " in f" {text} " for w in r.words):
                 return r.qid
-        for r in self.fine.first_words:
-            if coarse in r.coarse and any(text.startswith(w + " ") for w in r.words):
-                return r.qid
+        # a first word that is a kind word alone ("Lake", "Mount", "River") yields to a last word that is one
+        # ("River and Rowing Museum", "Mount Sinai Hospital"); a first phrase with "of" does not ("University
+        # of Michigan Press" is read by its press rule only where the phrase rules say so)
+        first = next((r.qid for r in self.fine.first_words
+                      if coarse in r.coarse and any(text.startswith(w + " ") for w in r.words if " " in w)), None)
+        if first is not None:
+            return first
         for r in self.fine.last_word.get(words[-1], ()):
             if coarse in r.coarse and len(words) > 1:
+                return r.qid
+        for r in self.fine.first_words:
+            if coarse in r.coarse and any(text.startswith(w + " ") for w in r.words):
                 return r.qid
         for w in words[1:-1]:  # "Lappeenranta University of Technology", "Hospital" after a place name
             if w in KIND_ANYWHERE:

@@ -13,8 +13,9 @@ Sources and licences:
   cities500 file), far more than the 0.3 MB this needs, so it is a ``dev`` dependency used only to rebuild
   the bundled file (:func:`rebuild_bundled`).
 * **countryinfo** 1.0.1 (MIT): one demonym and the alternative spellings of each country, bundled the same
-  way (``envbench/data/adjectival_forms.tsv`` rows with source ``countryinfo``; ``places.tsv.gz`` rows of
-  kind ``country alias``). It needs Python >= 3.11, the core supports 3.10, so it is not imported at run time.
+  way (``envbench/data/adjectival_forms.tsv`` rows with source ``countryinfo``, less its "X Islander"
+  forms, which name a person, not an adjective: "a Falkland Islander", never "a South Georgia and the South
+  Sandwich Islander singer"; ``places.tsv.gz`` rows of kind ``country alias``). It needs Python >= 3.11, the core supports 3.10, so it is not imported at run time.
 * Hand-written rows of ``adjectival_forms.tsv`` (source ``W1``: Wikipedia, "List of adjectival and demonymic
   forms for countries and nations" and "... of place names"; ``W2``: the adjective and adherent forms of
   religions and ideologies as the Wikipedia articles on them use them): constituent and historical countries,
@@ -268,8 +269,8 @@ def build_adjectival(current: str) -> str:
     for name, info in _countryinfo_all().items():
         for form in (info.get("demonym") or "").split(","):
             form = form.strip()
-            if not form:
-                continue
+            if not form or form.endswith(" Islander"):
+                continue  # a person ("a Falkland Islander"), not an adjective: "a South Georgia and the South Sandwich Islander singer"
             pop = int(info.get("population") or 0)
             if form not in by_form or pop > by_form[form][0]:
                 by_form[form] = (pop, name)

@@ -159,13 +159,18 @@ def test_stale_staging_of_a_killed_run_is_removed(tmp_path: Path, inp: Path) -> 
     assert _names(out) == [".staging-other-1", "a.txt", "b.txt", "manifest.json"]
 
 
-def test_a_manifest_that_is_not_an_object_is_not_up_to_date(tmp_path: Path, inp: Path) -> None:
+def test_a_manifest_that_is_not_an_object_is_refused_and_replaced_only_with_force(tmp_path: Path, inp: Path) -> None:
     out = tmp_path / "o"
     out.mkdir()
-    (out / "manifest.json").write_text("[1, 2]")
-    assert not _run(out, inp).up_to_date
-    (out / "manifest.json").write_text("{not json")
-    assert not _run(out, inp, params={"k": 3}).up_to_date
+    for text in ("[1, 2]", "{not json", "precious\n"):
+        # no run of ours leaves such a manifest (it is written atomically, last): somebody's file
+        (out / "manifest.json").write_text(text)
+        with pytest.raises(InputError) as err:
+            _run(out, inp)
+        assert str(err.value) == (f"--out {out}: manifest.json there is not a manifest an envbench step wrote "
+                                  "(not a JSON object); move it, or choose another --out, or pass --force to replace it")
+        assert (out / "manifest.json").read_text() == text and _names(out) == ["manifest.json"]
+    assert not _run(out, inp, params={"k": 3}, force=True).up_to_date
     assert read_manifest(out / "manifest.json")["parameters"] == {"k": 3}
 
 

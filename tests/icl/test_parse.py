@@ -187,6 +187,15 @@ def test_hostile_answers_and_prompt_files_are_one_line(tmp_path: Path) -> None:
             read_prompt(tmp_path / "prompts", "prompts/0000.json")
         assert str(err.value) == (f"{prompt}: not an envbench prompt file ({why}); rebuild the prompts with "
                                   "`envbench icl prompts`")
+    # a tampered index.json or answers.json never leads the reader outside the prompts folder
+    outside = tmp_path / "secret.json"
+    outside.write_text(json.dumps({"messages": []}))
+    (tmp_path / "prompts" / "prompts" / "link.json").symlink_to(outside)
+    for name in ("../secret.json", "prompts/../../secret.json", str(outside), "prompts/link.json"):
+        with pytest.raises(EnvbenchError) as err:
+            read_prompt(tmp_path / "prompts", name)
+        assert str(err.value) == (f"{tmp_path / 'prompts' / 'index.json'}: lists {name!r}, which is not a file "
+                                  f"inside {tmp_path / 'prompts'}; rebuild the prompts with `envbench icl prompts`")
     assert not (tmp_path / "pred.json").exists()
 
 

@@ -432,8 +432,13 @@ def test_end_to_end_options_do_not_mix_with_given_entities_ones(tmp_path: Path) 
     res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--skip-invalid")
     assert res.exit_code == 2
     assert res.stderr.splitlines()[-1] == (
-        "Error: --skip-invalid needs --end-to-end (it is for end-to-end predictions); for an Env file of "
-        "given-entities predictions pass it as --gold")
+        "Error: --skip-invalid needs --end-to-end (it is for end-to-end predictions); given-entities scoring reads "
+        "--gold whole; `envbench validate GOLD --show 3` lists its invalid documents")
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred), "--env-gold", str(gold))
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == (
+        "Error: --env-gold needs --end-to-end (it is for end-to-end predictions); to score given-entities "
+        "predictions on an Env file, pass that file as --gold")
 
 
 def test_end_to_end_refuses_given_entities_predictions(tmp_path: Path) -> None:

@@ -47,8 +47,8 @@ def test_export_errors_are_one_line(env: Path, tmp_path: Path) -> None:
     assert (code, text) == (1, f"Error: --docs {w.train}: not the documents {env} was generated from (sha256 "
                                "differs from test.json in its manifest.json); pass that file\n")
     code, text = _run("export", str(tmp_path), "--docs", str(w.test), "--out", str(tmp_path / "x"))
-    assert (code, text) == (1, f"Error: {tmp_path}: no manifest.json of `envbench generate`; pass the --out folder "
-                               "of a generate run (it holds <stem>_env.json, substitutions.parquet, stats.json)\n")
+    assert (code, text) == (1, f"Error: {tmp_path}: no manifest.json, not one of `envbench generate`; pass the --out "
+                               "folder of a generate run (it holds <stem>_env.json, substitutions.parquet, stats.json)\n")
     code, text = _run("export", str(env), "--docs", str(w.test), "--out", str(tmp_path / "x"), "--format", "csv")
     assert code == 2 and "Invalid value for '--format': 'csv' is not 'hf'." in text
     assert not (tmp_path / "x").exists()

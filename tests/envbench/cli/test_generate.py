@@ -260,14 +260,19 @@ def test_out_inside_the_index_is_refused(tmp_path: Path) -> None:
                                   "choose an output folder outside the index\n")
 
 
-def test_a_manifest_that_is_not_an_object_is_replaced(tmp_path: Path) -> None:
-    # issue 17 #5: `echo '[1,2]' > OUT/manifest.json` made the up-to-date check raise AttributeError
+def test_a_manifest_that_is_not_an_object_is_replaced_with_force(tmp_path: Path) -> None:
+    # issue 17 #5: `echo '[1,2]' > OUT/manifest.json` made the up-to-date check raise AttributeError; no step
+    # writes such a manifest, so it is somebody's file: refused in one line, replaced with --force
     w = sample_world()
     out = tmp_path / "o"
     out.mkdir()
     (out / "manifest.json").write_text("[1,2]\n")
-    code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
-                     "--seeds", "1", "--out", str(out))
+    args = ["generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
+            "--seeds", "1", "--out", str(out)]
+    code, res = _run(*args)
+    assert (code, res) == (1, f"Error: --out {out}: manifest.json there is not a manifest an envbench step wrote "
+                              "(not a JSON object); move it, or choose another --out, or pass --force to replace it\n")
+    code, res = _run(*args, "--force")
     assert code == 0, res
     assert res.startswith("1 document x 1 seed -> 1 document in ")  # regression (issue 33): "1 documents x 1 seeds"
     manifest = json.loads((out / "manifest.json").read_text())

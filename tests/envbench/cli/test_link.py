@@ -95,6 +95,12 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path: Path) -> None:
                      "--report", str(tmp_path / "l.json"))
     assert (code, out) == (1, f"Error: --report {tmp_path / 'l.json'}: it is also --out; give the report another "
                               f"name, e.g. --report {tmp_path / 'l'}.report.json\n")
+    before = w.test.read_bytes()
+    code, out = _run("link", str(w.test), "--index", str(w.index), "--out", str(tmp_path / "l.json"),
+                     "--report", str(w.test))
+    assert (code, out) == (1, f"Error: --report {w.test}: it is the input DOCS, which the report would overwrite; "
+                              f"give the report another name, e.g. --report {tmp_path / 'l'}.report.json\n")
+    assert w.test.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
 
 

@@ -163,10 +163,22 @@ def test_verify_of_a_hostile_lock_or_published_folder_is_one_line(env: Path, tmp
                             ({"parameters": {**lock["parameters"], "seeds": 10**9}},
                              "parameters.seeds is 1000000000, not a count from 1 to 1000"),
                             ({"parameters": {**lock["parameters"], "seeds": "abc"}},
-                             "parameters.seeds is 'abc', not a count from 1 to 1000")):
+                             "parameters.seeds is 'abc', not a count from 1 to 1000"),
+                            ({"parameters": {**lock["parameters"], "pool": "hack"}},
+                             'parameters.pool is \'hack\', not "eval" or "train"'),
+                            ({"parameters": {**lock["parameters"], "twins": "yes"}},
+                             "parameters.twins is 'yes', not true or false")):
         edited = tmp_path / "edited.lock.json"
         edited.write_text(json.dumps({**lock, **change}))
         assert _verify(edited) == (1, f"Error: {edited}: {message}; {fix}\n")
+    # a lock whose parameters this version would not run (an edited window, a key it does not know) is no
+    # verdict, even though the regeneration's outputs match
+    for change, diff in (({"window": 7}, "window 7 in the lock, 4 now"),
+                         ({"surprise": 1}, "surprise 1 in the lock, null now")):
+        edited = tmp_path / "edited.lock.json"
+        edited.write_text(json.dumps({**lock, "parameters": {**lock["parameters"], **change}}))
+        code, out = _verify(edited)
+        assert code == 1 and f"parameters that differ from the lock's: {diff}" in out
     # published files that cannot be read are named, and so are outputs missing from --published
     pub = tmp_path / "pub"
     shutil.copytree(env, pub)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,15 @@ def _doc(title: str = "Lake Vord") -> dict:
 
 def _errors(doc: dict) -> list[str]:
     return [f"{p.where}: {p.message}" for p in validate_document(doc, 0, "f.json") if p.severity == "error"]
+
+
+def test_a_mention_without_a_type_and_an_entity_of_two_types_are_warned_of() -> None:
+    doc = _doc()
+    del doc["vertexSet"][0][0]["type"]
+    doc["vertexSet"][1].append({"name": "Vordia", "pos": [4, 5], "sent_id": 0, "type": "MISC"})
+    problems = [(p.severity, f"{p.where}: {p.message}") for p in validate_document(doc, 0, "f.json")]
+    assert problems == [("warning", "entity 0 mention 0: has no type"),
+                        ("warning", "entity 1: has mentions of types LOC, MISC")]
 
 
 def test_a_valid_document_has_no_problems() -> None:
@@ -122,11 +132,13 @@ def test_linked_docred_files_get_the_same_checks(tmp_path: Path) -> None:
     assert doc["labels"] == [{"r": "P17", "h": 0, "t": 1, "evidence": [0]}]
 
 
-def test_real_re_docred_reads_with_only_name_warnings() -> None:
+def test_real_re_docred_reads_with_only_name_and_mixed_type_warnings() -> None:
     for name in ("dev_revised.json", "test_revised.json"):
         ds = read_docs(shared_path("re-docred", name))
         assert len(ds.docs) == 500 and ds.skipped == []
-        assert ds.warnings and all("differs from its tokens" in p.message for p in ds.warnings)
+        kinds = Counter("name" if "differs from its tokens" in p.message else
+                        "types" if "has mentions of types" in p.message else "other" for p in ds.warnings)
+        assert kinds["name"] > 0 and kinds["types"] == 9 and kinds["other"] == 0
         assert "global_pos" in ds.docs[0]["vertexSet"][0][0]  # Re-DocRED's extra fields survive
 
 

@@ -173,14 +173,29 @@ def test_inputs_are_checked_before_any_work(env: Path, tmp_path: Path) -> None:
                             "test.json in its manifest.json); pass that file")
     with pytest.raises(EnvbenchError) as e:
         export_hf(tmp_path, tmp_path / "b", docs=w.test)
-    assert str(e.value) == (f"{tmp_path}: no manifest.json of `envbench generate`; pass the --out folder of a "
-                            "generate run (it holds <stem>_env.json, substitutions.parquet, stats.json)")
+    assert str(e.value) == (f"{tmp_path}: no manifest.json, not one of `envbench generate`; pass the --out folder "
+                            "of a generate run (it holds <stem>_env.json, substitutions.parquet, stats.json)")
+    for text, what in (("{", "a manifest.json that is not a JSON object"), ("[]", "a manifest.json that is not a "
+                       "JSON object"), ('{"step": "link"}', "the manifest.json of `link`")):
+        (tmp_path / "manifest.json").write_text(text)
+        with pytest.raises(EnvbenchError) as e:
+            export_hf(tmp_path, tmp_path / "b", docs=w.test)
+        assert str(e.value).startswith(f"{tmp_path}: {what}, not one of `envbench generate`; ")
+    (tmp_path / "manifest.json").unlink()
     other = tmp_path / "other.lock.json"
     other.write_text(json.dumps({"outputs": [{"name": "test_env.json", "sha256": "0" * 64}]}))
     with pytest.raises(EnvbenchError) as e:
         export_hf(env, tmp_path / "c", docs=w.test, lock=other)
     assert str(e.value) == (f"--lock {other}: does not pin {env / 'test_env.json'} (no output of that name with its "
                             "sha256); pass the lock of this benchmark, or leave --lock out")
+    stale = tmp_path / "stale"  # a lock an earlier run left in ENV_DIR: the user never passed --lock
+    shutil.copytree(env, stale)
+    shutil.copy(other, stale / "test_env.lock.json")
+    with pytest.raises(EnvbenchError) as e:
+        export_hf(stale, tmp_path / "e", docs=w.test)
+    assert str(e.value) == (f"{stale / 'test_env.lock.json'}: the lock in {stale} does not pin {stale / 'test_env.json'} "
+                            f"(an earlier run's; no output of that name with its sha256); rebuild it with `envbench "
+                            f"lock {stale} --index INDEX`, move it out, or pass --lock with this benchmark's lock")
     edited = tmp_path / "edited"
     shutil.copytree(env, edited)
     (edited / "stats.json").write_text("{}")
@@ -192,7 +207,7 @@ def test_inputs_are_checked_before_any_work(env: Path, tmp_path: Path) -> None:
         export_hf(env, env, docs=w.test)
     assert str(e.value) == (f"--out {env}: is ENV_DIR itself, whose manifest.json is generate's; export into another "
                             f"folder, such as {env}-hf")
-    assert not any((tmp_path / n).exists() for n in "abcd")
+    assert not any((tmp_path / n).exists() for n in "abcde")
 
 
 @pytest.mark.parametrize("text", ["plain", "100K<n<1M", "yes", "1.0", "a: b", "#x", "Kraków 'q' \"d\"", "",

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -11,6 +12,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from envbench.core.errors import EnvbenchError
 from envbench.formats.docred import read_docs, validate_document
 from envbench.formats.links import read_links
 from envbench.rename.candidates import POOL_SQL, pool_of
@@ -148,6 +150,22 @@ def test_byte_identical_rerun_and_up_to_date(env: Path, tmp_path: Path) -> None:
     changed = generate(w.test, w.index, tmp_path, links=w.links, seeds=2, progress=False)
     assert not changed.up_to_date and changed.stats["output_documents"] == 40
     assert not list(tmp_path.glob(".generate-*")) and not list(tmp_path.glob(".staging-*"))
+
+
+def test_another_source_into_the_same_folder_needs_force(env: Path, tmp_path: Path) -> None:
+    # the step would remove test_env.json, the earlier benchmark: a mistaken --out more often than a wish
+    w = sample_world()
+    out = tmp_path / "env"
+    shutil.copytree(env, out)
+    before = _sha(out / "test_env.json")
+    with pytest.raises(EnvbenchError) as e:
+        generate(w.train, w.index, out, links=w.links, seeds=1, progress=False)
+    assert str(e.value) == (f"--out {out}: holds test_env.json, the benchmark an earlier `generate` made of "
+                            "test.json; this run writes train_env.json and would remove it: choose another --out, "
+                            "or pass --force to replace it")
+    assert _sha(out / "test_env.json") == before and not (out / "train_env.json").exists()
+    generate(w.train, w.index, out, links=w.links, seeds=1, force=True, progress=False)
+    assert (out / "train_env.json").is_file() and not (out / "test_env.json").exists()
 
 
 def test_manifest_records_inputs_parameters_and_the_index(env: Path) -> None:

@@ -81,6 +81,10 @@ def test_gazetteer_readings_and_demonyms() -> None:
                                                ("subdivision", "Victoria"), ("country", "Luxembourg")]
     # a regular plural that names the place itself is no demonym: "the Philippines", "the Balkans"
     assert not gz.adjectival_for("Philippines") and not gz.adjectival_for("Balkans")
+    # countryinfo's "X Islander" names a person: "British" never becomes "South Georgia and the South Sandwich
+    # Islander" (a singer of the lock read so); "Kittian and Nevisian" is an adjective and stays
+    assert not gz.adjectival_for("South Georgia and the South Sandwich Islander")
+    assert not gz.adjectival_for("Falkland Islander") and gz.adjectival_for("Kittian and Nevisian")
     assert set(gz.versions) == {"pycountry", "places", "adjectival_forms"}
 
 
@@ -115,6 +119,16 @@ def test_adjectival_clusters_get_their_own_class_and_languages_stay_languages() 
     ("ORG", "Lincoln High School", "Q9826"), ("ORG", "Russian Academy of Sciences", "Q414147"),
     ("MISC", "Battle of Chiari", "Q178561"), ("MISC", "World War II", "Q103495"),
     ("MISC", "Golden Globe Award", "Q618779"), ("ORG", "Vlaams Party", "Q7278"),
+    # British and Irish word order puts the kind first; a kind word at the end still wins over it
+    ("LOC", "River Brosna", "Q4022"), ("LOC", "Lough Owel", "Q23397"), ("LOC", "River and Rowing Museum", "Q33506"),
+    ("LOC", "Mount Pleasant Township", "Q3957"), ("LOC", "Lake County", "Q28575"), ("LOC", "Fort Road", "Q34442"),
+    ("LOC", "Gulf of Bothnia", "Q39594"),
+    # statistical and protected areas are not regions of the world ("the Middle East")
+    ("LOC", "Charleston - North Charleston Urbanized Area", "Q1907114"),
+    ("LOC", "OH Combined Statistical Area", "Q1907114"), ("LOC", "Vätsäri Wilderness Area", "Q179049"),
+    ("LOC", "Bay Area", "Q82794"), ("LOC", "Hamburg Metropolitan Region", "Q82794"),
+    ("LOC", "Cook Strait", "Q37901"), ("LOC", "Strait of Magellan", "Q37901"),
+    ("ORG", "British House of Commons", "Q11204"),
 ])
 def test_the_name_kind_word(coarse: str, name: str, qid: str) -> None:
     assert FineTyper(["name"]).type(Evidence(coarse, [name])).qid == qid
@@ -122,6 +136,11 @@ def test_the_name_kind_word(coarse: str, name: str, qid: str) -> None:
 
 def test_one_word_names_have_no_kind_word() -> None:
     assert FineTyper(["name"]).type(Evidence("LOC", ["River"])).signal == "fallback"
+
+
+def test_a_building_called_commons_is_no_legislature() -> None:
+    # "Hutchinson Commons ( also known as Hutchinson Hall )" is a hall; only "House of Commons" is a chamber
+    assert FineTyper(["name"]).type(Evidence("ORG", ["Hutchinson Commons"])).signal == "fallback"
 
 
 def test_definitions_and_kind_nouns_around_mentions() -> None:
