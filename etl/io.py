@@ -177,12 +177,29 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        kind = binary_kind(data)
+        if kind is not None:  # "not UTF-8 text" would send the user to re-save a file that was never text
+            raise InputError(f"{path}: a {kind}, not a {what}; pass the {what} (JSON)") from None
         bad = not_utf8(data)
         if bad is not None:
             where = "decompressed byte" if _is_compressed(path) else "byte"
             raise InputError(f"{path}: not UTF-8 text: {where} {bad[0]} (0x{bad[1]:02X}, line {bad[2]}) is not valid "
                              f"UTF-8; save the {what} as UTF-8, or re-download it") from None
         raise InputError(f"{path}: not a valid {what} ({exc}); fix or re-download the file") from None
+
+
+_MAGIC = ((b"PAR1", "Parquet file"), (b"SQLite format 3\x00", "SQLite database"),
+          (b"\x89PNG", "PNG image"), (b"%PDF", "PDF file"))
+
+
+def binary_kind(data: bytes) -> str | None:
+    """What a binary file is, by its first bytes ("Parquet file", "DuckDB database"), or None."""
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    if data[8:12] == b"DUCK":
+        return "DuckDB database"
+    return None
 
 
 def not_utf8(data: bytes) -> tuple[int, int, int] | None:

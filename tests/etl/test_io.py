@@ -45,6 +45,21 @@ def test_atomic_write_uses_the_umask_not_0600(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "a.json").stat().st_mode) == 0o644
 
 
+def test_a_binary_file_is_named_by_its_kind(tmp_path: Path) -> None:
+    # a substitutions.parquet passed as --pred used to be "not UTF-8 text ...; save it as UTF-8"
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "pred.json"
+    pq.write_table(pa.table({"a": [1]}), p)
+    with pytest.raises(InputError) as err:
+        read_json(p, what="prediction JSON file")
+    assert str(err.value) == f"{p}: a Parquet file, not a prediction JSON file; pass the prediction JSON file (JSON)"
+    p.write_bytes(b"%PDF-1.7\n\xe2\xe3\xcf\xd3\n")
+    with pytest.raises(InputError, match="a PDF file, not a JSON file"):
+        read_json(p)
+
+
 def test_a_byte_that_is_not_utf8_is_named_by_its_offset(tmp_path: Path) -> None:
     """Issue 17 #19: a 0xFF byte was reported as "line 1 column 1 (char 0)"."""
     bad = tmp_path / "docs.json"

@@ -47,6 +47,13 @@ def test_bad_qid(tmp_path: Path) -> None:
         read_links(p, DOCS)
     with pytest.raises(DataError, match="is a JSON object"):
         read_links(_write(tmp_path, "Q1", "s.json"), DOCS)
+    # 400 digits is no item (a QID is read as a 64-bit integer), and the message does not print them all
+    p = _write(tmp_path, {"A": ["Q1", "Q" + "9" * 400, None]}, "long.json")
+    with pytest.raises(DataError) as e:
+        read_links(p, DOCS)
+    assert str(e.value) == (f"{p}: document 'A': entity 1: 'Q{'9' * 35}... is not a Wikidata item id; write a "
+                            "QID such as \"Q42\" or null")
+    assert read_links(_write(tmp_path, {"A": ["Q1", "Q" + "9" * 18, None]}, "ok.json"), DOCS)
 
 
 def test_linked_docred_alignment_by_mention_positions() -> None:

@@ -281,6 +281,40 @@ def test_a_one_word_organisation_is_skipped_after_the_as_a_noun_phrase() -> None
         assert run.new_items == {0: want}, words
 
 
+def test_a_name_opening_with_a_number_is_skipped_after_a_number() -> None:
+    # "at the 1981 Sundance Film Festival" never reads "at the 1981 1992 Cannes Film Festival", nor "the
+    # Sundance Film Festival 2010" "the Cannes Film Festival 2009 2010"; without a number beside it the
+    # same name is taken
+    for words, pos, first, want in (
+            (["at", "the", "1981", "Sundance", "Film", "Festival", ","], [3, 6], "1992 Cannes Film Festival", "Q8"),
+            (["at", "the", "Sundance", "Film", "Festival", "2010", ","], [2, 5], "Cannes Film Festival 2009", "Q8"),
+            (["at", "the", "Sundance", "Film", "Festival", ","], [2, 5], "1992 Cannes Film Festival", "Q7"),
+            (["at", "the", "Sundance", "Film", "Festival", "2010", ","], [2, 5], "1992 Cannes Film Festival", "Q7")):
+        doc = {"title": "Film", "sents": [words], "labels": [],
+               "vertexSet": [[mention(" ".join(words[pos[0]:pos[1]]), 0, pos, "MISC")]]}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames(first, ()), "Q8": ItemNames("Berlin International Film Festival", ())}
+        draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items == {0: want}, (words, first)
+
+
+def test_a_thing_named_by_a_common_noun_takes_a_common_noun() -> None:
+    # "a proponent of intelligent design" never reads "a proponent of March of the Volunteers"; a name with
+    # a capital anywhere ("iTunes") or none of either case ("一了百了") is a name, and takes any
+    for name, cands, want in (("intelligent design", ["Q7", "Q8"], "Q8"), ("iTunes", ["Q7", "Q8"], "Q7"),
+                              ("一了百了", ["Q7", "Q8"], "Q7"), ("flamenco", ["Q7"], None)):
+        doc = {"title": "Design", "sents": [["a", "proponent", "of", name, "."]],
+               "vertexSet": [[mention(name, 0, [3, 4], "MISC")]], "labels": []}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames("March of the Volunteers", ()), "Q8": ItemNames("cute culture", ())}
+        draws = _draws(slots, total=4, windows={(0, 0): cands}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items.get(0) == want, name
+        if want is None:
+            assert run.rows[0].reason is KeptReason.NO_CANDIDATE
+
+
 def test_a_mention_written_the_x_takes_no_bare_country_name() -> None:
     # "in the US from" never reads "in the Kuwait from"; "the US court system" may read "the Kuwait
     # court system", and a mention without "the" takes any
