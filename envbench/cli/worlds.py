@@ -13,10 +13,10 @@ from etl.io import dumps_json, require_path
                    "docs/test.linked-docred.json.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="World seed; the same seed writes byte-identical files.")
-@click.option("--entities", type=click.IntRange(min=60), default=None,
+@click.option("--entities", type=click.IntRange(min=60, max=100_000_000), default=None,
               help="Number of items (default 1200: about 52 per class, 208 humans; every class gets at least 6, so "
-                   "the smallest world has about 125).")
-@click.option("--docs", type=click.IntRange(min=3), default=None,
+                   "the smallest world has about 125; at most 100,000,000, about Wikidata's size).")
+@click.option("--docs", type=click.IntRange(min=3, max=1_000_000), default=None,
               help="Number of documents over all splits (default 100; dealt 60/20/20 to train/dev/test).")
 @click.option("--lean", is_flag=True,
               help="Beyond the default world, write the remaining --entities as lean items (names and P31 "

@@ -177,14 +177,18 @@ def choose_fine_type(classes: list[str], anc: Mapping[str, frozenset[str]], size
     return min(specific, key=lambda c: (-sizes.get(c, 0), qid_number(c)))
 
 
-def fine_types(con: Any, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+def fine_types(con: Any, pairs: Iterable[tuple[str, str]],
+               misfits: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], str]:
     """The fine type of each (qid, coarse type) pair whose item has P31 values; pairs of an item
-    without any are absent."""
+    without any are absent. ``misfits``, when given, receives the pairs whose item has no class that
+    fits the coarse type (step 2 kept all its classes: a film linked to a country, or a mistyped entity)."""
     wanted = sorted(set(pairs))
     types = item_types(con, (q for q, _ in wanted))
     classes = {c for cs in types.values() for c in cs}
     anc = ancestors(con, classes)
     sizes = class_sizes(con, classes)
+    if misfits is not None:
+        misfits.extend((q, coarse) for q, coarse in wanted if q in types and not fits_coarse(coarse, types[q], anc))
     return {(q, coarse): choose_fine_type(types[q], anc, sizes, coarse) for q, coarse in wanted if q in types}
 
 

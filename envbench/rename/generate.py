@@ -205,6 +205,17 @@ def _read(docs_path: Path, skip_invalid: bool) -> tuple[list[Doc], dict[str, int
         [note] if note else []
 
 
+def _misfit_note(links: Path, docs: Sequence[Doc], link_map: dict[str, list[str | None]],
+                 misfits: set[tuple[str, str]]) -> str:
+    """One warning for the linked entities whose item has no class of their DocRED type, with the first."""
+    hits = [(d["title"], ei, q, entity_type(d["vertexSet"][ei])) for d in docs
+            for ei, q in enumerate(link_map[d["title"]]) if q is not None and (q, entity_type(d["vertexSet"][ei])) in misfits]
+    title, ei, q, coarse = hits[0]
+    return (f"warning: {links}: {len(hits)} linked entit{'y has' if len(hits) == 1 else 'ies have'} an item with no "
+            f"class of their DocRED type (first: {title!r} entity {ei}, {coarse}, linked to {q}); they are renamed "
+            "by the item's own classes: check those links, or the entities' types")
+
+
 def _check_other_benchmark(out: Path, main: str) -> None:
     """Refuses a run that would remove the benchmark an earlier ``generate`` wrote into ``out`` from other
     documents (``test_env.json`` when this run writes ``dev_env.json``): the step replaces its own
@@ -281,8 +292,11 @@ def _write(renamer: Renamer, docs: list[Doc], links: str | os.PathLike[str] | No
         link_map = link_documents(docs, con).links
     clock.lap("links")
     # One fine type per (item, coarse type): the coarse type of the entity narrows its item's classes.
+    misfits: list[tuple[str, str]] = []
     ftypes = fine_types(con, sorted({(q, entity_type(d["vertexSet"][ei])) for d in docs
-                                     for ei, q in enumerate(link_map[d["title"]]) if q is not None}))
+                                     for ei, q in enumerate(link_map[d["title"]]) if q is not None}), misfits)
+    if misfits and links is not None:  # the linker itself only links items that fit
+        notes.append(_misfit_note(links, docs, link_map, set(misfits)))
     clock.lap("fine_types")
     tables: list[Any] = []
     bar = progress_bar(len(docs) * seeds, progress)

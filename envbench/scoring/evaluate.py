@@ -26,6 +26,7 @@ import math
 import os
 import re
 import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +96,22 @@ def env_seeds(gold_docs: Sequence[Mapping[str, Any]], *, consecutive: bool = Tru
     if consecutive and seeds != list(range(1, len(seeds) + 1)):
         return None
     return seeds
+
+
+def env_seed_problem(gold_docs: Sequence[Mapping[str, Any]]) -> str:
+    """Why the titles form no Env benchmark, naming the first document at fault (for :func:`env_seeds`)."""
+    by_base: dict[str, set[int]] = {}
+    for doc in gold_docs:
+        parts = split_seed(doc["title"])
+        if parts is None:
+            return f"{doc['title']!r} has none"
+        by_base.setdefault(parts[0], set()).add(parts[1])
+    if not by_base:
+        return "the file has no documents"
+    common = Counter(frozenset(v) for v in by_base.values()).most_common(1)[0][0]
+    base, have = next((b, v) for b, v in by_base.items() if frozenset(v) != common)
+    show = lambda ks: ", ".join(f"-{k}" for k in sorted(ks))  # noqa: E731
+    return f"{base!r} has {show(have)}, most have {show(common)}"
 
 
 # --------------------------------------------------------------------------- inputs
@@ -443,7 +460,8 @@ def score_file(
         seeds = seeds or env_seeds(all_gold, consecutive=False)
         if seeds is None:
             raise DataError(f"{gold}: --env needs every title to end in a seed suffix -k (for example 'Loud Tour-1') "
-                            "with the same seeds for every source document; pass an Env file from `envbench generate`")
+                            f"with the same seeds for every source document ({env_seed_problem(all_gold)}); pass an "
+                            "Env file from `envbench generate`")
     elif env is False:
         seeds = None
     elif seeds is None and all(split_seed(d["title"]) for d in all_gold):

@@ -30,7 +30,12 @@ def test_make_sample_writes_the_documented_files(sample: Path) -> None:
 def test_make_sample_rejects_tiny_worlds(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["make-sample", "--out", str(tmp_path), "--entities", "10"])
     assert r.exit_code == 2
-    assert "Invalid value for '--entities': 10 is not in the range x>=60." in r.output
+    assert "Invalid value for '--entities': 10 is not in the range 60<=x<=100000000." in r.output
+    # and endless ones: 10**11 items ran until killed, writing nothing (a hostile-input probe)
+    r = CliRunner().invoke(cli, ["make-sample", "--out", str(tmp_path), "--entities", str(10**11)])
+    assert r.exit_code == 2
+    assert "Invalid value for '--entities': 100000000000 is not in the range 60<=x<=100000000." in r.output
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_validate_reports_per_file(sample: Path) -> None:

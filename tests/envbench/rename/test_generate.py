@@ -168,6 +168,26 @@ def test_another_source_into_the_same_folder_needs_force(env: Path, tmp_path: Pa
     assert (out / "train_env.json").is_file() and not (out / "test_env.json").exists()
 
 
+def test_a_link_to_an_item_of_another_kind_is_warned_of(tmp_path: Path) -> None:
+    # a person linked to a place's item (a swapped or stale link file) is renamed by the item's classes,
+    # so the user is told which link to check
+    w = sample_world()
+    docs = json.loads(w.test.read_text())
+    links = json.loads(w.links.read_text())
+    doc = docs[0]
+    types = [e[0]["type"] for e in doc["vertexSet"]]
+    per, loc = types.index("PER"), types.index("LOC")
+    links[doc["title"]][per] = links[doc["title"]][loc]
+    swapped = tmp_path / "swapped.json"
+    swapped.write_text(json.dumps(links))
+    res = generate(w.test, w.index, tmp_path / "env", links=swapped, seeds=1, progress=False)
+    assert (f"warning: {swapped}: 1 linked entity has an item with no class of their DocRED type (first: "
+            f"{doc['title']!r} entity {per}, PER, linked to {links[doc['title']][loc]}); they are renamed by the "
+            "item's own classes: check those links, or the entities' types") in res.notes
+    assert not any("no class of their DocRED type" in n
+                   for n in generate(w.test, w.index, tmp_path / "ok", links=w.links, seeds=1, progress=False).notes)
+
+
 def test_manifest_records_inputs_parameters_and_the_index(env: Path) -> None:
     from envbench.rename.generate import index_fingerprint
 

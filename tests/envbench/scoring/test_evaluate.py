@@ -195,6 +195,13 @@ def test_forcing_env_on_plain_titles_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"--env needs every title to end in a seed suffix -k"):
         evaluate(gold, pred, env=True)
     assert "env" not in evaluate(gold, pred).scores
+    # the document at fault is named: a title without a suffix, or a source missing one of its copies
+    titles = [["A-1", "A-2", "B-1", "B-2", "C"], ["A-1", "A-2", "B-1", "C-1", "C-2"]]
+    for names, why in zip(titles, ["'C' has none", "'B' has -1, most have -1, -2"]):
+        g = write(tmp_path / "g2.json", [{**tiny_doc(), "title": t} for t in names])
+        with pytest.raises(DataError) as e:
+            evaluate(g, pred, env=True)
+        assert f"with the same seeds for every source document ({why}); pass an Env file" in str(e.value)
 
 
 def test_unknown_titles_warn_with_count_and_examples(tmp_path: Path) -> None:
