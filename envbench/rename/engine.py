@@ -947,6 +947,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             if not fits(person, draws.genders.get(cand), draws.knows_genders):
                 continue  # "her eldest son Barbara Stanwyck"
+            if common and all(has_capital(n) for n in (names.label, *names.aliases)):
+                continue  # no lower-case name to give (checked before the pairing, which costs more)
             if shorts and not may_follow(shorts, (names.label, *names.aliases)):
                 continue  # no name of it could give the short names ("Lake Baikal" for "Yukon" of "Yukon River")
             adjectives = draws.adjective_named.get(cand, frozenset()) if info.coarse[ei] != "PER" else frozenset()
