@@ -211,9 +211,12 @@ def _misfit_note(links: Path, docs: Sequence[Doc], link_map: dict[str, list[str 
     hits = [(d["title"], ei, q, entity_type(d["vertexSet"][ei])) for d in docs
             for ei, q in enumerate(link_map[d["title"]]) if q is not None and (q, entity_type(d["vertexSet"][ei])) in misfits]
     title, ei, q, coarse = hits[0]
-    return (f"warning: {links}: {len(hits)} linked entit{'y has' if len(hits) == 1 else 'ies have'} an item with no "
-            f"class of their DocRED type (first: {title!r} entity {ei}, {coarse}, linked to {q}); they are renamed "
-            "by the item's own classes: check those links, or the entities' types")
+    if len(hits) == 1:
+        what, whose, are, fix = "entity has", "its", "it is", "that link, or the entity's type"
+    else:
+        what, whose, are, fix = "entities have", "their", "they are", "those links, or the entities' types"
+    return (f"{links}: {len(hits)} linked {what} an item with no class of {whose} DocRED type (first: {title!r} "
+            f"entity {ei}, {coarse}, linked to {q}); {are} renamed by the item's own classes: check {fix}")
 
 
 def _check_other_benchmark(out: Path, main: str) -> None:

@@ -181,9 +181,9 @@ def test_a_link_to_an_item_of_another_kind_is_warned_of(tmp_path: Path) -> None:
     swapped = tmp_path / "swapped.json"
     swapped.write_text(json.dumps(links))
     res = generate(w.test, w.index, tmp_path / "env", links=swapped, seeds=1, progress=False)
-    assert (f"warning: {swapped}: 1 linked entity has an item with no class of their DocRED type (first: "
-            f"{doc['title']!r} entity {per}, PER, linked to {links[doc['title']][loc]}); they are renamed by the "
-            "item's own classes: check those links, or the entities' types") in res.notes
+    assert (f"{swapped}: 1 linked entity has an item with no class of its DocRED type (first: "
+            f"{doc['title']!r} entity {per}, PER, linked to {links[doc['title']][loc]}); it is renamed by the "
+            "item's own classes: check that link, or the entity's type") in res.notes
     assert not any("no class of their DocRED type" in n
                    for n in generate(w.test, w.index, tmp_path / "ok", links=w.links, seeds=1, progress=False).notes)
 
