@@ -188,13 +188,14 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
         raise InputError(f"{path}: not a valid {what} ({exc}); fix or re-download the file") from None
 
 
-_MAGIC = ((b"PAR1", "Parquet file"), (b"SQLite format 3\x00", "SQLite database"),
+# files that are not text at all, named by kind when read as JSON (compressed ones are OTHER_MAGIC's)
+BINARY_MAGIC = ((b"PAR1", "Parquet file"), (b"SQLite format 3\x00", "SQLite database"),
           (b"\x89PNG", "PNG image"), (b"%PDF", "PDF file"))
 
 
 def binary_kind(data: bytes) -> str | None:
     """What a binary file is, by its first bytes ("Parquet file", "DuckDB database"), or None."""
-    for magic, kind in _MAGIC:
+    for magic, kind in BINARY_MAGIC:
         if data.startswith(magic):
             return kind
     if data[8:12] == b"DUCK":

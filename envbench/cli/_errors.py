@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from envbench.core.errors import first_line
 from etl.io import is_no_space
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,7 +64,7 @@ def describe_no_space(exc: BaseException) -> str:
     fix = "free some space there, or write elsewhere (an --out on another disk)"
     if where is not None:
         return f"{where}: no space left on the device{left}; {fix}"
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no space left on the device"
+    detail = first_line(exc, "no space left on the device")
     return f"no space left on the device{left}: {detail}; {fix}"
 
 

@@ -14,3 +14,15 @@ class EnvbenchError(InputError):
 
 class DataError(EnvbenchError):
     """Input data that does not match the expected format."""
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters with "..." (a message quotes what a file holds, not all of it)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def first_line(exc: BaseException, default: str = "") -> str:
+    """An exception's message cut to its first line (pyarrow's and the OS's run over several), or
+    ``default``, else the exception's class name, when it has none."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else default or type(exc).__name__

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import orjson
 
-from envbench.core.errors import DataError, EnvbenchError
+from envbench.core.errors import DataError, EnvbenchError, shorten
 from envbench.core.relations import RELATIONS
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.hf import is_dataset_path
@@ -111,7 +111,7 @@ def _show(v: Any) -> str:
         text = orjson.dumps(v).decode()
     except TypeError:  # not a JSON value (a large int, a tuple key): Python's spelling
         text = repr(v)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return shorten(text)
 
 
 def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[Problem]:

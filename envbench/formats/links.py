@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envbench.core.errors import DataError
+from envbench.core.errors import DataError, shorten
 from envbench.formats.docred import Doc, read_json_file
 
 Links = dict[str, list[str | None]]
@@ -40,8 +40,7 @@ def _check_qid(value: Any, path: str, title: str, index: int) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _QID.match(value):
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise DataError(f"{path}: document {title!r}: entity {index}: {shown} is not a Wikidata item id; "
+        raise DataError(f"{path}: document {title!r}: entity {index}: {shorten(repr(value))} is not a Wikidata item id; "
                         "write a QID such as \"Q42\" or null")
     return value
 

@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from envbench.core.errors import DataError
+from envbench.core.errors import DataError, first_line
 
 FILE_NAME = "substitutions.parquet"
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -58,12 +58,6 @@ def write_substitutions(rows: dict[str, list[Any]], path: str | os.PathLike[str]
     pq.write_table(pa.table(rows, schema=schema()), path, compression="zstd")
 
 
-def _first_line(exc: BaseException) -> str:
-    """An exception's message cut to its first line (pyarrow's run over several, with its schema dumps)."""
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
 def read_substitutions(path: str | os.PathLike[str]) -> dict[str, dict[int, dict[str, str]]]:
     """``{output title: {entity index: {new name: old name}}}``."""
     import pyarrow.parquet as pq
@@ -86,7 +80,7 @@ def read_substitutions(path: str | os.PathLike[str]) -> dict[str, dict[int, dict
         raise
     except Exception as exc:  # pyarrow raises several types for a bad or foreign file
         raise DataError(f"{p}: not a readable substitutions.parquet with columns {', '.join(cols)} "
-                        f"({_first_line(exc)}); regenerate it with `envbench generate`") from None
+                        f"({first_line(exc)}); regenerate it with `envbench generate`") from None
     out: dict[str, dict[int, dict[str, str]]] = {}
     for title, entity, old, new in zip(*(table.column(c).to_pylist() for c in cols)):
         old, new = old or [], new or []
@@ -106,7 +100,7 @@ def read_substitution_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]
             raise IsADirectoryError("a folder")
         table = pq.read_table(path)
     except Exception as exc:  # a bad or foreign file
-        raise DataError(f"{path}: not a readable substitutions.parquet ({_first_line(exc)}); regenerate it with "
+        raise DataError(f"{path}: not a readable substitutions.parquet ({first_line(exc)}); regenerate it with "
                         "`envbench generate`") from None
     need = {"title", "entity", "coarse_type", "kind", "qid", "new_qid"}
     missing = need - set(table.column_names)

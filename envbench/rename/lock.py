@@ -42,7 +42,8 @@ from typing import Any
 import orjson
 
 from envbench.core.checks import MAX_SEEDS
-from envbench.core.errors import EnvbenchError
+from envbench.core.errors import EnvbenchError, shorten
+from envbench.rename.candidates import POOLS
 from etl.io import dumps_json, sha256_file, write_bytes_atomic
 from etl.manifest import package_version
 from etl.step import MANIFEST, read_manifest
@@ -309,8 +310,9 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not _plain_name(entry["name"]):
             raise EnvbenchError(f"{p}: outputs[{i}] is not an output entry with a plain file name; {fix}")
     pool = lock["parameters"].get("pool")
-    if pool is not None and pool not in ("eval", "train"):
-        raise EnvbenchError(f"{p}: parameters.pool is {_show(pool)}, not \"eval\" or \"train\"; {fix}")
+    if pool is not None and pool not in POOLS:
+        pools = " or ".join(f'"{x}"' for x in POOLS)
+        raise EnvbenchError(f"{p}: parameters.pool is {_show(pool)}, not {pools}; {fix}")
     for flag in ("twins", "skip_invalid"):
         if lock["parameters"].get(flag) not in (None, True, False):
             raise EnvbenchError(f"{p}: parameters.{flag} is {_show(lock['parameters'][flag])}, not true or false; {fix}")
@@ -329,8 +331,7 @@ def _plain_name(name: str) -> bool:
 
 
 def _show(v: Any) -> str:
-    text = repr(v) if isinstance(v, str) else canonical(v).decode()
-    return text if len(text) <= 80 else text[:77] + "..."
+    return shorten(repr(v) if isinstance(v, str) else canonical(v).decode(), 80)
 
 
 # What a reader looks at first: the entities (a renaming changes their names first, then the tokens).

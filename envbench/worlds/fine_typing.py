@@ -382,9 +382,8 @@ class FineTyper:
         for r in self.fine.contains:
             if coarse in r.coarse and any(f" {w} " in f" {text} " for w in r.words):
                 return r.qid
-        # a first word that is a kind word alone ("Lake", "Mount", "River") yields to a last word that is one
-        # ("River and Rowing Museum", "Mount Sinai Hospital"); a first phrase with "of" does not ("University
-        # of Michigan Press" is read by its press rule only where the phrase rules say so)
+        # a first phrase with "of" ("University of", "Strait of") decides before the last word; a first word
+        # alone ("Lake", "Mount", "River") only after it: "River and Rowing Museum" is a museum
         first = next((r.qid for r in self.fine.first_words
                       if coarse in r.coarse and any(text.startswith(w + " ") for w in r.words if " " in w)), None)
         if first is not None:

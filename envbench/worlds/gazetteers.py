@@ -15,7 +15,8 @@ Sources and licences:
 * **countryinfo** 1.0.1 (MIT): one demonym and the alternative spellings of each country, bundled the same
   way (``envbench/data/adjectival_forms.tsv`` rows with source ``countryinfo``, less its "X Islander"
   forms, which name a person, not an adjective: "a Falkland Islander", never "a South Georgia and the South
-  Sandwich Islander singer"; ``places.tsv.gz`` rows of kind ``country alias``). It needs Python >= 3.11, the core supports 3.10, so it is not imported at run time.
+  Sandwich Islander singer"; ``places.tsv.gz`` rows of kind ``country alias``). It needs Python >= 3.11,
+  the core supports 3.10, so it is not imported at run time.
 * Hand-written rows of ``adjectival_forms.tsv`` (source ``W1``: Wikipedia, "List of adjectival and demonymic
   forms for countries and nations" and "... of place names"; ``W2``: the adjective and adherent forms of
   religions and ideologies as the Wikipedia articles on them use them): constituent and historical countries,
@@ -270,7 +271,7 @@ def build_adjectival(current: str) -> str:
         for form in (info.get("demonym") or "").split(","):
             form = form.strip()
             if not form or form.endswith(" Islander"):
-                continue  # a person ("a Falkland Islander"), not an adjective: "a South Georgia and the South Sandwich Islander singer"
+                continue  # a person ("a Falkland Islander"), not an adjective (see the module docstring)
             pop = int(info.get("population") or 0)
             if form not in by_form or pop > by_form[form][0]:
                 by_form[form] = (pop, name)
