@@ -184,6 +184,7 @@ _HEAD_ENDS = frozenset({"had", "has", "have", "would", "will", "could", "did", "
 _PHRASE_ENDS = _FUNCTION_WORDS | _HEAD_ENDS
 # what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969")
 _RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
+_SPAN_MARKS = frozenset({"-", "–", "/"})  # between a year and its span's short end ("1980 – 81", "1527 - 8")
 # a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
 NumberPair = tuple[int, str, int, str, bool]
 
@@ -321,6 +322,36 @@ class DocInfo:
         self.times = {ei: self.tokens[ei] for ei, c in enumerate(self.coarse)
                       if c == "TIME" and ei not in self.overlap and ei not in self.followers}
         self.time_years = document_years(self.times)
+        self.span_ends = self._span_ends()
+
+    def _span_ends(self) -> dict[int, int]:
+        """The TIME entities written as the short end of a span whose year is another TIME entity, and
+        that entity: "81" of "won the 1980 – 81 German championship", "8" of "Austria ( 1527 - 8 )" (Re-DocRED
+        annotates 23 such ends). Every mention of the end is one token of one or two digits, right after
+        a dash or slash that follows a one-token year mention of the one start entity."""
+        doc = self.doc
+        starts: dict[tuple[int, int], int] = {}  # (sentence, token after the mention) -> the year's entity
+        for ei in self.times:
+            for m in doc["vertexSet"][ei]:
+                a, b = m["pos"]
+                tok = doc["sents"][m["sent_id"]][a]
+                if b - a == 1 and len(tok) == 4 and tok.isdigit() and tok[0] in "12":
+                    starts[(m["sent_id"], b)] = ei
+        out: dict[int, int] = {}
+        for ei in self.times:
+            leads: set[int] = set()
+            for m in doc["vertexSet"][ei]:
+                a, b = m["pos"]
+                sent = doc["sents"][m["sent_id"]]
+                lead = starts.get((m["sent_id"], a - 1))
+                if b - a != 1 or not (sent[a].isdigit() and len(sent[a]) <= 2) or sent[a - 1] not in _SPAN_MARKS \
+                        or lead is None or lead == ei:
+                    break
+                leads.add(lead)
+            else:
+                if len(leads) == 1:
+                    out[ei] = leads.pop()
+        return out
 
     def _beside_mentions(self) -> tuple[list[dict[str, frozenset[str]]], list[frozenset[str]]]:
         """What the tokens beside an entity's mentions forbid a new name, per entity (one pass):
@@ -771,7 +802,7 @@ def settle_times(run: Run) -> None:
         return
     best: tuple[tuple[int, int], dict[int, dict[str, list[str]] | None], set[int]] | None = None
     for attempt in range(NUMTIME_ATTEMPTS):
-        renamed = rename_times(todo, run.seed, info.title, attempt, years=info.time_years)
+        renamed = rename_times(todo, run.seed, info.title, attempt, years=info.time_years, span_ends=info.span_ends)
         failed = time_failures(run, renamed)
         score = (len(failed), swapped_dates(info, renamed, failed))
         if best is None or score < best[0]:
@@ -847,6 +878,9 @@ def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> 
             more |= {p[2] if renamed_now(p[2]) else p[0]
                      for e in sorted(renamed) if renamed_now(e) for p in info.number_pairs.get(e, ())
                      if (renamed_now(p[0]) or renamed_now(p[2])) and info.number_clash(p, tokens, pending)}
+        # a span's year and its short end ("1980 – 81") are renamed together or both kept
+        more |= {e for end, start in info.span_ends.items() if renamed_now(end) != renamed_now(start)
+                 for e in (end, start) if renamed_now(e)}
         more -= failed
         if not more:
             return failed

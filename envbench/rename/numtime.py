@@ -14,8 +14,10 @@ year-level order and equality between the document's dates survives ("a 1975 fil
   ``MAX_YEAR`` (a year already after it only has to stay below 3000) or below 1000; when the
   document writes a decade, ``delta`` is a multiple of 10 so decades and years move together; when
   no shift fits, years stay (months and days still move);
-* decades ("1990s", "the mid 90s", "'60s"): by the same ``delta``;
-* the two-digit end of a span ("1983–84", "1963 - 65"): by the same ``delta``;
+* decades ("1990s", "the mid 90s", "'60s", "mid-1920s"): by the same ``delta``;
+* the two-digit end of a span ("1983–84", "1963 - 65"): by the same ``delta``; so is the end of a span
+  that the corpus annotates as a TIME entity of its own ("the 1980 – 81 German championship", "( 1527 -
+  8 )", ``span_end``), which is otherwise drawn as a number ("the 2004 – 33 German championship");
 * centuries ("20th century", "the eighteenth century", "the mid-19th century", both of "late 14th and
   early 15th century"): one century in the direction of ``delta``; a numbered dynasty likewise ("the 19th
   Dynasty" -> "the 20th Dynasty", where the number rule had written "the 69th Dynasty");
@@ -61,7 +63,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from envbench.core.seeding import derive_seed
@@ -112,7 +114,8 @@ _WORD_VALUE.update({w: 10 * i for i, w in enumerate(TENS) if w})
 
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _YEAR = re.compile(r"(?<!\d)([12]\d{3})(?!\d)")
-_DECADE = re.compile(r"^([12]\d{2}0)(s|'s|’s)$")
+# a decade, also as the corpus writes a part of one in one token ("mid-1920s", "late-1980s", "early-1990s")
+_DECADE = re.compile(r"^((?:mid|early|late)-)?([12]\d{2}0)(s|'s|’s)$", re.IGNORECASE)
 _SPAN = re.compile(r"^([12]\d{3})([-–/])(\d{2})$")  # "1983–84", one token: the end moves with the start
 _SHORT_DECADE = re.compile(r"^(['’]?)(\d)0s$")  # "90s", "'60s": the decade digit moves with the years
 _DAY = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$", re.IGNORECASE)
@@ -200,7 +203,7 @@ def date_value(tokens: Sequence[str]) -> DateValue | None:
         if year is None and (m := _YEAR.search(t)) and not _DECADE.match(t):
             year = int(m.group(1))
         elif year is None and (m := _DECADE.match(t)):
-            year = int(m.group(1))
+            year = int(m.group(2))
         elif month is None and (mo := _month_of(t)) is not None:
             month = mo
         elif has_month and day is None and (d := _DAY.match(t)) and 1 <= int(d.group(1)) <= 31:
@@ -348,12 +351,14 @@ def document_shift(years: Iterable[int], decades: bool, *keys: object) -> TimeSh
     return TimeShift(delta, draw.int(1, 11, "month"), draw.int(1, 27, "day"), draw.int(1, 6, "weekday"))
 
 
-def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | None = None
-                ) -> dict[str, list[str]] | None:
+def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | None = None,
+                span_end: bool = False) -> dict[str, list[str]] | None:
     """New tokens for each distinct name of a TIME entity, or None when no rule applies.
 
     ``keys`` are (seed, title, entity index, attempt); ``shift`` is the document's shift (see
-    :func:`rename_times`). Without it the entity is treated as a document of its own.
+    :func:`rename_times`). Without it the entity is treated as a document of its own. ``span_end``:
+    the entity is the last digits of a span whose year is another TIME entity ("81" of "1980 – 81"):
+    its one- and two-digit numbers move by the year shift, modulo their width ("81" -> "05" for +24).
     """
     draw = _Draw("time", *keys)
     if shift is None:
@@ -378,6 +383,9 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
             len(words) == 1 and _ORDINAL.match(_CENTURY_PREFIX.sub("", words[0])) is not None)
         new: list[str] = []
         for i, t in enumerate(toks):
+            if span_end and t.isdigit() and len(t) <= 2:
+                new.append(f"{(int(t) + delta) % 10 ** len(t):0{len(t)}d}")
+                continue
             nxt = next((u for u in toks[i + 1:] if u not in ("-", "–")), "")
             mo = _month_of(t)
             if mo is not None:
@@ -389,7 +397,7 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                     text = full[:4] if m2 == 9 else full[:3]
                 new.append(same_case(text, stem) + t[len(stem):])
             elif m := _DECADE.match(t):
-                new.append(f"{new_decade(int(m.group(1)))}{m.group(2)}")
+                new.append(f"{m.group(1) or ''}{new_decade(int(m.group(2)))}{m.group(3)}")
             elif not has_month and (m := _SPAN.match(t)):  # a season "1983–84" -> "1963–64"; not "1797–17 February"
                 new.append(f"{new_year(int(m.group(1)))}{m.group(2)}{(int(m.group(3)) + delta) % 100:02d}")
             elif not has_month and i >= 2 and len(t) == 2 and t.isdigit() and toks[i - 1] in ("-", "–", "/") \
@@ -459,16 +467,19 @@ def document_years(entities: Mapping[int, dict[str, list[str]]]) -> tuple[tuple[
 
 
 def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: str, attempt: int, *,
-                 years: tuple[tuple[int, ...], bool] | None = None) -> dict[int, dict[str, list[str]] | None]:
+                 years: tuple[tuple[int, ...], bool] | None = None,
+                 span_ends: Collection[int] = ()) -> dict[int, dict[str, list[str]] | None]:
     """Rename all TIME entities of one document with one shared :class:`TimeShift`.
 
     ``entities`` maps entity index -> {distinct name: tokens}; the result maps each index to its new
     tokens per name, or None when no rule applies to it. ``years``: their :func:`document_years`,
-    when the caller has them (the same for every seed and attempt of a document).
+    when the caller has them (the same for every seed and attempt of a document). ``span_ends``: the
+    entities that are the short end of a span after a year (:func:`rename_time`'s ``span_end``).
     """
     written, decades = document_years(entities) if years is None else years
     shift = document_shift(written, decades, seed, title, attempt)
-    return {ei: rename_time(names, seed, title, ei, attempt, shift=shift) for ei, names in entities.items()}
+    return {ei: rename_time(names, seed, title, ei, attempt, shift=shift, span_end=ei in span_ends)
+            for ei, names in entities.items()}
 
 
 def rename_num(names: dict[str, list[str]], *keys: object, counting: bool = False) -> dict[str, list[str]] | None:

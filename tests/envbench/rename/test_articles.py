@@ -106,6 +106,8 @@ def test_which_country_names_take_the() -> None:
 
     assert [takes_the(n) for n in ("Netherlands", "Bahamas", "United Kingdom", "Czech Republic", "Gambia",
                                    "Isle of Man", "Philippines")] == [True] * 7
+    assert [takes_the(n) for n in ("UK", "U.S.", "USSR", "UAE", "P.R.C.")] == [True] * 5  # "in the USSR"
+    assert not takes_the("NSW") and not takes_the("Uk")
     assert [takes_the(n) for n in ("Kuwait", "Cyprus", "Laos", "Honduras", "French Guiana")] == [False] * 5
     assert bare_country("Kuwait") and bare_country("Myanmar") and bare_country("Barbados") and bare_country("Holland")
     assert not bare_country("Netherlands") and not bare_country("United States")
@@ -140,6 +142,10 @@ def test_keep_the_keeps_the_article_a_new_name_needs(old: str, new: str, coarse:
     ("'s", "NASA", "Group of Progressive Artists", "ORG", None),
     ("northern", "Italy", "Principality of Transylvania", "LOC", None),
     ("in", "Italy", "Kuwait", "LOC", None),
+    ("in", "Britain", "USSR", "LOC", "the"),  # "made in the USSR", not "made in USSR"
+    ("from", "Italy", "U.A.E.", "LOC", "the"),
+    ("a", "Britain", "UK", "LOC", None),  # "a UK singles chart": a modifier
+    ("in", "Paris", "NSW", "LOC", None),  # no country
     ("in", "Paris", "Grand Rapids", "LOC", None),
     ("and", "Capitol Records", "Republic Records", "ORG", None),
     ("in", "the Bronx", "Midlands", "LOC", None),  # the old name's own article: keep_the's case

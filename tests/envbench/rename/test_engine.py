@@ -379,6 +379,30 @@ def test_numbers_a_few_tokens_apart_stay_different(seed: int) -> None:
     assert values[0] != values[1] and len(set(values[2:])) == 3, (seed, values)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(1, 10_000))
+def test_the_short_end_of_a_span_moves_with_its_year(seed: int) -> None:
+    # Christoph Daum: "won the 1980 – 81 German amateur football championship" had read "won the 2004 – 33";
+    # and "Austria ( 1527 - 8 )", whose end has one digit
+    doc = _numbers_doc(["won", "the", "1980", "–", "81", "title", "(", "1527", "-", "8", ")", "in", "1975", "."],
+                       [("1980", 2, 3, "TIME"), ("81", 4, 5, "TIME"), ("1527", 7, 8, "TIME"), ("8", 9, 10, "TIME"),
+                        ("1975", 12, 13, "TIME")])
+    run, slots = _run(doc, [None] * 5, {}, seed)
+    assert run.info.span_ends == {1: 0, 3: 2}
+    assert advance(run, _draws(slots, 0, {}, {})) is None
+    (start,), (end,), (old,), (last,) = (_written(run, ei) for ei in range(4))
+    assert end == f"{int(start) % 100 + 1:02d}"[-2:] and last == str((int(old) + 1) % 10), (seed, start, end, old, last)
+    delta = int(start) - 1980
+    assert int(_written(run, 4)[0]) == 1975 + delta  # one shift for every year of the document
+
+
+def test_a_two_digit_time_entity_elsewhere_is_no_span_end() -> None:
+    doc = _numbers_doc(["aged", "81", "in", "1980", "and", "1980", "81", "."],
+                       [("81", 1, 2, "TIME"), ("1980", 3, 4, "TIME"), ("1980", 5, 6, "TIME"), ("81", 6, 7, "TIME")])
+    run, _ = _run(doc, [None] * 4, {})
+    assert run.info.span_ends == {}  # no dash before either "81"
+
+
 def test_the_outer_of_a_nested_pair_follows_the_inner_one() -> None:
     from envbench.rename.candidates import MAX_WINDOWS
     from envbench.rename.engine import DocInfo, Draws, advance, plan_runs

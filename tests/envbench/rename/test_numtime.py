@@ -10,6 +10,7 @@ from envbench.rename.numtime import (
     MAX_YEAR,
     MONTHS,
     DateValue,
+    TimeShift,
     agree_counts,
     counts_a_noun,
     date_value,
@@ -171,6 +172,24 @@ def test_decades_move_with_the_years() -> None:
         decade, year, late = out[0]["the 1990s"][1], out[1]["1995"][0], out[2]["2020"][0]
         assert int(decade[:4]) <= int(year) < int(decade[:4]) + 10  # 1995 stays inside the decade
         assert int(late) <= MAX_YEAR and int(late) - int(year) == 25
+
+
+def test_a_decade_written_in_one_token_with_mid_moves_as_a_decade() -> None:
+    # "by the mid-1920s" read "by the mid-1932s": the prefixed token was taken for a year
+    for seed in range(1, 21):
+        out = rename_times(_entities("1923", "the mid-1920s", "late-1980s"), seed, "Doc", 0)
+        year, mid, late = out[0]["1923"][0], out[1]["the mid-1920s"][1], out[2]["late-1980s"][0]
+        assert mid == f"mid-{int(year) - 3}s" and late.startswith("late-") and late.endswith("0s"), out
+        assert int(late[5:9]) - int(mid[4:8]) == 60
+    assert date_value(["the", "mid-1920s"]) == DateValue(1920)
+
+
+def test_a_span_end_moves_by_the_year_shift_modulo_its_width() -> None:
+    shift = TimeShift(24, 1, 1)
+    assert rename_time({"81": ["81"]}, 1, "T", 0, 0, shift=shift, span_end=True) == {"81": ["05"]}
+    assert rename_time({"8": ["8"]}, 1, "T", 0, 0, shift=TimeShift(-22, 1, 1), span_end=True) == {"8": ["6"]}
+    assert rename_time({"04": ["04"]}, 1, "T", 0, 0, shift=TimeShift(-30, 1, 1), span_end=True) == {"04": ["74"]}
+    assert rename_time({"81": ["81"]}, 1, "T", 0, 0, shift=shift) != {"81": ["05"]}  # a number of its own
 
 
 def test_document_shift_bounds() -> None:
