@@ -39,9 +39,10 @@ Per entity, drawn from ``(seed, title, entity index, attempt)``:
 
 * clock times ("11:59"): a new hour in the same 12- or 24-hour range and new minutes;
 * other numbers: a new value with the same number of integer digits, the same decimals and the
-  same thousands separators; number words keep their class (one..nine, ten..nineteen, twenty..
-  ninety), ordinal words too (first..ninth, tenth..twentieth; in TIME names only before
-  "century"), and their capitalisation. Equal values get equal new values, so every mention of the
+  same thousands separators, and a round whole number stays as round ("10,000" -> "40,000", "190,000"
+  -> "630,000", "100" -> "700", where a uniform draw read "44,506 in 1953, and another 44,506");
+  number words keep their class (one..nine, ten..nineteen, twenty..ninety), ordinal words too
+  (first..ninth, tenth..twentieth; in TIME names only before "century"), and their capitalisation. Equal values get equal new values, so every mention of the
   entity gets the same new value. When the word after a mention is a noun the number counts ("two
   versions"; :func:`counts_a_noun`), a count never moves between one and many: that noun is outside
   the mention and keeps its number.
@@ -260,10 +261,16 @@ class _NumberMap:
             return text
         if plain not in self.memo:
             ints, _, decs = plain.partition(".")
+            # a round whole number stays round ("10,000" -> "40,000", not "44,506"): its trailing zeros stay
+            zeros = len(ints) - len(ints.rstrip("0")) if not decs and ints.strip("0") else 0
+            head = len(ints) - zeros
             for k in range(100):
                 if len(ints) == 1:
                     lo = 2 if self.keep_one and not decs else 1
                     new_int = str(self.draw.int(lo, 9, "num", plain, k))
+                elif zeros:
+                    lo, hi = (10 ** (head - 1), 10 ** head - 1) if head > 1 else (1, 9)
+                    new_int = str(self.draw.int(lo, hi, "num", plain, k)) + "0" * zeros
                 else:
                     lo, hi = 10 ** (len(ints) - 1), 10 ** len(ints) - 1
                     new_int = str(self.draw.int(lo, hi, "num", plain, k))

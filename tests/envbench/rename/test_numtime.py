@@ -93,6 +93,16 @@ def test_numbers_keep_their_digit_count(value: int, seed: int) -> None:
     assert len(new) == len(str(value)) and new != str(value) and (len(new) == 1 or new[0] != "0")
 
 
+@given(st.integers(min_value=1, max_value=10**5), st.integers(min_value=1, max_value=4), st.integers(0, 50))
+def test_a_round_number_stays_round(head: int, zeros: int, seed: int) -> None:
+    # "10,000 in 1939 , and another 10,000 in 1940" had read "44,506 in 1953 , and another 44,506"
+    value = f"{head * 10 ** zeros:,}"
+    new = rename_num({value: [value]}, seed, "T", 0, 0)[value][0]  # type: ignore[index]
+    plain, old = new.replace(",", ""), value.replace(",", "")
+    assert len(plain) == len(old) and plain != old and plain.endswith("0" * (len(old) - len(old.rstrip("0"))))
+    assert ("," in new) == ("," in value)
+
+
 def test_renaming_is_deterministic_and_seed_dependent() -> None:
     a = rename_time({"13 March 1963": ["13", "March", "1963"]}, 1, "T", 0, 0)
     assert a == rename_time({"13 March 1963": ["13", "March", "1963"]}, 1, "T", 0, 0)
