@@ -39,8 +39,9 @@ Per entity, drawn from ``(seed, title, entity index, attempt)``:
 
 * clock times ("11:59"): a new hour in the same 12- or 24-hour range and new minutes;
 * other numbers: a new value with the same number of integer digits, the same decimals and the
-  same thousands separators, and a round whole number stays as round ("10,000" -> "40,000", "190,000"
-  -> "630,000", "100" -> "700", where a uniform draw read "44,506 in 1953, and another 44,506");
+  same thousands separators, and a round whole number (one or two digits, then zeros) stays as round
+  ("10,000" -> "40,000", "190,000" -> "630,000", "100" -> "700", where a uniform draw read "44,506 in
+  1953, and another 44,506"; "4810" is drawn as any other);
   number words keep their class (one..nine, ten..nineteen, twenty..ninety), ordinal words too
   (first..ninth, tenth..twentieth; in TIME names only before "century"), and their capitalisation. Equal values get equal new values, so every mention of the
   entity gets the same new value. When the word after a mention is a noun the number counts ("two
@@ -261,9 +262,12 @@ class _NumberMap:
             return text
         if plain not in self.memo:
             ints, _, decs = plain.partition(".")
-            # a round whole number stays round ("10,000" -> "40,000", not "44,506"): its trailing zeros stay
+            # a round whole number (one or two digits, then zeros) stays round ("10,000" -> "40,000", not
+            # "44,506"); "4810" or "1,200,800" is a measured value, drawn as any other
             zeros = len(ints) - len(ints.rstrip("0")) if not decs and ints.strip("0") else 0
             head = len(ints) - zeros
+            if head > 2:
+                zeros, head = 0, len(ints)
             for k in range(100):
                 if len(ints) == 1:
                     lo = 2 if self.keep_one and not decs else 1
