@@ -150,6 +150,7 @@ from envbench.rename.numtime import (
     order_kept,
     rename_times,
 )
+from envbench.rename.regnal import any_regnal
 from envbench.rename.short_names import follow, may_follow, short_names, spell_like, spellings
 from envbench.rename.substitute import (
     NewName,
@@ -968,6 +969,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     # Region"); with none among the candidates it is kept
     common = info.coarse[ei] != "PER" and all(any(ch.islower() for ch in nm) and not has_capital(nm)
                                               for nm in originals)  # "一了百了" has no case at all
+    # no one but a person named as a monarch takes a monarch's name ("directed by Frederick I"), and such a
+    # person prefers one among the first draws ("Charles IV of Spain" -> "Frederick II of Spain"; ``rename.regnal``)
+    regnal = any_regnal(originals) if info.coarse[ei] == "PER" else None
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
         window = draws.windows.get((si, run.window - w0))
         if window is None:
@@ -995,6 +999,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue  # "Lake Baikal" gives no short name for "Yukon" of "Yukon River"
             if common and any(has_capital(nn.name) for nn in mapping.values()):
                 continue  # "cute culture" never "Steam"
+            if regnal is False and any_regnal(nn.name for nn in mapping.values()):
+                continue  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
             written = written_by_rule
             if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
                 paired_names, mapping = mapping, surnames_follow(names_now, mapping)
@@ -1022,17 +1028,20 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 draws.auditor.reject(failed[0])
                 continue
             if (want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values())) or (
-                    heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads)):
-                # the first fit, should no candidate of the first windows share the head noun, or (for "from the
-                # East India Company .") read as more than a bare one-word name ("from the Toyota .")
+                    heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads)) or (
+                    regnal and not any_regnal(nn.name for nn in mapping.values())):
+                # the first fit, should no candidate of the first windows share the head noun, (for "from the
+                # East India Company .") read as more than a bare one-word name ("from the Toyota ."), or give a
+                # monarch's name for one
                 run.fallback.setdefault(ei, (cand, mapping, keys, written))
                 continue
             run.fallback.pop(ei, None)  # a first fit kept aside for this entity is not needed any more
             _accept(run, ei, draws, cand, mapping, keys, written, adjectival, person)
             return None
         run.window += 1
-        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS:
+        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal:
             break  # the head is looked for among the first draws only, so seeds keep drawing different names
+            # (a monarch's name in every window: few of the drawn persons are monarchs)
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
         _accept(run, ei, draws, *run.fallback.pop(ei), adjectival, person)
         return None
