@@ -159,6 +159,7 @@ from envbench.rename.substitute import (
     name_key,
     nested_key,
     nested_spellings,
+    opens_lower,
     overlapping_entities,
     self_overlapping_entities,
     surnames_follow,
@@ -1001,6 +1002,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue  # "cute culture" never "Steam"
             if regnal is False and any_regnal(nn.name for nn in mapping.values()):
                 continue  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
+            if regnal is not None and any(opens_lower(nn.name) for nn in mapping.values()) and not any(
+                    opens_lower(nm) for nm in originals):
+                continue  # "Bahiyyih Nakhjavani" never "née Alexander"
             written = written_by_rule
             if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
                 paired_names, mapping = mapping, surnames_follow(names_now, mapping)

@@ -299,6 +299,14 @@ _PARTICLES = frozenset({"da", "de", "di", "del", "della", "der", "den", "van", "
 _NOT_A_SURNAME = frozenset({"jr", "jr.", "sr", "sr.", "i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"})
 
 
+def opens_lower(name: str) -> bool:
+    """Whether a person's name opens with a lower-case word that is no name particle: "née Alexander" and "sire
+    de Clery et de Boulainviller" (corpus persons made from such mentions) do; "da Vinci", "van Gogh",
+    "d'Holbach" and "Joh Keun-shik" do not. ``generate`` gives such a name only to a person written so."""
+    first = name.split(maxsplit=1)[0] if name.strip() else ""
+    return first[:1].islower() and first not in _PARTICLES and not first.startswith(("d'", "d’"))
+
+
 def surnames_follow(originals: Sequence[str], mapping: Mapping[str, NewName]) -> dict[str, NewName]:
     """A person's one-word name that ends one of its longer names (a surname, "Gannibal" of "Abram
     Petrovich Gannibal") takes the last word of that name's new name ("Phil LaMarr" -> "LaMarr"; with

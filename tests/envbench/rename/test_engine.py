@@ -429,3 +429,12 @@ def test_the_outer_of_a_nested_pair_follows_the_inner_one() -> None:
     runs, _ = plan_runs([info], [1], "eval", twins=False)
     assert advance(runs[0], draws) is None
     assert sorted((r.entity, r.reason) for r in runs[0].rows) == [(0, KeptReason.OVERLAP), (1, KeptReason.NO_CANDIDATE)]
+
+
+def test_a_person_never_takes_a_name_that_opens_with_a_word_that_is_no_name() -> None:
+    words = ["The", "film", "was", "directed", "by", "Emmett", "Malloy", "."]
+    doc = {"title": "Film", "labels": [], "sents": [words], "vertexSet": [[mention("Emmett Malloy", 0, [5, 7], "PER")]]}
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    names = {"Q7": ItemNames("née Alexander", ()), "Q8": ItemNames("Nick Cave", ())}
+    assert settle_linked(run, 0, _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)) is None
+    assert run.new_items == {0: "Q8"}  # "directed by née Alexander" never

@@ -57,3 +57,4 @@ def test_a_monarch_prefers_a_monarchs_name_in_any_window_and_else_takes_the_firs
     run, slots = _run(_director_doc("Charles IV"), ["Q1"], {"Q1": "Q5"})
     assert settle_linked(run, 0, _draws(slots, total=1000, windows=windows, names=names)) is None
     assert run.new_items == {0: "Q7"}  # no monarch drawn: the first that fits, not kept
+

@@ -346,3 +346,10 @@ def test_surnames_follow_keeps_the_mapping_distinct(originals: list[str], new: l
     assert set(got) == set(paired)
     assert len({nn.name for nn in got.values()}) == len(got)  # distinct names stay distinct
     assert all(got[o] == paired[o] for o in originals if len(o.split()) > 1)  # only one-word names change
+
+
+def test_which_person_names_open_with_a_word_that_is_no_name() -> None:
+    from envbench.rename.substitute import opens_lower
+
+    assert opens_lower("née Alexander") and opens_lower("sire de Clery et de Boulainviller")
+    assert not any(opens_lower(n) for n in ("da Vinci", "van Gogh", "d'Holbach", "Joh Keun-shik", "Baron d'Holbach", ""))
