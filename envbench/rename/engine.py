@@ -94,7 +94,7 @@ import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from envbench.core.gender import GenderEvidence, context_genders, document_genders, pronoun_class
 from envbench.core.heads import name_head, shared_head
@@ -151,7 +151,7 @@ from envbench.rename.numtime import (
     rename_times,
 )
 from envbench.rename.regnal import any_regnal
-from envbench.rename.short_names import follow, may_follow, short_names, spell_like, spellings
+from envbench.rename.short_names import ShortName, follow, may_follow, short_names, spell_like, spellings
 from envbench.rename.substitute import (
     NewName,
     clash_keys,
@@ -609,6 +609,8 @@ class Draws:
     # how many adjectival forms (``adjectival_forms``) each candidate has, worked out once: an adjectival
     # entity that no candidate can serve walks every window, and is kept, over the same candidates each seed
     form_counts: dict[str, int] = field(default_factory=dict)
+    # (document order, entity, second draw) -> its ``EntityFacts``, worked out once for all seeds and windows
+    facts: dict[tuple[int, int, bool], EntityFacts] = field(default_factory=dict)
 
     @functools.cached_property
     def kind_words(self) -> frozenset[str]:
@@ -916,15 +918,34 @@ def _accept(run: Run, ei: int, draws: Draws, cand: str, mapping: dict[str, NewNa
                         new_gender=pronoun_class(draws.genders.get(cand)) if person.source else None))
 
 
-def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
-    """A linked entity: the first fitting candidate of its windows, or the window still missing."""
-    info = run.info
-    # the first slot's windows are 0..MAX_WINDOWS-1 of run.window, the second slot's (if any) the next ones
-    first_si = run.slots[ei]
-    second = run.window >= MAX_WINDOWS
-    si = run.second[ei] if second else first_si
-    w0 = MAX_WINDOWS if second else 0
-    slot = draws.slots[si]
+class EntityFacts(NamedTuple):
+    """What every candidate of a linked entity's slot is checked against (``entity_facts``)."""
+
+    required: list[tuple[str, str]]  # the audit checks a candidate must pass
+    own: tuple[Demonym, ...]  # the P1549 rows of the entity's item
+    own_types: set[str] | frozenset[str]  # the P31 classes of the entity's item
+    originals: list[str]  # the entity's distinct names
+    tokens: dict[str, list[str]]  # each name's tokens as the document writes it
+    near: dict[str, frozenset[str]]  # the words beside each name's mentions (``DocInfo.near_words``)
+    heads: frozenset[str]  # the names written "the X" as a noun phrase of their own
+    adjectival: list[str]  # the names that take adjectival forms
+    anc: dict[str, frozenset[str]]  # the auditor's P279 closures (filled as candidates arrive)
+    need_forms: int  # adjectival forms a candidate needs
+    person: PersonGender  # a person's gender and its source (UNKNOWN otherwise)
+    want_head: str | None  # a head noun a new name should share
+    spelled: dict[str, str]  # names that spell another, and that other
+    names_now: list[str]  # the names less those spellings
+    shorts: dict[str, ShortName]  # the short names the second draw writes from their full names
+    paired: list[str]  # the names paired with a candidate's names
+    written_by_rule: frozenset[str]  # names whose new names no item gives
+    common: bool  # a common noun, written wholly in lower case
+    regnal: bool | None  # a person with a monarch's name (None: not a person)
+
+
+def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws) -> EntityFacts:
+    """The facts of entity ``ei`` of ``info`` that its every candidate is checked against. They depend on the
+    document and the index, never on the seed, so ``settle_linked`` works them out once per entity and draw
+    (first or second) and reuses them for each seed and each window."""
     q = info.qids[ei]
     assert q is not None
     key = (info.order, ei)
@@ -935,13 +956,10 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             required = sorted(set(required) | set(draws.auditor.required(fq, draws.auditor.entity_checks(info.doc, f))))
         draws.required[key] = required
     required = draws.required[key]
-    total = draws.total(slot)
     own = draws.demonyms.get(q, ())
     types = draws.auditor.types
     own_types = types.get(q, set())
-    # what every candidate of the slot is checked against, looked up once (a slot may try 340)
     originals, tokens, near, heads = info.names[ei], info.tokens[ei], info.near_words[ei], info.the_heads[ei]
-    taken, occurs = run.taken, info.occurs
     # adjectival names take adjectival forms only ("Barbadian" never "Hungarians" nor "Vili people")
     adjectival = adjectival_names(originals, own, draws.known if info.coarse[ei] != "PER" else frozenset(),
                                   info.written_adjectives[ei])
@@ -971,8 +989,31 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     common = info.coarse[ei] != "PER" and all(any(ch.islower() for ch in nm) and not has_capital(nm)
                                               for nm in originals)  # "一了百了" has no case at all
     # no one but a person named as a monarch takes a monarch's name ("directed by Frederick I"), and such a
-    # person prefers one among the first draws ("Charles IV of Spain" -> "Frederick II of Spain"; ``rename.regnal``)
+    # person prefers one among all its draws ("Charles IV of Spain" -> "Frederick II of Spain"; ``rename.regnal``)
     regnal = any_regnal(originals) if info.coarse[ei] == "PER" else None
+    return EntityFacts(required, own, own_types, originals, tokens, near, heads, adjectival, anc, need_forms,
+                       person, want_head, spelled, names_now, shorts, paired, written_by_rule, common, regnal)
+
+
+def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
+    """A linked entity: the first fitting candidate of its windows, or the window still missing."""
+    info = run.info
+    # the first slot's windows are 0..MAX_WINDOWS-1 of run.window, the second slot's (if any) the next ones
+    first_si = run.slots[ei]
+    second = run.window >= MAX_WINDOWS
+    si = run.second[ei] if second else first_si
+    w0 = MAX_WINDOWS if second else 0
+    slot = draws.slots[si]
+    q = info.qids[ei]
+    assert q is not None
+    total = draws.total(slot)
+    taken, occurs = run.taken, info.occurs
+    facts = draws.facts.get((info.order, ei, second))
+    if facts is None:
+        facts = draws.facts[(info.order, ei, second)] = entity_facts(info, ei, slot, second, draws)
+    (required, own, own_types, originals, tokens, near, heads, adjectival, anc, need_forms, person, want_head,
+     spelled, names_now, shorts, paired, written_by_rule, common, regnal) = facts
+    types = draws.auditor.types
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
         window = draws.windows.get((si, run.window - w0))
         if window is None:
@@ -986,6 +1027,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             if not fits(person, draws.genders.get(cand), draws.knows_genders):
                 continue  # "her eldest son Barbara Stanwyck"
+            if regnal and ei in run.fallback and not any_regnal((names.label, *names.aliases)):
+                continue  # a first fit is held, which only a monarch's name would displace (checked before pairing)
             if common and all(has_capital(n) for n in (names.label, *names.aliases)):
                 continue  # no lower-case name to give (checked before the pairing, which costs more)
             if shorts and not may_follow(shorts, (names.label, *names.aliases)):
