@@ -24,7 +24,9 @@ settling order:
      draw order (``candidates``: windows of 4, 16, 64 and 256 items, each tried with the candidates
      sharing the most P31 classes with the entity first, ``fine_types.by_p31_overlap``) that, for a
      person, has its gender and names that do not read as the other (``rename.gender``; ``no_gender``
-     when none is left and a drawn candidate failed so), whose names pair with the entity's names
+     when none is left and a drawn candidate failed so), gives no monarch's name unless the person has one
+     (``rename.regnal``; one that has prefers a candidate that gives one, in any window) and no name opening
+     with a word that is no name ("née Alexander", ``substitute.opens_lower``), whose names pair with the entity's names
      (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym`` when no candidate has one;
      a name spelled two ways, "US" and "U.S.", counted once and given one new name,
      ``short_names.spellings``) without a clash, none of whose names an eval-pool
