@@ -121,6 +121,8 @@ def test_which_country_names_take_the() -> None:
     ("the UK", "Soviet Union", "LOC", "the Soviet Union"),
     ("the United States Naval Academy", "University of Tirana", "ORG", "the University of Tirana"),
     ("the United States", "Kuwait", "LOC", None),  # a country that goes without
+    ("the Mississippi", "Limpopo River", "LOC", "the Limpopo River"),
+    ("the Atlantic", "Lake Erie", "LOC", None),
     ("the Bronx", "Des Moines", "LOC", None),  # a plural ending, but no country
     ("the Naval Academy", "Trinity College", "ORG", None),
     ("the Capitol", "Republic Records", "ORG", None),  # an organisation that opens like a country
@@ -146,6 +148,12 @@ def test_keep_the_keeps_the_article_a_new_name_needs(old: str, new: str, coarse:
     ("from", "Italy", "U.A.E.", "LOC", "the"),
     ("a", "Britain", "UK", "LOC", None),  # "a UK singles chart": a modifier
     ("in", "Paris", "NSW", "LOC", None),  # no country
+    ("in", "Europe", "Antarctic", "LOC", "the"),  # "all over the Antarctic", not "all over Antarctic"
+    ("of", "Kentucky River", "Limpopo River", "LOC", "the"),  # "in the vicinity of the Limpopo River"
+    (None, "Ohio River", "Ural Mountains", "LOC", "The"),
+    ("and", "Atlantic", "South Pacific", "LOC", "the"),
+    ("of", "Cove Creek", "Lake Erie", "LOC", None),  # lakes and creeks go without
+    ("in", "Cove Creek", "Mill Creek", "LOC", None),
     ("in", "Paris", "Grand Rapids", "LOC", None),
     ("and", "Capitol Records", "Republic Records", "ORG", None),
     ("in", "the Bronx", "Midlands", "LOC", None),  # the old name's own article: keep_the's case
