@@ -118,8 +118,8 @@ def takes_the(name: str) -> bool:
     words = name.split()
     if not words:
         return False
-    return (name in _THE_SINGLE or name.replace(".", "") in _THE_ABBREVIATIONS or words[0] in _THE_FIRST or words[-1].endswith(_THE_PLURAL)
-            or words[-1] in ("Republic", "Kingdom"))
+    return (name in _THE_SINGLE or name.replace(".", "") in _THE_ABBREVIATIONS or words[0] in _THE_FIRST
+            or words[-1].endswith(_THE_PLURAL) or words[-1] in ("Republic", "Kingdom"))
 
 
 # last words of the names of states and unions that are written with "the" ("the Mongol Empire")
@@ -158,9 +158,9 @@ def needs_the(name: str) -> bool:
     Islands"), the name of a state or union ending in a word that takes it ("Mongol Empire", "Soviet
     Union"), a natural feature named by its kind ("Limpopo River", "Black Sea", "Ural Mountains", "River
     Thames"; not "Lake Erie" nor "Cove Creek") or a region written with it ("Antarctic", "Middle East",
-    "South Pacific"), a country's short form that takes it ("UK", "U.S.", "USSR"), or a capitalised noun before "of"
-    ("State of Qatar", "Province of Potosí", "University of Tirana"). Not "Kuwait", "Des Moines", "Grand Rapids", "Trinity College", nor a name that opens with
-    an article already."""
+    "South Pacific"), a country's short form that takes it ("UK", "U.S.", "USSR"), or a capitalised noun
+    before "of" ("State of Qatar", "Province of Potosí", "University of Tirana"). Not "Kuwait", "Des
+    Moines", "Grand Rapids", "Trinity College", nor a name that opens with an article already."""
     words = name.split()
     if not words or words[0].casefold() in _ARTICLE_WORDS:
         return False

@@ -26,7 +26,8 @@ settling order:
      person, has its gender and names that do not read as the other (``rename.gender``; ``no_gender``
      when none is left and a drawn candidate failed so), gives no monarch's name unless the person has one
      (``rename.regnal``; one that has prefers a candidate that gives one, in any window) and no name opening
-     with a word that is no name ("née Alexander", ``substitute.opens_lower``), whose names pair with the entity's names
+     with a word that is no name ("née Alexander", ``substitute.opens_lower``), whose names pair with the
+     entity's names
      (``demonyms.pair_item_names``: demonyms with demonyms, ``no_demonym`` when no candidate has one;
      a name spelled two ways, "US" and "U.S.", counted once and given one new name,
      ``short_names.spellings``) without a clash, none of whose names an eval-pool
@@ -348,8 +349,8 @@ class DocInfo:
                 a, b = m["pos"]
                 sent = doc["sents"][m["sent_id"]]
                 lead = starts.get((m["sent_id"], a - 1))
-                if b - a != 1 or not (sent[a].isdigit() and len(sent[a]) <= 2) or sent[a - 1] not in _SPAN_MARKS \
-                        or lead is None or lead == ei:
+                short_number = b - a == 1 and sent[a].isdigit() and len(sent[a]) <= 2
+                if not short_number or sent[a - 1] not in _SPAN_MARKS or lead is None or lead == ei:
                     break
                 leads.add(lead)
             else:
@@ -808,7 +809,8 @@ def settle_times(run: Run) -> None:
         return
     best: tuple[tuple[int, int], dict[int, dict[str, list[str]] | None], set[int]] | None = None
     for attempt in range(NUMTIME_ATTEMPTS):
-        renamed = rename_times(todo, run.seed, info.title, attempt, years=info.time_years, span_ends=info.span_ends)
+        renamed = rename_times(todo, run.seed, info.title, attempt, years=info.time_years,
+                               span_ends=info.span_ends)
         failed = time_failures(run, renamed)
         score = (len(failed), swapped_dates(info, renamed, failed))
         if best is None or score < best[0]:
@@ -1006,8 +1008,6 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     si = run.second[ei] if second else first_si
     w0 = MAX_WINDOWS if second else 0
     slot = draws.slots[si]
-    q = info.qids[ei]
-    assert q is not None
     total = draws.total(slot)
     taken, occurs = run.taken, info.occurs
     facts = draws.facts.get((info.order, ei, second))
@@ -1088,9 +1088,10 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             _accept(run, ei, draws, cand, mapping, keys, written, adjectival, person)
             return None
         run.window += 1
+        # the head is looked for among the first draws only, so seeds keep drawing different names; a
+        # monarch's name in every window, since few of the drawn persons are monarchs
         if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal:
-            break  # the head is looked for among the first draws only, so seeds keep drawing different names
-            # (a monarch's name in every window: few of the drawn persons are monarchs)
+            break
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
         _accept(run, ei, draws, *run.fallback.pop(ei), adjectival, person)
         return None

@@ -43,8 +43,8 @@ Per entity, drawn from ``(seed, title, entity index, attempt)``:
   ("10,000" -> "40,000", "190,000" -> "630,000", "100" -> "700", where a uniform draw read "44,506 in
   1953, and another 44,506"; "4810" is drawn as any other);
   number words keep their class (one..nine, ten..nineteen, twenty..ninety), ordinal words too
-  (first..ninth, tenth..twentieth; in TIME names only before "century"), and their capitalisation. Equal values get equal new values, so every mention of the
-  entity gets the same new value. When the word after a mention is a noun the number counts ("two
+  (first..ninth, tenth..twentieth; in TIME names only before "century"), and their capitalisation.
+  Equal values get equal new values, so every mention of the entity gets the same new value. When the word after a mention is a noun the number counts ("two
   versions"; :func:`counts_a_noun`), a count never moves between one and many: that noun is outside
   the mention and keeps its number.
 

@@ -14,10 +14,11 @@ The rule (:func:`is_regnal`), on a name's words:
   Rockefeller III", "John E. Jones III" read as anyone else;
 * "Malcolm X" is a name, not a reign.
 
-A PER entity without a regnal name never takes one (``engine.settle_linked``). An entity with one prefers a
-candidate that gives one among all its draws and takes the first that fits when none does: a monarch is a human to Wikidata, like everyone else, so on a real
-index a few in a thousand of a window's candidates are monarchs, and requiring one would keep most
-monarchs unrenamed (on the lock it kept 61 more rows, as ``no_gender``, when only queens were drawn).
+A PER entity without a regnal name never takes one (``engine.settle_linked``). An entity with one
+prefers a candidate that gives one among all its draws and takes the first that fits when none does:
+a monarch is a human to Wikidata, like everyone else, so on a real index a few in a thousand of a
+window's candidates are monarchs, and requiring one would keep most monarchs unrenamed (on the lock it
+kept 61 more rows, as ``no_gender``, when only queens were drawn).
 """
 
 from __future__ import annotations
