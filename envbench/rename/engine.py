@@ -701,6 +701,12 @@ def has_capital(name: str) -> bool:
     return any(ch.isupper() for ch in name)
 
 
+def written_lower(name: str) -> bool:
+    """Whether a name is written in lower case, as a common noun is: "cute culture", "salsa", "76ers"; not
+    "iTunes", nor "一了百了", which has no case at all."""
+    return any(ch.islower() for ch in name) and not has_capital(name)
+
+
 def settle_follower(run: Run, f: int, lead: int) -> None:
     """Entity ``f``, "the X" around its leader's "X" (``DocInfo.followers``): "the" and the leader's new
     name ("the United States Census Bureau" -> "the Bureau of Labor Statistics"), or kept with the
@@ -989,9 +995,9 @@ def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws)
     written_by_rule = frozenset(spelled) | frozenset(shorts)  # old names whose new names no item gives
     # a thing written in lower case is named by a common noun ("intelligent design", "flamenco", "due east"):
     # it takes one too ("salsa" -> "zarzuela"), never a proper name ("March of the Volunteers", "due Samarqand
-    # Region"); with none among the candidates it is kept
-    common = info.coarse[ei] != "PER" and all(any(ch.islower() for ch in nm) and not has_capital(nm)
-                                              for nm in originals)  # "一了百了" has no case at all
+    # Region"); with none among the candidates it is kept; and a thing with a proper name takes no common noun
+    # ("Standing in the Dark" never "cute culture", "Georgia" never "southern")
+    common = info.coarse[ei] != "PER" and all(written_lower(nm) for nm in originals)
     # no one but a person named as a monarch takes a monarch's name ("directed by Frederick I"), and such a
     # person prefers one among all its draws ("Charles IV of Spain" -> "Frederick II of Spain"; ``rename.regnal``)
     regnal = any_regnal(originals) if info.coarse[ei] == "PER" else None
@@ -1045,6 +1051,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue  # "Lake Baikal" gives no short name for "Yukon" of "Yukon River"
             if common and any(has_capital(nn.name) for nn in mapping.values()):
                 continue  # "cute culture" never "Steam"
+            if not common and info.coarse[ei] != "PER" and any(written_lower(nn.name) for nn in mapping.values()):
+                continue  # "Standing in the Dark" never "cute culture"
             if regnal is False and any_regnal(nn.name for nn in mapping.values()):
                 continue  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
             if regnal is not None and any(opens_lower(nn.name) for nn in mapping.values()) and not any(

@@ -315,6 +315,18 @@ def test_a_thing_named_by_a_common_noun_takes_a_common_noun() -> None:
             assert run.rows[0].reason is KeptReason.NO_CANDIDATE
 
 
+def test_a_thing_with_a_proper_name_takes_no_common_noun() -> None:
+    # the song "Standing in the Dark" had read "cute culture"; a place "Georgia" "southern"
+    for name, kind in (("Standing in the Dark", "MISC"), ("Georgia", "LOC"), ("一了百了", "MISC")):
+        doc = {"title": "Song", "sents": [["the", "song", name, "."]],
+               "vertexSet": [[mention(name, 0, [2, 3], kind)]], "labels": []}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames("March of the Volunteers", ()), "Q8": ItemNames("cute culture", ())}
+        draws = _draws(slots, total=4, windows={(0, 0): ["Q8", "Q7"]}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items.get(0) == "Q7", name
+
+
 def test_a_mention_written_the_x_takes_no_bare_country_name() -> None:
     # "in the US from" never reads "in the Kuwait from"; "the US court system" may read "the Kuwait
     # court system", and a mention without "the" takes any
