@@ -10,8 +10,9 @@ written in Latin letters (a corpus-made KB has "陶君薇" among the names of Ta
 replace an English text's "Yuhuan"; the other way, "椎崎二郎" may become "John McWilliams"). So one
 name always becomes the label, a full name and a surname ("Ramey Idriss", "Idriss") become a full
 name and a short alias ("Barack Obama", "Obama"), and a longer variant stays the longer one
-("Distant Wolf (Deluxe Edition)" -> "Island of Orka (Deluxe Edition)"). Every mention of one original
-name takes the same new name. A person's surname then follows its full name (:func:`surnames_follow`):
+("Distant Wolf (Deluxe Edition)" -> "Island of Orka (Deluxe Edition)"); a name that leaves a bracket or a
+quote open ("American Football League ( AFL", a corpus mention cut short) is none. Every mention of one
+original name takes the same new name. A person's surname then follows its full name (:func:`surnames_follow`):
 "Abram Petrovich Gannibal", "Gannibal" -> "Phil LaMarr", "LaMarr", though the corpus KB's item has the
 alias "Nikita Khrushchev" and no "LaMarr".
 
@@ -107,12 +108,23 @@ def _joined_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chain.from_iterable(map(text_key, tokens)))
 
 
+_PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))
+
+
+def balanced(text: str) -> bool:
+    """Whether a name closes every bracket and quote it opens: "Eduardo " Lalo " Palacios" and "Athanase (
+    Tasso ) Livieratos" do; "American Football League ( AFL", "Note 8)" and "ASEAN Plus Three(ASEAN+3",
+    corpus mentions cut mid-bracket, do not (written into a sentence, they leave a bracket open)."""
+    return text.count('"') % 2 == 0 and all(text.count(a) == text.count(b) for a, b in _PAIRS)
+
+
 @functools.lru_cache(maxsize=1 << 18)
 def new_name(text: str) -> NewName | None:
-    """A new name from an index name: whitespace collapsed, tokenised as DocRED does."""
+    """A new name from an index name: whitespace collapsed, tokenised as DocRED does; None for a name that
+    is empty or leaves a bracket or quote open (:func:`balanced`)."""
     clean = " ".join(text.split())
     toks = tuple(tokenize(clean))
-    if not toks:
+    if not toks or not balanced(clean):
         return None
     return NewName(clean, toks)
 

@@ -353,3 +353,16 @@ def test_which_person_names_open_with_a_word_that_is_no_name() -> None:
 
     assert opens_lower("née Alexander") and opens_lower("sire de Clery et de Boulainviller")
     assert not any(opens_lower(n) for n in ("da Vinci", "van Gogh", "d'Holbach", "Joh Keun-shik", "Baron d'Holbach", ""))
+
+
+def test_a_name_that_leaves_a_bracket_or_quote_open_is_no_new_name() -> None:
+    from envbench.rename.substitute import balanced, new_name, pair_names
+
+    # "played in the American Football League ( AFL before" would leave the bracket open
+    assert balanced('Eduardo " Lalo " Palacios') and balanced("Athanase ( Tasso ) Livieratos") and balanced("Rome")
+    assert not any(balanced(n) for n in ("American Football League ( AFL", "Note 8)", 'Klassics With A " K', "“ 100"))
+    assert new_name("American Football League ( AFL") is None
+    got = pair_names(["National Hockey League", "NHL"], "American Football League", ["American Football League ( AFL",
+                                                                                      "AFL"])
+    assert got is not None and got["NHL"].name == "AFL"  # the cut alias is passed over, not the item
+    assert pair_names(["NHL"], "Note 8)", []) is None  # the label itself: no candidate
