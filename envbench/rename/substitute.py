@@ -108,7 +108,7 @@ def _joined_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chain.from_iterable(map(text_key, tokens)))
 
 
-_PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))
+_PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))  # what a name opens and must close (straight quotes: an even count)
 
 
 def balanced(text: str) -> bool:
