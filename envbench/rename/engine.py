@@ -350,8 +350,8 @@ class DocInfo:
                 sent = doc["sents"][m["sent_id"]]
                 lead = starts.get((m["sent_id"], a - 1))
                 short_number = b - a == 1 and sent[a].isdigit() and len(sent[a]) <= 2
-                if not short_number or sent[a - 1] not in _SPAN_MARKS or lead is None or lead == ei:
-                    break
+                if not short_number or lead is None or lead == ei or sent[a - 1] not in _SPAN_MARKS:
+                    break  # (a lead means a > 0: a year mention ends before the dash)
                 leads.add(lead)
             else:
                 if len(leads) == 1:
@@ -939,7 +939,6 @@ class EntityFacts(NamedTuple):
     near: dict[str, frozenset[str]]  # the words beside each name's mentions (``DocInfo.near_words``)
     heads: frozenset[str]  # the names written "the X" as a noun phrase of their own
     adjectival: list[str]  # the names that take adjectival forms
-    anc: dict[str, frozenset[str]]  # the auditor's P279 closures (filled as candidates arrive)
     need_forms: int  # adjectival forms a candidate needs
     person: PersonGender  # a person's gender and its source (UNKNOWN otherwise)
     want_head: str | None  # a head noun a new name should share
@@ -973,7 +972,6 @@ def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws)
     # adjectival names take adjectival forms only ("Barbadian" never "Hungarians" nor "Vili people")
     adjectival = adjectival_names(originals, own, draws.known if info.coarse[ei] != "PER" else frozenset(),
                                   info.written_adjectives[ei])
-    anc = draws.auditor.anc
     # the singular adjectival names need as many adjectival forms; plural ones ("Germans") plural forms
     need_forms = sum(not looks_plural(nm) for nm in adjectival)
     # a person keeps its gender: the document's, else its item's P21, else its pronouns' (``rename.gender``)
@@ -1001,7 +999,7 @@ def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws)
     # no one but a person named as a monarch takes a monarch's name ("directed by Frederick I"), and such a
     # person prefers one among all its draws ("Charles IV of Spain" -> "Frederick II of Spain"; ``rename.regnal``)
     regnal = any_regnal(originals) if info.coarse[ei] == "PER" else None
-    return EntityFacts(required, own, own_types, originals, tokens, near, heads, adjectival, anc, need_forms,
+    return EntityFacts(required, own, own_types, originals, tokens, near, heads, adjectival, need_forms,
                        person, want_head, spelled, names_now, shorts, paired, written_by_rule, common, regnal)
 
 
@@ -1019,9 +1017,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     facts = draws.facts.get((info.order, ei, second))
     if facts is None:
         facts = draws.facts[(info.order, ei, second)] = entity_facts(info, ei, slot, second, draws)
-    (required, own, own_types, originals, tokens, near, heads, adjectival, anc, need_forms, person, want_head,
+    (required, own, own_types, originals, tokens, near, heads, adjectival, need_forms, person, want_head,
      spelled, names_now, shorts, paired, written_by_rule, common, regnal) = facts
-    types = draws.auditor.types
+    types, anc = draws.auditor.types, draws.auditor.anc
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
         window = draws.windows.get((si, run.window - w0))
         if window is None:
@@ -1037,7 +1035,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue  # "her eldest son Barbara Stanwyck"
             if regnal and ei in run.fallback and not any_regnal((names.label, *names.aliases)):
                 continue  # a first fit is held, which only a monarch's name would displace (checked before pairing)
-            if common and all(has_capital(n) for n in (names.label, *names.aliases)):
+            if common and not any(written_lower(n) for n in (names.label, *names.aliases)):
                 continue  # no lower-case name to give (checked before the pairing, which costs more)
             if shorts and not may_follow(shorts, (names.label, *names.aliases)):
                 continue  # no name of it could give the short names ("Lake Baikal" for "Yukon" of "Yukon River")
@@ -1049,10 +1047,10 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             if shorts and (mapping := follow(shorts, mapping, info.coarse[ei])) is None:
                 continue  # "Lake Baikal" gives no short name for "Yukon" of "Yukon River"
-            if common and any(has_capital(nn.name) for nn in mapping.values()):
-                continue  # "cute culture" never "Steam"
-            if not common and info.coarse[ei] != "PER" and any(written_lower(nn.name) for nn in mapping.values()):
-                continue  # "Standing in the Dark" never "cute culture"
+            # a common noun takes only common nouns, a proper name none: "cute culture" never "Steam" nor "1984",
+            # "Standing in the Dark" never "cute culture"
+            if info.coarse[ei] != "PER" and any(written_lower(nn.name) != common for nn in mapping.values()):
+                continue
             if regnal is False and any_regnal(nn.name for nn in mapping.values()):
                 continue  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
             if regnal is not None and any(opens_lower(nn.name) for nn in mapping.values()) and not any(

@@ -313,6 +313,13 @@ def test_a_thing_named_by_a_common_noun_takes_a_common_noun() -> None:
         assert run.new_items.get(0) == want, name
         if want is None:
             assert run.rows[0].reason is KeptReason.NO_CANDIDATE
+    # nor a name with no letter of either case: "intelligent design" never "1984"
+    doc = {"title": "Design", "sents": [["a", "proponent", "of", "intelligent design", "."]],
+           "vertexSet": [[mention("intelligent design", 0, [3, 4], "MISC")]], "labels": []}
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    names = {"Q7": ItemNames("1984", ()), "Q8": ItemNames("cute culture", ())}
+    assert settle_linked(run, 0, _draws(slots, total=4, windows={(0, 0): ["Q7", "Q8"]}, names=names)) is None
+    assert run.new_items == {0: "Q8"}
 
 
 def test_a_thing_with_a_proper_name_takes_no_common_noun() -> None:
