@@ -113,12 +113,17 @@ _THE_SINGLE = frozenset({"Gambia", "Congo", "Vatican", "Holy See", "Ivory Coast"
 _THE_ABBREVIATIONS = frozenset({"US", "USA", "UK", "USSR", "UAE", "PRC", "DRC", "ROC", "GDR", "FRG", "DPRK", "ROK"})
 
 
+def is_country_short_form(name: str) -> bool:
+    """Whether a name is a country's short form ("US", "U.S.", "UK", "USSR"; dots ignored)."""
+    return name.replace(".", "") in _THE_ABBREVIATIONS
+
+
 def takes_the(name: str) -> bool:
     """Whether a country name is written with "the" in running text (the module docstring)."""
     words = name.split()
     if not words:
         return False
-    return (name in _THE_SINGLE or name.replace(".", "") in _THE_ABBREVIATIONS or words[0] in _THE_FIRST
+    return (name in _THE_SINGLE or is_country_short_form(name) or words[0] in _THE_FIRST
             or words[-1].endswith(_THE_PLURAL) or words[-1] in ("Republic", "Kingdom"))
 
 
@@ -164,7 +169,7 @@ def needs_the(name: str) -> bool:
     words = name.split()
     if not words or words[0].casefold() in _ARTICLE_WORDS:
         return False
-    if name in _country_names() or name.replace(".", "") in _THE_ABBREVIATIONS:
+    if name in _country_names() or is_country_short_form(name):
         return takes_the(name)
     return (words[0] in _THE_FIRST_OF_PLACES or words[-1] in _THE_LAST or words[-1].endswith("lands")
             or _of_phrase(words) or words[-1] in _THE_FEATURES or (words[0] == "River" and len(words) > 1)

@@ -282,6 +282,33 @@ def item_names_and_tokens(con: Any, qids: Iterable[str]) -> tuple[dict[str, Item
     return _item_names(con, qids, True)
 
 
+def _opens_the(name: str) -> bool:
+    return name[:4].casefold() == "the "
+
+
+def article_twins_dropped(label: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    """``aliases`` less each one that is the label or an alias before it with or without a leading "the".
+
+    Such twins are one name, not two: a corpus KB takes "the Brussels" from a mention that has the
+    article inside its span, and a Wikidata item may carry "The Who" and "Who". Counted as two, they
+    let "Dahod, Dohad" become "the Brussels, Brussels" ("the Brussels is a small city"). The label is
+    kept, then the aliases in their (sorted) order. Examples: ("Brussels", ("the Brussels",)) -> ();
+    ("The Who", ("Who",)) -> (); ("Paris", ("PARIS",)) -> ("PARIS",) (no article between them)."""
+    if not _opens_the(label) and not any(_opens_the(a) for a in aliases):
+        return aliases  # nearly every item: nothing to compare
+    seen: dict[str, str] = {}  # folded name without its "the" -> folded name as written
+    kept = []
+    for i, name in enumerate((label, *aliases)):
+        full = fold(name)
+        bare = fold(name[4:]) if _opens_the(name) else full
+        if bare in seen and seen[bare] != full:
+            continue  # "the Brussels" after "Brussels"
+        seen.setdefault(bare, full)
+        if i:
+            kept.append(name)
+    return tuple(kept)
+
+
 def _item_names(con: Any, qids: Iterable[str], tokens: bool) -> tuple[dict[str, ItemNames], list[tuple[str, list[str]]]]:
     register_rows(con, "_cand_ids", ((q,) for q in sorted_unique(qids)), {"id": "VARCHAR"})
     con.execute("""CREATE OR REPLACE TEMP TABLE _cand_names AS
@@ -291,7 +318,7 @@ def _item_names(con: Any, qids: Iterable[str], tokens: bool) -> tuple[dict[str, 
         """SELECT id, min(name) FILTER (WHERE is_label) AS label, list(DISTINCT name ORDER BY name) AS names
            FROM _cand_names GROUP BY id HAVING label IS NOT NULL ORDER BY id"""
     ).to_arrow_table()
-    names = {q: ItemNames(lab, tuple(n for n in names if n != lab))
+    names = {q: ItemNames(lab, article_twins_dropped(lab, tuple(n for n in names if n != lab)))
              for q, lab, names in zip(got.column("id").to_pylist(), got.column("label").to_pylist(),
                                       got.column("names").to_pylist())}
     stored: list[tuple[str, list[str]]] = []

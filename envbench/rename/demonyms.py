@@ -9,8 +9,9 @@ so pairing them with the new item's noun names gives "by Denmark rock musician".
   form, or (not for a person) a singular English demonym of *any* item of the index ("Vietnamese"
   linked to the Vietnamese people, "English" to the English people, "Nepali" to a region of Nepal),
   or it is written as an adjective in its sentence (:func:`written_as_adjective`: one word of an
-  adjectival form, "Caribbean", before a lower-case word, "Caribbean island"), whatever its link
-  points to;
+  adjectival form, "Caribbean", before a lower-case word, "Caribbean island"; a country's short form
+  before a noun or a title in all its mentions, "a U.S. Representative", :func:`written_as_modifier`),
+  whatever its link points to;
 * the adjectival names pair (``substitute.pair_names``) with the new item's *adjectival forms*
   (:func:`adjectival_forms`): its usable demonyms (:func:`usable_demonyms`: English, plural forms
   left out, preferred rank first, one per folded form); for an ethnic group (``ETHNIC_GROUP``
@@ -52,6 +53,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from envbench.rename.articles import is_country_short_form
 from envbench.rename.substitute import NewName, pair_names
 from wikidata_index.index import DEMONYM_LANGUAGE, Demonym, demonyms_of
 from wikidata_index.names import fold
@@ -85,16 +87,26 @@ def looks_plural(text: str) -> bool:
 
 def usable_demonyms(rows: Sequence[Demonym]) -> tuple[str, ...]:
     """The demonym texts a mention may take, in preference order: plural forms (P518 plural, or
-    :func:`looks_plural`) left out, preferred rank first (then the order given, which ``demonyms_of``
-    sorts by text), one per folded form."""
+    :func:`looks_plural`) left out, preferred rank first, then forms that are no noun of persons only
+    (:func:`names_persons`: "Luxembourgish" before "Luxembourger"), then the order given (which
+    ``demonyms_of`` sorts by text), one per folded form."""
     seen: set[str] = set()
     out: list[str] = []
-    for d in sorted(rows, key=lambda d: d.rank != "preferred"):  # stable: keeps the given order within a rank
+    # stable: keeps the given order within a rank
+    for d in sorted(rows, key=lambda d: (d.rank != "preferred", names_persons(d.text))):
         if d.form == PLURAL or d.folded in seen or not d.text.strip() or looks_plural(d.text):
             continue
         seen.add(d.folded)
         out.append(d.text)
     return tuple(out)
+
+
+def names_persons(text: str) -> bool:
+    """Whether a demonym is a noun for a person, not an adjective: its last word ends in "-er"
+    ("New Zealander", "Luxembourger", "Icelander", "New Yorker"). As an adjective it reads wrong ("only
+    New Zealander citizens", "the 1998 Luxembourger census"), so it comes after the item's other forms."""
+    words = text.split()
+    return bool(words) and len(words[-1]) > 3 and words[-1].casefold().endswith("er")
 
 
 def adjectival_kinds(classes: Iterable[str], anc: Mapping[str, frozenset[str]]) -> frozenset[str]:
@@ -155,10 +167,27 @@ def looks_adjectival(name: str) -> bool:
 def written_as_adjective(name: str, next_tokens: Iterable[str]) -> bool:
     """Whether a one-word name of an adjectival form (:func:`looks_adjectival`) stands before a
     lower-case word in one of its mentions ("Caribbean island", "Flemish painter"; the tokens after
-    each mention are ``next_tokens``), as an adjective stands before its noun."""
+    each mention are ``next_tokens``), as an adjective stands before its noun; or a country's short
+    form stands before a word in every one of its mentions (:func:`written_as_modifier`)."""
+    if is_country_short_form(name):
+        return written_as_modifier(name, next_tokens)
     if not looks_adjectival(name):
         return False
     return any(t[:1].islower() and t.isalpha() and t not in _NOT_NOUNS for t in next_tokens)
+
+
+def written_as_modifier(name: str, next_tokens: Iterable[str]) -> bool:
+    """Whether a country's short form (``articles.is_country_short_form``) is written as a modifier in
+    every one of its mentions: before a noun or a title, not before punctuation, a function word or a
+    past tense ("a U.S. Representative", "U.S. railway history", "under U.S. control", "the US Billboard
+    Hot 100"; not "in the U.S. .", "the US and Canada", "the US invaded"). Renamed as a noun, such a
+    mention reads "a Mongolia Representative"; as an adjective, "a Mongolian Representative". All its
+    mentions, because every mention of a name takes one new name, and "in the Mongolian" reads worse."""
+    if not is_country_short_form(name):
+        return False
+    toks = list(next_tokens)
+    return bool(toks) and all(t[:1].isalpha() and t.casefold() not in _NOT_MODIFIED
+                              and not (t.islower() and t.endswith("ed")) for t in toks)
 
 
 # lower-case words after a name that do not make it an adjective ("Celtic won", "Titanic sank" aside)
@@ -166,6 +195,28 @@ _NOT_NOUNS = frozenset({
     "a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "from", "by", "with", "as", "is", "was",
     "are", "were", "has", "had", "have", "be", "been", "which", "who", "that", "but", "when", "where", "while",
     "after", "before", "during", "since", "until", "its", "his", "her", "their", "also", "won", "sank", "said"})
+
+
+def modifier_spellings(names: Sequence[str], adjectival: Sequence[str]) -> dict[str, str]:
+    """{short form: the adjectival name it takes the new name of}: a country's short form written as a
+    modifier (:func:`written_as_modifier`) where the entity also has a singular adjectival name of another
+    kind ("an American lawyer ... the U.S. Representative") says what that name says, so it takes the
+    same adjectival form ("a Tongan lawyer ... the Tongan Representative"), as a spelling takes its name's
+    (``short_names.spellings``). Counted as two names, they would need two forms of one country, which
+    few items have ("Luxembourgish", "Luxembourger")."""
+    shorts = [nm for nm in adjectival if is_country_short_form(nm)]
+    if not shorts:
+        return {}
+    other = next((nm for nm in names if nm in adjectival and not is_country_short_form(nm) and not looks_plural(nm)),
+                 None)
+    return {nm: other for nm in shorts} if other is not None else {}
+
+
+# words after a country's short form that make it no modifier ("the US and Canada", "the U.S. Because ...")
+_NOT_MODIFIED = _NOT_NOUNS | frozenset({
+    "because", "then", "there", "it", "he", "she", "they", "we", "this", "these", "those", "however", "both",
+    "not", "so", "if", "will", "would", "could", "can", "did", "does", "do", "into", "over", "under", "between",
+    "against", "through", "via", "per", "about", "than", "all", "nor", "yet", "though", "although"})
 
 
 def reads_adjectival(name: str, known: frozenset[str]) -> bool:
@@ -291,5 +342,5 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
 
 __all__ = ["ETHNIC_GROUP", "LANGUAGE", "NO_DEMONYM", "PLURAL", "adjectival_forms", "adjectival_kinds",
            "adjectival_names", "demonym_names", "fetch_demonyms", "known_demonyms", "knows_demonyms",
-           "looks_adjectival", "looks_plural", "pair_item_names", "plural_forms", "reads_adjectival", "usable_demonyms",
-           "written_as_adjective"]
+           "looks_adjectival", "looks_plural", "modifier_spellings", "names_persons", "pair_item_names", "plural_forms", "reads_adjectival", "usable_demonyms",
+           "written_as_adjective", "written_as_modifier"]

@@ -106,7 +106,7 @@ from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
-from envbench.rename.articles import bare_country, keep_the, reads_bare
+from envbench.rename.articles import bare_country, is_country_short_form, keep_the, reads_bare
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import (
     MAX_WINDOWS,
@@ -126,6 +126,7 @@ from envbench.rename.demonyms import (
     known_demonyms,
     knows_demonyms,
     looks_plural,
+    modifier_spellings,
     pair_item_names,
     reads_adjectival,
     written_as_adjective,
@@ -393,8 +394,14 @@ class DocInfo:
                     words.add(_NUMBER_BEFORE)
                 if b < len(sent) and _is_number(sent[b]):
                     words.add(_NUMBER_AFTER)
-                if a > 0 and not cov[a - 1] and sent[a - 1].casefold() == "the":
-                    words.add(_THE)
+                # "the" before the mention, outside every mention or the article of the entity that follows
+                # this one ("the United Kingdom" around "United Kingdom": "in the Azerbaijan and" reads wrong)
+                follows = ei in self.leaders and any(
+                    fm["sent_id"] == m["sent_id"] and fm["pos"][0] == a - 1 and fm["pos"][1] == b
+                    for fm in self.doc["vertexSet"][self.leaders[ei]])
+                if a > 0 and (not cov[a - 1] or follows) and sent[a - 1].casefold() == "the":
+                    if not cov[a - 1]:
+                        words.add(_THE)
                     after = sent[b] if b < len(sent) else "."
                     if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS) \
                             and not reads_bare(m["name"], self.coarse[ei]):
@@ -460,16 +467,25 @@ class DocInfo:
     @functools.cached_property
     def written_adjectives(self) -> list[frozenset[str]]:
         """Per entity, the names written as an adjective in a mention's sentence
-        (``demonyms.written_as_adjective``: "Caribbean island"); none for PER, NUM and TIME."""
+        (``demonyms.written_as_adjective``: "Caribbean island", "a U.S. Representative"; a person's name
+        after a mention stands as a comma there); none for PER, NUM and TIME."""
         out: list[frozenset[str]] = []
+        # where a person's mention starts: "ambassador to the US Husain Haqqani" names the US, no "US Husain"
+        persons = {(m["sent_id"], m["pos"][0]) for ei, ent in enumerate(self.doc["vertexSet"])
+                   if self.coarse[ei] == "PER" for m in ent}
         for ei, ent in enumerate(self.doc["vertexSet"]):
             after: dict[str, list[str]] = {}
             if self.coarse[ei] not in ("PER", "NUM", "TIME"):
                 for m in ent:
                     sent = self.doc["sents"][m["sent_id"]]
                     if m["pos"][1] < len(sent):
-                        after.setdefault(m["name"], []).append(sent[m["pos"][1]])
-            out.append(frozenset(nm for nm, toks in after.items() if written_as_adjective(nm, toks)))
+                        person = (m["sent_id"], m["pos"][1]) in persons
+                        after.setdefault(m["name"], []).append("," if person else sent[m["pos"][1]])
+            # a country's short form spelled another way too ("U.S." of "US") is that name, a noun: written
+            # as one, it needs a noun; made adjectival, the two would need two demonyms, which few countries have
+            twins = {nm for pair in spellings(self.names[ei]).items() for nm in pair}
+            out.append(frozenset(nm for nm, toks in after.items() if written_as_adjective(nm, toks)
+                                 and not (nm in twins and is_country_short_form(nm))))
         return out
 
     @functools.cached_property
@@ -657,6 +673,9 @@ def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: 
                 run_slots[ei] = len(slots)
                 adjectives = adjectival(info, ei) if adjectival is not None else ()
                 spelled = spellings(info.names[ei], adjectives)  # "US" and "U.S." need one new name
+                if modifiers := modifier_spellings(info.names[ei], adjectives):  # "U.S. Representative", "American"
+                    spelled = {**spelled, **modifiers}
+                    adjectives = [a for a in adjectives if a not in modifiers]
                 names = [nm for nm in info.names[ei] if nm not in spelled]
                 need = max(1, len(names) - len(adjectives))
                 slots.append(Slot(ft, need, pool, q, k, info.title, ei))
@@ -987,6 +1006,10 @@ def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws)
                  if info.coarse[ei] in HEAD_TYPES else None)
     # the second draw: the short names are left out of the pairing and written from their full names' new ones
     spelled = spellings(originals, adjectival)  # the names that spell another ("U.S." of "US") take its new name
+    if modifiers := modifier_spellings(originals, adjectival):  # "the U.S. Representative" as "American" is
+        spelled = {**spelled, **modifiers}
+        adjectival = [nm for nm in adjectival if nm not in modifiers]
+        need_forms = sum(not looks_plural(nm) for nm in adjectival)
     names_now = [nm for nm in originals if nm not in spelled] if spelled else originals
     shorts = short_names(names_now, info.coarse[ei], adjectival) if second else {}
     paired = [nm for nm in names_now if nm not in shorts] if shorts else names_now

@@ -31,6 +31,10 @@ sentences, the entities and their order, the labels and the evidence stay as the
 Articles: an indefinite article right before a renamed mention (and outside every mention) agrees
 with the new name, "a British soldier" -> "an Italian soldier" (``articles.agree``); one token
 changes, the token count does not.
+
+Capitals: a new name that starts a sentence (only punctuation before it) whose old first word was
+capitalised takes a capital first letter (:func:`capitalised`): "Michá was active" renamed "de
+Glendonwyn" reads "De Glendonwyn was active". That mention's name is written so; the others keep it.
 """
 
 from __future__ import annotations
@@ -347,6 +351,26 @@ def surnames_follow(originals: Sequence[str], mapping: Mapping[str, NewName]) ->
     return out
 
 
+def opens_sentence(sent: Sequence[str], start: int) -> bool:
+    """Whether the token at ``start`` is the sentence's first word: only punctuation before it
+    (opening quotes, brackets), as in '" Something to Believe In " is a song'."""
+    return all(not any(ch.isalnum() for ch in tok) for tok in sent[:start])
+
+
+def capitalised(old_first: str, tokens: tuple[str, ...], name: str) -> tuple[tuple[str, ...], str]:
+    """A new name's tokens and text, its first letter capitalised where it starts a sentence whose old
+    first word was capitalised: a particle surname ("de Glendonwyn was active" -> "De Glendonwyn"), a
+    common noun, a name opened by "the". A token that already has a capital after its first letter
+    ("eBay", "iPhone") is written as it is, and so is a new name at the start of a sentence whose old
+    word was in lower case."""
+    first = tokens[0]
+    if (not old_first[:1].isupper() or not first[:1].islower() or any(ch.isupper() for ch in first[1:])
+            or not name.startswith(first)):  # the last: text and tokens must stay one name
+        return tokens, name
+    up = first[:1].upper() + first[1:]
+    return (up, *tokens[1:]), up + name[len(first):]
+
+
 def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
     """A renamed copy of ``doc`` titled ``title``; ``doc`` itself is not changed.
 
@@ -372,6 +396,8 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
             before = sents[m["sent_id"]][span[0] - 1] if span[0] > 0 else None
             if (article := the_before(before, m["name"], nn.name, str(m.get("type", "")))) is not None:
                 tokens, name = (article, *tokens), f"{article} {name}"  # "held in the United Arab Emirates"
+            elif tokens and opens_sentence(sents[m["sent_id"]], span[0]):
+                tokens, name = capitalised(sents[m["sent_id"]][span[0]], tokens, name)  # "De Glendonwyn was"
             spans = repl.setdefault(m["sent_id"], {})
             prev = spans.get(span)
             if prev is not None and prev != tokens:

@@ -7,6 +7,7 @@ from envbench.rename.candidates import (
     POOL_SQL,
     CandidateSource,
     Slot,
+    article_twins_dropped,
     item_names,
     names_in_pool,
     number_candidates,
@@ -132,3 +133,14 @@ def test_numbering_is_the_stated_rule_whatever_the_batch_size(tmp_path: Path, mo
         monkeypatch.setattr(candidates, "NUMBERING_BATCH", batch)
         rows = [r for b in number_candidates(con, restrict=False) for r in zip(*(c.to_pylist() for c in b.columns))]
         assert len(rows) == len(set(rows)) and set(rows) == want, batch
+
+
+def test_a_name_with_and_without_the_is_one_name() -> None:
+    # the corpus KB's "Brussels" item had the alias "the Brussels", so "Dahod, Dohad" became "the Brussels,
+    # Brussels" ("the Brussels is a small city"): counted once, it is no candidate for two names
+    assert article_twins_dropped("Brussels", ("the Brussels",)) == ()
+    assert article_twins_dropped("The Who", ("Who",)) == ()
+    assert article_twins_dropped("the United States", ("U.S.", "United States", "the U.S.")) == ("U.S.",)
+    # no article between them, or no twin: kept
+    assert article_twins_dropped("Paris", ("PARIS", "the City of Light")) == ("PARIS", "the City of Light")
+    assert article_twins_dropped("Theodore", ("Theo",)) == ("Theo",)

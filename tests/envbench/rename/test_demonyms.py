@@ -15,9 +15,11 @@ from envbench.rename.demonyms import (
     demonym_names,
     fetch_demonyms,
     knows_demonyms,
+    names_persons,
     pair_item_names,
     plural_forms,
     usable_demonyms,
+    written_as_modifier,
 )
 from envbench.rename.engine import DocInfo, Draws, plan_runs, settle_linked
 from envbench.rename.stats import StatsTally
@@ -43,6 +45,19 @@ def test_usable_demonyms_leave_out_plurals_and_put_preferred_first() -> None:
     assert usable_demonyms(DK) == ("Danish",)  # plural dropped, "DANISH" folds like "Danish"
     assert usable_demonyms((dem("Italian"), dem("Italic", rank="preferred"))) == ("Italic", "Italian")
     assert usable_demonyms(()) == ()
+    # a noun for persons comes after the adjectives ("the 1998 Luxembourger census" read wrong)
+    assert usable_demonyms((dem("Luxembourger"), dem("Luxembourgish"))) == ("Luxembourgish", "Luxembourger")
+    assert usable_demonyms((dem("New Zealander"),)) == ("New Zealander",)  # the only form stays usable
+    assert [names_persons(t) for t in ("New Yorker", "Icelander", "Danish", "Luxembourgish")] == \
+        [True, True, False, False]
+
+
+def test_a_country_short_form_is_a_modifier_before_a_word_in_every_mention() -> None:
+    assert written_as_modifier("U.S.", ["Representative"]) and written_as_modifier("US", ["court", "railway"])
+    assert not written_as_modifier("U.S.", ["Representative", "."])  # one mention is a noun
+    assert not written_as_modifier("US", ["and"]) and not written_as_modifier("UK", ["invaded"])
+    assert not written_as_modifier("Kuwait", ["government"])  # a country's name, no short form
+    assert not written_as_modifier("US", [])
 
 
 def test_demonym_names_are_folded_matches_of_the_own_items_demonyms() -> None:

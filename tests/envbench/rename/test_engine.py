@@ -27,6 +27,7 @@ from envbench.rename.engine import (
 from envbench.rename.numtime import date_value, leading_number
 from envbench.rename.substitute import name_key, text_key
 from tests.envbench.index_fixture import mention
+from wikidata_index.index import Demonym
 
 
 def _doc() -> dict[str, Any]:
@@ -335,11 +336,10 @@ def test_a_thing_with_a_proper_name_takes_no_common_noun() -> None:
 
 
 def test_a_mention_written_the_x_takes_no_bare_country_name() -> None:
-    # "in the US from" never reads "in the Kuwait from"; "the US court system" may read "the Kuwait
-    # court system", and a mention without "the" takes any
+    # "in the US from" never reads "in the Kuwait from"; a mention without "the" takes any ("the US court
+    # system" is a modifier: test_a_country_short_form_written_as_a_modifier_takes_a_demonym)
     for words, pos, want in ((["They", "toured", "in", "the", "US", "from", "May", "."], [4, 5], "Q8"),
                              (["the", "US", ")"], [1, 2], "Q8"),
-                             (["the", "US", "court", "system"], [1, 2], "Q7"),
                              (["They", "toured", "in", "US", "from", "May", "."], [3, 4], "Q7")):
         doc = {"title": "Tour", "sents": [words], "vertexSet": [[mention("US", 0, pos, "LOC")]], "labels": []}
         run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
@@ -347,6 +347,44 @@ def test_a_mention_written_the_x_takes_no_bare_country_name() -> None:
         draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
         assert settle_linked(run, 0, draws) is None
         assert run.new_items == {0: want}, words
+
+
+def test_a_country_short_form_written_as_a_modifier_takes_a_demonym() -> None:
+    # "was a U.S. Representative from Illinois" had read "was a Mongolia Representative": a short form
+    # before a noun or a title, in every one of its mentions, takes the new country's adjectival form
+    kuwaiti = Demonym("Kuwaiti", "normal", None, "kuwaiti")
+    for words, pos, want in ((["a", "U.S.", "Representative", "from", "Illinois"], [1, 2], "Kuwaiti"),
+                             (["the", "US", "court", "system"], [1, 2], "Kuwaiti"),
+                             (["under", "U.S.", "control"], [1, 2], "Kuwaiti"),
+                             (["toured", "US", "and", "Canada"], [1, 2], "Kuwait"),
+                             (["US", "invaded", "Iraq"], [0, 1], "Kuwait")):
+        doc = {"title": "Rep", "sents": [words], "vertexSet": [[mention(words[pos[0]], 0, pos, "LOC")]], "labels": []}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        draws = _draws(slots, total=10, windows={(0, 0): ["Q7"]}, names={"Q7": ItemNames("Kuwait", ())})
+        draws.demonyms["Q7"] = (kuwaiti,)
+        assert settle_linked(run, 0, draws) is None
+        assert run.plan[0][words[pos[0]]].name == want, words
+    # one mention as a noun, another as a modifier: one name, a noun (every mention of it takes one name)
+    doc = {"title": "Rep", "sents": [["a", "U.S.", "Representative"], ["in", "the", "U.S.", "."]],
+           "vertexSet": [[mention("U.S.", 0, [1, 2], "LOC"), mention("U.S.", 1, [2, 3], "LOC")]], "labels": []}
+    assert DocInfo(0, doc, ["Q1"], {}).written_adjectives == [frozenset()]
+    # a short form spelled two ways ("US" and "U.S.") is one name, a noun, wherever it stands
+    doc = {"title": "Rep", "sents": [["a", "U.S.", "Representative"], ["in", "the", "US", "."]],
+           "vertexSet": [[mention("U.S.", 0, [1, 2], "LOC"), mention("US", 1, [2, 3], "LOC")]], "labels": []}
+    assert DocInfo(0, doc, ["Q1"], {}).written_adjectives == [frozenset()]
+
+
+def test_a_leader_written_after_its_followers_the_takes_no_bare_country_name() -> None:
+    # "in the United Kingdom and": Re-DocRED has "the United Kingdom" and "United Kingdom" inside it as two
+    # entities; the inner one is renamed and the outer one follows, so "the" is the follower's: the inner
+    # one takes no "Azerbaijan" ("in the Azerbaijan and")
+    words = ["released", "in", "the", "United", "Kingdom", "and", "Canada"]
+    doc = {"title": "Orb", "sents": [words],
+           "vertexSet": [[mention("the United Kingdom", 0, [2, 5], "LOC")], [mention("United Kingdom", 0, [3, 5], "LOC")]],
+           "labels": []}
+    info = DocInfo(0, doc, ["Q1", "Q1"], {})
+    assert info.followers == {0: 1}
+    assert info.the_heads[1] == frozenset({"United Kingdom"})
 
 
 def test_words_inside_other_mentions_and_far_away_are_not_doubled() -> None:

@@ -116,6 +116,31 @@ def test_apply_plan_moves_every_position() -> None:
     assert not [p for p in validate_document(out, 0) if p.severity == "error"]
 
 
+def test_a_new_name_that_starts_a_sentence_takes_a_capital() -> None:
+    # "Michá was active" renamed "de Glendonwyn" (a particle surname of the lock); the same name keeps its
+    # lower case inside a sentence, and the mention that starts the sentence is named as it is written
+    doc = _doc()
+    out = apply_plan(doc, {0: {"Ramey Idriss": new_name("Matthew de Glendonwyn"), "Idriss": new_name("de Glendonwyn")},
+                           3: {"Cairo Records": new_name("the cradle of Christianity")}}, "x")
+    assert out["sents"][1][:2] == ["De", "Glendonwyn"] and out["vertexSet"][0][1]["name"] == "De Glendonwyn"
+    assert out["sents"][1][4:8] == ["the", "cradle", "of", "Christianity"]  # not at the start: as written
+    # after an opening quote or bracket too; a name with a capital inside ("eBay") is written as it is
+    doc["sents"][1] = ["\"", *doc["sents"][1]]
+    for ent in doc["vertexSet"]:
+        for m in ent:
+            if m["sent_id"] == 1:
+                m["pos"] = [m["pos"][0] + 1, m["pos"][1] + 1]
+    out = apply_plan(doc, {0: {"Idriss": new_name("de Glendonwyn")}}, "x")
+    assert out["sents"][1][:3] == ["\"", "De", "Glendonwyn"]
+    out = apply_plan(doc, {0: {"Idriss": new_name("eBay")}}, "x")
+    assert out["sents"][1][:2] == ["\"", "eBay"]
+    # an old first word in lower case ("iPhone sales rose") gives no capital
+    doc["sents"][1][1] = "idriss"
+    doc["vertexSet"][0][1]["name"] = "idriss"
+    out = apply_plan(doc, {0: {"idriss": new_name("de Glendonwyn")}}, "x")
+    assert out["sents"][1][1:3] == ["de", "Glendonwyn"]
+
+
 def test_overlap_policy_keeps_both_entities() -> None:
     doc = _doc()
     doc["vertexSet"][2] = [mention("Cairo", 1, [3, 4], "LOC")]  # nested in "Cairo Records"
@@ -232,9 +257,17 @@ def test_renaming_keeps_positions_consistent(case: tuple[dict[str, Any], dict[in
             if ei in plan:
                 new = plan[ei][om["name"]]
                 article = toks[:len(toks) - len(new.tokens)]  # the "the" a place needs, written into it
-                assert toks[len(article):] == list(new.tokens)
+                want, name = list(new.tokens), new.name
+                old_sent = doc["sents"][om["sent_id"]]
+                first = om["pos"][0]
+                # a new name that starts the sentence, after an old capitalised word, is capitalised
+                if (not article and all(t in ("(", ")", ",") for t in old_sent[:first]) and old_sent[first][:1].isupper()
+                        and want[0][:1].islower() and not any(c.isupper() for c in want[0][1:])):
+                    want[0] = want[0][:1].upper() + want[0][1:]
+                    name = want[0] + name[len(new.tokens[0]):]
+                assert toks[len(article):] == want
                 assert article in ([], ["the"], ["The"]) and (not article or nm["type"] == "LOC")
-                assert nm["name"] == " ".join([*article, new.name])
+                assert nm["name"] == " ".join([*article, name])
             else:
                 assert toks == doc["sents"][om["sent_id"]][om["pos"][0]:om["pos"][1]]
                 assert nm["name"] == om["name"]
