@@ -118,6 +118,16 @@ def is_country_short_form(name: str) -> bool:
     return name.replace(".", "") in _THE_ABBREVIATIONS
 
 
+def bare_compass(name: str) -> bool:
+    """Whether a name is a compass word alone ("North", "Eastern", "the South"): a corpus KB makes places
+    of such mentions ("the North" of Korea, "Eastern" of "Eastern , Ghana"), and as the new name of a
+    place with a name of its own it reads wrong ("born in North", "a tramway in Eastern , Ghana")."""
+    words = name.split()
+    if words and words[0].casefold() == "the":
+        words = words[1:]
+    return len(words) == 1 and words[0][:1].upper() + words[0][1:].lower() in _COMPASS
+
+
 def takes_the(name: str) -> bool:
     """Whether a country name is written with "the" in running text (the module docstring)."""
     words = name.split()
@@ -259,4 +269,4 @@ def reads_bare(name: str, coarse: str) -> bool:
             and not words[0].isupper() and not words[0].endswith("s"))
 
 
-__all__ = ["agree", "article_for", "bare_country", "keep_the", "needs_the", "reads_bare", "takes_the", "the_before"]
+__all__ = ["agree", "article_for", "bare_compass", "bare_country", "keep_the", "needs_the", "reads_bare", "takes_the", "the_before"]

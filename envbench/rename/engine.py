@@ -106,7 +106,7 @@ from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
-from envbench.rename.articles import bare_country, is_country_short_form, keep_the, reads_bare
+from envbench.rename.articles import bare_compass, bare_country, is_country_short_form, keep_the, reads_bare
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import (
     MAX_WINDOWS,
@@ -1074,6 +1074,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             # "Standing in the Dark" never "cute culture"
             if info.coarse[ei] != "PER" and any(written_lower(nn.name) != common for nn in mapping.values()):
                 continue
+            if any(bare_compass(nn.name) and not bare_compass(nm) for nm, nn in mapping.items()):
+                continue  # "Saxony" never "Eastern" ("a tramway in Eastern , Ghana")
             if regnal is False and any_regnal(nn.name for nn in mapping.values()):
                 continue  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
             if regnal is not None and any(opens_lower(nn.name) for nn in mapping.values()) and not any(

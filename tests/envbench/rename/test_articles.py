@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envbench.rename.articles import agree, article_for
+from envbench.rename.articles import agree, article_for, bare_compass
 from envbench.rename.substitute import NewName, apply_plan
 from tests.envbench.index_fixture import mention
 
@@ -197,3 +197,8 @@ def test_which_names_read_wrong_after_the_as_a_noun_phrase_of_their_own() -> Non
     assert not reads_bare("BBC", "ORG") and not reads_bare("Beatles", "ORG")  # an acronym, a plural
     assert not reads_bare("Boston Celtics", "ORG") and not reads_bare("Toyota", "MISC")
     assert not reads_bare("Netherlands", "LOC") and not reads_bare("Paris", "LOC")
+
+
+def test_a_compass_word_alone_is_no_place_name() -> None:
+    assert bare_compass("North") and bare_compass("Eastern") and bare_compass("the South") and bare_compass("WEST")
+    assert not bare_compass("North Korea") and not bare_compass("Eastern Cape") and not bare_compass("Northumbria")

@@ -335,6 +335,19 @@ def test_a_thing_with_a_proper_name_takes_no_common_noun() -> None:
         assert run.new_items.get(0) == "Q7", name
 
 
+def test_a_place_takes_no_compass_word_alone() -> None:
+    # "an electric tramway in Saxony , Germany" had read "in Eastern , Ghana" (a corpus KB's place "Eastern");
+    # a place named by one ("the North") may take one
+    for name, want in (("Saxony", "Q8"), ("North", "Q7")):
+        doc = {"title": "Tram", "sents": [["a", "tramway", "in", name, ",", "Germany"]],
+               "vertexSet": [[mention(name, 0, [3, 4], "LOC")]], "labels": []}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames("Eastern", ()), "Q8": ItemNames("Kerala", ())}
+        draws = _draws(slots, total=4, windows={(0, 0): ["Q7", "Q8"]}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items.get(0) == want, name
+
+
 def test_a_mention_written_the_x_takes_no_bare_country_name() -> None:
     # "in the US from" never reads "in the Kuwait from"; a mention without "the" takes any ("the US court
     # system" is a modifier: test_a_country_short_form_written_as_a_modifier_takes_a_demonym)
