@@ -392,6 +392,8 @@ class DocInfo:
                         words.add(f)
                 if a > 0 and _is_number(sent[a - 1]):  # covered or not: "the 1954 World Championships"
                     words.add(_NUMBER_BEFORE)
+                    if a > 1 and sent[a - 2].casefold() == "the":  # "at the 2006 the first NBA game" neither
+                        words.add(_THE)
                 if b < len(sent) and _is_number(sent[b]):
                     words.add(_NUMBER_AFTER)
                 # "the" before the mention, outside every mention or the article of the entity that follows

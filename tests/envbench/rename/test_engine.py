@@ -246,8 +246,11 @@ def test_a_word_the_old_name_doubled_already_may_be_doubled() -> None:
 def test_a_name_starting_with_the_is_skipped_right_after_the() -> None:
     # "buried at the Ivy Cemetery" never reads "buried at the The Aristocrat 's Cemetery"; with no
     # "the" before the mention ("at Ivy Cemetery") the same name is taken
+    # a year between the two neither: "at the 2006 European Championships" never "at the 2006 the first ..."
     for words, pos, want in ((["He", "is", "buried", "at", "the", "Ivy", "Cemetery", "."], [5, 7], "Q8"),
-                             (["He", "is", "buried", "at", "Ivy", "Cemetery", "."], [4, 6], "Q7")):
+                             (["He", "is", "buried", "at", "Ivy", "Cemetery", "."], [4, 6], "Q7"),
+                             (["He", "ran", "at", "the", "2006", "Ivy", "Cemetery", "."], [5, 7], "Q8"),
+                             (["He", "ran", "in", "2006", "Ivy", "Cemetery", "."], [4, 6], "Q7")):
         doc = {"title": "Burial", "sents": [words], "vertexSet": [[mention("Ivy Cemetery", 0, pos, "LOC")]],
                "labels": []}
         run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
