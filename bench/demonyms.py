@@ -22,7 +22,9 @@ Prints the shares and the first ``--show`` misses with their documents.
 The other way round (issue 31): of the renamed ORG/LOC/MISC mentions whose old name is a noun (neither in
 the lexicon nor adjectival by form), how many became an adjective: a singular form of the lexicon, or a
 phrase whose last word is one ("Imperial Russian"), a language name aside ("written in Catalan" reads
-right). "The Royal Arsenal , Woolwich" had read "The Royal Arsenal , Patagonian".
+right). "The Royal Arsenal , Woolwich" had read "The Royal Arsenal , Patagonian". A country's short form
+("US", "U.S.", "UK") is counted apart: written as a modifier ("a U.S. Representative") it takes an adjective
+("an Emirati Representative"), written as a noun a noun.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ LANGUAGE = "Q34770"  # the entity was typed a language and drew another language
 
 
 SUFFIXES = ("an", "ese", "ish", "ic", "i")
+# countries' short forms, dots ignored: a noun ("in the US") or a modifier ("a U.S. Representative")
+SHORT_FORMS = frozenset({"US", "USA", "UK", "USSR", "UAE", "PRC", "DRC", "ROC", "GDR", "FRG", "DPRK", "ROK"})
 
 
 def looks_adjectival(name: str) -> bool:
@@ -71,12 +75,16 @@ def main() -> None:
     def singular_form(name: str) -> bool:
         return any(not a.kind.endswith("_plural") for a in gz.adjectival_for(name))
 
+    shorts: Counter[str] = Counter()  # country short forms: nouns, or modifiers ("a U.S. Representative")
     for r in rows:
         if r["kind"] != "linked" or not r["new_qid"]:
             continue
         ent = docs[r["source_title"]]["vertexSet"][r["entity"]]
         per_name = Counter(m["name"] for m in ent)
         for old, new in zip(r["old_names"], r["new_names"]):
+            if r["coarse_type"] == "LOC" and old.replace(".", "") in SHORT_FORMS:
+                shorts["adjective" if singular_form(new) else "noun"] += per_name[old]
+                continue  # a short form may be either (counted apart; the renamer's rule is read by eye)
             if r["coarse_type"] != "PER" and not gz.adjectival_for(old) and not looks_adjectival(old):
                 words = new.split()
                 if singular_form(new) or (len(words) > 1 and singular_form(words[-1])):
@@ -117,8 +125,11 @@ def main() -> None:
     print(f"renamed ORG/LOC/MISC noun mentions: {n_nouns}; became an adjective: {nouns['adjective']} "
           f"({nouns['adjective'] / max(1, n_nouns):.2%}), a language name: {nouns['language']}")
     print("\n".join(noun_misses))
+    print(f"renamed country short forms (US, U.S., UK, ...; a noun, or a modifier in 'a U.S. Representative', "
+          f"which takes an adjective): {sum(shorts.values())}; became an adjective: {shorts['adjective']}")
     print(json.dumps({"mentions": total, **verdicts, "noun_mentions": n_nouns,
-                      "nouns_to_adjectives": nouns["adjective"]}))
+                      "nouns_to_adjectives": nouns["adjective"], "short_forms": sum(shorts.values()),
+                      "short_forms_to_adjectives": shorts["adjective"]}))
 
 
 if __name__ == "__main__":
