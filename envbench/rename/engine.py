@@ -365,7 +365,8 @@ class DocInfo:
         * per name, the words (:func:`word_form`) within ``NEAR`` tokens of one of its mentions, outside
           every mention, that the old name does not already double (a new name whose first or last
           word is one of them would double it: "the province of Chubut Province"), ``_THE`` after
-          a "the" (no name starting with an article there), and ``_NUMBER_BEFORE`` / ``_NUMBER_AFTER``
+          a "the", an "a" or an "an" (no name starting with an article there: "a the 48th Highlanders
+          officer"), and ``_NUMBER_BEFORE`` / ``_NUMBER_AFTER``
           beside a number (no name opening / ending with one there: "the 1954 World Championships"
           never "the 1922 1984 Winter Olympics");
         * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
@@ -396,6 +397,8 @@ class DocInfo:
                         words.add(_THE)
                 if b < len(sent) and _is_number(sent[b]):
                     words.add(_NUMBER_AFTER)
+                if a > 0 and not cov[a - 1] and sent[a - 1].casefold() in ("a", "an"):
+                    words.add(_THE)  # "was a U.S. Army officer" never "was a the 48th Highlanders officer"
                 # "the" before the mention, outside every mention or the article of the entity that follows
                 # this one ("the United Kingdom" around "United Kingdom": "in the Azerbaijan and" reads wrong)
                 follows = ei in self.leaders and any(

@@ -270,6 +270,14 @@ def test_a_name_starting_with_a_or_an_is_skipped_right_after_the() -> None:
     draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8", "Q9"]}, names=names)
     assert settle_linked(run, 0, draws) is None
     assert run.new_items == {0: "Q9"}
+    # nor after "a" or "an": "was a U.S. Army officer" never "was a the 48th Highlanders officer"
+    doc = {"title": "Officer", "sents": [["He", "was", "a", "Marine", "officer", "."]],
+           "vertexSet": [[mention("Marine", 0, [3, 4], "ORG")]], "labels": []}
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    names = {"Q7": ItemNames("the 48th Highlanders", ()), "Q9": ItemNames("Distant Earth", ())}
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q9"]}, names=names)
+    assert settle_linked(run, 0, draws) is None
+    assert run.new_items == {0: "Q9"}
 
 
 def test_a_one_word_organisation_is_skipped_after_the_as_a_noun_phrase() -> None:
