@@ -122,6 +122,8 @@ def bare_compass(name: str) -> bool:
     """Whether a name is a compass word alone ("North", "Eastern", "the South"): a corpus KB makes places
     of such mentions ("the North" of Korea, "Eastern" of "Eastern , Ghana"), and as the new name of a
     place with a name of its own it reads wrong ("born in North", "a tramway in Eastern , Ghana")."""
+    if len(name) > 12:  # longer than "the Northern": no compass word alone (most names, at once)
+        return False
     words = name.split()
     if words and words[0].casefold() == "the":
         words = words[1:]

@@ -354,7 +354,11 @@ def surnames_follow(originals: Sequence[str], mapping: Mapping[str, NewName]) ->
 def opens_sentence(sent: Sequence[str], start: int) -> bool:
     """Whether the token at ``start`` is the sentence's first word: only punctuation before it
     (opening quotes, brackets), as in '" Something to Believe In " is a song'."""
-    return all(not any(ch.isalnum() for ch in tok) for tok in sent[:start])
+    for i in range(start):  # most sentences open with a word: the first token settles it
+        tok = sent[i]
+        if tok.isalnum() or any(ch.isalnum() for ch in tok):
+            return False
+    return True
 
 
 def capitalised(old_first: str, tokens: tuple[str, ...], name: str) -> tuple[tuple[str, ...], str]:
