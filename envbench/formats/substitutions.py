@@ -11,7 +11,7 @@ readers (``evaluate``, ``report``) cannot drift apart.
 | kind | linked (renamed through a Wikidata item), num, time (renamed by rule) or kept |
 | reason | why a kept entity kept its names (``envbench.core.reasons.KeptReason``), else null |
 | qid, fine_type, new_qid | the entity's item, its fine type, the item whose names it took |
-| old_names, new_names | distinct mention names, paired by position |
+| old_names, new_names | distinct mention names, paired by position (a mention may carry its new name with "the" written into it, or with a capital where it opens a sentence: "De Glendonwyn" for "de Glendonwyn") |
 | drawn_by | the classes the new item was drawn by: the fine type, then the other P31 classes it shares with the entity's item (linked only) |
 | catch_all | the entity item's classes the catch-all rule set aside (``core.types.CATCH_ALL_CLASSES``); for a ``generic_type`` row its fine type |
 | head_noun | the head noun the draw kept (old and new name end in it), else null |

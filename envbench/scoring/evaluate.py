@@ -169,7 +169,8 @@ def original_names(
     ``titles`` covered by the substitutions and ``unmapped`` mentions of a renamed entity whose
     name is none of its new names (a mismatch between gold and substitutions file). A mention whose
     name is a new name after "the" maps as that name: renaming writes the article a place needs
-    into the mention ("held in Italy" -> "held in the United Arab Emirates").
+    into the mention ("held in Italy" -> "held in the United Arab Emirates"), and one whose first letter
+    is a capital a lower-case new name took at a sentence's start maps as that name ("De Glendonwyn was").
     """
     names: dict[str, list[list[str]]] = {}
     covered = unmapped = 0
@@ -189,6 +190,8 @@ def original_names(
                 old = mapping.get(m["name"])
                 if old is None and m["name"].startswith(("the ", "The ")):
                     old = mapping.get(m["name"][4:])  # the article renaming wrote into it ("held in the UAE")
+                if old is None and m["name"][:1].isupper():
+                    old = mapping.get(m["name"][:1].lower() + m["name"][1:])  # a sentence's capital ("De Glendonwyn")
                 if old is None:
                     unmapped += 1
                     old = m["name"]

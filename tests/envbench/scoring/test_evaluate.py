@@ -112,6 +112,13 @@ def test_original_names_map_back_pairwise(tiny_env: dict[str, Path]) -> None:
     assert names["Tiny-1"] == [["Ann", "Annie"], ["Paris"], ["France"]]
     assert names["Tiny-2"][0] == ["Ann", "Annie"]
     assert cover == {"titles": 2, "unmapped": 0}
+    # a mention that opens a sentence carries its new name with a capital ("de Glendonwyn" -> "De Glendonwyn"),
+    # and one that renaming wrote "the" into carries it: both map back; a stranger's name does not
+    doc = {"title": "T-1", "vertexSet": [[{"name": "De Glendonwyn"}, {"name": "de Glendonwyn"}],
+                                         [{"name": "the Bahamas"}], [{"name": "Oslo"}]]}
+    names, cover = original_names([doc], {"T-1": {0: {"de Glendonwyn": "Michá"}, 1: {"Bahamas": "Kuwait"},
+                                                  2: {"Rome": "Paris"}}})
+    assert names["T-1"] == [["Michá", "Michá"], ["Kuwait"], ["Oslo"]] and cover == {"titles": 1, "unmapped": 1}
 
 
 def test_tiny_env_per_seed_mean_std_worst_and_name_independent_ign(tiny_env: dict[str, Path], tmp_path: Path) -> None:
