@@ -385,7 +385,7 @@ class FineTyper:
         # a first phrase with "of" ("University of", "Strait of") decides before the last word; a first word
         # alone ("Lake", "Mount", "River") only after it: "River and Rowing Museum" is a museum
         first = next((r.qid for r in self.fine.first_words
-                      if coarse in r.coarse and any(text.startswith(w + " ") for w in r.words if " " in w)), None)
+                      if coarse in r.coarse and any(text == w or text.startswith(w + " ") for w in r.words if " " in w)), None)
         if first is not None:
             return first
         for r in self.fine.last_word.get(words[-1], ()):

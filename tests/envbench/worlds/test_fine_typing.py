@@ -129,6 +129,9 @@ def test_adjectival_clusters_get_their_own_class_and_languages_stay_languages() 
     ("LOC", "Bay Area", "Q82794"), ("LOC", "Hamburg Metropolitan Region", "Q82794"),
     ("LOC", "Cook Strait", "Q37901"), ("LOC", "Strait of Magellan", "Q37901"),
     ("ORG", "British House of Commons", "Q11204"),
+    # a name that is the whole phrase is that kind, not the "House of <family>" a longer name would be
+    ("ORG", "House of Representatives", "Q11204"), ("ORG", "National Assembly", "Q11204"),
+    ("ORG", "House of Habsburg", "Q164950"),
 ])
 def test_the_name_kind_word(coarse: str, name: str, qid: str) -> None:
     assert FineTyper(["name"]).type(Evidence(coarse, [name])).qid == qid
