@@ -25,7 +25,9 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     lower subdivision > county. Weight 3 for it, 1 for the other readings.
 ``definition``
     A mention followed by "is a ..."/"was an ..."/", a ..." and a kind noun before the phrase ends ("X is an
-    American rock band formed in ..." -> band). Weight 4 per mention, at most 2 counted.
+    American rock band formed in ..." -> band). Weight 4 per mention, at most 2 counted. A ", a ..." after a
+    mention that itself follows a comma is not counted: in "Venice , California , a neighborhood" and in
+    lists ("Kitchen Confidential , South Park , The Sarah Silverman Program") it defines another name.
 ``context``
     A kind noun just before a mention ("the album X", "the village of X"); a MISC mention in quotes votes
     for song (weight 1). Weight 2 per mention, at most 2 counted.
@@ -475,7 +477,9 @@ class FineTyper:
             a = c.after
             if len(a) >= 2 and a[0] in BE:
                 rest = a[1:]
-            elif len(a) >= 2 and a[0] == "," and a[1] in DETERMINERS:
+            elif len(a) >= 2 and a[0] == "," and a[1] in DETERMINERS and not (c.before and c.before[-1] == ","):
+                # "Venice , California , a neighborhood of Los Angeles": after the second name of a
+                # "place , region ," chain the apposition defines the first
                 rest = a[1:]
             else:
                 continue

@@ -160,6 +160,14 @@ def test_definitions_and_kind_nouns_around_mentions() -> None:
     assert t.type(Evidence("MISC", ["Blue Night"], contexts=[quoted])).qid == "Q7366"
     # a kind noun of another coarse type does not count
     assert t.type(Evidence("LOC", ["Harbor"], contexts=[band])).signal == "fallback"
+    # after the second name of a chain or list the apposition belongs to another name (dev's "Venice ,
+    # California , a neighborhood" typed California a neighbourhood; "..., The Daily Show , South Park ,
+    # The Sarah Silverman Program" read "South Park , the ... program" as a definition)
+    chain = _ctx("He lives in Venice , California , a neighborhood of Los Angeles .", "California")
+    assert t.type(Evidence("LOC", ["California"], contexts=[chain])).signal == "fallback"
+    listed = _ctx("He wrote for Kitchen Confidential , South Park , The Sarah Silverman Program and more .",
+                  "South Park")
+    assert t.type(Evidence("MISC", ["South Park"], contexts=[listed])).signal == "fallback"
 
 
 def test_several_relations_vote_and_one_noisy_role_does_not_decide() -> None:
