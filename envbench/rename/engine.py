@@ -94,6 +94,7 @@ chunk lacks in one batch per round, with their items' names, and calls it again.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -241,6 +242,10 @@ _THE = "the-"
 # never "the 1922 1984 Winter Olympics"), and a number just after one and a name that ends in one
 _NUMBER_BEFORE = "number-before-"
 _NUMBER_AFTER = "number-after-"
+# stands for a year just before a mention and a name that holds a year anywhere: "the 2015 Africa Cup of
+# Nations" never "the 2003 Eurovision Song Contest 2009" (the year before already dates the event)
+_YEAR_IN = "year-in-"
+_YEAR = re.compile(r"[12]\d{3}")
 
 
 def _is_number(token: str) -> bool:
@@ -257,6 +262,8 @@ def _name_ends(tokens: tuple[str, ...]) -> frozenset[str]:
         ends.add(_NUMBER_BEFORE)
     if tokens and _is_number(tokens[-1]):
         ends.add(_NUMBER_AFTER)
+    if any(_YEAR.fullmatch(t) for t in tokens):
+        ends.add(_YEAR_IN)
     return frozenset(ends)
 
 
@@ -368,7 +375,8 @@ class DocInfo:
           a "the", an "a" or an "an" (no name starting with an article there: "a the 48th Highlanders
           officer"), and ``_NUMBER_BEFORE`` / ``_NUMBER_AFTER``
           beside a number (no name opening / ending with one there: "the 1954 World Championships"
-          never "the 1922 1984 Winter Olympics");
+          never "the 1922 1984 Winter Olympics"), and ``_YEAR_IN`` after a year (no name holding a year
+          there: "the 2015 Africa Cup of Nations" never "the 2003 Eurovision Song Contest 2009");
         * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
           end, a token that starts with no letter or digit, or a function word ("in the US from", "the
           UK )"; not "the US court system"). Such a name takes no bare country name, and, for an
@@ -393,6 +401,8 @@ class DocInfo:
                         words.add(f)
                 if a > 0 and _is_number(sent[a - 1]):  # covered or not: "the 1954 World Championships"
                     words.add(_NUMBER_BEFORE)
+                    if _YEAR.fullmatch(sent[a - 1]):
+                        words.add(_YEAR_IN)
                     if a > 1 and sent[a - 2].casefold() == "the":  # "at the 2006 the first NBA game" neither
                         words.add(_THE)
                 if b < len(sent) and _is_number(sent[b]):

@@ -13,6 +13,7 @@ from envbench.rename.audit import Auditor
 from envbench.rename.candidates import ItemNames, Slot
 from envbench.rename.engine import (
     _THE,
+    _YEAR_IN,
     DocInfo,
     Draws,
     Run,
@@ -309,6 +310,24 @@ def test_a_name_opening_with_a_number_is_skipped_after_a_number() -> None:
         draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
         assert settle_linked(run, 0, draws) is None
         assert run.new_items == {0: want}, (words, first)
+
+
+def test_a_name_holding_a_year_is_skipped_after_a_year() -> None:
+    # "the 2015 Africa Cup of Nations" never reads "the 2003 Eurovision Song Contest 2009"; after a number
+    # that is no year ("the 14 Africa Cup teams") or with no number before it the same name is taken
+    for words, pos, want in (
+            (["at", "the", "2015", "Africa", "Cup", "of", "Nations", "."], [3, 7], "Q8"),
+            (["at", "the", "Africa", "Cup", "of", "Nations", "."], [2, 6], "Q7"),
+            (["the", "14", "Africa", "Cup", "of", "Nations", "teams"], [2, 6], "Q7")):
+        doc = {"title": "Cup", "sents": [words], "labels": [],
+               "vertexSet": [[mention(" ".join(words[pos[0]:pos[1]]), 0, pos, "MISC")]]}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames("Eurovision Song Contest 2009", ()), "Q8": ItemNames("Copa América", ())}
+        draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items == {0: want}, words
+    assert _YEAR_IN in name_ends(["Eurovision", "Song", "Contest", "2009"])
+    assert _YEAR_IN not in name_ends(["Boeing", "747"])
 
 
 def test_a_thing_named_by_a_common_noun_takes_a_common_noun() -> None:
