@@ -132,6 +132,9 @@ def test_adjectival_clusters_get_their_own_class_and_languages_stay_languages() 
     # a name that is the whole phrase is that kind, not the "House of <family>" a longer name would be
     ("ORG", "House of Representatives", "Q11204"), ("ORG", "National Assembly", "Q11204"),
     ("ORG", "House of Habsburg", "Q164950"),
+    # a numbered division of a league is a sports league; a numbered division of an army stays a unit
+    ("ORG", "Scottish Second Division", "Q623109"), ("MISC", "Primera División", "Q623109"),
+    ("ORG", "12th Division", "Q176799"), ("ORG", "82nd Airborne Division", "Q176799"),
 ])
 def test_the_name_kind_word(coarse: str, name: str, qid: str) -> None:
     assert FineTyper(["name"]).type(Evidence(coarse, [name])).qid == qid
