@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -280,6 +281,33 @@ GENERIC = frozenset({"Q35120", "Q215627", "Q43229", "Q2221906", "Q56061", "Q1048
                      "Q2431196", "Q47461344", "Q7725634"})
 
 
+_NUMBERED = re.compile(r"(?:[IVX]+|\d+)")
+
+
+def names_two(name: str) -> bool:
+    """Whether a name shares its words between two numbered things ("World War I and II", "Apollo 11 and
+    12", "Parts 1 & 2"): the last conjunct is a bare number that continues the first one's."""
+    words = name.split()
+    for i, w in enumerate(words):
+        if w in ("and", "&") and 1 < i == len(words) - 2:
+            return bool(_NUMBERED.fullmatch(words[i - 1]) and _NUMBERED.fullmatch(words[-1]))
+    return False
+
+
+def names_a_class_of_ships(name: str) -> bool:
+    """Whether a name is a class named after its first ship, written with a lower-case "class" ("Sims -
+    class", "Farragut class"; not the film "A Touch of Class"): a kind the corpus has too few of to draw
+    from, and whose mentions sit beside the wars its ships fought in."""
+    words = name.split()
+    return len(words) > 1 and (words[-1] == "class" or words[-1].endswith("-class")) and words[0][:1].isupper()
+
+
+def untypeable(ev: Evidence) -> bool:
+    """Whether every name of a cluster names two things (``names_two``) or a class of ships: no signal types
+    it (the learned and head signals neither), so it is kept and never drawn."""
+    return bool(ev.names) and (all(names_two(n) for n in ev.names) or any(names_a_class_of_ships(n) for n in ev.names))
+
+
 def _words(name: str) -> list[str]:
     return [w for w in fold(name).replace("-", " ").split() if w not in ("the", "'s", "’s")]
 
@@ -317,7 +345,8 @@ class FineTyper:
 
     def head_pass(self, evidences: Sequence[Evidence], typed: list[Typing]) -> list[Typing]:
         """The ``head`` signal of the module docstring, over the typings of a corpus."""
-        heads = [name_head(ev.names[0]) if ev.names and ev.coarse != "PER" else None for ev in evidences]
+        heads = [name_head(ev.names[0]) if ev.names and ev.coarse != "PER" and not untypeable(ev) else None
+                 for ev in evidences]
         learned: dict[tuple[str, str], Counter[str]] = {}
         for ev, t, h in zip(evidences, typed, heads):
             if h is not None and t.qid not in CATCH_ALL_CLASSES and not t.adjectival:
@@ -381,8 +410,11 @@ class FineTyper:
         if not words:
             return None
         text = " ".join(words)
+        # a kind phrase inside the "of" complement names what the thing is of, not the thing: "Allies of
+        # World War II", "Battle of the Caucasus of World War II" are no world wars
+        lead = len(text.split(" of ")[0])
         for r in self.fine.contains:
-            if coarse in r.coarse and any(f" {w} " in f" {text} " for w in r.words):
+            if coarse in r.coarse and any(-1 < f" {text} ".find(f" {w} ") <= lead for w in r.words):
                 return r.qid
         # a first phrase with "of" ("University of", "Strait of") decides before the last word; a first word
         # alone ("Lake", "Mount", "River") only after it: "River and Rowing Museum" is a museum
@@ -568,7 +600,7 @@ class FineTyper:
              and not self.fine.classes[t.qid].adjectival_kind])
         out = []
         for ev, t in zip(evidences, typed):
-            if t.qid in GENERIC and not t.adjectival and ev.coarse in LEARNED_COARSE:
+            if t.qid in GENERIC and not t.adjectival and ev.coarse in LEARNED_COARSE and not untypeable(ev):
                 guess = model.predict(ev)
                 if guess is not None:
                     t = Typing(guess, "learned", place=t.place, scores=t.scores)
@@ -590,6 +622,9 @@ class FineTyper:
                             t.scores) if t.qid in small else t for t in typed]
 
     def type(self, ev: Evidence) -> Typing:
+        if untypeable(ev):
+            # "World War I and II" names two wars: typed as either, it would be drawn for one
+            return Typing(self.table.coarse_fallback.get(ev.coarse, self.table.coarse_fallback["MISC"]), "fallback")
         if "adjectival" in self.signals:
             t = self.adjectival(ev)
             if t is not None:
@@ -629,7 +664,7 @@ def head_of(qid: str, fine: FineClasses | None = None) -> str:
 
 
 __all__ = ["SIGNALS", "Evidence", "FineClasses", "FineTyper", "MentionContext", "Typing", "city_class_qid", "head_of",
-           "is_city_class", "load_fine_classes"]
+           "is_city_class", "load_fine_classes", "names_a_class_of_ships", "names_two", "untypeable"]
 
 
 def subdivision_class(p: Place) -> str | None:
