@@ -283,6 +283,9 @@ GENERIC = frozenset({"Q35120", "Q215627", "Q43229", "Q2221906", "Q56061", "Q1048
 
 _NUMBERED = re.compile(r"(?:[IVX]+|\d+)")
 
+# the umbrella classes of places among them: any class that names the kind outvotes these
+PLACE_UMBRELLAS = frozenset({"Q1048835", "Q15324", "Q2221906", "Q486972", "Q56061", "Q618123"})
+
 
 def names_two(name: str) -> bool:
     """Whether a name shares its words between two numbered things ("World War I and II", "Apollo 11 and
@@ -425,8 +428,9 @@ class FineTyper:
         for r in self.fine.last_word.get(words[-1], ()):
             if coarse in r.coarse and len(words) > 1:
                 return r.qid
+        numbered = any(ch.isdigit() for ch in text)  # "County Route 501" is a road, "County Durham" a county
         for r in self.fine.first_words:
-            if coarse in r.coarse and any(text.startswith(w + " ") for w in r.words):
+            if coarse in r.coarse and not numbered and any(text.startswith(w + " ") for w in r.words):
                 return r.qid
         for w in words[1:-1]:  # "Lappeenranta University of Technology", "Hospital" after a place name
             if w in KIND_ANYWHERE:
@@ -651,7 +655,11 @@ class FineTyper:
             return Typing(self.table.coarse_fallback.get(ev.coarse, self.table.coarse_fallback["MISC"]), "fallback",
                           place=place)
         score = {c: v + 0.5 * sum(own.get(a, 0.0) for a in self.fine.ancestors(c)[1:]) for c, v in own.items()}
-        best = max(score, key=lambda c: (score[c], len(self.fine.ancestors(c)), -int(c[1:])))
+        # an umbrella class of places ("administrative territorial entity", from the relations) yields to a
+        # class that says the kind, though its votes still back its subclasses: "the island of South Georgia"
+        # is an island. Not so the umbrellas of works, which a weak cue (quotes: a song) would then decide
+        pick = [c for c in score if c not in GENERIC] if any(c in PLACE_UMBRELLAS for c in score) else []
+        best = max(pick or score, key=lambda c: (score[c], len(self.fine.ancestors(c)), -int(c[1:])))
         chain = set(self.fine.ancestors(best))
         share = {s: sum(v for c, v in votes.items() if c in chain) for s, votes in by_signal.items()}
         signal = max(share, key=lambda s: (share[s], -SIGNALS.index(s)))

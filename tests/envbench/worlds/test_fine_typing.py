@@ -128,6 +128,10 @@ def test_adjectival_clusters_get_their_own_class_and_languages_stay_languages() 
     ("MISC", "Battle of the Caucasus of World War II", "Q178561"),
     ("ORG", "Institute of State and Law of the Polish Academy of Sciences", "Q1664720"),
     ("MISC", "I 've Never Seen Star Wars", "Q24856"), ("MISC", "Eurovision Song Contest 2006", "Q500834"),
+    # subdivisions whose kind word the corpus KB read as no kind: they were "administrative territorial
+    # entities", drawn for villages and streets
+    ("LOC", "County Durham", "Q28575"), ("LOC", "Chernivtsi Oblast", "Q34876"), ("LOC", "Kalisz Governorate", "Q34876"),
+    ("LOC", "London Borough of Hounslow", "Q149621"), ("LOC", "Metropolitan City of Bari", "Q34876"),
     ("MISC", "Golden Globe Award", "Q618779"), ("ORG", "Vlaams Party", "Q7278"),
     # British and Irish word order puts the kind first; a kind word at the end still wins over it
     ("LOC", "River Brosna", "Q4022"), ("LOC", "Lough Owel", "Q23397"), ("LOC", "River and Rowing Museum", "Q33506"),
@@ -164,6 +168,24 @@ def test_a_name_of_two_things_or_a_class_of_ships_is_typed_by_no_signal() -> Non
         assert untypeable(two)
         typed = t.type_all([*wars, two])
         assert typed[-1].signal == "fallback" and typed[-1].qid in CATCH_ALL_CLASSES
+
+
+def test_a_first_kind_word_before_a_number_is_no_kind() -> None:
+    assert FineTyper(["name"]).type(Evidence("LOC", ["County Route 501"])).signal == "fallback"
+
+
+def test_an_umbrella_class_of_places_yields_to_a_kind() -> None:
+    # the relations say "administrative territorial entity" three times, the context "island" once: an island
+    # ("the island of South Georgia" -> "of Leningrad" when the umbrella won)
+    t = FineTyper(["context", "relations"])
+    coast = _ctx("King Haakon Bay is an inlet on the southern coast of the island of South Georgia .", "South Georgia")
+    ev = Evidence("LOC", ["South Georgia"], [("P131", "value")] * 3, contexts=[coast])
+    assert t.type(ev).qid == "Q23442"
+    assert t.type(Evidence("LOC", ["South Georgia"], [("P131", "value")] * 3)).qid == "Q56061"
+    # the umbrellas of works do not yield so: a quoted title stays a creative work, not a song
+    story = _ctx('the story " The Purloined Letter " was published', "The Purloined Letter")
+    work = Evidence("MISC", ["The Purloined Letter"], [("P50", "subject")] * 3, contexts=[story])
+    assert t.type(work).qid != "Q7366"
 
 
 def test_one_word_names_have_no_kind_word() -> None:
