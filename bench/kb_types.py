@@ -43,8 +43,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from envbench.formats.docred import read_docred  # noqa: E402
-from envbench.worlds.fine_typing import SIGNALS, Evidence, FineTyper, load_fine_classes  # noqa: E402
-from envbench.worlds.kb_from_corpus import cluster_corpus, kb_from_corpus  # noqa: E402
+from envbench.worlds.fine_typing import SIGNALS, FineTyper, load_fine_classes  # noqa: E402
+from envbench.worlds.kb_from_corpus import cluster_corpus, corpus_evidence, kb_from_corpus  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" / "re-docred"
 GOLD = REPO / "tests" / "envbench" / "data" / "redocred_dev_types.tsv"
@@ -97,9 +97,8 @@ def purity(pred: dict[tuple[str, int], str], gold: list[dict[str, str]]) -> tupl
 
 
 def predictions(corpus, typer: FineTyper, gold: list[dict[str, str]]) -> dict[tuple[str, int], str]:
-    ordered = sorted(corpus.clusters, key=lambda c: c.key)
-    typed = typer.type_all([Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names)
-                            for cl in ordered])
+    ordered, evidences = corpus_evidence(corpus)
+    typed = typer.type_all(evidences)
     by_cluster = {id(cl): t.qid for cl, t in zip(ordered, typed)}
     return {(g["title"], int(g["entity"])): by_cluster[id(corpus.slots[g["title"]][int(g["entity"])])] for g in gold}
 

@@ -43,7 +43,9 @@ Per entity, drawn from ``(seed, title, entity index, attempt)``:
   ("10,000" -> "40,000", "190,000" -> "630,000", "100" -> "700", where a uniform draw read "44,506 in
   1953, and another 44,506"; "4810" is drawn as any other);
   number words keep their class (one..nine, ten..nineteen, twenty..ninety), ordinal words too
-  (first..ninth, tenth..twentieth; in TIME names only before "century"), and their capitalisation.
+  (first..ninth, tenth..twentieth; in TIME names only before "century"), and their capitalisation;
+  the "a" of "a dozen", "a hundred" counts one and takes a number word 2..9 ("more than seven dozen major
+  characters"), not the "a" of "half a million".
   Equal values get equal new values, so every mention of the entity gets the same new value. When the word after a mention is a noun the number counts ("two
   versions"; :func:`counts_a_noun`), a count never moves between one and many: that noun is outside
   the mention and keeps its number.
@@ -317,6 +319,14 @@ class _NumberMap:
             self.memo[key] = str(choices[self.draw.int(0, len(choices) - 1, "ordinal", value)])
         return same_case(ORDINALS[int(self.memo[key])], word)
 
+    def article(self, word: str) -> str:
+        """The "a" of "a dozen", "a hundred": a count of one, drawn as a number word 2..9 ("five dozen")
+        whatever ``keep_one`` says, since the noun it counts is already plural ("a dozen books")."""
+        self.found = True
+        if "a1" not in self.memo:
+            self.memo["a1"] = str(self.draw.int(2, 9, "article"))
+        return same_case(UNITS[int(self.memo["a1"])], word)
+
     def token(self, token: str) -> str:
         if token.casefold() in _ORDINAL_VALUE:
             return self.ordinal(token)
@@ -500,8 +510,19 @@ def rename_num(names: dict[str, list[str]], *keys: object, counting: bool = Fals
     whose number the renaming cannot change: then one stays one and no other count becomes one
     ("two versions" never reads "one versions"), and the names may come back unchanged."""
     numbers = _NumberMap(_Draw("num", *keys), keep_one=counting)
-    out = {name: agree_counts(toks, [numbers.token(t) for t in toks]) for name, toks in names.items()}
+    out = {name: agree_counts(toks, [numbers.article(t) if _counts_one(toks, i) else numbers.token(t)
+                                     for i, t in enumerate(toks)]) for name, toks in names.items()}
     return out if numbers.found else None
+
+
+# words a count multiplies, so that "a" before them is a count of one ("a dozen", "a hundred")
+MULTIPLIERS = frozenset({"dozen", "hundred", "thousand", "million", "billion"})
+
+
+def _counts_one(toks: Sequence[str], i: int) -> bool:
+    """Whether token ``i`` is the "a" of "a dozen" (not of "half a million", whose "a" belongs to "half")."""
+    return (toks[i].casefold() in ("a", "an") and i + 1 < len(toks) and toks[i + 1].casefold() in MULTIPLIERS
+            and not (i > 0 and toks[i - 1].casefold() in ("half", "quarter", "third")))
 
 
 def leading_number(tokens: Sequence[str]) -> float | None:

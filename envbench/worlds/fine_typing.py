@@ -149,6 +149,8 @@ class Evidence:
     roles: Sequence[tuple[str, str]] = ()
     contexts: Sequence[MentionContext] = ()
     name_counts: Mapping[str, int] = field(default_factory=dict)  # mentions per name (all names once if empty)
+    # the clusters (positions in the sequence given to ``FineTyper.type_all``) that gold P131 triples put it in
+    located_in: Sequence[int] = ()
 
 
 @dataclass(frozen=True)
@@ -283,6 +285,9 @@ GENERIC = frozenset({"Q35120", "Q215627", "Q43229", "Q2221906", "Q56061", "Q1048
 
 _NUMBERED = re.compile(r"(?:[IVX]+|\d+)")
 
+ADMIN_ENTITY = "Q56061"  # administrative territorial entity
+# KB-made subclasses of it by the level of what an item is located in (``FineTyper.level_pass``)
+PLACE_LEVEL_CLASSES = {1: "Q2000000000011", 2: "Q2000000000012", 3: "Q2000000000013"}
 # the umbrella classes of places among them: any class that names the kind outvotes these
 PLACE_UMBRELLAS = frozenset({"Q1048835", "Q15324", "Q2221906", "Q486972", "Q56061", "Q618123"})
 
@@ -590,10 +595,43 @@ class FineTyper:
 
     def type_all(self, evidences: Sequence[Evidence]) -> list[Typing]:
         """Type every cluster of a corpus: each on its own, then the ``learned`` and ``head`` signals over
-        the corpus."""
+        the corpus, and last the level of the places only the relations typed (``level_pass``)."""
         typed = self._type_all(evidences)
         self.head_classes = {}
-        return self.head_pass(evidences, typed) if "head" in self.signals else typed
+        typed = self.head_pass(evidences, typed) if "head" in self.signals else typed
+        return self.level_pass(evidences, typed) if "relations" in self.signals else typed
+
+    def place_level(self, qid: str) -> int:
+        """The level of a place class (``PLACE_LEVEL_CLASSES``): 1 country, 2 first-level subdivision or region,
+        3 county, district or settlement; 0 for a class that tells none ("administrative territorial entity")."""
+        chain = self.fine.ancestors(qid)
+        if qid in PLACE_LEVEL_CLASSES.values():
+            return 0
+        if "Q486972" in chain or qid in ("Q28575", "Q149621", "Q15284"):
+            return 3
+        if "Q10864048" in chain or "Q82794" in chain:
+            return 2
+        return 1 if "Q1048835" in chain else 0
+
+    def level_pass(self, evidences: Sequence[Evidence], typed: list[Typing]) -> list[Typing]:
+        """The places that only the relations typed, as "administrative territorial entity", take the level
+        below the lowest place they are located in (gold P131): "New England" (in the United States) is one
+        of a country, "Groton" (in Connecticut) one of a first-level subdivision, "Kungsgatan" (in Stockholm)
+        one of a settlement. The umbrella class mixed the levels: "New England" had become "Kungsgatan",
+        "Commonwealth of Virginia" "Schwende". A level with fewer than ``min_class_items`` items keeps the
+        umbrella."""
+        levels: dict[int, int] = {}
+        for i, (ev, t) in enumerate(zip(evidences, typed)):
+            if t.qid == ADMIN_ENTITY and t.signal == "relations" and ev.located_in:
+                lowest = max((self.place_level(typed[j].qid) for j in ev.located_in), default=0)
+                if lowest:
+                    levels[i] = lowest
+        sizes = Counter(levels.values())
+        out = list(typed)
+        for i, lv in levels.items():
+            if sizes[lv] >= self.min_class_items:
+                out[i] = Typing(PLACE_LEVEL_CLASSES[lv], "relations", place=typed[i].place, scores=typed[i].scores)
+        return out
 
     def _type_all(self, evidences: Sequence[Evidence]) -> list[Typing]:
         typed = [self.type(ev) for ev in evidences]

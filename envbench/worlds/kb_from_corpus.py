@@ -436,6 +436,22 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
     return Corpus(list(clusters.values()), slots, doc_labels, related, n_docs, n_entities)
 
 
+def corpus_evidence(corpus: Corpus) -> tuple[list[Cluster], list[Evidence]]:
+    """The clusters in the fixed order the typing reads them (the learned signal trains in it), and what is
+    known about each, with the clusters gold P131 (located in) triples put it in."""
+    ordered = sorted(corpus.clusters, key=lambda c: c.key)
+    at = {id(cl): i for i, cl in enumerate(ordered)}
+    located: dict[int, set[int]] = {}
+    for title, labels in corpus.doc_labels:
+        row = corpus.slots[title]
+        for lab in labels:
+            h, t = row[lab["h"]], row[lab["t"]]
+            if lab["r"] == "P131" and h is not None and t is not None and h is not t:
+                located.setdefault(at[id(h)], set()).add(at[id(t)])
+    return ordered, [Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names,
+                              tuple(sorted(located.get(i, ())))) for i, cl in enumerate(ordered)]
+
+
 def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_kb: Path, links_out: Path,
            typer: FineTyper, untyped: str = "coarse") -> KbResult:
     """Cluster the entities, type the clusters and write the dump and the links (to staging paths)."""
@@ -456,9 +472,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
     parents = {c: parent for c, (_, parent) in extra_info.items()}
     _assign_qids(all_clusters)
     _assign_genders(all_clusters)
-    ordered = sorted(all_clusters, key=lambda c: c.key)  # the learned signal trains in a fixed order
-    typings = typer.type_all([Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names)
-                              for cl in ordered])
+    ordered, evidences = corpus_evidence(corpus)
+    typings = typer.type_all(evidences)
     for cl, t in zip(ordered, typings):
         _type_cluster(cl, t, typer, table, overrides, extra_coarse, parents)
     # the KB-made head-noun classes ("council (head noun)") are written like an index's own classes
@@ -589,4 +604,4 @@ def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
         cl.demonyms = sorted(set(forms) | set(own))
 
 
-__all__ = ["KB_QID_RANGE", "Corpus", "KbResult", "cluster_corpus", "cluster_name", "kb_from_corpus"]
+__all__ = ["KB_QID_RANGE", "Corpus", "KbResult", "cluster_corpus", "cluster_name", "corpus_evidence", "kb_from_corpus"]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,7 +70,19 @@ def test_other_time_shapes() -> None:
 
 def test_unparseable_time_and_num_give_none() -> None:
     assert rename_time({"autumn": ["autumn"]}, 1, "T", 0, 0) is None
-    assert rename_num({"a dozen": ["a", "dozen"]}, 1, "T", 0, 0) is None
+    # "half a million" names no count of its own; "a dozen" does (below)
+    assert rename_num({"half a million": ["half", "a", "million"]}, 1, "T", 0, 0) is None
+
+
+@pytest.mark.parametrize("counting", [False, True])
+def test_the_a_of_a_dozen_counts_one(counting: bool) -> None:
+    # "more than a dozen major characters" was kept (no_rule); the noun it counts is plural already, so
+    # even a counting mention takes another count
+    for k in range(20):
+        out = rename_num({"a dozen": ["a", "dozen"], "A hundred": ["A", "hundred"]}, k, "T", 0, counting=counting)
+        assert out is not None and out["a dozen"][1] == "dozen" and out["A hundred"][1] == "hundred"
+        assert out["a dozen"][0] in {"two", "three", "four", "five", "six", "seven", "eight", "nine"}
+        assert out["A hundred"][0] == out["a dozen"][0].capitalize()  # one count, one new value
 
 
 def test_numbers_keep_separators_decimals_and_words() -> None:

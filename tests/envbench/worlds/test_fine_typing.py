@@ -12,7 +12,9 @@ import pytest
 
 from envbench.core.types import CATCH_ALL_CLASSES
 from envbench.worlds.fine_typing import (
+    ADMIN_ENTITY,
     GENERIC,
+    PLACE_LEVEL_CLASSES,
     SIGNALS,
     Evidence,
     FineTyper,
@@ -46,8 +48,9 @@ def test_the_class_vocabulary_is_consistent() -> None:
         assert chain[-1] == "Q35120", (q, chain)  # every chain ends at "entity" through the table
         assert info.coarse and set(info.coarse) <= {"PER", "ORG", "LOC", "MISC"}, q
         made_here = int(q[1:]) >= 2 * 10**12
-        # only the adjectival classes and the "city of <country>" ones are not Wikidata's
-        assert made_here == (bool(info.adjectival_kind) or q in fine.city_of.values()), q
+        # only the adjectival classes, the "city of <country>" ones and the levels of places are not Wikidata's
+        levels = set(PLACE_LEVEL_CLASSES.values())
+        assert made_here == (bool(info.adjectival_kind) or q in fine.city_of.values() or q in levels), q
     for rules in (fine.first_words, fine.contains, *fine.last_word.values()):
         for r in rules:
             assert r.qid in fine.classes and r.coarse, r
@@ -186,6 +189,38 @@ def test_an_umbrella_class_of_places_yields_to_a_kind() -> None:
     story = _ctx('the story " The Purloined Letter " was published', "The Purloined Letter")
     work = Evidence("MISC", ["The Purloined Letter"], [("P50", "subject")] * 3, contexts=[story])
     assert t.type(work).qid != "Q7366"
+
+
+def _places(n_regions: int) -> list[Evidence]:
+    """Three countries and three cities the relations type, ``n_regions`` places in the countries and three in
+    the cities that the relations alone leave at "administrative territorial entity", and one in nothing."""
+    countries = [Evidence("LOC", [n], [("P17", "value")] * 2) for n in ("Zorvania", "Quelbia", "Trastia")]
+    cities = [Evidence("LOC", [n], [("P19", "value")] * 2 + [("P131", "value")] * 4)
+              for n in ("Vlorsk", "Qemtown", "Zabrov")]
+    admin = [("P131", "value"), ("P150", "subject")]
+    regions = [Evidence("LOC", [f"Vexhold {chr(65 + i)}"], admin, located_in=(i % 3,)) for i in range(n_regions)]
+    streets = [Evidence("LOC", [n], admin, located_in=(3 + i,)) for i, n in enumerate(("Kungbrek", "Grotvar", "Schwen"))]
+    return [*countries, *cities, *regions, *streets, Evidence("LOC", ["Lonely"], admin)]
+
+
+def test_places_only_the_relations_type_are_split_by_the_level_they_are_located_in() -> None:
+    # "New England" (in a country) had become "Kungsgatan" (in a city) when both were only an
+    # "administrative territorial entity"
+    t = FineTyper()
+    typed = t.type_all(_places(3))
+    assert [x.qid for x in typed[:6]] == ["Q6256"] * 3 + ["Q515"] * 3
+    assert [t.place_level(x.qid) for x in typed[:6]] == [1, 1, 1, 3, 3, 3]
+    levels = [x.qid for x in typed[6:]]
+    assert levels == [PLACE_LEVEL_CLASSES[1]] * 3 + [PLACE_LEVEL_CLASSES[3]] * 3 + [ADMIN_ENTITY]
+    assert all(x.signal == "relations" for x in typed[6:])
+    assert all(t.fine.ancestors(q)[1] == ADMIN_ENTITY for q in levels[:6])  # each a subclass of the umbrella
+    # the lowest place counts: located in a country and in a city is a place of a city
+    both = Evidence("LOC", ["Oddplace"], [("P131", "value"), ("P150", "subject")], located_in=(0, 3))
+    assert t.type_all([*_places(3), both])[-1].qid == PLACE_LEVEL_CLASSES[3]
+    # a level with fewer items than a class needs keeps the umbrella; without the relations signal no level
+    assert [x.qid for x in t.type_all(_places(2))[6:8]] == [ADMIN_ENTITY] * 2
+    assert all(x.qid not in PLACE_LEVEL_CLASSES.values()
+               for x in FineTyper([s for s in SIGNALS if s != "relations"]).type_all(_places(3)))
 
 
 def test_one_word_names_have_no_kind_word() -> None:

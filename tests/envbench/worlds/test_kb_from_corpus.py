@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 from envbench.core.errors import DataError
 from envbench.formats.docred import distinct_names, entity_type, read_docs
 from envbench.worlds import wikidata_json as wj
-from envbench.worlds.kb_from_corpus import KB_QID_RANGE, cluster_name, kb_from_corpus
+from envbench.worlds.kb_from_corpus import (
+    KB_QID_RANGE,
+    cluster_corpus,
+    cluster_name,
+    corpus_evidence,
+    kb_from_corpus,
+)
 from envbench.worlds.wikidata_json import iter_dump
 from tests.conftest import shared_path
 from wikidata_index.names import fold
@@ -592,3 +598,19 @@ def test_an_entity_written_as_the_place_and_its_adjective_is_the_places_item(tmp
     assert _p31(germany) == "Q3624078"  # a sovereign state, with "German" as its P1549
     assert "German" in [c["mainsnak"]["datavalue"]["value"]["text"] for c in germany["claims"]["P1549"]]
     assert _p31(items[links["Adjective"][0]]) == "Q2000000000001"  # the adjectival class, as before
+
+
+def test_gold_located_in_triples_say_which_clusters_an_entity_is_in(tmp_path: Path) -> None:
+    # the level pass of the typing reads them: "Paris" (d1's first) is located in "France"
+    docs = _docs()
+    docs[0]["labels"].append({"r": "P131", "h": 2, "t": 3, "evidence": [0]})
+    docs[0]["labels"].append({"r": "P131", "h": 7, "t": 7, "evidence": [2]})  # an entity in itself counts not
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps(docs))
+    corpus = cluster_corpus([read_docs(p)])
+    ordered, evidences = corpus_evidence(corpus)
+    assert ordered == sorted(corpus.clusters, key=lambda c: c.key) and len(evidences) == len(ordered)
+    row = corpus.slots["Ana Lind"]
+    paris, france = ordered.index(row[2]), ordered.index(row[3])
+    assert evidences[paris].located_in == (france,)
+    assert sum(1 for ev in evidences if ev.located_in) == 1
