@@ -104,6 +104,11 @@ QUOTES_OPEN = frozenset({'"', "“", "‘", "'", "``"})
 QUOTES_CLOSE = frozenset({'"', "”", "’", "'", "''"})
 SONG = "Q7366"
 LANGUAGE = "Q34770"
+TV_SERIES = "Q5398426"
+TV_EPISODE = "Q21191270"
+# the classes of screen works the relations of films and series alike vote for (director, cast, producer):
+# a work that a network broadcast is a series or one of its episodes instead (``broadcast_votes``)
+SCREEN_WORKS = frozenset({"Q11424", "Q2431196", "Q24856"})  # film, audiovisual work, film series
 MAX_CONTEXTS = 40  # mentions kept per cluster (the first seen): enough to vote, bounded for frequent names
 LEARNED_MIN_POSTERIOR = 0.9
 HEAD_MIN_ITEMS = 3  # catch-all clusters sharing a head noun that get a class of it (each has 2+ candidates)
@@ -571,6 +576,8 @@ class FineTyper:
                 if self.table.fits(c, coarse):
                     raw[c] += 1
                     break
+        if coarse == "MISC":
+            raw = broadcast_votes(raw, roles)
         specific = {c: n for c, n in raw.items() if c not in GENERIC}
         pool = specific or dict(raw)
         if not pool:
@@ -704,12 +711,30 @@ class FineTyper:
         return Typing(best, signal, place=place if ev.coarse == "LOC" else None, scores=dict(score))
 
 
+def broadcast_votes(raw: Counter[str], roles: Sequence[tuple[str, str]]) -> Counter[str]:
+    """The relation votes of a work, with those for a film moved to a television series where a network broadcast
+    it (P449 original broadcaster, as subject; films are released, series broadcast), or to an episode where it is
+    also part of a series (P179) and has a director or screenwriter of its own (P57, P58). The votes of cast and
+    crew say "film" first for series too: "Grey 's Anatomy", "The Good Wife" and "Queen of Housewives" were films
+    and "How to Save a Life" (an episode) was one, which swapped series and films. Example: P161 cast member x3
+    and P449 -> 4 votes for television series; with P179 and P57 as well -> 6 for television series episode."""
+    kinds = {pid for pid, role in roles if role == "subject"}
+    if "P449" not in kinds:
+        return raw
+    to = TV_EPISODE if "P179" in kinds and kinds & {"P57", "P58"} else TV_SERIES
+    out = Counter({c: n for c, n in raw.items() if c not in SCREEN_WORKS and c != TV_SERIES})
+    moved = sum(n for c, n in raw.items() if c in SCREEN_WORKS or c == TV_SERIES)
+    if moved:
+        out[to] += moved
+    return out
+
+
 def head_of(qid: str, fine: FineClasses | None = None) -> str:
     """The kind word of a class (its ``head`` in fine_classes.json), "" for classes unknown here."""
     return (fine or load_fine_classes()).head(qid)
 
 
-__all__ = ["SIGNALS", "Evidence", "FineClasses", "FineTyper", "MentionContext", "Typing", "city_class_qid", "head_of",
+__all__ = ["SIGNALS", "Evidence", "broadcast_votes", "FineClasses", "FineTyper", "MentionContext", "Typing", "city_class_qid", "head_of",
            "is_city_class", "load_fine_classes", "names_a_class_of_ships", "names_two", "untypeable"]
 
 

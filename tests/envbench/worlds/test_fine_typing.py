@@ -16,9 +16,12 @@ from envbench.worlds.fine_typing import (
     GENERIC,
     PLACE_LEVEL_CLASSES,
     SIGNALS,
+    TV_EPISODE,
+    TV_SERIES,
     Evidence,
     FineTyper,
     MentionContext,
+    broadcast_votes,
     city_class_qid,
     head_of,
     load_fine_classes,
@@ -269,6 +272,26 @@ def test_several_relations_vote_and_one_noisy_role_does_not_decide() -> None:
     # a split vote with no majority: the nearest class both votes share
     split = t.type(Evidence("LOC", ["Bayou"], [("P19", "value"), ("P17", "value")]))
     assert split.qid == "Q2221906"
+
+
+def test_a_work_a_network_broadcast_is_a_series_or_an_episode() -> None:
+    # cast and crew vote "film" first for series too: "Grey 's Anatomy" and "Queen of Housewives" were films
+    t = FineTyper(["relations"])
+    cast = [("P161", "subject")] * 3 + [("P57", "subject")]
+    assert t.type(Evidence("MISC", ["Queen of Housewives"], cast)).qid == "Q11424"  # no network: a film
+    assert t.type(Evidence("MISC", ["Queen of Housewives"], [*cast, ("P449", "subject")])).qid == TV_SERIES
+    # part of a series, with a director of its own: an episode ("How to Save a Life" of Grey 's Anatomy)
+    episode = [*cast, ("P449", "subject"), ("P179", "subject")]
+    assert t.type(Evidence("MISC", ["How to Save a Life"], episode)).qid == TV_EPISODE
+    # part of a series without a director or writer: a season or a spin-off, a series ("Blackadder II")
+    season = [("P161", "subject"), ("P449", "subject"), ("P179", "subject")]
+    assert t.type(Evidence("MISC", ["Blackadder II"], season)).qid == TV_SERIES
+    # a network as the value (a channel that broadcasts another) and other votes are left alone
+    song = [("P175", "subject"), ("P86", "subject"), ("P449", "subject")]
+    votes = Counter({"Q7366": 2, "Q11424": 1})
+    assert broadcast_votes(votes, song) == Counter({"Q7366": 2, TV_SERIES: 1})
+    assert broadcast_votes(votes, [("P449", "value")]) is votes
+    assert broadcast_votes(Counter({"Q7366": 1}), [("P449", "subject")]) == Counter({"Q7366": 1})
 
 
 def test_unknown_signals_are_refused() -> None:
