@@ -109,6 +109,8 @@ TV_EPISODE = "Q21191270"
 # the classes of screen works the relations of films and series alike vote for (director, cast, producer):
 # a work that a network broadcast is a series or one of its episodes instead (``broadcast_votes``)
 SCREEN_WORKS = frozenset({"Q11424", "Q2431196", "Q24856"})  # film, audiovisual work, film series
+VIDEO_GAME = "Q7889"
+SOFTWARE = "Q7397"
 MAX_CONTEXTS = 40  # mentions kept per cluster (the first seen): enough to vote, bounded for frequent names
 LEARNED_MIN_POSTERIOR = 0.9
 HEAD_MIN_ITEMS = 3  # catch-all clusters sharing a head noun that get a class of it (each has 2+ candidates)
@@ -577,7 +579,7 @@ class FineTyper:
                     raw[c] += 1
                     break
         if coarse == "MISC":
-            raw = broadcast_votes(raw, roles)
+            raw = developed_votes(broadcast_votes(raw, roles), roles)
         specific = {c: n for c, n in raw.items() if c not in GENERIC}
         pool = specific or dict(raw)
         if not pool:
@@ -729,12 +731,28 @@ def broadcast_votes(raw: Counter[str], roles: Sequence[tuple[str, str]]) -> Coun
     return out
 
 
+def developed_votes(raw: Counter[str], roles: Sequence[tuple[str, str]]) -> Counter[str]:
+    """The relation votes of a thing a developer made (P178 as subject), with those for a video game moved to
+    software where nothing marks a game: no publisher (P123), no platform it runs on (P400) and no series it
+    is part of (P179) as subject. A developer votes "video game" first, so "Microsoft Photos", "Windows
+    Camera" and "Google Maps" were video games and swapped with "Halo 3". Example: P178 and P1056 (a
+    company's product) -> software; P178 and P400 -> video game."""
+    if VIDEO_GAME not in raw:
+        return raw
+    kinds = {pid for pid, role in roles if role == "subject"}
+    if "P178" not in kinds or kinds & {"P123", "P400", "P179"}:
+        return raw
+    out = Counter({c: n for c, n in raw.items() if c != VIDEO_GAME})
+    out[SOFTWARE] += raw[VIDEO_GAME]
+    return out
+
+
 def head_of(qid: str, fine: FineClasses | None = None) -> str:
     """The kind word of a class (its ``head`` in fine_classes.json), "" for classes unknown here."""
     return (fine or load_fine_classes()).head(qid)
 
 
-__all__ = ["SIGNALS", "Evidence", "broadcast_votes", "FineClasses", "FineTyper", "MentionContext", "Typing", "city_class_qid", "head_of",
+__all__ = ["SIGNALS", "Evidence", "broadcast_votes", "developed_votes", "FineClasses", "FineTyper", "MentionContext", "Typing", "city_class_qid", "head_of",
            "is_city_class", "load_fine_classes", "names_a_class_of_ships", "names_two", "untypeable"]
 
 

@@ -16,13 +16,16 @@ from envbench.worlds.fine_typing import (
     GENERIC,
     PLACE_LEVEL_CLASSES,
     SIGNALS,
+    SOFTWARE,
     TV_EPISODE,
     TV_SERIES,
+    VIDEO_GAME,
     Evidence,
     FineTyper,
     MentionContext,
     broadcast_votes,
     city_class_qid,
+    developed_votes,
     head_of,
     load_fine_classes,
     names_a_class_of_ships,
@@ -292,6 +295,17 @@ def test_a_work_a_network_broadcast_is_a_series_or_an_episode() -> None:
     assert broadcast_votes(votes, song) == Counter({"Q7366": 2, TV_SERIES: 1})
     assert broadcast_votes(votes, [("P449", "value")]) is votes
     assert broadcast_votes(Counter({"Q7366": 1}), [("P449", "subject")]) == Counter({"Q7366": 1})
+
+
+def test_a_thing_a_developer_made_is_software_unless_a_game_is_marked() -> None:
+    # a developer votes "video game" first: "Microsoft Photos" had swapped with "Halo 3"
+    t = FineTyper(["relations"])
+    app = [("P178", "subject"), ("P1056", "value"), ("P127", "subject")]
+    assert t.type(Evidence("MISC", ["Microsoft Photos"], app)).qid == SOFTWARE
+    for marks in (("P400", "subject"), ("P123", "subject"), ("P179", "subject")):  # a platform, publisher, series
+        assert t.type(Evidence("MISC", ["Halo 3"], [("P178", "subject"), marks])).qid == VIDEO_GAME, marks
+    assert t.type(Evidence("ORG", ["Bungie"], [("P178", "value")])).qid != SOFTWARE  # the developer itself
+    assert developed_votes(Counter({"Q7366": 1}), app) == Counter({"Q7366": 1})
 
 
 def test_unknown_signals_are_refused() -> None:
