@@ -293,6 +293,11 @@ GENERIC = frozenset({"Q35120", "Q215627", "Q43229", "Q2221906", "Q56061", "Q1048
 _NUMBERED = re.compile(r"(?:[IVX]+|\d+)")
 
 ADMIN_ENTITY = "Q56061"  # administrative territorial entity
+COUNTRY = "Q6256"
+# words that name a state of its own in a place's name ("Italian Social Republic", "Kingdom of Scotland")
+POLITY_WORDS = frozenset({"republic", "kingdom", "empire", "state", "states", "confederation", "federation", "union",
+                          "sultanate", "emirate", "principality", "duchy", "caliphate", "khanate", "colony",
+                          "protectorate", "dominion", "commonwealth", "realm", "dynasty", "reich"})
 # KB-made subclasses of it by the level of what an item is located in (``FineTyper.level_pass``)
 PLACE_LEVEL_CLASSES = {1: "Q2000000000011", 2: "Q2000000000012", 3: "Q2000000000013"}
 # the umbrella classes of places among them: any class that names the kind outvotes these
@@ -627,14 +632,21 @@ class FineTyper:
         below the lowest place they are located in (gold P131): "New England" (in the United States) is one
         of a country, "Groton" (in Connecticut) one of a first-level subdivision, "Kungsgatan" (in Stockholm)
         one of a settlement. The umbrella class mixed the levels: "New England" had become "Kungsgatan",
-        "Commonwealth of Virginia" "Schwende". A level with fewer than ``min_class_items`` items keeps the
-        umbrella."""
+        "Commonwealth of Virginia" "Schwende". So do the places the relations typed "country" that lie in a
+        country, whose names name no state ("Lower Saxony", "North China": parts of a country, which had been
+        drawn for "England" and "the Soviet Union"). A level with fewer than ``min_class_items`` items keeps
+        the umbrella."""
         levels: dict[int, int] = {}
         for i, (ev, t) in enumerate(zip(evidences, typed)):
-            if t.qid == ADMIN_ENTITY and t.signal == "relations" and ev.located_in:
-                lowest = max((self.place_level(typed[j].qid) for j in ev.located_in), default=0)
-                if lowest:
-                    levels[i] = lowest
+            if t.signal != "relations" or not ev.located_in:
+                continue
+            lowest = max((self.place_level(typed[j].qid) for j in ev.located_in), default=0)
+            if t.qid == ADMIN_ENTITY and lowest:
+                levels[i] = lowest
+            elif t.qid == COUNTRY and lowest == 1 and not any(POLITY_WORDS.intersection(_words(n)) for n in ev.names):
+                # a "country" that lies in a country is a part of it ("Lower Saxony", "New Mexico", "North China",
+                # typed by a country role they play in some triple), unless its name says it was a state
+                levels[i] = 1
         sizes = Counter(levels.values())
         out = list(typed)
         for i, lv in levels.items():

@@ -446,7 +446,7 @@ def corpus_evidence(corpus: Corpus) -> tuple[list[Cluster], list[Evidence]]:
         row = corpus.slots[title]
         for lab in labels:
             h, t = row[lab["h"]], row[lab["t"]]
-            if lab["r"] == "P131" and h is not None and t is not None and h is not t:
+            if lab["r"] in ("P131", "P17") and h is not None and t is not None and h is not t:
                 located.setdefault(at[id(h)], set()).add(at[id(t)])
     return ordered, [Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names,
                               tuple(sorted(located.get(i, ())))) for i, cl in enumerate(ordered)]

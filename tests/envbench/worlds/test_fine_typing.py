@@ -223,6 +223,10 @@ def test_places_only_the_relations_type_are_split_by_the_level_they_are_located_
     # the lowest place counts: located in a country and in a city is a place of a city
     both = Evidence("LOC", ["Oddplace"], [("P131", "value"), ("P150", "subject")], located_in=(0, 3))
     assert t.type_all([*_places(3), both])[-1].qid == PLACE_LEVEL_CLASSES[3]
+    # a "country" the relations typed that lies in a country is a part of it ("Lower Saxony", "New Mexico"),
+    # unless its name says it was a state of its own ("Italian Social Republic")
+    parts = [Evidence("LOC", [n], [("P17", "value")] * 2, located_in=(0,)) for n in ("Lowlandia", "Italian Social Republic")]
+    assert [x.qid for x in t.type_all([*_places(3), *parts])[-2:]] == [PLACE_LEVEL_CLASSES[1], "Q6256"]
     # a level with fewer items than a class needs keeps the umbrella; without the relations signal no level
     assert [x.qid for x in t.type_all(_places(2))[6:8]] == [ADMIN_ENTITY] * 2
     assert all(x.qid not in PLACE_LEVEL_CLASSES.values()
