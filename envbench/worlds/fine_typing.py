@@ -140,11 +140,15 @@ class MentionContext:
 
     before: tuple[str, ...]
     after: tuple[str, ...]
+    # which of ``after`` were written with a capital: a plural kind noun that is the end of another name
+    # ("between Aspen and Twin Lakes") is no noun two names share ("between the Salt and Gila rivers")
+    capitals: tuple[bool, ...] = ()
 
     @staticmethod
     def of(sentence: Sequence[str], start: int, end: int) -> MentionContext:
         return MentionContext(tuple(t.lower() for t in sentence[max(0, start - 3):start]),
-                              tuple(t.lower() for t in sentence[end:end + 12]))
+                              tuple(t.lower() for t in sentence[end:end + 12]),
+                              tuple(t[:1].isupper() for t in sentence[end:end + 12]))
 
 
 @dataclass
@@ -326,6 +330,22 @@ def untypeable(ev: Evidence) -> bool:
     """Whether every name of a cluster names two things (``names_two``) or a class of ships: no signal types
     it (the learned and head signals neither), so it is kept and never drawn."""
     return bool(ev.names) and (all(names_two(n) for n in ev.names) or any(names_a_class_of_ships(n) for n in ev.names))
+
+
+COORDINATORS = frozenset({"and", "&", "or"})
+# words between "and" and a plural kind noun that make it no name's ("Paris and other cities")
+NOT_NAMES = frozenset({"other", "its", "their", "many", "several", "some", "all", "both", "nearby", "neighbouring",
+                       "neighboring", "surrounding", "smaller", "larger", "major", "minor", "various", "two", "three"})
+
+
+def singular(word: str) -> str:
+    """A plural noun's singular by its ending ("counties" -> "county", "rivers" -> "river"); other words as
+    they are ("river", "glass", "us")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def _words(name: str) -> list[str]:
@@ -523,6 +543,25 @@ class FineTyper:
             return q
         return None
 
+    def shared_plural_cue(self, c: MentionContext) -> str | None:
+        """The class of the plural kind noun two joined place names share: "between the Salt and Gila rivers"
+        (both are rivers; the gazetteer had made Salt a city and its draw read "the Grytviken and Assiniboine
+        rivers"), "in Calhoun and Matagorda counties", "Guangdong and Guangxi provinces". For the first name,
+        up to three words may stand between "and" and the noun, which is written in lower case there ("between
+        Aspen and Twin Lakes" names a lake, not Aspen's kind); none may be a word like "other" or "its"
+        ("Germany and its states" says nothing of Germany)."""
+        a = c.after
+        if c.before and c.before[-1] in COORDINATORS:  # the second name: the noun right after it
+            return self.cue_class(singular(a[0]), "LOC") if a and a[0] != singular(a[0]) else None
+        if len(a) < 3 or a[0] not in COORDINATORS:
+            return None
+        for k in range(2, min(len(a), 5)):
+            if a[k] != singular(a[k]) and (q := self.cue_class(singular(a[k]), "LOC")) is not None:
+                named = k < len(c.capitals) and c.capitals[k]  # "Twin Lakes": a name's own last word
+                return q if not named and all(w.replace("-", "").isalpha() and w not in STOP and w not in NOT_NAMES
+                                              for w in a[1:k]) else None
+        return None
+
     def definition_votes(self, contexts: Sequence[MentionContext], coarse: str) -> Counter[str]:
         votes: Counter[str] = Counter()
         counted = 0
@@ -562,6 +601,8 @@ class FineTyper:
                 q = self.cue_class(b[-1], coarse)
                 if q is None and len(b) >= 2 and b[-1] == "of" and coarse == "LOC":
                     q = self.cue_class(b[-2], coarse)  # "the village of X", "the city of X"
+            if q is None and coarse == "LOC":
+                q = self.shared_plural_cue(c)
             if q and counted < MAX_COUNTED["context"]:
                 votes[q] += WEIGHTS["context"]
                 counted += 1
@@ -764,7 +805,8 @@ def head_of(qid: str, fine: FineClasses | None = None) -> str:
     return (fine or load_fine_classes()).head(qid)
 
 
-__all__ = ["SIGNALS", "Evidence", "broadcast_votes", "developed_votes", "FineClasses", "FineTyper", "MentionContext", "Typing", "city_class_qid", "head_of",
+__all__ = ["SIGNALS", "Evidence", "broadcast_votes", "developed_votes", "FineClasses", "FineTyper", "MentionContext", "Typing",
+           "city_class_qid", "head_of", "singular",
            "is_city_class", "load_fine_classes", "names_a_class_of_ships", "names_two", "untypeable"]
 
 

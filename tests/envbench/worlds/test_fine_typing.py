@@ -30,6 +30,7 @@ from envbench.worlds.fine_typing import (
     load_fine_classes,
     names_a_class_of_ships,
     names_two,
+    singular,
     untypeable,
 )
 from envbench.worlds.gazetteers import build_adjectival, build_places, load_gazetteer, name_key
@@ -264,6 +265,23 @@ def test_definitions_and_kind_nouns_around_mentions() -> None:
     listed = _ctx("He wrote for Kitchen Confidential , South Park , The Sarah Silverman Program and more .",
                   "South Park")
     assert t.type(Evidence("MISC", ["South Park"], contexts=[listed])).signal == "fallback"
+
+
+def test_two_places_that_share_a_plural_kind_noun_are_of_that_kind() -> None:
+    t = FineTyper(["context"])
+    sent = "The pass lies between the Salt and Gila rivers in Arizona ."
+    assert t.type(Evidence("LOC", ["Gila"], contexts=[_ctx(sent, "Gila")])).qid == "Q4022"
+    assert t.type(Evidence("LOC", ["Salt"], contexts=[_ctx(sent, "Salt")])).qid == "Q4022"
+    counties = "It lies in Cheboygan and Presque Isle counties ."
+    assert t.type(Evidence("LOC", ["Cheboygan"], contexts=[_ctx(counties, "Cheboygan")])).qid == "Q28575"
+    assert singular("counties") == "county" and singular("rivers") == "river" and singular("glass") == "glass"
+    # a capital plural after the first name ends another name; "other" and "its" are no names
+    for sent, name in (("The pass is midway between Aspen and Twin Lakes , on the road .", "Aspen"),
+                       ("He toured Paris and other cities .", "Paris"), ("Germany and its states agreed .", "Germany"),
+                       ("It was sold in Ohio and many states .", "Ohio")):
+        assert t.type(Evidence("LOC", [name], contexts=[_ctx(sent, name)])).signal == "fallback", sent
+    # only places: "the Beatles and Stones albums" says nothing of an album
+    assert t.type(Evidence("MISC", ["Abbey"], contexts=[_ctx("the Abbey and Wall albums", "Abbey")])).signal == "fallback"
 
 
 def test_several_relations_vote_and_one_noisy_role_does_not_decide() -> None:
