@@ -197,7 +197,7 @@ def build_site(
             subs.setdefault(row["title"], {})[int(row["entity"])] = row
 
     ordered = [d for d in originals if d["title"] in groups]
-    plots = sorted(Path(report).glob("*.png")) if report is not None else []
+    plots = report_plots(Path(report)) if report is not None else []
     outputs = [*ASSETS, "data/", *(["plots/"] if plots else [])]
     inputs = [p for p in (env_gold, original_gold, substitutions, original_pred, env_pred) if p is not None]
     if index is not None:
@@ -230,6 +230,25 @@ def build_site(
             step.path(name).write_bytes((assets / name).read_bytes())
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     return ExploreResult(out, len(ordered), len(twins), seeds, size, unknown, len(plots))
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def report_plots(report: Path) -> list[Path]:
+    """The PNG plots of an ``envbench report`` folder, sorted. The site is made to be published, so a "*.png" that
+    is a symbolic link (``plots/evil.png`` -> ``/etc/shadow`` would be copied into it) or not a PNG image is
+    refused, not copied: ``report`` writes plain PNG files only."""
+    plots = sorted(report.glob("*.png"))
+    for p in plots:
+        if p.is_symlink() or not p.is_file():
+            raise DataError(f"--report {report}: {p.name} is a symbolic link or not a file; explore copies only the "
+                            "plots `envbench report` wrote: remove it, or pass a report folder")
+        with open(p, "rb") as fh:
+            if fh.read(len(PNG_SIGNATURE)) != PNG_SIGNATURE:
+                raise DataError(f"--report {report}: {p.name} is not a PNG image; explore copies only the plots "
+                                "`envbench report` wrote: remove it, or pass a report folder")
+    return plots
 
 
 def _labels(index: str | os.PathLike[str], subs: Mapping[str, Mapping[int, Mapping[str, Any]]]) -> dict[str, str]:

@@ -209,3 +209,28 @@ def test_an_index_gives_qids_and_fine_types_their_labels(tmp_path: Path) -> None
     assert build_site(tmp_path / "env" / "test_env.json", sw.test, site, index=sw.index).up_to_date
     build_site(tmp_path / "env" / "test_env.json", sw.test, site)
     assert _data(site, "data/index.js")["summary"]["fine_type_labels"] == {}
+
+
+def test_report_plots_are_copied_but_links_and_other_files_are_refused(tmp_path: Path) -> None:
+    # the site is made to be published: "evil.png" -> /etc/shadow must never be copied into it
+    w = _world(tmp_path)
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    (rep / "f1.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 16)
+    base = ("explore", "--env-gold", str(w["env"]), "--original-gold", str(w["orig"]), "--report", str(rep))
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:*:0:0")
+    (rep / "evil.png").symlink_to(secret)
+    code, out = _run(*base, "--out", str(tmp_path / "s"))
+    assert (code, out) == (1, f"Error: --report {rep}: evil.png is a symbolic link or not a file; explore copies only "
+                              "the plots `envbench report` wrote: remove it, or pass a report folder\n")
+    (rep / "evil.png").unlink()
+    (rep / "evil.png").write_text("root:*:0:0")
+    code, out = _run(*base, "--out", str(tmp_path / "s"))
+    assert (code, out) == (1, f"Error: --report {rep}: evil.png is not a PNG image; explore copies only the plots "
+                              "`envbench report` wrote: remove it, or pass a report folder\n")
+    assert not (tmp_path / "s").exists()
+    (rep / "evil.png").unlink()
+    code, out = _run(*base, "--out", str(tmp_path / "s"))
+    assert code == 0 and "1 report plot copied" in out
+    assert (tmp_path / "s" / "plots" / "f1.png").read_bytes() == (rep / "f1.png").read_bytes()
