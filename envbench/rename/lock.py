@@ -306,9 +306,24 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
         if not isinstance(lock[key], want):
             raise EnvbenchError(f"{p}: {key!r} should be {'a list' if want is list else 'an object'}, not "
                                 f"{type(lock[key]).__name__}; {fix}")
+    for role, entry in lock["inputs"].items():
+        for j, e in enumerate(entry if role == "exclude_names_from" and isinstance(entry, list) else [entry]):
+            where = f"inputs.{role}" + (f"[{j}]" if role == "exclude_names_from" else "")
+            if not _file_entry(e):
+                raise EnvbenchError(f"{p}: {where} is not an input entry (an object with a name and a sha256); {fix}")
     for i, entry in enumerate(lock["outputs"]):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not _plain_name(entry["name"]):
             raise EnvbenchError(f"{p}: outputs[{i}] is not an output entry with a plain file name; {fix}")
+        if not _file_entry(entry) or _output_kind(entry["name"], entry.get("kind")) is None:
+            raise EnvbenchError(f"{p}: outputs[{i}] ({entry['name']}) is not an output entry of the kind its file "
+                                f"name has, with a sha256; {fix}")
+        shape = {"parquet": ("rows", int), "documents": ("documents", list), "json": ("keys", dict)}.get(entry["kind"])
+        if shape is not None and shape[0] in entry and not isinstance(entry[shape[0]], shape[1]):
+            raise EnvbenchError(f"{p}: outputs[{i}].{shape[0]} is {_show(entry[shape[0]])}, not "
+                                f"{'a count' if shape[1] is int else 'a list' if shape[1] is list else 'an object'}; {fix}")
+        if entry["kind"] == "documents" and not all(
+                isinstance(d, list) and len(d) == 2 and all(isinstance(x, str) for x in d) for d in entry["documents"]):
+            raise EnvbenchError(f"{p}: outputs[{i}].documents holds entries other than [title, hash]; {fix}")
     pool = lock["parameters"].get("pool")
     if pool is not None and pool not in POOLS:
         pools = " or ".join(f'"{x}"' for x in POOLS)
@@ -320,6 +335,18 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
     if seeds is not None and (type(seeds) is not int or not 1 <= seeds <= MAX_LOCK_SEEDS):
         raise EnvbenchError(f"{p}: parameters.seeds is {_show(seeds)}, not a count from 1 to {MAX_LOCK_SEEDS}; {fix}")
     return lock
+
+
+def _file_entry(entry: Any) -> bool:
+    """An input or output entry of a lock: an object naming a file and its sha256 (``_describe``)."""
+    return isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("sha256"), str)
+
+
+def _output_kind(name: str, kind: Any) -> str | None:
+    """``kind`` where an output of that name can be of that kind (``describe_output``), else None: a ".json"
+    entry edited to "parquet" would be read as Parquet and fail deep in pyarrow."""
+    allowed = {".parquet": ("parquet",), ".json": ("documents", "json")}.get(Path(name).suffix, ("file",))
+    return kind if kind in allowed else None
 
 
 def _plain_name(name: str) -> bool:

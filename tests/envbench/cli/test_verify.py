@@ -157,6 +157,8 @@ def test_lock_never_writes_over_its_inputs_the_index_or_a_device(env: Path, tmp_
 def test_verify_of_a_hostile_lock_or_published_folder_is_one_line(env: Path, tmp_path: Path) -> None:
     lock = json.loads((env / "test_env.lock.json").read_text())
     fix = "restore it, or rebuild it with `envbench lock OUT --index DIR`"
+    kinds = [e["kind"] for e in lock["outputs"]]
+    docs_at, rows_at = kinds.index("documents"), kinds.index("parquet")
     for change, message in (({"outputs": 5}, "'outputs' should be a list, not int"),
                             ({"outputs": [{"name": "../x.json"}]}, "outputs[0] is not an output entry with a plain "
                                                                    "file name"),
@@ -167,7 +169,20 @@ def test_verify_of_a_hostile_lock_or_published_folder_is_one_line(env: Path, tmp
                             ({"parameters": {**lock["parameters"], "pool": "hack"}},
                              'parameters.pool is \'hack\', not "eval" or "train"'),
                             ({"parameters": {**lock["parameters"], "twins": "yes"}},
-                             "parameters.twins is 'yes', not true or false")):
+                             "parameters.twins is 'yes', not true or false"),
+                            # found by a hostile-input probe: these ended in tracebacks or verified OK
+                            ({"inputs": {**lock["inputs"], "docs": None}},
+                             "inputs.docs is not an input entry (an object with a name and a sha256)"),
+                            ({"outputs": [{**e, "kind": "parquet"} for e in lock["outputs"]]},
+                             "outputs[0] (stats.json) is not an output entry of the kind its file name has, with "
+                             "a sha256"),
+                            ({"outputs": [{**e, "documents": "x"} if e["kind"] == "documents" else e
+                                          for e in lock["outputs"]]}, f"outputs[{docs_at}].documents is 'x', not a list"),
+                            ({"outputs": [{**e, "documents": [[1, 2]]} if e["kind"] == "documents" else e
+                                          for e in lock["outputs"]]},
+                             f"outputs[{docs_at}].documents holds entries other than [title, hash]"),
+                            ({"outputs": [{**e, "rows": "x"} if e["kind"] == "parquet" else e
+                                          for e in lock["outputs"]]}, f"outputs[{rows_at}].rows is 'x', not a count")):
         edited = tmp_path / "edited.lock.json"
         edited.write_text(json.dumps({**lock, **change}))
         assert _verify(edited) == (1, f"Error: {edited}: {message}; {fix}\n")
