@@ -462,7 +462,14 @@ class FineTyper:
                       if coarse in r.coarse and any(text == w or text.startswith(w + " ") for w in r.words if " " in w)), None)
         if first is not None:
             return first
-        for r in self.fine.last_word.get(words[-1], ()):
+        last = words[-1]
+        *lead_words, tail = name.split()
+        if coarse == "LOC" and tail.islower() and singular(last) != last and all(w[:1].isupper() for w in lead_words):
+            # a proper name, then a kind noun in the plural and in lower case: a name cut from "Pitkin and Lake
+            # counties", so "Lake counties" is a county, not the lake its first word says ("post - Reconstruction
+            # Southern states" is a group of states, no name)
+            last = singular(last)
+        for r in self.fine.last_word.get(last, ()):
             if coarse in r.coarse and len(words) > 1:
                 return r.qid
         numbered = any(ch.isdigit() for ch in text)  # "County Route 501" is a road, "County Durham" a county

@@ -234,6 +234,15 @@ def test_places_only_the_relations_type_are_split_by_the_level_they_are_located_
                for x in FineTyper([s for s in SIGNALS if s != "relations"]).type_all(_places(3)))
 
 
+def test_a_name_cut_before_a_shared_plural_kind_noun_is_of_that_kind() -> None:
+    # "Pitkin and Lake counties": the corpus names the second county "Lake counties", which read as a lake
+    t = FineTyper(["name"])
+    assert t.type(Evidence("LOC", ["Lake counties"])).qid == "Q28575"
+    assert t.type(Evidence("LOC", ["Lake County"])).qid == "Q28575"
+    assert t.type(Evidence("LOC", ["Lake Counties"])).qid != "Q28575"  # a capital: the name's own word
+    assert t.type(Evidence("LOC", ["post - Reconstruction Southern states"])).signal == "fallback"  # a group
+
+
 def test_one_word_names_have_no_kind_word() -> None:
     assert FineTyper(["name"]).type(Evidence("LOC", ["River"])).signal == "fallback"
 
