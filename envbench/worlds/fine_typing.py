@@ -84,7 +84,7 @@ from typing import Any
 from envbench.core.heads import name_head
 from envbench.core.seeding import stable_hash_hex
 from envbench.core.types import CATCH_ALL_CLASSES
-from envbench.worlds.gazetteers import Gazetteer, Place, load_gazetteer
+from envbench.worlds.gazetteers import Gazetteer, Place, load_gazetteer, name_key
 from envbench.worlds.type_table import TypeTable, load_type_table
 from wikidata_index.names import fold
 
@@ -296,6 +296,9 @@ GENERIC = frozenset({"Q35120", "Q215627", "Q43229", "Q2221906", "Q56061", "Q1048
 
 _NUMBERED = re.compile(r"(?:[IVX]+|\d+)")
 
+# the roles only a settlement plays among places: place of birth or death, headquarters, where a group was
+# formed (not residence: "civilian life at Mount Vernon", an estate)
+SETTLEMENT_ROLES = frozenset({("P19", "value"), ("P20", "value"), ("P159", "value"), ("P740", "value")})
 ADMIN_ENTITY = "Q56061"  # administrative territorial entity
 COUNTRY = "Q6256"
 # words that name a state of its own in a place's name ("Italian Social Republic", "Kingdom of Scotland")
@@ -526,6 +529,16 @@ class FineTyper:
             return 50
         return 30
 
+    def named_settlement(self, ev: Evidence, by_signal: Mapping[str, Counter[str]], place: Place | None) -> bool:
+        """Whether a LOC name the name rule gives a kind ("Battle Creek": river, "Fort Worth": castle) is the
+        whole name of a city the gazetteer lists (``place``) and the relations use the entity as a settlement
+        (born, died, headquartered or formed there, ``SETTLEMENT_ROLES``): then the name is the city's."""
+        if ev.coarse != "LOC" or place is None or place.kind != "city" or not by_signal.get("name"):
+            return False
+        if name_key(place.name) != name_key(ev.names[0]):
+            return False
+        return any(role in SETTLEMENT_ROLES for role in ev.roles)
+
     def gazetteer_votes(self, names: Sequence[str], coarse: str) -> tuple[Counter[str], Place | None]:
         votes: Counter[str] = Counter()
         best: Place | None = None
@@ -754,6 +767,10 @@ class FineTyper:
             by_signal["context"] = self.context_votes(contexts, ev.coarse)
         if "relations" in self.signals:
             by_signal["relations"] = self.relation_votes(ev.roles, ev.coarse)
+        if self.named_settlement(ev, by_signal, place):
+            # "Battle Creek", "Fort Worth": the kind word is part of a city's name, and people are born, die and
+            # have their seats there; as a creek it read "died ... in the Poplar River , Hawaii"
+            by_signal["name"] = Counter()
         own: Counter[str] = Counter()
         for votes in by_signal.values():
             own.update(votes)

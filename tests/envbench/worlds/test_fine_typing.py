@@ -243,6 +243,18 @@ def test_a_name_cut_before_a_shared_plural_kind_noun_is_of_that_kind() -> None:
     assert t.type(Evidence("LOC", ["post - Reconstruction Southern states"])).signal == "fallback"  # a group
 
 
+def test_a_kind_word_in_a_city_name_yields_to_the_city() -> None:
+    # "died ... in Battle Creek , Michigan" had read "in the Poplar River , Hawaii": the gazetteer's city of that
+    # whole name, where people are born, die or have their seats, is the city
+    t = FineTyper(["name", "gazetteer", "relations"])
+    assert t.type(Evidence("LOC", ["Battle Creek"], [("P20", "value"), ("P131", "subject")])).qid in (
+        "Q515", city_class_qid("US"))
+    assert t.type(Evidence("LOC", ["Fort Worth"], [("P159", "value")])).qid in ("Q515", city_class_qid("US"))
+    # no settlement role: the name's kind stands; nor does a city elsewhere named by part of it
+    assert t.type(Evidence("LOC", ["Battle Creek"], [("P131", "subject")])).qid == "Q4022"
+    assert t.type(Evidence("LOC", ["Hudson River"], [("P20", "value")])).qid == "Q4022"
+
+
 def test_one_word_names_have_no_kind_word() -> None:
     assert FineTyper(["name"]).type(Evidence("LOC", ["River"])).signal == "fallback"
 
