@@ -20,6 +20,7 @@ import http.client
 import json
 import os
 import queue
+import re
 import socket
 import threading
 import time
@@ -55,6 +56,11 @@ DEFAULT_TIMEOUT_S = 900.0
 DEFAULT_MAX_TOKENS = 1024  # the reference code's value (THU-BPM/Env-DocRE icl/inference.py)
 DEAD_AFTER = 3  # requests in a row that could not connect: the server is gone, stop sending
 LONG_WAIT_S = 5.0  # waits at least this long are announced (what for, and for how long)
+# The largest count of tokens (context, prompt, answer) or slots a server is believed. Contexts reach a few
+# million tokens today; a larger number, a negative one, a bool or no integer at all is a broken reply, and
+# taken as is it did harm: a max_model_len of 10**30 made run.json unwritable (orjson stores integers of 64
+# bits only) after answers.json had been written, and a usage of -10 tokens was added up.
+MAX_SERVER_COUNT = 10**9
 # phrases servers use when a prompt does not fit: vLLM, llama.cpp, llama-cpp-python, OpenAI, Ollama
 _CONTEXT_WORDS = ("context length", "context window", "maximum context", "context size", "too long",
                   "exceeds the", "exceed context", "n_ctx", "max_model_len", "prompt is too long")
@@ -387,8 +393,9 @@ def _completion(raw: bytes, latency: float) -> Completion:
     except (ValueError, KeyError, IndexError, TypeError, RecursionError):  # RecursionError: absurdly deep JSON
         raise RetryableError(f"the reply is not a chat completion: {_clip(raw.decode('utf-8', 'replace'), 200)!r}",
                              cause="not_a_completion") from None
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = _usage(data.get("usage"))
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    finish = finish if isinstance(finish, str) else None  # it is cached: a number there could be any size
     if content is None and finish == "length":
         # a reasoning model spent --max-tokens thinking: an empty answer, counted as cut off
         return Completion("", finish, usage, latency)
@@ -396,6 +403,26 @@ def _completion(raw: bytes, latency: float) -> Completion:
         # at temperature 0 the same prompt gets the same reply: asking again only wastes the backoff
         raise RequestFailed(f"reply has no text content (finish_reason {finish!r})", reason="no_content")
     return Completion(content, finish, usage, latency)
+
+
+def server_count(value: Any, least: int = 0) -> int | None:
+    """``value`` when it is a count a server can mean (an int, not a bool, from ``least`` to
+    ``MAX_SERVER_COUNT``), else None: unknown, as if the server had not said it."""
+    return value if type(value) is int and least <= value <= MAX_SERVER_COUNT else None
+
+
+def _usage(value: Any) -> dict[str, Any]:
+    """A reply's token usage with only the counts it can mean, one level of details deep
+    (``prompt_tokens_details``); an implausible count is left out, i.e. unknown, never added up."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        if isinstance(v, dict):
+            out[k] = {dk: dv for dk, dv in v.items() if server_count(dv) is not None}
+        elif server_count(v) is not None:
+            out[k] = v
+    return out
 
 
 def check_api_key(key: str, where: str = "the API key") -> None:
@@ -475,7 +502,7 @@ def probe_server(client: ChatClient, timeout: float | None = None) -> ServerInfo
         for e in entries:
             if isinstance(e, dict) and e.get("id") == client.model:
                 for key in ("max_model_len", "context_length", "context_window"):
-                    if isinstance(e.get(key), int) and e[key] > 0:
+                    if server_count(e.get(key), least=1) is not None:
                         info.context, info.context_source = e[key], f"/v1/models {key}"
                         break
     props, state = _call_json(f"{server_root(client)}/props", headers, wait)
@@ -483,11 +510,10 @@ def probe_server(client: ChatClient, timeout: float | None = None) -> ServerInfo
     if state == "timeout":
         info.silent.append(f"{server_root(client)}/props")
     if isinstance(props, dict):
-        if isinstance(props.get("total_slots"), int):
-            info.slots = props["total_slots"]
+        info.slots = server_count(props.get("total_slots"), least=1)
         settings = props.get("default_generation_settings")
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-        if info.context is None and isinstance(n_ctx, int) and n_ctx > 0:
+        if info.context is None and server_count(n_ctx, least=1) is not None:
             info.context, info.context_source = n_ctx, "/props n_ctx"
     return info
 
@@ -527,15 +553,15 @@ def count_prompt_tokens(client: ChatClient, records: list[dict[str, Any]], which
         for path, body, read in _TOKENIZE:
             url = server_root(client) + path
             first, _ = _call_json(url, headers, wait, body(texts(which[0])[0], client.model))
-            if not isinstance(first, dict) or not isinstance(read(first), int):
+            if not isinstance(first, dict) or server_count(read(first)) is None:
                 continue
             counts: dict[int, int] = {}
             for i in which:
                 total = CHAT_TOKENS_PER_PROMPT
                 for text in texts(i):
                     reply, _ = _call_json(url, headers, wait, body(text, client.model))
-                    n = read(reply) if isinstance(reply, dict) else None
-                    if not isinstance(n, int):
+                    n = server_count(read(reply)) if isinstance(reply, dict) else None
+                    if n is None:
                         break  # the endpoint stopped answering: the estimate for all, rather than a mix
                     total += n + CHAT_TOKENS_PER_MESSAGE
                 else:
@@ -649,7 +675,9 @@ class RunResult:
 def _sum_usage(total: dict[str, int], usage: Any) -> None:
     if isinstance(usage, dict):
         for k, v in usage.items():
-            if isinstance(v, int) and not isinstance(v, bool):
+            # a count the server cannot mean (-10 tokens) is unknown, not added: a cache entry written before
+            # replies were checked may hold one
+            if server_count(v) is not None:
                 total[k] = total.get(k, 0) + v
 
 
@@ -682,7 +710,83 @@ def _last_server(out_dir: Path) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - no earlier run, or a damaged record: nothing known
         return {}
     server = last.get("server") if isinstance(last, dict) else None
-    return server if isinstance(server, dict) else {}
+    if not isinstance(server, dict):
+        return {}
+    models = server.get("models")
+    # written back into run.json: only what a server could have said
+    return {"models": models if isinstance(models, list) and all(isinstance(m, str) for m in models) else None,
+            "slots": server_count(server.get("slots"), least=1)}
+
+
+_CACHE_SHARD = re.compile(r"[0-9a-f]{2}")
+_CACHE_ENTRY = re.compile(r"(\.)?([0-9a-f]{64})\.json(?(1)\.[0-9a-f]{8}\.tmp|)")  # an entry, or a write cut short
+_RUN_TEMP = re.compile(r"\.(?:answers|failures|run)\.json\.[0-9a-f]{8}\.tmp")  # a write of a run killed (-9) midway
+
+
+def _is_run_record(path: Path) -> bool:
+    """Whether ``path`` is an answers.json or run.json an `icl run` wrote (both carry RUN_FORMAT)."""
+    try:
+        data = read_json(path, what="run record")
+    except Exception:  # noqa: BLE001 - not JSON, a folder, unreadable: not the run's
+        return False
+    return isinstance(data, dict) and data.get("format") == RUN_FORMAT
+
+
+def _check_out(out_dir: Path, cache_root: Path) -> None:
+    """Refuse an --out holding files that no `icl run` wrote, before anything is sent or written there.
+
+    A run's folder is known by the format marker of its answers.json or run.json. There, the run rewrites
+    only its own files (pred.json and the like, which `icl parse` may put beside them, stay). A folder
+    without that marker may hold only the answer cache of an interrupted run: anything else (a user's
+    files, another step's output folder) would be overwritten or mixed with the answers.
+    """
+    names = sorted(p.name for p in out_dir.iterdir())
+    if not names:
+        return
+    marked = [n for n in ("answers.json", "run.json") if n in names and _is_run_record(out_dir / n)]
+    strangers = [n for n in ("answers.json", "run.json") if n in names and n not in marked]
+    if not marked:
+        own_cache = cache_root.resolve() == (out_dir / "cache").resolve()
+        is_cache = cache_root.resolve() == out_dir.resolve()  # --cache the same folder as --out
+        inside = cache_root.resolve().relative_to(out_dir.resolve()).parts[:1] \
+            if cache_root.resolve().is_relative_to(out_dir.resolve()) else ()
+        for name in names:
+            path = out_dir / name
+            if name in ("answers.json", "run.json") or _RUN_TEMP.fullmatch(name):
+                continue
+            if name == "cache" and own_cache and path.is_dir():
+                foreign = _cache_strangers(path)
+                if foreign:
+                    shown = _shown([os.path.relpath(f, out_dir) for f in foreign])
+                    raise EnvbenchError(f"--out {out_dir}: cache/ holds files that no `icl-run` run wrote ({shown}); "
+                                        "move them out of it, or choose another --out")
+                continue
+            if (is_cache and _CACHE_SHARD.fullmatch(name) and path.is_dir()) or (inside and name == inside[0]):
+                continue  # the answer cache --cache names (the user's choice of folder)
+            strangers.append(name + ("/" if path.is_dir() else ""))
+    if strangers:
+        one = len(strangers) == 1
+        raise EnvbenchError(f"--out {out_dir}: {_shown(sorted(strangers))} {'is' if one else 'are'} there and no "
+                            f"`icl-run` run wrote {'it' if one else 'them'}; move {'it' if one else 'them'}, or "
+                            "choose another --out")
+
+
+def _cache_strangers(cache: Path) -> list[Path]:
+    """Files under an answer cache that are not its entries (``<key[:2]>/<key>.json``)."""
+    found = []
+    for f in sorted(cache.rglob("*")):
+        rel = f.relative_to(cache).parts
+        if f.is_dir() and len(rel) == 1 and _CACHE_SHARD.fullmatch(rel[0]):
+            continue
+        m = _CACHE_ENTRY.fullmatch(rel[-1]) if len(rel) == 2 else None
+        if m is None or not f.is_file() or not m.group(2).startswith(rel[0]):
+            found.append(f)
+    return found
+
+
+def _shown(names: list[str], limit: int = 3) -> str:
+    """Names for a message, the first ``limit`` of them (as etl.step lists files)."""
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def run_prompts(
@@ -705,7 +809,8 @@ def run_prompts(
     that may not fit ``context`` (or the server's), and more requests in flight than the server has
     slots. After ``client.dead_after`` requests in a row that cannot reach the server it stops
     sending and lists the rest as not attempted. Holds OUT for the whole run (a second run into it is
-    refused). Ctrl-C raises RunInterrupted.
+    refused), and refuses, before sending, an OUT inside PROMPTS or holding files no run wrote
+    (``_check_out``). Ctrl-C raises RunInterrupted.
     """
     if concurrency < 1:
         raise EnvbenchError(f"--concurrency must be at least 1, got {concurrency}")
@@ -714,15 +819,22 @@ def run_prompts(
     out_dir = Path(out)
     cache_root = Path(cache_dir) if cache_dir is not None else out_dir / "cache"
     cache = AnswerCache(cache_root)
-    records = [read_prompt(prompts_dir, e["file"]) for e in index["documents"]]
+    records = [read_prompt(prompts_dir, e["file"], e["title"]) for e in index["documents"]]
     for entry, rec in zip(index["documents"], records):
         if sha256_bytes(dumps_json(rec["messages"])) != entry["prompt_sha256"]:
             raise EnvbenchError(
                 f"{Path(prompts_dir) / entry['file']} was changed after index.json was written; "
                 "rebuild the prompts with `envbench icl prompts`"
             )
+    prompts_real, out_real = Path(prompts_dir).resolve(), out_dir.resolve()
+    if out_real.is_relative_to(prompts_real):
+        # said apart from the refusal below, which a first run gets too: answers kept in the prompts' folder
+        # mix two steps' outputs, and `icl prompts` refuses to rebuild a prompts/ holding files it did not write
+        where = "is the --prompts folder" if out_real == prompts_real else f"lies inside the --prompts folder {prompts_dir}"
+        raise EnvbenchError(f"--out {out_dir} {where}; choose another --out, outside it")
     held = _hold(out_dir)
     try:
+        _check_out(out_dir, cache_root)
         return _run_held(index, records, prompts_dir, out_dir, client, cache, cache_root, concurrency, cache_only,
                          progress, context, say)
     finally:
@@ -790,15 +902,17 @@ def _run_held(index: dict[str, Any], records: list[dict[str, Any]], prompts_dir:
     chars = prompt_tokens = 0
     for a, rec in zip(final, records):
         _sum_usage(usage, a.get("usage"))
-        if isinstance(a.get("usage"), dict) and isinstance(a["usage"].get("prompt_tokens"), int):
+        if isinstance(a.get("usage"), dict) and server_count(a["usage"].get("prompt_tokens"), least=1) is not None:
             chars += sum(len(m["content"]) for m in rec["messages"])
             prompt_tokens += a["usage"]["prompt_tokens"]
     truncated = sum(1 for a in final if a["finish_reason"] == "length")
     for a in final:  # answers.json depends only on the answers, so a rerun from cache rewrites it byte for byte
         a.pop("reason", None)
-    write_json_atomic(out_dir / "failures.json", failures, indent=True)
+    # answers.json first: it carries the format marker by which a rerun knows the folder for a run's
+    # (failures.json has none), so a run stopped between the writes leaves a folder it may write into again
     write_json_atomic(out_dir / "answers.json", {"format": RUN_FORMAT, "model": client.model,
                                                  "params": client.params, "answers": final}, indent=True)
+    write_json_atomic(out_dir / "failures.json", failures, indent=True)
     seconds = time.monotonic() - start
     down = stats["server_down"]
     res = RunResult(out_dir, len(final), stats["answered"], stats["hits"], stats["requests"], failures, truncated,
@@ -844,8 +958,9 @@ def _run(index: dict[str, Any], records: list[dict[str, Any]], out_dir: Path, cl
         base = {"file": file, "title": rec["title"], "key": key, "prompt_sha256": rec["prompt_sha256"]}
         hit = cache.get(key)
         if hit is not None:
-            return {**base, "answer": hit["content"], "finish_reason": hit.get("finish_reason"),
-                    "usage": hit.get("usage") or None, "error": None, "cached": True, "attempts": 0, "retries": []}
+            finish = hit.get("finish_reason")
+            return {**base, "answer": hit["content"], "finish_reason": finish if isinstance(finish, str) else None,
+                    "usage": _usage(hit.get("usage")) or None, "error": None, "cached": True, "attempts": 0, "retries": []}
         if cache_only:
             return {**base, "answer": None, "finish_reason": None, "usage": None, "reason": "not_cached",
                     "error": "not in the cache (--cache-only)", "cached": False, "attempts": 0, "retries": []}

@@ -81,9 +81,21 @@ def relation_id(text: str) -> str | None:
     return None
 
 
+# A number longer than this is no entity of any document (they have tens); it reads as TOO_LARGE, which is
+# out of range for every document, since int() refuses a string of more than 4,300 digits (ValueError).
+MAX_NUMBER_DIGITS = 9
+TOO_LARGE = 10**MAX_NUMBER_DIGITS
+
+
 def entity_number(text: str, names: list[list[str]]) -> int | None:
-    """The 1-based entity number a field denotes, or None when it names no entity (unresolved)."""
+    """The 1-based entity number a field denotes, or None when it names no entity (unresolved); a number
+    of more than ``MAX_NUMBER_DIGITS`` digits reads as ``TOO_LARGE`` (out of range)."""
     return _entity(text, names)[0]
+
+
+def _number(digits: str) -> int:
+    significant = digits.lstrip("0")
+    return int(significant or "0") if len(significant) <= MAX_NUMBER_DIGITS else TOO_LARGE
 
 
 def _entity(text: str, names: list[list[str]]) -> tuple[int | None, bool]:
@@ -91,17 +103,17 @@ def _entity(text: str, names: list[list[str]]) -> tuple[int | None, bool]:
     field_ = text.strip(_STRIP)
     m = _TAG_NUMBER.match(field_)
     if m:
-        return int(m.group(1)), False
+        return _number(m.group(1)), False
     m = _ENCLOSED.match(field_)
     if m:  # "[3] name [3]" (or "[3] [3]"); two different numbers say nothing sure
-        return (int(m.group(1)), False) if m.group(1) == m.group(3) else (None, False)
+        return (_number(m.group(1)), False) if m.group(1) == m.group(3) else (None, False)
     m = _NUMBER_FIRST.match(field_) or _NUMBER_LAST.match(field_)
     if m and not _PLAIN_NUMBER.match(field_.strip(_STRIP + _BRACKETS)):
-        return int(m.group(1) if m.re is _NUMBER_FIRST else m.group(2)), False
+        return _number(m.group(1) if m.re is _NUMBER_FIRST else m.group(2)), False
     bare = field_.strip(_STRIP + _BRACKETS)
     m = _PLAIN_NUMBER.match(bare)
     if m:
-        return int(m.group(1)), False
+        return _number(m.group(1)), False
     # a name may itself end in a bracket ("Beta (band)"), so try it before and after stripping them
     wanted = {" ".join(_TAGS.sub("", f).split()).casefold() for f in (field_, bare)} - {""}
     hits = [n for n, ns in enumerate(names, start=1) if any(" ".join(x.split()).casefold() in wanted for x in ns)]
@@ -109,7 +121,7 @@ def _entity(text: str, names: list[list[str]]) -> tuple[int | None, bool]:
         return hits[0], True
     m = _LEADING_NUMBER.match(bare)
     if m:
-        return int(m.group(1)), False
+        return _number(m.group(1)), False
     return None, False
 
 
@@ -321,7 +333,7 @@ def _parse(index: dict[str, Any], prompts_dir: str | os.PathLike[str], run_dir: 
             failed_titles.append(entry["title"])  # no triples: the document's gold still counts against recall
             per_document.append({**doc, "failed": True, "error": ans.get("error")})
             continue
-        rec = read_prompt(prompts_dir, entry["file"])
+        rec = read_prompt(prompts_dir, entry["file"], entry["title"])
         parsed = parse_answer(ans["answer"], rec["entity_names"])
         stats.update(parsed.counts)
         emap = rec["entity_map"]

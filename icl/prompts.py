@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.core.errors import DataError, EnvbenchError
+from envbench.core.errors import DataError, EnvbenchError, shorten
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import derive_seed
 from envbench.formats.docred import Doc, distinct_names, read_docred
@@ -418,12 +418,34 @@ def read_index(prompts_dir: str | os.PathLike[str]) -> dict[str, Any]:
                             f"it with `envbench icl prompts ... --out {prompts_dir}`")
     if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
         raise EnvbenchError(f"{path} is not an envbench ICL prompt index; rebuild it with `envbench icl prompts`")
+    problem = _index_problem(index)
+    if problem:
+        raise EnvbenchError(f"{path} is not an envbench ICL prompt index ({problem}); rebuild it with "
+                            "`envbench icl prompts`")
     return index
 
 
-def read_prompt(prompts_dir: str | os.PathLike[str], file: str) -> dict[str, Any]:
+def _index_problem(index: dict[str, Any]) -> str | None:
+    """What makes ``index`` no index of :func:`build_prompts`, or None (the fields `icl run` and `icl parse`
+    read: a hand-edited file had ended in a KeyError or TypeError traceback)."""
+    if not isinstance(index.get("params"), dict):
+        return "params is not an object"
+    docs = index.get("documents")
+    if not isinstance(docs, list):
+        return "documents is not a list"
+    for i, entry in enumerate(docs):
+        if not isinstance(entry, dict):
+            return f"documents[{i}] is not an object"
+        for key in ("file", "title", "prompt_sha256"):
+            if not isinstance(entry.get(key), str):
+                return f"documents[{i}] has no {key} string"
+    return None
+
+
+def read_prompt(prompts_dir: str | os.PathLike[str], file: str, title: str | None = None) -> dict[str, Any]:
     """The prompt record ``file`` (a name from index.json or answers.json) of ``prompts_dir``; a name that
-    leads outside the folder ("../../etc/passwd", an absolute path, a link out) is refused unread."""
+    leads outside the folder ("../../etc/passwd", an absolute path, a link out) is refused unread, and so
+    is a record whose title is not ``title`` (index.json's title for it, when given)."""
     path = Path(prompts_dir) / file
     if Path(file).is_absolute() or ".." in Path(file).parts or \
             not path.resolve().is_relative_to(Path(prompts_dir).resolve()):
@@ -436,6 +458,11 @@ def read_prompt(prompts_dir: str | os.PathLike[str], file: str) -> dict[str, Any
     if problem:
         raise EnvbenchError(f"{path}: not an envbench prompt file ({problem}); rebuild the prompts with "
                             "`envbench icl prompts`")
+    if title is not None and rec["title"] != title:
+        # the prompt hash in index.json covers the messages only; the predictions take the record's title
+        # and the manifest's covers index.json's, so the two must be the same document
+        raise EnvbenchError(f"{path}: its title {shorten(rec['title'])!r} is not {shorten(title)!r}, the title "
+                            "index.json lists for it; rebuild the prompts with `envbench icl prompts`")
     return rec
 
 
@@ -455,6 +482,10 @@ def _prompt_problem(rec: Any) -> str | None:
     emap = rec.get("entity_map")
     if not isinstance(emap, list) or len(emap) != len(names) or not all(type(i) is int for i in emap):
         return "entity_map is not one entity index per entity"
+    if sorted(emap) != list(range(len(emap))):
+        # every entity of the document is numbered, so the map is a permutation of its vertexSet indices;
+        # an index outside them (999, -1) or twice would be written into the predictions as is
+        return f"entity_map is not an order of the vertexSet indices 0..{len(emap) - 1}"
     if not isinstance(rec.get("title"), str):
         return "title is not a string"
     return None

@@ -385,3 +385,82 @@ def test_a_redirect_stops_the_run_naming_its_target(runner: CliRunner, tmp_path:
         f"Error: HTTP 302 from {server.url}/chat/completions: the server redirects to "
         "http://127.0.0.1:1/v2/chat/completions; give that address as --base-url (a redirect is not followed, since "
         "it would turn the POST into a GET)")
+
+
+def test_run_refuses_an_out_it_did_not_write(runner: CliRunner, tmp_path: Path) -> None:
+    # regression: a user's answers.json and run.json were replaced, and the prompts folder written into
+    p = write_world(tmp_path)
+    prompts = tmp_path / "p"
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(prompts)]).exit_code == 0
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "answers.json").write_text('{"mine": "precious"}')
+    (mine / "run.json").write_text("precious")
+    # nothing listens at port 9: a request sent would end in "cannot connect"
+    res = runner.invoke(cli, run_args(prompts, "http://127.0.0.1:9/v1", mine))
+    assert res.exit_code == 1
+    assert res.output == (f"Error: --out {mine}: answers.json, run.json are there and no `icl-run` run wrote them; "
+                          "move them, or choose another --out\n")
+    assert (mine / "answers.json").read_text() == '{"mine": "precious"}' and (mine / "run.json").read_text() == "precious"
+    index = tmp_path / "index"  # another step's output folder
+    index.mkdir()
+    (index / "manifest.json").write_text('{"step": "ingest-dump"}')
+    res = runner.invoke(cli, run_args(prompts, "http://127.0.0.1:9/v1", index))
+    assert res.exit_code == 1
+    assert res.output == (f"Error: --out {index}: manifest.json is there and no `icl-run` run wrote it; move it, or "
+                          "choose another --out\n")
+    res = runner.invoke(cli, run_args(prompts, "http://127.0.0.1:9/v1", prompts))
+    assert res.exit_code == 1
+    assert res.output == f"Error: --out {prompts} is the --prompts folder; choose another --out, outside it\n"
+    res = runner.invoke(cli, run_args(prompts, "http://127.0.0.1:9/v1", prompts / "prompts" / "r"))
+    assert res.exit_code == 1
+    assert res.output == (f"Error: --out {prompts / 'prompts' / 'r'} lies inside the --prompts folder {prompts}; "
+                          "choose another --out, outside it\n")
+    assert not (prompts / "prompts" / "r").exists() and not (prompts / "answers.json").exists()
+
+
+def test_parse_refuses_a_tampered_prompts_folder(runner: CliRunner, tmp_path: Path) -> None:
+    # regression: KeyError and TypeError tracebacks, and entity indices the document lacks written as predictions
+    p = write_world(tmp_path)
+    prompts, run, pred = tmp_path / "p", tmp_path / "r", tmp_path / "pred.json"
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(prompts)]).exit_code == 0
+    server = FakeServer()
+    try:
+        assert runner.invoke(cli, run_args(prompts, server.url, run)).exit_code == 0
+    finally:
+        server.close()
+    parse = ["icl", "parse", "--prompts", str(prompts), "--run", str(run), "--out", str(pred)]
+    index_path = prompts / "index.json"
+    good = json.loads(index_path.read_text())
+    entry = good["documents"][0]
+    rebuild = "; rebuild it with `envbench icl prompts`\n"
+    for index, why in (({k: v for k, v in good.items() if k != "documents"}, "documents is not a list"),
+                       ({**good, "documents": "x"}, "documents is not a list"),
+                       ({**good, "documents": [5]}, "documents[0] is not an object"),
+                       ({**good, "documents": [{k: v for k, v in entry.items() if k != "file"}]},
+                        "documents[0] has no file string"),
+                       ({**good, "documents": [{k: v for k, v in entry.items() if k != "title"}]},
+                        "documents[0] has no title string")):
+        index_path.write_text(json.dumps(index))
+        res = runner.invoke(cli, parse)
+        assert res.exit_code == 1, why
+        assert res.output == f"Error: {index_path} is not an envbench ICL prompt index ({why}){rebuild}"
+    index_path.write_text(json.dumps(good))
+    prompt = prompts / "prompts" / "0000.json"
+    record = json.loads(prompt.read_text())
+    for emap in ([999, 1, 2], [-1, 1, 2], [0, 0, 2]):
+        prompt.write_text(json.dumps({**record, "entity_map": emap}))
+        res = runner.invoke(cli, parse)
+        assert res.exit_code == 1, emap
+        assert res.output == (f"Error: {prompt}: not an envbench prompt file (entity_map is not an order of the "
+                              "vertexSet indices 0..2); rebuild the prompts with `envbench icl prompts`\n")
+    prompt.write_text(json.dumps({**record, "title": "Test B"}))
+    res = runner.invoke(cli, parse)
+    assert res.exit_code == 1
+    assert res.output == (f"Error: {prompt}: its title 'Test B' is not 'Test A', the title index.json lists for it; "
+                          "rebuild the prompts with `envbench icl prompts`\n")
+    assert not pred.exists()
+    prompt.write_text(json.dumps(record))
+    assert runner.invoke(cli, parse).exit_code == 0

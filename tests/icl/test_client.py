@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shutil
 import threading
 import time
 from collections import Counter
@@ -67,6 +68,7 @@ class FakeServer:
         self.tokenizer: str | None = None
         self.n_ctx: int | None = None
         self.get_stall = 0.0  # seconds each GET waits (a busy server)
+        self.usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
         self.gets: Counter[str] = Counter()
         self.lock = threading.Lock()
         server = self
@@ -173,7 +175,7 @@ class FakeServer:
                     "id": "x", "object": "chat.completion", "model": body["model"],
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": server.answer(body)}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                    "usage": server.usage,
                 }
                 self._send(200, json.dumps(reply).encode())
 
@@ -704,3 +706,81 @@ def test_a_silent_model_list_is_said_and_the_last_facts_are_kept(
     assert said == [f"note: {server.url}/models and {server.url[:-3]}/props gave no reply within 0.2 s (a busy "
                     "server?); what it would tell (model names, context, slots) was not checked"]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["server"] == {"models": ["test-model"], "slots": 2}
+
+
+def test_numbers_a_server_cannot_mean_are_unknown(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    # regression: a max_model_len of 10**30 ended in "TypeError: Integer exceeds 64-bit range" after answers.json
+    # was written and before run.json; a usage of -10 answer tokens was added up ("tokens 0 in + -10 out")
+    server.models, server.model_meta = ["test-model"], {"max_model_len": 10**30}
+    server.props = {"total_slots": True, "default_generation_settings": {"n_ctx": -5}}
+    server.usage = {"prompt_tokens": 10, "completion_tokens": -10, "total_tokens": 10**30,
+                    "completion_tokens_details": {"reasoning_tokens": -1, "accepted_prediction_tokens": 2}}
+    said: list[str] = []
+    res = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False, notify=said.append)
+    assert said == ["note: the server reports no context size (asked /v1/models and /props); pass --context N to "
+                    "have prompts that may not fit named before sending"]
+    assert res.usage == {"prompt_tokens": 30} and "tokens 30 in + 0 out over all answers" in res.summary()
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["context"]["tokens"] is None and run["server"] == {"models": ["test-model"], "slots": None}
+    assert run["usage"] == {"prompt_tokens": 30}
+    answers = json.loads((tmp_path / "run" / "answers.json").read_text())["answers"]
+    assert answers[0]["usage"] == {"prompt_tokens": 10, "completion_tokens_details": {"accepted_prediction_tokens": 2}}
+    # a cache entry written before replies were checked: its counts are not added up either
+    entry = next((tmp_path / "run" / "cache").rglob("*.json"))
+    cached = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**cached, "usage": {"prompt_tokens": 10**30, "completion_tokens": -10}}))
+    again = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+    assert again.cache_hits == 3 and again.usage == {"prompt_tokens": 20}
+
+
+def test_server_count_bounds() -> None:
+    from icl.client import MAX_SERVER_COUNT, server_count
+
+    assert [server_count(v) for v in (0, 4096, MAX_SERVER_COUNT)] == [0, 4096, MAX_SERVER_COUNT]
+    assert [server_count(v) for v in (-1, MAX_SERVER_COUNT + 1, True, 4096.0, "4096", None)] == [None] * 6
+    assert server_count(0, least=1) is None
+
+
+def test_an_out_with_files_no_run_wrote_is_refused_before_sending(server: FakeServer, prompts: Path,
+                                                                  tmp_path: Path) -> None:
+    # regression: a run replaced a user's answers.json and run.json, and wrote into any folder
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "answers.json").write_text('{"mine": "precious"}')
+    (out / "run.json").write_text("precious")
+    with pytest.raises(EnvbenchError) as exc:
+        run_prompts(prompts, out, make_client(server.url), progress=False)
+    assert str(exc.value) == (f"--out {out}: answers.json, run.json are there and no `icl-run` run wrote them; move "
+                              "them, or choose another --out")
+    assert server.total == 0 and sum(server.gets.values()) == 0
+    assert (out / "answers.json").read_text() == '{"mine": "precious"}' and (out / "run.json").read_text() == "precious"
+    assert sorted(p.name for p in out.iterdir()) == ["answers.json", "run.json"]
+    # a run's folder: answers.json carries the run's format; what `icl parse` puts beside it stays
+    run = tmp_path / "run"
+    run_prompts(prompts, run, make_client(server.url), progress=False)
+    (run / "pred.json").write_text("[]")
+    assert run_prompts(prompts, run, make_client(server.url), progress=False).cache_hits == 3
+    assert (run / "pred.json").read_text() == "[]"
+    (run / "run.json").write_text("precious")  # one of the run's names, taken by a file it did not write
+    with pytest.raises(EnvbenchError) as exc:
+        run_prompts(prompts, run, make_client(server.url), progress=False)
+    assert str(exc.value) == (f"--out {run}: run.json is there and no `icl-run` run wrote it; move it, or choose "
+                              "another --out")
+    # an interrupted run left only its cache: it resumes; a stranger in that cache is refused
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    shutil.copytree(run / "cache", resumed / "cache")
+    assert run_prompts(prompts, resumed, make_client(server.url), progress=False).cache_hits == 3
+    (resumed / "answers.json").unlink()
+    (resumed / "run.json").unlink()
+    (resumed / "cache" / "notes.txt").write_text("mine")
+    with pytest.raises(EnvbenchError) as exc:
+        run_prompts(prompts, resumed, make_client(server.url), progress=False)
+    assert str(exc.value) == (f"--out {resumed}: cache/ holds files that no `icl-run` run wrote (cache/notes.txt); "
+                              "move them out of it, or choose another --out")
+    # the answer cache --cache names may lie inside --out
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shutil.copytree(run / "cache", shared / "answers-cache")
+    assert run_prompts(prompts, shared, make_client(server.url), cache_dir=shared / "answers-cache",
+                       progress=False).cache_hits == 3

@@ -40,6 +40,21 @@ def test_entity_forms() -> None:
     assert entity_number("Berlin", NAMES) is None and entity_number("", NAMES) is None
 
 
+def test_a_number_too_long_for_int_is_out_of_range() -> None:
+    # regression: "ValueError: Exceeds the limit (4300 digits) for integer string conversion" in _entity
+    from icl.parse import TOO_LARGE
+
+    huge = "9" * 5000
+    lines = [f"<[{huge}]; country; [2]>", f"<[{huge}] Mediaș [{huge}]; country; [3]>", f"<{huge}; country; 3>",
+             f"<<e{huge}>x</e{huge}>; country; 3>", f"<Mediaș [{huge}]; country; 3>"]
+    parsed = parse_answer("\n".join(lines), NAMES)
+    assert parsed.triples == [] and parsed.counts["dropped_entity_out_of_range"] == 5
+    assert [reason for reason, _ in parsed.dropped] == ["entity_out_of_range"] * 5
+    assert entity_number(huge, NAMES) == TOO_LARGE
+    assert entity_number("0" * 5000 + "2", NAMES) == 2  # leading zeros say nothing
+    assert parse_answer(f"<[{'0' * 5000}1]; country; [3]>", NAMES).triples == [(1, 3, "P17")]
+
+
 def test_tolerant_parse_and_drop_reasons() -> None:
     answer = """Sure! Here are the relations:
 
