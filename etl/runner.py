@@ -4,6 +4,10 @@ Each shard writes its outputs into ``STAGE/shards/<NNNNNNNN>/`` through a tempor
 is renamed into place, then a marker ``STAGE/done/<NNNNNNNN>.json`` holding the shard's result.
 A shard counts as done only when its marker exists; anything else is redone. Shard numbers
 must be deterministic (e.g. chunks cut by line count) for resume to be correct.
+
+STAGE is the caller's own staging folder (``wikidata_index.ingest`` makes it with ``etl.step``'s
+marker). Of what is in it, the runner removes only what it names itself: a killed shard's
+``shards/NNNNNNNN.tmpPID/`` and a shard's own ``shards/NNNNNNNN/`` that it redoes.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import sys
@@ -31,6 +36,7 @@ class Shard(Protocol):
 
 
 ShardFn = Callable[[Any, Path], dict]
+TMP_NAME = re.compile(r"[0-9]{8}\.tmp[0-9]+")  # _run_one's work folder: shard number, ".tmp", pid
 
 
 def shard_name(index: int) -> str:
@@ -53,8 +59,9 @@ class ShardRunner:
         self.shard_dir = self.stage / "shards"
         self.done_dir.mkdir(parents=True, exist_ok=True)
         self.shard_dir.mkdir(parents=True, exist_ok=True)
-        for tmp in self.shard_dir.glob("*.tmp*"):  # left by a killed run
-            shutil.rmtree(tmp, ignore_errors=True)
+        for tmp in self.shard_dir.glob("*.tmp*"):  # left by a killed run; by the exact name _run_one gives
+            if TMP_NAME.fullmatch(tmp.name):
+                shutil.rmtree(tmp, ignore_errors=True)
 
     def marker(self, index: int) -> Path:
         return self.done_dir / f"{shard_name(index)}.json"

@@ -16,15 +16,24 @@ Contract, in the order things happen:
    manifest, or to a file the previous manifest lists (which publishing may remove) is refused.
 2. **One writer at a time.** The step holds an exclusive ``flock`` on the manifest's folder
    (no lock file is left behind) from the check to the end; a second run into the same folder
-   fails at once, naming it. Staging folders left by a killed run of the same step
-   (``.staging-<step>-*``) are removed under the lock.
+   fails at once, naming it. Under the lock, what a killed run of the same step left is removed:
+   its staging folders (``.staging-<step>-*`` that hold the step's marker, see 4; a folder of that
+   name without the marker is the user's and is left alone), and a claim (6) of this step beside a
+   manifest of this step (the manifest is written only after everything the claim covers, so such
+   a claim is stale: a kill between writing the manifest and removing the claim leaves one).
 3. **Up to date?** Unless ``force`` or ``rerun``, the manifest at ``root`` is compared with this run: same step
    name, package version, code (``etl.manifest.code_fingerprint``), input sha256s, parameters and identity, the same output names, and every
    listed output still present with its sha256. Then ``step.up_to_date`` is true and the step
    writes nothing. A manifest that is damaged or not an object is never up to date (and, without
    ``force``, refused: point 5).
 4. **Staging.** ``step.path(name)`` is a path in a staging folder beside the output (same file
-   system, so the rename is atomic). The body writes a file or a whole folder there.
+   system, so the rename is atomic). The body writes a file or a whole folder there. Every staging
+   folder is made new (``mkdir``, never reused) and gets a marker file (:data:`STAGING_MARKER`, whose
+   text names the step: :func:`mark_staging`) at once; nothing removes a staging-named folder without
+   it (:func:`remove_staging`), so a user's ``.staging-generate-mine`` survives every run. The marker
+   is removed last, from the emptied folder; a kill in the instant before the marker is written or
+   after it is removed leaves an empty folder in the step's exact form (``.staging-<step>-<8 hex>``),
+   which the next run removes with ``rmdir`` (an empty folder holds nothing to lose).
 5. **What is ours** (:meth:`Step.ownership`, the one deletion rule). A step replaces or removes
    only files that an earlier run *of the same step* wrote, as its manifest (or the claim a crashed
    publish left, see 6) lists them:
@@ -51,7 +60,9 @@ Contract, in the order things happen:
    the new manifest is written, the claim removed. A crash anywhere leaves either no manifest
    (never "up to date") or a complete one, and the claim tells the rerun which files are its own.
    On an exception the staging folders are removed and the old outputs stay as they were; an
-   output folder this run created and left empty is removed too.
+   output folder this run created and left empty is removed too. The same marker rule serves the
+   other staging of the pipeline (``wikidata_index.ingest``'s chunk stage, spool and
+   ``index.duckdb`` temporary): a tool removes a folder of its own only when the marker is there.
 
 Two shapes: ``root`` is the output folder (its ``manifest.json`` describes the folder), or
 ``manifest`` names the manifest file and ``outputs`` are file paths anywhere (``link --out
@@ -65,6 +76,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -80,6 +92,10 @@ from etl.manifest import build_manifest, describe_file
 
 MANIFEST = "manifest.json"
 CLAIM_SUFFIX = ".publishing"
+# Written into every staging folder when it is made: a stale one is removed only when it holds this
+# file with the text naming its owner, never for its name alone (a user's ".staging-x" is kept).
+STAGING_MARKER = ".envbench-staging"
+MARKER_MAX_BYTES = 4096  # a marker is one short line: more is no marker of ours (and is not read whole)
 COMPARED = ("step", "package_version", "code_sha256", "inputs", "parameters", "identity")
 
 
@@ -126,6 +142,79 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _marker_text(owner: str) -> bytes:
+    return f"envbench staging folder of {owner}; the next run of {owner} removes it\n".encode()
+
+
+def mark_staging(folder: Path, owner: str) -> None:
+    """Write the marker that makes ``folder`` (just made by ``owner``: a step's name, or another
+    tool's such as "ingest-dump chunks") removable by a later run of the same owner."""
+    (folder / STAGING_MARKER).write_bytes(_marker_text(owner))
+
+
+def is_staging(path: Path, owner: str) -> bool:
+    """Whether ``path`` is a staging folder that ``owner`` made: a real folder (no symlink) holding
+    ``owner``'s marker as a regular file."""
+    marker = path / STAGING_MARKER
+    if path.is_symlink() or not path.is_dir() or marker.is_symlink() or not marker.is_file():
+        return False
+    try:
+        with open(marker, "rb") as fh:
+            return fh.read(MARKER_MAX_BYTES) == _marker_text(owner)
+    except OSError:
+        return False
+
+
+def staging_name(prefix: str) -> re.Pattern[str]:
+    """The names :func:`make_staging` (and ``Step``) give with ``prefix``: it, then 8 hex digits."""
+    return re.compile(re.escape(prefix) + "[0-9a-f]{8}")
+
+
+def make_staging(parent: Path, prefix: str, owner: str) -> Path:
+    """A new folder ``parent/<prefix><8 hex>`` with ``owner``'s marker (never one that was there)."""
+    while True:
+        folder = parent / f"{prefix}{secrets.token_hex(4)}"
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:  # somebody's folder has the name: not ours to use or remove
+            continue
+        try:
+            mark_staging(folder, owner)
+        except BaseException:  # a full disk, a signal: the folder is empty and unmarked, so it goes now
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+            raise
+        return folder
+
+
+def remove_staging(path: Path, owner: str, *, empty_too: bool = False) -> bool:
+    """Remove ``path`` when it is ``owner``'s staging folder (:func:`is_staging`); True when it was.
+    Anything else of that name is left as it is; with ``empty_too`` (for a name in exactly the form
+    the owner makes), an unmarked folder that is empty goes too (``rmdir``, which removes nothing
+    else): what a kill between ``mkdir`` and the marker, or between the marker's removal and the
+    ``rmdir``, leaves."""
+    if not is_staging(path, owner):
+        if empty_too and path.is_dir() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        return False
+    for child in path.iterdir():
+        if child.name == STAGING_MARKER:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                child.unlink()
+    # The marker goes last, and only from an emptied folder: a run killed while removing leaves the
+    # folder still marked, so the next run removes the rest.
+    if [c.name for c in path.iterdir()] == [STAGING_MARKER]:
+        with contextlib.suppress(OSError):
+            (path / STAGING_MARKER).unlink()
+            path.rmdir()
+    return True
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -213,6 +302,8 @@ class Step:
         self.outputs = [self._resolve_output(o) for o in outputs]
         if len({str(o) for o in self.outputs}) != len(self.outputs):
             raise ValueError(f"step {name}: an output is named twice")
+        if any(o.name == STAGING_MARKER for o in self.outputs):  # it would be staged over the marker
+            raise ValueError(f"step {name}: {STAGING_MARKER} is the staging marker's name, not an output's")
         self.inputs = list(inputs)
         self.protected = [Path(p) for p in protected]  # folders read whole (an index): no output inside one
         self.parameters = dict(parameters or {})
@@ -273,6 +364,7 @@ class Step:
                                  f"not a manifest an envbench step wrote (not a JSON object); move it, or choose "
                                  f"another {self.option}{fix}")
             self._check_inputs(old)
+            self._remove_stale_claim(old)
             claim = read_manifest(claim_of(self.manifest_path)) if old is None else None
             self._owned = self.ownership(old if old is not None else claim,
                                          claim_of(self.manifest_path).name if claim else self.manifest_path.name)
@@ -291,9 +383,16 @@ class Step:
 
     def _remove_stale_staging(self) -> None:
         folders = {self.base, *(o.parent for o in self.outputs)}
+        ours = staging_name(f".staging-{self.name}-")
         for folder in sorted(folders):
             for stale in folder.glob(f".staging-{self.name}-*"):
-                shutil.rmtree(stale, ignore_errors=True)
+                # only with this step's marker (or empty, in the step's form): `--out ~/s.json` keeps ~'s folders
+                remove_staging(stale, self.name, empty_too=bool(ours.fullmatch(stale.name)))
+
+    def _remove_stale_claim(self, old: Mapping[str, Any] | None) -> None:
+        """A claim of this step beside a manifest of this step is stale (contract point 2)."""
+        if old is not None and old.get("step") == self.name:
+            remove_stale_claim(self.manifest_path, self.name)
 
     def ownership(self, previous: Mapping[str, Any] | None, source: str = MANIFEST) -> list[dict[str, Any]]:
         """The deletion rule (contract point 5): the entries of ``previous`` (the old manifest, or a
@@ -330,8 +429,7 @@ class Step:
         if self.root is None and kind == self.name:  # a one-file step rewrites its own outputs wherever they are
             mine |= {(self.base / o["name"]).resolve() for o in _entries(previous)}
         for out in self.outputs:
-            strangers = [f for f in _files_under(out) if f.exists() and f.resolve() not in mine
-                         and not f.name.startswith(".staging-")]
+            strangers = [f for f in _files_under(out) if f.exists() and f.resolve() not in mine]
             if not strangers:
                 continue
             shown = _summary([os.path.relpath(f, self.base) for f in strangers])
@@ -396,9 +494,10 @@ class Step:
             self._staging[folder] = candidate  # recorded first; _release ignores one that was never made
             try:
                 candidate.mkdir(mode=0o700)
-                return candidate
-            except FileExistsError:
+            except FileExistsError:  # somebody's folder: _release leaves it (it has no marker of ours)
                 continue
+            mark_staging(candidate, self.name)
+            return candidate
 
     # ------------------------------------------------------------------ leaving: publish or clean
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -421,8 +520,6 @@ class Step:
         for src, dest in staged:
             assert src is not None
             for f in _files_under(src):
-                if f.name.startswith(".staging-"):
-                    continue
                 final = dest / f.relative_to(src) if src.is_dir() else dest
                 described.append({**describe_file(f), "name": os.path.relpath(final, self.base)})
         claim = claim_of(self.manifest_path)
@@ -457,7 +554,8 @@ class Step:
 
     def _release(self, *, failed: bool) -> None:
         for staging in self._staging.values():
-            shutil.rmtree(staging, ignore_errors=True)
+            # empty_too: made but not marked yet (a signal between mkdir and the marker), it is empty
+            remove_staging(staging, self.name, empty_too=True)
         self._staging.clear()
         if failed and self._created_root:
             with contextlib.suppress(OSError):
@@ -465,6 +563,20 @@ class Step:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def remove_stale_claim(manifest_path: Path, step: str) -> bool:
+    """Remove the claim beside ``manifest_path`` when ``step`` wrote it (a JSON object naming the step,
+    a regular file); True when it did. For a caller that has found ``step``'s manifest there under the
+    lock: a claim is stale once the manifest is written (contract point 2)."""
+    claim = claim_of(manifest_path)
+    if claim.is_symlink() or not claim.is_file():
+        return False
+    mine = read_manifest(claim)
+    if mine is None or mine.get("step") != step:  # not this step's: not ours to remove
+        return False
+    claim.unlink(missing_ok=True)
+    return True
 
 
 def hold_folder(folder: Path, option: str = "--out") -> int:
@@ -492,4 +604,6 @@ def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
         raise
 
 
-__all__ = ["MANIFEST", "Step", "check_writable", "claim_of", "hold_folder", "manifest_beside", "no_space_hint", "read_manifest"]
+__all__ = ["MANIFEST", "STAGING_MARKER", "Step", "check_writable", "claim_of", "hold_folder", "is_staging",
+           "make_staging", "manifest_beside", "mark_staging", "no_space_hint", "read_manifest", "remove_stale_claim",
+           "remove_staging", "staging_name"]

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from envbench.cli import cli
+from etl.step import mark_staging
 from tests.envbench.index_fixture import sample_world
 
 
@@ -215,12 +216,21 @@ def test_empty_stdin_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
 def test_a_killed_run_leaves_nothing_a_rerun_trips_on(tmp_path: Path, world) -> None:
     out = tmp_path / "o"
     out.mkdir()
-    (out / ".staging-generate-abc").mkdir()  # what a SIGKILL during staging leaves
-    (out / ".generate-x1y2").mkdir()  # the same, from before the step lifecycle
+    stale = out / ".staging-generate-0123abcd"  # what a SIGKILL during staging leaves: marked, half written
+    stale.mkdir()
+    mark_staging(stale, "generate")
+    (stale / "half.json").write_text("[")
+    # a user's folders named like staging are not ours: the rerun leaves them (a hostile-input probe found
+    # them removed)
+    (out / ".staging-generate-mine").mkdir()
+    (out / ".staging-generate-mine" / "keep.txt").write_text("precious")
+    (out / ".generate-x1y2").mkdir()
     code, text = _run("generate", str(world.test), "--index", str(world.index), "--links", str(world.links),
                       "--seeds", "1", "--out", str(out))
     assert code == 0, text
-    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [".generate-x1y2",
+                                                                              ".staging-generate-mine"]
+    assert (out / ".staging-generate-mine" / "keep.txt").read_text() == "precious"
 
 
 def test_sigterm_unwinds_like_ctrl_c_and_leaves_no_staging(tmp_path: Path, world) -> None:

@@ -18,6 +18,13 @@ What an ingest refuses or leaves behind:
   ``DIR/.staging-<key>/`` is kept only when it holds finished chunks and the run was stopped
   rather than refused (Ctrl-C, a kill, a dead worker, a full disk); when the input is the
   problem it is removed, and so is a DIR that the run created and left empty.
+- What an ingest makes to remove later (the stage, its RAM spool in /dev/shm, the temporary
+  folder of index.duckdb) carries ``etl.step``'s staging marker from the moment it is made, and
+  is removed only with that marker (or, empty, in the exact form the run names it: a kill around
+  the marker leaves that): a folder of the user's with such a name is left alone (and refused when
+  it is the very stage the run needs). Memory is about 4 x workers x chunk size:
+  ``--workers`` is at most MAX_WORKERS and ``--chunk-mb`` at most MAX_CHUNK_MB, and running out of
+  memory is one line that says to lower them.
 """
 
 from __future__ import annotations
@@ -47,11 +54,22 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from etl.io import InputError, atomic_path, is_no_space, require_path, write_json_atomic
+from etl.io import InputError, is_no_space, require_path, write_json_atomic
 from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
 from etl.runner import ShardRunner, WorkerDied, shard_name
-from etl.step import Step, claim_of, read_manifest
+from etl.step import (
+    STAGING_MARKER,
+    Step,
+    claim_of,
+    is_staging,
+    make_staging,
+    mark_staging,
+    read_manifest,
+    remove_staging,
+    remove_stale_claim,
+    staging_name,
+)
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
 from wikidata_index.names import NameTokenizer, fold
@@ -65,6 +83,15 @@ log = logging.getLogger("wikidata_index.ingest")
 EXTRACT_VERSION = 4
 DEFAULT_CHUNK_BYTES = 32 << 20
 FAST_MAX_CHUNK = 1 << 30
+# Bounds of --workers and --chunk-mb: a process (and a spool slot) per worker, and memory of about
+# 4 x workers x chunk; far past these a run ends in the OS's words (no thread, no memory), not ours.
+MAX_WORKERS = 256
+MAX_CHUNK_MB = 1024  # the C extractor takes chunks below FAST_MAX_CHUNK (1 GiB)
+# Owners named in the staging markers (etl.step.mark_staging) of what an ingest removes later.
+STAGE_OWNER = "ingest-dump chunks"
+SPOOL_OWNER = "ingest-dump spool"
+DB_OWNER = "index.duckdb"
+DB_STAGING = ".staging-index-db-"
 # Final columns written without a dictionary: unique per row, or sorted so that repeats are
 # adjacent (compression takes care of those); building a dictionary that is dropped as too large,
 # or that saves nothing, costs a hash per value.
@@ -383,13 +410,15 @@ def _staging_key(dump: str, languages: Sequence[str], chunk_lines: int | None, c
 
 
 SPOOL_PREFIX = "envbench-spool-"
+SPOOL_NAME = re.compile(re.escape(SPOOL_PREFIX) + r"[0-9]+-\.staging-[0-9a-f]{16}-[0-9a-f]{8}")  # make_spool's
 
 
 def make_spool(stage: Path, workers: int) -> str | None:
-    """A folder for chunk bytes on their way to workers: RAM-backed /dev/shm when there is one.
+    """A new folder for chunk bytes on their way to workers: RAM-backed /dev/shm when there is one.
 
-    Spools of runs that were killed (their pid is gone) are removed first, since /dev/shm is RAM.
-    With one worker chunks are parsed in-process and need no spool.
+    Spools of runs that were killed (their pid is gone) are removed first, since /dev/shm is RAM;
+    only those with a spool's marker (/dev/shm is shared: another program's folder of that name
+    stays). With one worker chunks are parsed in-process and need no spool.
     """
     if workers == 1:
         return None
@@ -400,13 +429,10 @@ def make_spool(stage: Path, workers: int) -> str | None:
             pid = int(old.name[len(SPOOL_PREFIX):].split("-")[0])
             os.kill(pid, 0)
         except ProcessLookupError:
-            shutil.rmtree(old, ignore_errors=True)
+            remove_staging(old, SPOOL_OWNER, empty_too=SPOOL_NAME.fullmatch(old.name) is not None)
         except (ValueError, PermissionError):
             pass
-    spool = base / f"{SPOOL_PREFIX}{os.getpid()}-{stage.name}"
-    shutil.rmtree(spool, ignore_errors=True)
-    spool.mkdir(parents=True)
-    return str(spool)
+    return str(make_staging(base, f"{SPOOL_PREFIX}{os.getpid()}-{stage.name}-", SPOOL_OWNER))
 
 
 def _merge_stats(total: dict[str, int], part: dict[str, int]) -> None:
@@ -450,7 +476,15 @@ def ingest_dump(
         if not LANGUAGE_CODE.fullmatch(lang):
             raise InputError(f"--languages {lang!r} is not a Wikidata language code (lower-case letters, digits "
                              "and '-', such as en, de, zh-hant); check the list")
+    if workers is not None and workers > MAX_WORKERS:
+        raise InputError(f"--workers {workers} is more than {MAX_WORKERS}, the most parsing processes an ingest "
+                         f"starts; give at most {MAX_WORKERS} (about the number of cores, {os.cpu_count() or 1} here, "
+                         "is fastest)")
     workers = max(1, workers or os.cpu_count() or 1)
+    if chunk_bytes > MAX_CHUNK_MB << 20:
+        raise InputError(f"--chunk-mb {_mb(chunk_bytes)} is more than {MAX_CHUNK_MB}; give at most {MAX_CHUNK_MB} "
+                         f"(memory is about 4 x workers x --chunk-mb; the default, {DEFAULT_CHUNK_BYTES >> 20}, "
+                         "is fastest)")
     if max_errors < 0:
         raise InputError(f"--max-errors must be 0 or more, got {max_errors}")
     extractor = resolve_extractor(extractor)
@@ -482,9 +516,7 @@ def ingest_dump(
         tokenizer.warm_up()
     with _closing(tokenizer), step:
         try:
-            if force or dump == "-":
-                shutil.rmtree(stage, ignore_errors=True)
-            stage.mkdir(parents=True, exist_ok=True)
+            _take_stage(stage, out_dir, fresh=force or dump == "-")
             with _gc_frozen():
                 info = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress, t0,
                               extractor, {t: step.path(f"{t}/") for t in TABLES}, space, tokenizer)
@@ -501,6 +533,8 @@ def ingest_dump(
                 raise InputError(space.message(out_dir, stage, kept)) from None
             if _too_large(exc):
                 raise InputError(_too_large_message(out_dir, kept)) from None
+            if _out_of_memory(exc):
+                raise InputError(_out_of_memory_message(dump, workers, chunk_bytes, kept)) from None
             raise
     manifest = step.manifest or {}
     # The step's lock is released; it is taken again for what follows the manifest, and when
@@ -515,6 +549,7 @@ def ingest_dump(
                 raise
             remember_hashes(out_dir, manifest.get("outputs", []))
             _remove_stage(stage)
+            _remove_leftovers(out_dir)
             with contextlib.suppress(FileNotFoundError):
                 (out_dir / ".ingest.lock").unlink()  # left by versions that locked with a file
     return IngestResult(
@@ -572,22 +607,52 @@ LANGUAGE_CODE = re.compile(r"[a-z]{2,8}(-[a-z0-9]{1,8})*")
 REMOVING = ".removing"
 
 
+def _take_stage(stage: Path, out_dir: Path, *, fresh: bool) -> None:
+    """Make the run's stage (marked as ours), or take the one a stopped run of the same command left
+    (``fresh``: start over instead). A folder of that name without the marker is refused: it is not
+    ours to resume from, remove or write into; an empty one (a kill between its ``mkdir`` and the
+    marker leaves one) holds nothing, and is marked and taken."""
+    if stage.is_dir() and not stage.is_symlink() and not any(stage.iterdir()):
+        mark_staging(stage, STAGE_OWNER)
+    if (stage.exists() or stage.is_symlink()) and not is_staging(stage, STAGE_OWNER):
+        raise InputError(f"--out {out_dir}: {stage.name} there was not made by an ingest-dump run (it has no "
+                         f"{STAGING_MARKER} file); move it out of {out_dir}, or choose another --out")
+    if fresh:
+        _remove_stage(stage)  # renamed first: a kill while removing leaves no half stage to resume from
+        remove_staging(stage, STAGE_OWNER)  # when a folder of somebody's has the name it was to get
+    if not stage.exists():
+        stage.mkdir(parents=True, mode=0o700)
+        mark_staging(stage, STAGE_OWNER)
+
+
 def _remove_stage(stage: Path) -> None:
     """Remove a finished run's stage: renamed first (one atomic step), so that a run stopped while
-    removing it (SIGTERM at the end of an ingest) leaves no half stage that a rerun would resume from."""
-    if not stage.exists():
+    removing it (SIGTERM at the end of an ingest) leaves no half stage that a rerun would resume from.
+    The marker goes with it, so the next run removes what is left (``_remove_leftovers``)."""
+    if not is_staging(stage, STAGE_OWNER):
         return
     gone = stage.with_name(stage.name + REMOVING)
-    shutil.rmtree(gone, ignore_errors=True)
+    remove_staging(gone, STAGE_OWNER, empty_too=True)
+    if gone.exists() or gone.is_symlink():  # somebody's folder of that name: leave both as they are
+        return
     os.replace(stage, gone)
-    shutil.rmtree(gone, ignore_errors=True)
+    remove_staging(gone, STAGE_OWNER)
 
 
-def _leftovers(out_dir: Path) -> list[Path]:
-    """What stopped runs leave in an index folder that nothing reads: stages being removed, and
-    index.duckdb's temporary files."""
-    return [*out_dir.glob(f".staging-*{REMOVING}"), *out_dir.glob(".index.duckdb.*.tmp"),
-            *out_dir.glob(".index.duckdb.*.tmp.wal")]
+def _remove_leftovers(out_dir: Path) -> None:
+    """Remove what stopped runs leave in an index folder that nothing reads, by its marker (stages
+    being removed, index.duckdb's temporary folders, the step's staging after its manifest was
+    written), and a claim that a publish stopped after the manifest left. Under the lock."""
+    # an empty folder in exactly the form this module makes is what a kill around a marker leaves
+    for stale in out_dir.glob(f".staging-*{REMOVING}"):
+        remove_staging(stale, STAGE_OWNER, empty_too=STAGE_NAME.fullmatch(stale.name[:-len(REMOVING)]) is not None)
+    for stale in out_dir.glob(f"{DB_STAGING}*"):
+        remove_staging(stale, DB_OWNER, empty_too=staging_name(DB_STAGING).fullmatch(stale.name) is not None)
+    step_staging = ".staging-ingest-dump-"  # the step's own, which an up-to-date rerun never enters to remove
+    for stale in out_dir.glob(f"{step_staging}*"):
+        remove_staging(stale, "ingest-dump", empty_too=staging_name(step_staging).fullmatch(stale.name) is not None)
+    if (read_manifest(out_dir / "manifest.json") or {}).get("step") == "ingest-dump":
+        remove_stale_claim(out_dir / "manifest.json", "ingest-dump")
 
 
 def _already_made(out_dir: Path, key: str, tokenizer: NameTokenizer | None, t0: float) -> IngestResult | None:
@@ -615,11 +680,7 @@ def _already_made(out_dir: Path, key: str, tokenizer: NameTokenizer | None, t0: 
     with _lock_if_free(out_dir) as locked:
         if not locked:
             return None
-        for stale in _leftovers(out_dir):
-            if stale.is_dir():
-                shutil.rmtree(stale, ignore_errors=True)
-            else:
-                stale.unlink(missing_ok=True)
+        _remove_leftovers(out_dir)
         _remove_other_stages(out_dir, keep=out_dir / ".none")
         if not (out_dir / "index.duckdb").is_file():
             write_index_db(out_dir)
@@ -631,7 +692,7 @@ def _remove_other_stages(out_dir: Path, keep: Path) -> None:
     """Stages of runs with other parameters: nothing will resume them once this index is published."""
     for other in out_dir.glob(".staging-*"):
         if other != keep and STAGE_NAME.fullmatch(other.name):
-            shutil.rmtree(other, ignore_errors=True)
+            remove_staging(other, STAGE_OWNER, empty_too=True)  # a user's folder of that name stays (no marker)
 
 
 def _after_failure(stage: Path, exc: BaseException, *, resumable: bool) -> int:
@@ -646,7 +707,7 @@ def _after_failure(stage: Path, exc: BaseException, *, resumable: bool) -> int:
     finished = len(list((stage / "chunks" / "done").glob("*.json"))) if stage.is_dir() else 0
     if resumable and finished and (not isinstance(exc, InputError) or isinstance(exc, WorkerDied)):
         return finished
-    shutil.rmtree(stage, ignore_errors=True)
+    remove_staging(stage, STAGE_OWNER, empty_too=True)  # a folder refused as not ours (``_take_stage``) stays
     return 0
 
 
@@ -681,6 +742,28 @@ def _too_large(exc: BaseException) -> bool:
     if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
         return True
     return "file too large" in str(exc).lower()
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether an error is memory running out: a MemoryError, ENOMEM (an mmap of a chunk's spool slot),
+    or no thread that could start (each needs its stack's address space)."""
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    return isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)
+
+
+def _mb(n: int) -> str:
+    """Bytes as the --chunk-mb that gives them (the CLI passes whole MB; a library caller may not)."""
+    return str(n >> 20) if n % (1 << 20) == 0 else f"{n / (1 << 20):.2f}"
+
+
+def _out_of_memory_message(dump: str, workers: int, chunk_bytes: int, kept: int) -> str:
+    resume = (f"; its {kept} finished chunks are kept, and a rerun with the same --chunk-mb resumes from them"
+              if kept else "")
+    return (f"{dump}: out of memory while ingesting with --workers {workers} and --chunk-mb {_mb(chunk_bytes)} "
+            f"(memory is about 4 x workers x --chunk-mb); lower --chunk-mb or --workers, then rerun{resume}")
 
 
 def _too_large_message(where: Path, kept: int) -> str:
@@ -848,7 +931,7 @@ def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int,
         bar.close()
         stream.close()
         if spool is not None:
-            shutil.rmtree(spool, ignore_errors=True)
+            remove_staging(Path(spool), SPOOL_OWNER)
         for thread in preload:
             # An import of DuckDB still running when the interpreter exits (after an error, say)
             # aborts the process in DuckDB's native code ("terminate called ..."): wait for it.
@@ -933,7 +1016,9 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mappin
         shutil.rmtree(folder, ignore_errors=True)
     tmpdir = stage / "duckdb-tmp"
     # The memory limit keeps peak RSS under 1.5 GB on the full dump; DuckDB spills sorts to tmpdir.
-    con = duckdb.connect(config={"threads": workers, "memory_limit": "800MB", "temp_directory": str(tmpdir),
+    # threads beyond the cores only cost address space (a stack each) and change no byte of the tables
+    threads = min(workers, os.cpu_count() or 1)
+    con = duckdb.connect(config={"threads": threads, "memory_limit": "800MB", "temp_directory": str(tmpdir),
                                  "preserve_insertion_order": True})
     rows: dict[str, int] = {}
     repeated: list[tuple] = []  # the ids of entity rows dropped as repeats, once per extra copy
@@ -1114,8 +1199,11 @@ def write_index_db(out_dir: Path) -> None:
 
     tables = table_files(read_manifest(out_dir / "manifest.json") or {})
     target = out_dir / "index.duckdb"
-    with atomic_path(target) as tmp:
-        tmp.unlink()
+    # Made in a marked folder of its own (DuckDB writes a .wal beside the database), renamed into place:
+    # what a stopped run leaves is that folder, which a rerun removes by its marker (``_remove_leftovers``).
+    folder = make_staging(out_dir, DB_STAGING, DB_OWNER)
+    try:
+        tmp = folder / target.name
         con = duckdb.connect(str(tmp))
         try:
             for table in TABLES:
@@ -1125,9 +1213,9 @@ def write_index_db(out_dir: Path) -> None:
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{glob}')")
         finally:
             con.close()
-        wal = Path(str(tmp) + ".wal")
-        if wal.exists():
-            wal.unlink()
+        os.replace(tmp, target)
+    finally:
+        remove_staging(folder, DB_OWNER)
 
 
 def write_tables(out: str | os.PathLike[str], tables: Mapping[str, pa.Table | Sequence[Mapping[str, Any]]], *,

@@ -26,11 +26,11 @@ def _languages(value: str) -> tuple[str, ...]:
               help="Comma-separated language codes whose labels and aliases go into `names`, and whose "
                    "demonyms (P1549) go into `demonyms` beside the English ones.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Parsing processes (default: all cores). Output does not depend on it.")
+              help="Parsing processes (default: all cores; at most 256). Output does not depend on it.")
 @click.option("--max-errors", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Stop with an error once more entities than this are malformed.")
 @click.option("--chunk-mb", type=click.IntRange(min=1), default=32, show_default=True,
-              help="Decompressed MB per work chunk (resume granularity; memory is about "
+              help="Decompressed MB per work chunk, at most 1024 (resume granularity; memory is about "
                    "4 x workers x this). Changing it restarts from scratch.")
 @click.option("--extractor", type=click.Choice(["auto", "c", "python"]), default="auto", show_default=True,
               help="Entity extraction: c (compiled, about 2x faster per core), python (pysimdjson), "

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import shutil
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -248,10 +247,10 @@ def _lifecycle(index_path: Path, out: Path, outputs: list[str], inputs: list[Pat
         index.con.execute("SET enable_progress_bar = false")
         index.require(*INDEX_TABLES, *(["edges"] if need_edges else []))
         fingerprint = index_fingerprint(index_path)
+        # The step removes only staging folders with its marker (etl.step); a ".generate-*" folder, the
+        # unmarked staging of versions before etl.step, cannot be told from a user's, so it is left alone.
         with Step("generate", root=out, outputs=outputs, inputs=inputs, parameters=parameters,
                   identity={"index": {"tables_sha256": fingerprint}}, force=force) as step, no_space_hint(out):
-            for legacy in out.glob(".generate-*"):  # staging of versions before etl.step, left by a killed run
-                shutil.rmtree(legacy, ignore_errors=True)
             yield step, index, fingerprint
 
 

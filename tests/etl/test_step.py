@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from etl.io import InputError
-from etl.step import Step, manifest_beside, read_manifest
+from etl.step import STAGING_MARKER, Step, manifest_beside, mark_staging, read_manifest
 
 
 def _write(step: Step, name: str, text: str) -> None:
@@ -149,14 +149,69 @@ def test_one_writer_at_a_time(tmp_path: Path, inp: Path) -> None:
     assert _run(out, inp).up_to_date is False  # the lock is gone once the first step ends
 
 
+def _killed_staging(folder: Path, name: str, owner: str) -> Path:
+    """What a SIGKILL during staging leaves: the folder, its marker, a half-written output."""
+    stale = folder / name
+    stale.mkdir()
+    mark_staging(stale, owner)
+    (stale / "a.txt").write_text("half")
+    return stale
+
+
 def test_stale_staging_of_a_killed_run_is_removed(tmp_path: Path, inp: Path) -> None:
     out = tmp_path / "o"
     out.mkdir()
-    (out / ".staging-demo-abc123").mkdir()
-    (out / ".staging-demo-abc123" / "a.txt").write_text("half")
-    (out / ".staging-other-1").mkdir()  # another step's: not ours to remove
+    _killed_staging(out, ".staging-demo-abc123", "demo")
+    _killed_staging(out, ".staging-other-1", "other")  # another step's: not ours to remove
     _run(out, inp)
     assert _names(out) == [".staging-other-1", "a.txt", "b.txt", "manifest.json"]
+
+
+def test_a_users_folder_named_like_staging_is_kept(tmp_path: Path, inp: Path) -> None:
+    # `evaluate --out ~/s.json` removed every ~/.staging-evaluate-*: a name alone never makes a folder ours
+    out = tmp_path / "o"
+    for name in (".staging-demo-mine", ".staging-demo-abc123"):
+        (out / name).mkdir(parents=True)
+        (out / name / "keep.txt").write_text("precious")
+    (out / ".staging-demo-forged").mkdir()  # a marker of another owner, or a damaged one, is no marker
+    (out / ".staging-demo-forged" / STAGING_MARKER).write_text("envbench staging folder of other")
+    (out / ".staging-demo-empty").mkdir()  # empty, but not in the step's form: the user's too
+    (out / ".staging-demo-0badc0de").mkdir()  # empty, in the step's form: a kill before its marker left it
+    with Step("demo", manifest=out / "s.json.manifest.json", outputs=[out / "s.json"], inputs=[inp]) as step:
+        step.path(out / "s.json").write_text("{}")
+    assert _names(out) == [".staging-demo-abc123", ".staging-demo-empty", ".staging-demo-forged",
+                           ".staging-demo-mine", "s.json", "s.json.manifest.json"]
+    assert (out / ".staging-demo-mine" / "keep.txt").read_text() == "precious"
+    assert (out / ".staging-demo-abc123" / "keep.txt").read_text() == "precious"
+
+
+def test_a_claim_left_after_the_manifest_is_removed_by_an_up_to_date_rerun(tmp_path: Path, inp: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # a kill between writing the manifest and removing the claim left .manifest.json.publishing for good
+    out = tmp_path / "o"
+    real = Path.unlink
+
+    def killed(self: Path, *args, **kwargs) -> None:
+        if self.name == ".manifest.json.publishing":
+            raise KeyboardInterrupt  # the claim stays, as a SIGKILL there leaves it
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", killed)
+    with pytest.raises(KeyboardInterrupt):
+        _run(out, inp)
+    monkeypatch.undo()
+    assert _names(out) == [".manifest.json.publishing", "a.txt", "b.txt", "manifest.json"]
+    assert _run(out, inp).up_to_date
+    assert _names(out) == ["a.txt", "b.txt", "manifest.json"]
+
+
+def test_a_claim_that_is_not_this_steps_is_kept(tmp_path: Path, inp: Path) -> None:
+    out = tmp_path / "o"
+    _run(out, inp)
+    for text in ('{"step": "other", "outputs": []}', "not json"):
+        (out / ".manifest.json.publishing").write_text(text)
+        assert _run(out, inp).up_to_date
+        assert (out / ".manifest.json.publishing").read_text() == text
 
 
 def test_a_manifest_that_is_not_an_object_is_refused_and_replaced_only_with_force(tmp_path: Path, inp: Path) -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -754,12 +757,15 @@ _TERMINATED = """
 import os, shutil, signal, sys
 import wikidata_index.ingest as ing
 real_db, real_rmtree = ing.write_index_db, shutil.rmtree
-def stop_in_db(out_dir):  # SIGTERM while index.duckdb is being written (its temporary file exists)
-    open(os.path.join(out_dir, ".index.duckdb.abc123.tmp"), "wb").write(b"half")
-    os.kill(os.getpid(), signal.SIGTERM)
+def stop_in_db(out_dir):  # SIGTERM while index.duckdb is being written (its temporary folder exists)
+    def stop(src, dst):
+        if str(dst).endswith("index.duckdb"):
+            os.kill(os.getpid(), signal.SIGTERM)
+    os.replace = stop
+    real_db(out_dir)
 def stop_in_stage(path, *a, **kw):  # SIGTERM half-way through removing the finished stage
-    if ".staging-" in str(path) and os.path.isdir(os.path.join(path, "chunks")):
-        real_rmtree(os.path.join(path, "chunks", "done"))
+    if ".staging-" in str(path) and os.path.basename(path) == "chunks":
+        real_rmtree(os.path.join(path, "done"))
         os.kill(os.getpid(), signal.SIGTERM)
     return real_rmtree(path, *a, **kw)
 if sys.argv[3] == "db":
@@ -781,7 +787,7 @@ def test_a_rerun_after_sigterm_at_the_end_is_up_to_date_and_cleans_up(tmp_path: 
                           env=dict(os.environ, PYTHONPATH=str(REPO)), check=False)
     assert proc.returncode == -signal.SIGTERM
     left = sorted(p.name for p in out.iterdir() if p.name.startswith("."))
-    assert any(n.endswith(".tmp") for n in left) if where == "db" else any(n.startswith(".staging-") for n in left)
+    assert any(n.startswith(".staging-index-db-" if where == "db" else ".staging-") for n in left)
     res = ingest_dump(dump, out, workers=1, progress=False, chunk_lines=3)
     assert res.up_to_date and res.rows["entities"] == 12
     assert res.summary().splitlines()[0] == (
@@ -793,3 +799,111 @@ def test_a_rerun_after_sigterm_at_the_end_is_up_to_date_and_cleans_up(tmp_path: 
         assert ix.counts()["entities"] == 12
     assert not ingest_dump(dump, out, workers=1, progress=False, chunk_lines=3, force=True).up_to_date
     assert not ingest_dump(dump, out, workers=1, progress=False, chunk_lines=4).up_to_date  # other chunking
+
+
+# ----------------------------------------------------------------------------- what an ingest may remove
+
+
+def test_a_users_folders_named_like_stages_stay_and_marked_leftovers_go(tmp_path: Path) -> None:
+    """Stages, spools and index.duckdb temporaries are removed by their marker, never by name alone."""
+    from etl.step import mark_staging
+    from wikidata_index.ingest import DB_OWNER, DB_STAGING, STAGE_OWNER
+
+    dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(12)))
+    out = tmp_path / "ix"
+    mine = [".staging-0123456789abcdef", ".staging-0123456789abcdef.removing", ".staging-ingest-dump-mine",
+            f"{DB_STAGING}mine"]
+    for name in mine:
+        (out / name).mkdir(parents=True)
+        (out / name / "keep.txt").write_text("precious")
+    (out / ".index.duckdb.abcd1234.tmp").write_text("precious")  # the temporary's name in earlier versions
+
+    def killed(leftovers: dict[str, str]) -> None:  # what stopped runs leave: folders with their marker
+        for name, owner in leftovers.items():
+            (out / name).mkdir()
+            mark_staging(out / name, owner)
+
+    killed({".staging-fedcba9876543210": STAGE_OWNER, ".staging-ingest-dump-0badc0de": "ingest-dump"})
+    ingest_dump(dump, out, workers=1, progress=False)
+    kept = sorted([*mine, ".index.duckdb.abcd1234.tmp", ".file-hashes.json"])
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == kept
+    killed({f"{DB_STAGING}0badc0de": DB_OWNER, ".staging-fedcba9876543210.removing": STAGE_OWNER})
+    (out / ".manifest.json.publishing").write_bytes(orjson.dumps({"step": "ingest-dump", "outputs": []}))
+    assert ingest_dump(dump, out, workers=1, progress=False).up_to_date  # and removes what the kills left
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == kept
+    assert all((out / name / "keep.txt").read_text() == "precious" for name in mine)
+
+
+def test_a_users_folder_with_the_stages_own_name_is_refused_and_kept(tmp_path: Path) -> None:
+    from wikidata_index.ingest import DEFAULT_CHUNK_BYTES, _staging_key
+
+    dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(12)))
+    out = tmp_path / "ix"
+    stage = out / f".staging-{_staging_key(str(dump), ('en',), None, DEFAULT_CHUNK_BYTES)}"
+    stage.mkdir(parents=True)
+    (stage / "keep.txt").write_text("precious")
+    for force in (False, True):  # --force starts over: from a stage of its own, never from this folder
+        with pytest.raises(InputError) as err:
+            ingest_dump(dump, out, workers=1, progress=False, force=force)
+        assert str(err.value) == (f"--out {out}: {stage.name} there was not made by an ingest-dump run (it has no "
+                                  f".envbench-staging file); move it out of {out}, or choose another --out")
+        assert [p.name for p in out.iterdir()] == [stage.name] and (stage / "keep.txt").read_text() == "precious"
+
+
+def test_only_marked_spools_of_dead_runs_are_removed(tmp_path: Path) -> None:
+    """/dev/shm is shared: a folder there named like a spool is removed only with a spool's marker."""
+    from etl.step import is_staging, mark_staging
+    from wikidata_index.ingest import SPOOL_OWNER, SPOOL_PREFIX, make_spool
+
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    shm = Path("/dev/shm")
+    base = shm if shm.is_dir() and os.access(shm, os.W_OK) else stage
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    theirs, killed = (base / f"{SPOOL_PREFIX}{dead}-{tmp_path.name}-{who}" for who in ("theirs", "killed"))
+    made: list[Path] = []
+    try:
+        theirs.mkdir()
+        (theirs / "keep.txt").write_text("precious")
+        killed.mkdir()
+        mark_staging(killed, SPOOL_OWNER)
+        made.append(Path(make_spool(stage, 2) or ""))
+        assert not killed.exists() and (theirs / "keep.txt").read_text() == "precious"
+        assert is_staging(made[0], SPOOL_OWNER) and made[0].parent == base
+    finally:
+        for p in (theirs, killed, *made):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def test_workers_and_chunk_mb_are_bounded(tmp_path: Path) -> None:
+    """--workers 3000 ended in "RuntimeError: can't start new thread"; --chunk-mb had no bound either."""
+    from tests.envbench.cli.invoke import run
+
+    dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(12)))
+    out = tmp_path / "ix"
+    code, text = run("ingest-dump", dump, "--out", out, "--workers", 3000, "-q")
+    assert (code, text) == (1, f"Error: --workers 3000 is more than 256, the most parsing processes an ingest starts; "
+                               f"give at most 256 (about the number of cores, {os.cpu_count()} here, is fastest)\n")
+    code, text = run("ingest-dump", dump, "--out", out, "--chunk-mb", 100_000_000, "-q")
+    assert (code, text) == (1, "Error: --chunk-mb 100000000 is more than 1024; give at most 1024 (memory is about "
+                               "4 x workers x --chunk-mb; the default, 32, is fastest)\n")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("error", [MemoryError(), OSError(errno.ENOMEM, "Cannot allocate memory")])
+def test_running_out_of_memory_says_to_lower_chunk_mb_or_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 error: BaseException) -> None:
+    """ENOMEM (an mmap of a chunk's spool slot) had said "check the path and its permissions"."""
+    import wikidata_index.ingest as ing
+
+    def no_memory(*args: object, **kwargs: object) -> Iterator[object]:
+        raise error
+        yield  # a generator, as iter_chunks is
+
+    monkeypatch.setattr(ing, "iter_chunks", no_memory)
+    dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(12)))
+    with pytest.raises(InputError) as err:
+        ingest_dump(dump, tmp_path / "ix", workers=1, progress=False, chunk_bytes=64 << 20)
+    assert str(err.value) == (f"{dump}: out of memory while ingesting with --workers 1 and --chunk-mb 64 (memory is "
+                              "about 4 x workers x --chunk-mb); lower --chunk-mb or --workers, then rerun")

@@ -298,18 +298,27 @@ def test_skip_invalid_says_how_many_and_why(tmp_path: Path) -> None:
     assert stats["documents"] == 1 and stats["validation"]["skipped_documents"] == 1
 
 
-def test_staging_left_by_a_killed_run_is_removed(tmp_path: Path) -> None:
-    # issue 17 #24: a SIGKILLed generate left .generate-XXXX/ (before etl.step) that no rerun removed
+def test_staging_left_by_a_killed_run_is_removed_and_a_users_folder_kept(tmp_path: Path) -> None:
+    # issue 17 #24: a SIGKILLed generate left its staging folder, which no rerun removed; the fix removed
+    # every ".generate-*" and ".staging-generate-*", the user's own folders of such names among them
+    from etl.step import mark_staging
+
     w = sample_world()
     out = tmp_path / "o"
-    for leftover in (".generate-k1l2", ".staging-generate-x9y8"):
-        (out / leftover).mkdir(parents=True)
-        (out / leftover / "test_env.json").write_text("[")
+    killed = out / ".staging-generate-x9y8"  # what a killed run leaves: the folder holds the step's marker
+    killed.mkdir(parents=True)
+    mark_staging(killed, "generate")
+    (killed / "docs_env.json").write_text("[")
+    for mine in (".generate-backup", ".staging-generate-mine"):
+        (out / mine).mkdir()
+        (out / mine / "keep.txt").write_text("precious")
     code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
                      "--seeds", "1", "--out", str(out))
     assert code == 0, res
-    assert sorted(p.name for p in out.iterdir()) == ["docs_env.json", "manifest.json", "stats.json",
-                                                      "substitutions.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == [".generate-backup", ".staging-generate-mine", "docs_env.json",
+                                                      "manifest.json", "stats.json", "substitutions.parquet"]
+    assert [(out / m / "keep.txt").read_text() for m in (".generate-backup", ".staging-generate-mine")] == \
+        ["precious"] * 2
 
 
 def test_a_second_run_into_the_same_out_fails_at_once(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import orjson
 import pytest
 from click.testing import CliRunner
@@ -510,3 +511,13 @@ def test_languages_that_are_no_language_codes_are_refused(tmp_path: Path) -> Non
         assert res.exit_code == 1
         assert res.output == (f"Error: --languages {bad!r} is not a Wikidata language code (lower-case letters, "
                               "digits and '-', such as en, de, zh-hant); check the list\n")
+
+
+def test_the_help_states_the_bounds_the_ingest_enforces() -> None:
+    # the CLI does not import the ingest (pyarrow) to print its help, so the numbers are written twice
+    from envbench.cli.ingest import ingest_dump
+    from wikidata_index.ingest import MAX_CHUNK_MB, MAX_WORKERS
+
+    helps = {p.name: p.help for p in ingest_dump.params if isinstance(p, click.Option)}
+    assert f"at most {MAX_WORKERS})" in helps["workers"]
+    assert f"at most {MAX_CHUNK_MB} (" in helps["chunk_mb"]

@@ -152,6 +152,40 @@ def test_byte_identical_rerun_and_up_to_date(env: Path, tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".generate-*")) and not list(tmp_path.glob(".staging-*"))
 
 
+def test_a_users_folders_stay_and_a_claim_left_by_a_kill_goes(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # _lifecycle removed every .generate-* and the step every .staging-generate-*, by name alone; and a kill
+    # after the manifest was written left .manifest.json.publishing, which an up-to-date rerun never removed
+    from etl.step import mark_staging
+
+    w = sample_world()
+    out = tmp_path / "o"
+    for mine in (".generate-backup", ".staging-generate-mine"):
+        (out / mine).mkdir(parents=True)
+        (out / mine / "keep.txt").write_text("precious")
+    killed = out / ".staging-generate-0badc0de"  # a killed run's: it holds the step's marker
+    killed.mkdir()
+    mark_staging(killed, "generate")
+    real = Path.unlink
+
+    def killed_at_the_claim(self: Path, *args: Any, **kwargs: Any) -> None:
+        if self.name == ".manifest.json.publishing":
+            raise KeyboardInterrupt  # what a SIGKILL there leaves: the manifest, and the claim beside it
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", killed_at_the_claim)
+    with pytest.raises(KeyboardInterrupt):
+        generate(w.test, w.index, out, links=w.links, seeds=1, progress=False)
+    monkeypatch.undo()
+    outputs = ["manifest.json", "stats.json", "substitutions.parquet", "test_env.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".generate-backup", ".manifest.json.publishing",
+                                                      ".staging-generate-mine", *outputs]
+    assert generate(w.test, w.index, out, links=w.links, seeds=1, progress=False).up_to_date
+    assert sorted(p.name for p in out.iterdir()) == [".generate-backup", ".staging-generate-mine", *outputs]
+    assert [(out / m / "keep.txt").read_text() for m in (".generate-backup", ".staging-generate-mine")] == \
+        ["precious"] * 2
+
+
 def test_another_source_into_the_same_folder_needs_force(env: Path, tmp_path: Path) -> None:
     # the step would remove test_env.json, the earlier benchmark: a mistaken --out more often than a wish
     w = sample_world()
