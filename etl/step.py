@@ -67,7 +67,8 @@ Contract, in the order things happen:
 Two shapes: ``root`` is the output folder (its ``manifest.json`` describes the folder), or
 ``manifest`` names the manifest file and ``outputs`` are file paths anywhere (``link --out
 L.json`` writes ``L.json`` and ``L.json.manifest.json``). Errors are ``InputError`` with one line
-that names the path and the fix.
+that names the path and the fix, and the command's option: ``option`` (``--out``) for the step, and
+``output_options`` for an output given by another option (``--links``, ``--report``).
 """
 
 from __future__ import annotations
@@ -286,6 +287,7 @@ class Step:
         option: str = "--out",
         force_flag: str | None = "--force",
         protected: Sequence[str | os.PathLike[str]] = (),
+        output_options: Mapping[str | os.PathLike[str], str] | None = None,
     ) -> None:
         if (root is None) == (manifest is None):
             raise ValueError("give exactly one of root (an output folder) or manifest (a manifest file)")
@@ -306,6 +308,9 @@ class Step:
             raise ValueError(f"step {name}: {STAGING_MARKER} is the staging marker's name, not an output's")
         self.inputs = list(inputs)
         self.protected = [Path(p) for p in protected]  # folders read whole (an index): no output inside one
+        # the command's option of an output that is not the step's main one ("--links" of kb-from-corpus), so
+        # that a message about that file names the option the user gave it with
+        self.output_options = {self._resolve_output(o): opt for o, opt in (output_options or {}).items()}
         self.parameters = dict(parameters or {})
         self.identity = dict(identity or {})
         self.info: dict[str, Any] = {}  # written to the manifest, never compared (timings, counts)
@@ -438,6 +443,10 @@ class Step:
                                  f"({shown}); move them out of it, or choose another {self.option}")
             if not self.force and not damaged:
                 fix = "" if self.force_flag is None else f", or pass {self.force_flag} to replace it"
+                option = self.output_options.get(out)
+                if option is not None:  # "--links ul.json: ...", not "--out kb.json.gz: ul.json ..."
+                    raise InputError(f"{option} {out}: {shown} is there and no `{self.name}` run wrote it; "
+                                     f"move it, or choose another {option}{fix}")
                 raise InputError(f"{self.option} {where}: {shown} is there and no `{self.name}` run wrote it; "
                                  f"move it, or choose another {self.option}{fix}")
         return owned

@@ -358,7 +358,8 @@ def link_file(
         parameters = {"threshold": threshold, "skip_invalid": skip_invalid, "report": report_path is not None}
         identity = {"index": {"tables_sha256": index_fingerprint(Path(index_path))}}
         with Step("link", manifest=manifest_beside(out), outputs=outputs, inputs=inputs, parameters=parameters,
-                  identity=identity, force=force, protected=[Path(index_path)]) as step:
+                  identity=identity, force=force, protected=[Path(index_path)],
+                  output_options={report_path: "--report"} if report_path is not None else None) as step:
             if step.up_to_date:
                 return LinkRun(out, report_path, None, up_to_date=True, seconds=time.perf_counter() - t0)
             gold_links = None

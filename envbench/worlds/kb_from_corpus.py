@@ -298,7 +298,7 @@ def kb_from_corpus(
                   "min_class_items": min_class_items, "gazetteers": typer.gz.versions}
     with Step("kb-from-corpus", manifest=manifest_beside(out_kb), outputs=[out_kb, links_out],
               inputs=[*docs_paths, *index_files], parameters=parameters, force=force,
-              protected=[Path(index)] if index is not None else []) as step:
+              protected=[Path(index)] if index is not None else [], output_options={links_out: "--links"}) as step:
         if step.up_to_date:
             from etl.step import read_manifest
 

@@ -237,3 +237,15 @@ def test_a_linked_docred_gold_file_reports_its_alignment_rate(tmp_path: Path) ->
         "aligned by mention position",
         f"wrote {tmp_path / 'l.json'}",
     ]
+
+
+def test_a_file_no_link_run_wrote_is_named_by_its_own_option(tmp_path: Path) -> None:
+    # the message named --out for the report's file (hostile-input probe)
+    w = sample_world()
+    mine = tmp_path / "rep.json"
+    mine.write_text('{"mine": 1}')
+    code, out = _run("link", str(w.test), "--index", str(w.index), "--out", str(tmp_path / "l.json"),
+                     "--report", str(mine))
+    assert (code, out) == (1, f"Error: --report {mine}: rep.json is there and no `link` run wrote it; move it, or "
+                              "choose another --report, or pass --force to replace it\n")
+    assert mine.read_text() == '{"mine": 1}' and not (tmp_path / "l.json").exists()

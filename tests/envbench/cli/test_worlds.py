@@ -261,3 +261,13 @@ def test_make_sample_refuses_an_empty_out(tmp_path: Path, monkeypatch: pytest.Mo
     assert (r.exit_code, r.output) == (1, "Error: --out is empty; give the folder for the sample world, e.g. "
                                           "--out data/sample\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_kb_from_corpus_names_the_links_option_for_a_file_it_did_not_write(sample: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "ul.json"
+    mine.write_text('{"mine": 1}')
+    r = CliRunner().invoke(cli, ["kb-from-corpus", str(sample / "docs/dev.json"), "--out", str(tmp_path / "kb.json.gz"),
+                                 "--links", str(mine)])
+    assert (r.exit_code, r.output) == (1, f"Error: --links {mine}: ul.json is there and no `kb-from-corpus` run wrote "
+                                          "it; move it, or choose another --links, or pass --force to replace it\n")
+    assert mine.read_text() == '{"mine": 1}' and not (tmp_path / "kb.json.gz").exists()
