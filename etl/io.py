@@ -128,9 +128,17 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
         return raw if kind is None else _decoder(kind, raw)  # type: ignore[return-value]
     p = Path(path)
     if not p.exists():
+        if p.is_symlink():  # exists() follows the link: a loop or a missing target is no "no such file"
+            raise InputError(f"{p}: a symbolic link that leads to no file (its target is missing, or it loops); "
+                             "point it at the file, or give the file itself")
         raise InputError(f"no such file: {p}; check the path")
     if p.is_dir():
         raise InputError(f"{p} is a folder; give a file")
+    if not p.is_file():
+        # a named pipe would block until something writes to it, and is opened twice (its first bytes tell
+        # the compression), which loses them
+        raise InputError(f"{p}: not a regular file (a pipe, socket or device); save what it gives to a file, "
+                         "and give that")
     kind = sniff_compression(p)
     return open(p, "rb") if kind is None else _decoder(kind, p)
 

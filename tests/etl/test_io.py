@@ -25,6 +25,23 @@ def test_read_json_names_the_missing_file(tmp_path: Path) -> None:
         read_json(tmp_path / "nope.json")
 
 
+def test_a_link_to_nothing_and_a_pipe_are_one_line_not_a_hang(tmp_path: Path) -> None:
+    # a hostile-input probe: a symbolic link loop read "no such file", and a named pipe blocked until killed
+    (tmp_path / "a.json").symlink_to(tmp_path / "b.json")
+    (tmp_path / "b.json").symlink_to(tmp_path / "a.json")
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "nowhere.json")
+    for name in ("a.json", "dangling.json"):
+        with pytest.raises(InputError) as err:
+            read_json(tmp_path / name)
+        assert str(err.value) == (f"{tmp_path / name}: a symbolic link that leads to no file (its target is missing, "
+                                  "or it loops); point it at the file, or give the file itself")
+    os.mkfifo(tmp_path / "pipe.json")
+    with pytest.raises(InputError) as err:
+        read_json(tmp_path / "pipe.json")
+    assert str(err.value) == (f"{tmp_path / 'pipe.json'}: not a regular file (a pipe, socket or device); save what it "
+                              "gives to a file, and give that")
+
+
 def test_atomic_write_leaves_nothing_on_failure_and_keeps_the_old_file(tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     write_json_atomic(target, {"v": 1})
