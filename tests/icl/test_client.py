@@ -761,11 +761,13 @@ def test_an_out_with_files_no_run_wrote_is_refused_before_sending(server: FakeSe
     (run / "pred.json").write_text("[]")
     assert run_prompts(prompts, run, make_client(server.url), progress=False).cache_hits == 3
     assert (run / "pred.json").read_text() == "[]"
+    def refusal(out: Path) -> str:
+        with pytest.raises(EnvbenchError) as exc:
+            run_prompts(prompts, out, make_client(server.url), progress=False)
+        return str(exc.value)
+
     (run / "run.json").write_text("precious")  # one of the run's names, taken by a file it did not write
-    with pytest.raises(EnvbenchError) as exc:
-        run_prompts(prompts, run, make_client(server.url), progress=False)
-    assert str(exc.value) == (f"--out {run}: run.json is there and no `icl-run` run wrote it; move it, or choose "
-                              "another --out")
+    assert refusal(run) == f"--out {run}: run.json is there and no `icl-run` run wrote it; move it, or choose another --out"
     # an interrupted run left only its cache: it resumes; a stranger in that cache is refused
     resumed = tmp_path / "resumed"
     resumed.mkdir()
@@ -774,10 +776,8 @@ def test_an_out_with_files_no_run_wrote_is_refused_before_sending(server: FakeSe
     (resumed / "answers.json").unlink()
     (resumed / "run.json").unlink()
     (resumed / "cache" / "notes.txt").write_text("mine")
-    with pytest.raises(EnvbenchError) as exc:
-        run_prompts(prompts, resumed, make_client(server.url), progress=False)
-    assert str(exc.value) == (f"--out {resumed}: cache/ holds files that no `icl-run` run wrote (cache/notes.txt); "
-                              "move them out of it, or choose another --out")
+    assert refusal(resumed) == (f"--out {resumed}: cache/ holds files that no `icl-run` run wrote (cache/notes.txt); "
+                                "move them out of it, or choose another --out")
     # the answer cache --cache names may lie inside --out
     shared = tmp_path / "shared"
     shared.mkdir()
