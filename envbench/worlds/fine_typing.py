@@ -578,8 +578,11 @@ class FineTyper:
         for k in range(2, min(len(a), 5)):
             if a[k] != singular(a[k]) and (q := self.cue_class(singular(a[k]), "LOC")) is not None:
                 named = k < len(c.capitals) and c.capitals[k]  # "Twin Lakes": a name's own last word
-                return q if not named and all(w.replace("-", "").isalpha() and w not in STOP and w not in NOT_NAMES
-                                              for w in a[1:k]) else None
+                # the words between are a name, written with capitals where the case is known ("the Middle
+                # East and among Muslim nations" says nothing of the Middle East)
+                lower = len(c.capitals) >= k and not all(c.capitals[1:k])
+                return q if not named and not lower and all(w.replace("-", "").isalpha() and w not in STOP
+                                                            and w not in NOT_NAMES for w in a[1:k]) else None
         return None
 
     def definition_votes(self, contexts: Sequence[MentionContext], coarse: str) -> Counter[str]:
@@ -621,10 +624,16 @@ class FineTyper:
                 q = self.cue_class(b[-1], coarse)
                 if q is None and len(b) >= 2 and b[-1] == "of" and coarse == "LOC":
                     q = self.cue_class(b[-2], coarse)  # "the village of X", "the city of X"
+            plain = False
             if q is None and coarse == "LOC":
                 q = self.shared_plural_cue(c)
+                second = bool(c.before) and c.before[-1] in COORDINATORS  # the noun right after the mention
+                plain = q is not None and not (second and c.capitals[:1] == (True,))
             if q and counted < MAX_COUNTED["context"]:
-                votes[q] += WEIGHTS["context"]
+                # a plural kind noun in lower case that two names share says what both are as plainly as a
+                # definition does: "the Salt and Gila rivers" outvotes the gazetteer's small city of Salt, Spain
+                # (not so "Tyrrell and Washington Counties", which may be part of a name)
+                votes[q] += WEIGHTS["definition"] if plain else WEIGHTS["context"]
                 counted += 1
             if coarse == "MISC" and b and b[-1] in QUOTES_OPEN and c.after and c.after[0] in QUOTES_CLOSE:
                 votes[SONG] += WEIGHTS["quote"]

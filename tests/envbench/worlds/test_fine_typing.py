@@ -301,6 +301,12 @@ def test_two_places_that_share_a_plural_kind_noun_are_of_that_kind() -> None:
                        ("He toured Paris and other cities .", "Paris"), ("Germany and its states agreed .", "Germany"),
                        ("It was sold in Ohio and many states .", "Ohio")):
         assert t.type(Evidence("LOC", [name], contexts=[_ctx(sent, name)])).signal == "fallback", sent
+    # a lower-case plural two names share outvotes the gazetteer (Salt, a city in Spain), and words in lower
+    # case between "and" and the noun are no name
+    rivers = "The pass lies between the Salt and Gila rivers in Arizona ."
+    assert FineTyper().type(Evidence("LOC", ["Salt"], contexts=[_ctx(rivers, "Salt")])).qid == "Q4022"
+    middle = "a name common in the Middle East and among Muslim nations ."
+    assert t.type(Evidence("LOC", ["Middle East"], contexts=[_ctx(middle, "Middle East")])).signal == "fallback"
     # only places: "the Beatles and Stones albums" says nothing of an album
     assert t.type(Evidence("MISC", ["Abbey"], contexts=[_ctx("the Abbey and Wall albums", "Abbey")])).signal == "fallback"
 
