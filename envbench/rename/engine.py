@@ -156,7 +156,15 @@ from envbench.rename.numtime import (
     rename_times,
 )
 from envbench.rename.regnal import any_regnal
-from envbench.rename.short_names import ShortName, follow, may_follow, short_names, spell_like, spellings
+from envbench.rename.short_names import (
+    ShortName,
+    follow,
+    may_follow,
+    same_by_form,
+    short_names,
+    spell_like,
+    spellings,
+)
 from envbench.rename.substitute import (
     NewName,
     clash_keys,
@@ -1093,6 +1101,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue  # "Saxony" never "Eastern" ("a tramway in Eastern , Ghana")
             if regnal is False and any_regnal(nn.name for nn in mapping.values()):
                 continue  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
+            if any(same_by_form(nm, nn.name) for nn in mapping.values() for nm in originals):
+                continue  # "United Nations" never "UN": the corpus KB may hold a thing's short name as an item
             if regnal is not None and any(opens_lower(nn.name) for nn in mapping.values()) and not any(
                     opens_lower(nm) for nm in originals):
                 continue  # "Bahiyyih Nakhjavani" never "née Alexander"

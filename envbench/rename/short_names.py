@@ -141,6 +141,21 @@ def _made_from(short: str, full: str) -> ShortName | None:
     return None
 
 
+def same_by_form(old: str, new: str) -> bool:
+    """Whether a new name is an old name made short by the rule of the module docstring ("United Nations"
+    -> "UN", "Yukon River" -> "Yukon", "UNESCO World Heritage Site" -> "... Sites"), or the old one is the
+    initials or the plural of the new one ("UN" -> "United Nations"), with or without "the": the same
+    thing, so a renaming to it renames nothing a reader would notice. A longer name that merely holds the
+    old one is another thing ("Senate" -> "Massachusetts State Senate", "University" -> "University of Uyo")."""
+    x, y = _bare(old)[1].strip(), _bare(new)[1].strip()
+    if x == y:
+        return False
+    if _made_from(y, x) is not None:
+        return True
+    back = _made_from(x, y)
+    return back is not None and back.rule in (ACRONYM, PLURAL)
+
+
 def short_names(names: Sequence[str], coarse: str, adjectival: Sequence[str] = ()) -> dict[str, ShortName]:
     """The entity's names that are short forms of its other names (the rule of the module docstring)."""
     if coarse not in SHORT_TYPES or len(names) < 2:
@@ -324,4 +339,5 @@ def spell_like(spelling: str, name: str, new: NewName) -> NewName:
 
 
 __all__ = ["ACRONYM", "DROP_FIRST", "DROP_LAST", "PLURAL", "SHORT_TYPES", "ShortName", "derive", "follow", "may_follow",
+           "same_by_form",
            "short_names", "spell_like", "spellings"]

@@ -162,6 +162,8 @@ class Evidence:
     name_counts: Mapping[str, int] = field(default_factory=dict)  # mentions per name (all names once if empty)
     # the clusters (positions in the sequence given to ``FineTyper.type_all``) that gold P131 triples put it in
     located_in: Sequence[int] = ()
+    # the clusters that gold P463 triples make members of it
+    members: Sequence[int] = ()
 
 
 @dataclass(frozen=True)
@@ -301,6 +303,7 @@ _NUMBERED = re.compile(r"(?:[IVX]+|\d+)")
 SETTLEMENT_ROLES = frozenset({("P19", "value"), ("P20", "value"), ("P159", "value"), ("P740", "value")})
 ADMIN_ENTITY = "Q56061"  # administrative territorial entity
 COUNTRY = "Q6256"
+INTERGOVERNMENTAL = "Q245065"  # intergovernmental organization
 # words that name a state of its own in a place's name ("Italian Social Republic", "Kingdom of Scotland")
 POLITY_WORDS = frozenset({"republic", "kingdom", "empire", "state", "states", "confederation", "federation", "union",
                           "sultanate", "emirate", "principality", "duchy", "caliphate", "khanate", "colony",
@@ -679,11 +682,26 @@ class FineTyper:
 
     def type_all(self, evidences: Sequence[Evidence]) -> list[Typing]:
         """Type every cluster of a corpus: each on its own, then the ``learned`` and ``head`` signals over
-        the corpus, and last the level of the places only the relations typed (``level_pass``)."""
+        the corpus, and last the level of the places only the relations typed (``level_pass``) and the
+        organizations that countries are members of (``alliance_pass``)."""
         typed = self._type_all(evidences)
         self.head_classes = {}
         typed = self.head_pass(evidences, typed) if "head" in self.signals else typed
-        return self.level_pass(evidences, typed) if "relations" in self.signals else typed
+        if "relations" in self.signals:
+            typed = self.alliance_pass(evidences, self.level_pass(evidences, typed))
+        return typed
+
+    def alliance_pass(self, evidences: Sequence[Evidence], typed: list[Typing]) -> list[Typing]:
+        """An organization whose members (gold P463) include a country is an intergovernmental organization,
+        whatever else typed it: NATO had been a band to the learned signal ("various Crazy Town and the League
+        of Nations peacekeeping missions"), the European and African Unions political parties by their head
+        noun, the UN Security Council a company."""
+        out = list(typed)
+        for i, (ev, t) in enumerate(zip(evidences, typed)):
+            if ev.coarse == "ORG" and t.qid != INTERGOVERNMENTAL and any(
+                    self.place_level(typed[j].qid) == 1 and evidences[j].coarse == "LOC" for j in ev.members):
+                out[i] = Typing(INTERGOVERNMENTAL, "relations", place=t.place, scores=t.scores)
+        return out
 
     def place_level(self, qid: str) -> int:
         """The level of a place class (``PLACE_LEVEL_CLASSES``): 1 country, 2 first-level subdivision or region,

@@ -438,18 +438,25 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
 
 def corpus_evidence(corpus: Corpus) -> tuple[list[Cluster], list[Evidence]]:
     """The clusters in the fixed order the typing reads them (the learned signal trains in it), and what is
-    known about each, with the clusters gold P131 (located in) triples put it in."""
+    known about each, with the clusters gold P131 (located in) and P17 (country) triples put it in, and the
+    clusters gold P463 (member of) triples make members of it."""
     ordered = sorted(corpus.clusters, key=lambda c: c.key)
     at = {id(cl): i for i, cl in enumerate(ordered)}
     located: dict[int, set[int]] = {}
+    members: dict[int, set[int]] = {}
     for title, labels in corpus.doc_labels:
         row = corpus.slots[title]
         for lab in labels:
             h, t = row[lab["h"]], row[lab["t"]]
-            if lab["r"] in ("P131", "P17") and h is not None and t is not None and h is not t:
+            if h is None or t is None or h is t:
+                continue
+            if lab["r"] in ("P131", "P17"):
                 located.setdefault(at[id(h)], set()).add(at[id(t)])
+            elif lab["r"] == "P463":
+                members.setdefault(at[id(t)], set()).add(at[id(h)])
     return ordered, [Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names,
-                              tuple(sorted(located.get(i, ())))) for i, cl in enumerate(ordered)]
+                              tuple(sorted(located.get(i, ()))), tuple(sorted(members.get(i, ()))))
+                     for i, cl in enumerate(ordered)]
 
 
 def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_kb: Path, links_out: Path,

@@ -31,6 +31,7 @@ from envbench.rename.short_names import (
     derive,
     follow,
     may_follow,
+    same_by_form,
     short_names,
     spell_like,
     spellings,
@@ -199,6 +200,20 @@ def test_an_entity_no_item_of_either_draw_fits_is_kept() -> None:
     # no short name, no second slot
     run, slots, row = _settle(["Rhodesian Bush War", "Second Chimurenga"], "MISC", [], [])
     assert run.second == {} and len(slots) == 1 and row.reason is KeptReason.NO_CANDIDATE
+
+
+def test_a_candidate_named_as_the_entity_made_short_or_long_is_the_same_thing() -> None:
+    # the corpus KB held "UN" apart from "United Nations": "United Nations" -> "UN" renamed nothing
+    for old, new in (("United Nations", "UN"), ("UN", "United Nations"), ("Yukon River", "Yukon"),
+                     ("UNESCO World Heritage Site", "UNESCO World Heritage Sites"), ("the United Nations", "UN")):
+        assert same_by_form(old, new), (old, new)
+    # a longer name that holds the old one is another thing; so is another name altogether
+    for old, new in (("Senate", "Massachusetts State Senate"), ("University", "University of Uyo"),
+                     ("Islam", "Shi'a Islam"), ("United Nations", "NAAEC"), ("UN", "UN")):
+        assert not same_by_form(old, new), (old, new)
+    _, _, row = _settle(["United Nations"], "ORG", [("Q2", ItemNames("UN", ())), ("Q3", ItemNames("Contact Group", ()))],
+                        [])
+    assert (row.new_qid, row.new_names) == ("Q3", ["Contact Group"])
 
 
 def test_a_name_spelled_two_ways_is_one_name() -> None:

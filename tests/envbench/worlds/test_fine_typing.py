@@ -255,6 +255,20 @@ def test_a_kind_word_in_a_city_name_yields_to_the_city() -> None:
     assert t.type(Evidence("LOC", ["Hudson River"], [("P20", "value")])).qid == "Q4022"
 
 
+def test_an_organization_countries_are_members_of_is_intergovernmental() -> None:
+    # NATO had been a band to the learned signal, the African Union a political party by its head noun
+    t = FineTyper()
+    countries = [Evidence("LOC", [n], [("P17", "value")] * 2) for n in ("Zorvania", "Quelbia", "Trastia")]
+    people = [Evidence("PER", [n], [("P463", "subject")]) for n in ("Ann Veld", "Bo Rask")]
+    nato = Evidence("ORG", ["NOTA"], [("P463", "value")] * 3, members=(0, 1))
+    band = Evidence("ORG", ["The Vexers"], [("P463", "value")] * 2, members=(3, 4))
+    union = Evidence("ORG", ["Southern Union"], [("P463", "value")], members=(2,))
+    typed = t.type_all([*countries, *people, nato, band, union])
+    assert typed[5].qid == typed[7].qid == "Q245065" and typed[6].qid != "Q245065"
+    assert [x.qid for x in FineTyper([s for s in SIGNALS if s != "relations"]).type_all(
+        [*countries, *people, nato])][5] != "Q245065"
+
+
 def test_one_word_names_have_no_kind_word() -> None:
     assert FineTyper(["name"]).type(Evidence("LOC", ["River"])).signal == "fallback"
 

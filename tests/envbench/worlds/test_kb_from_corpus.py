@@ -614,3 +614,6 @@ def test_gold_located_in_triples_say_which_clusters_an_entity_is_in(tmp_path: Pa
     paris, france = ordered.index(row[2]), ordered.index(row[3])
     assert evidences[paris].located_in == (france,)
     assert sum(1 for ev in evidences if ev.located_in) == 1
+    # and the members gold P463 gives a cluster: Ana Lind of the Blue Tides
+    assert evidences[ordered.index(row[1])].members == (ordered.index(row[0]),)
+    assert sum(1 for ev in evidences if ev.members) == 1
