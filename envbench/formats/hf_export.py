@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.core.errors import DataError, EnvbenchError
+from envbench.core.errors import DataError, EnvbenchError, shorten
 from envbench.core.types import COARSE_TYPES
 from envbench.formats import hf
 from envbench.formats.docred import read_docs
@@ -154,6 +154,12 @@ def read_env_folder(env_dir: str | Path) -> EnvFolder:
         raise EnvbenchError(f"{root}: {what}, not one of `envbench generate`; pass the --out folder of a generate "
                             "run (it holds <stem>_env.json, substitutions.parquet, stats.json)")
     listed = {o["name"]: o for o in manifest.get("outputs") or [] if isinstance(o, dict) and "name" in o}
+    for name in listed:
+        # generate writes plain files into its folder; a name leading elsewhere ("../../../etc/passwd") is
+        # an edited manifest, and export would read and hash what it names
+        if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+            raise EnvbenchError(f"{root / MANIFEST}: lists an output {shorten(repr(name))} outside its folder; "
+                                "regenerate with `envbench generate`")
     docs = [n for n in listed if n.endswith(ENV_SUFFIXES)]
     if len(docs) != 1 or SUBSTITUTIONS_FILE not in listed or "stats.json" not in listed:
         raise EnvbenchError(f"{root / MANIFEST}: lists {', '.join(sorted(listed)) or 'no outputs'}, not one "
@@ -455,6 +461,10 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
     inputs = [env.documents, env.substitutions, env.stats, env.root / MANIFEST, docs_path,
               *([found_lock[0]] if found_lock else [])]
     licenses = [license, "cc0-1.0"] if license != "cc0-1.0" else [license]
+    if name is not None and (not name.strip() or not name.isprintable() or any(c in name for c in "<>`#")):
+        # it heads the card's Markdown: a line break there had opened "## Injected <script>" in its body
+        raise EnvbenchError(f"--name {shorten(repr(name))}: give one line of plain text (no line breaks, <, >, ` "
+                            "or #), e.g. --name 'Env-Re-DocRED test'")
     pretty = name or f"Env benchmark of {docs_path.name}"
     parameters = {"format": "hf", "license": licenses, "name": pretty, "split": split}
     result = ExportResult(Path(out))
@@ -466,6 +476,10 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
         skip = bool((env.manifest.get("parameters") or {}).get("skip_invalid"))
         originals = read_docs(docs_path, skip_invalid=skip).docs
         renamed = read_docs(env.documents, skip_flag=None).docs
+        if not renamed or pq.ParquetFile(env.substitutions).metadata.num_rows == 0:
+            # `datasets` cannot load a split of no rows ("BatchSize must be greater than 0")
+            raise EnvbenchError(f"{env.root}: {'no renamed documents' if not renamed else 'no substitution rows'}, "
+                                "so the dataset could not be loaded; generate from documents that have entities")
         origin = _origins(env.substitutions, renamed, {d["title"] for d in originals}, env.documents)
         data_dir, subs_dir = step.path(f"{hf.DATA_DIR}/"), step.path(f"{hf.SUBSTITUTIONS_DIR}/")
         data_dir.mkdir()

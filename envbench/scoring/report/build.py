@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.core.errors import DataError
+from envbench.core.errors import DataError, shorten
 from envbench.core.notes import HasNotes, Level, Note, NoteCode, note, texts
+from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, read_docs, read_json_file
 from envbench.formats.predictions import load_predictions, read_covers
 from envbench.formats.substitutions import read_substitution_rows
@@ -66,10 +67,31 @@ class ReportResult(HasNotes):
         return "\n".join(lines)
 
 
+RATE_KEYS = frozenset({*COARSE_TYPES, "total"})
+
+
 def _read_stats(path: Path) -> dict[str, Any]:
+    """The stats.json of `envbench generate`, with the fields Table 1 prints checked: they go into report.md
+    as they are, so a hand-edited rate ("abc", a list) had ended in a traceback, and a type named "<b>X|Y</b>"
+    broke the table."""
     data = read_json_file(path, "stats.json")
     if not isinstance(data, dict) or not isinstance(data.get("substitution_rate"), dict):
         raise DataError(f"{path}: has no 'substitution_rate' object; pass the stats.json of `envbench generate`")
+    fix = "pass the stats.json `envbench generate` wrote, unedited"
+    for key, rate in data["substitution_rate"].items():
+        if key not in RATE_KEYS:
+            raise DataError(f"{path}: substitution_rate has the key {shorten(repr(key))}, not a DocRED type or "
+                            f"'total'; {fix}")
+        if rate is not None and (type(rate) not in (int, float) or not 0 <= rate <= 1):
+            raise DataError(f"{path}: substitution_rate.{key} is {shorten(repr(rate))}, not a share from 0 to 1; {fix}")
+    reasons = data.get("kept_reasons", {})
+    if not isinstance(reasons, dict) or not all(
+            isinstance(k, str) and k.isidentifier() and type(v) is int and v >= 0 for k, v in reasons.items()):
+        raise DataError(f"{path}: kept_reasons is not an object of reasons and counts; {fix}")
+    gender = data.get("gender")
+    if gender is not None and (not isinstance(gender, dict) or not all(
+            type(v) is int and v >= 0 for v in gender.values())):
+        raise DataError(f"{path}: gender is not an object of counts; {fix}")
     return data
 
 

@@ -26,11 +26,18 @@ def _slope(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:+.3f}"
 
 
+def code(text: str) -> str:
+    """``text`` (a path the user gave) as inline code that cannot end early or start a new block: a
+    backtick or a line break in a folder name had put "## injected" as a heading into report.md."""
+    return "`" + text.replace("`", "'").replace("\r", "\\r").replace("\n", "\\n") + "`"
+
+
 def _header(rep: Mapping[str, Any]) -> list[str]:
     inp = rep["inputs"]
     return ["# envbench report: original vs Env", "",
-            f"Original: `{inp['original_gold']}` with `{inp['original_pred']}`; "
-            f"Env: `{inp['env_gold']}` with `{inp['env_pred']}` (seeds {', '.join(map(str, rep['seeds']))}).", ""]
+            f"Original: {code(inp['original_gold'])} with {code(inp['original_pred'])}; "
+            f"Env: {code(inp['env_gold'])} with {code(inp['env_pred'])} (seeds {', '.join(map(str, rep['seeds']))}).",
+            ""]
 
 
 def mean_std(mean: float | None, std: float | None, n: int) -> str:

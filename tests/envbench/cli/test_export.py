@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,40 @@ def test_export_errors_are_one_line(env: Path, tmp_path: Path) -> None:
     code, text = _run("export", str(env), "--docs", str(w.test), "--out", str(tmp_path / "x"), "--format", "csv")
     assert code == 2 and "Invalid value for '--format': 'csv' is not 'hf'." in text
     assert not (tmp_path / "x").exists()
+
+
+def test_export_refuses_a_hostile_name_and_a_manifest_that_leads_out(env: Path, tmp_path: Path) -> None:
+    # a hostile-input probe: the name opened "## Injected <script>" in the card's body, and an edited manifest
+    # made export read /etc/passwd
+    w = sample_world()
+    args = ("export", str(env), "--docs", str(w.test), "--out", str(tmp_path / "x"))
+    code, text = _run(*args, "--name", "evil\n\n## Injected <script>x</script>")
+    assert (code, text) == (1, "Error: --name 'evil\\n\\n## Injected <script>x</script>': give one line of plain "
+                               "text (no line breaks, <, >, ` or #), e.g. --name 'Env-Re-DocRED test'\n")
+    bad = tmp_path / "bad"
+    shutil.copytree(env, bad)
+    manifest = json.loads((bad / "manifest.json").read_text())
+    manifest["outputs"].append({"name": "../../../etc/passwd", "sha256": "0" * 64})
+    (bad / "manifest.json").write_text(json.dumps(manifest))
+    code, text = _run("export", str(bad), "--docs", str(w.test), "--out", str(tmp_path / "y"))
+    assert (code, text) == (1, f"Error: {bad / 'manifest.json'}: lists an output '../../../etc/passwd' outside its "
+                               "folder; regenerate with `envbench generate`\n")
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_export_of_a_benchmark_with_no_substitutions_is_refused(tmp_path: Path) -> None:
+    # `datasets` cannot load a split of no rows: the folder would be written and never load
+    w = sample_world()
+    docs = [{**d, "vertexSet": [], "labels": []} for d in json.loads(w.test.read_text())[:2]]
+    src = tmp_path / "noents.json"
+    src.write_text(json.dumps(docs))
+    code, text = _run("generate", str(src), "--index", str(w.index), "--seeds", "1", "--out", str(tmp_path / "g"),
+                      "--no-progress")
+    assert code == 0, text
+    code, text = _run("export", str(tmp_path / "g"), "--docs", str(src), "--out", str(tmp_path / "hf"))
+    assert (code, text) == (1, f"Error: {tmp_path / 'g'}: no substitution rows, so the dataset could not be loaded; "
+                               "generate from documents that have entities\n")
+    assert not (tmp_path / "hf").exists()
 
 
 def test_evaluate_on_the_exported_folder_scores_as_on_the_json(env: Path, tmp_path: Path) -> None:

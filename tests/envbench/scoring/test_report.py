@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from envbench.core.errors import DataError
 from envbench.formats.predictions import check_predictions
 from envbench.scoring.report import (
     consistency_rate,
@@ -167,6 +168,25 @@ def test_report_uses_stats_json_and_notes_skipped_parts(world: dict[str, Path], 
     assert r.report["table4_popularity"] is None and r.report["table5_names_in_train"] is None
     assert "Table 4 (popularity) skipped: pass --index DIR (from `envbench ingest-dump`)" in r.notes
     assert any(n.startswith("Ign F1 equals F1: no training documents were given") for n in r.notes)
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"substitution_rate": {"PER": "abc"}}, "substitution_rate.PER is 'abc', not a share from 0 to 1"),
+    ({"substitution_rate": {"PER": [1]}}, "substitution_rate.PER is [1], not a share from 0 to 1"),
+    ({"substitution_rate": {"PER": -5}}, "substitution_rate.PER is -5, not a share from 0 to 1"),
+    ({"substitution_rate": {"<b>X|Y</b>": 0.5}}, "substitution_rate has the key '<b>X|Y</b>', not a DocRED type or 'total'"),
+    ({"kept_reasons": {"a|b": 1}}, "kept_reasons is not an object of reasons and counts"),
+    ({"gender": {"persons": "x"}}, "gender is not an object of counts"),
+])
+def test_a_hand_edited_stats_json_is_one_line(world: dict[str, Path], tmp_path: Path, change: dict, problem: str) -> None:
+    # a hostile-input probe: these ended in tracebacks, or in "-500.00" and a broken table in report.md
+    stats = {"substitution_rate": {"PER": 0.9, "total": 0.8}, "kept_reasons": {"no_candidate": 3}, **change}
+    path = tmp_path / "stats.json"
+    write(path, stats)
+    with pytest.raises(DataError) as err:
+        make_report(world["og"], world["op"], world["eg"], world["ep"], out=tmp_path / "rep", stats=path)
+    assert str(err.value) == f"{path}: {problem}; pass the stats.json `envbench generate` wrote, unedited"
+    assert not (tmp_path / "rep").exists()
 
 
 def test_report_popularity_through_real_ingest(world: dict[str, Path], tmp_path: Path) -> None:
