@@ -182,9 +182,11 @@ def weights_of(ckpt: Path) -> Path:
     return ckpt / CHECKPOINT_FILE if (ckpt / CHECKPOINT_FILE).is_file() else ckpt / STATE_FILE
 
 
-def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
+def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str, *, choosable: bool = True) -> Path:
     """The folder of checkpoint ``best``, ``last`` or ``epoch-N`` of a run; any other name (a path such as
-    ``../other-run/best`` included) is refused, so a checkpoint is always read from inside the run."""
+    ``../other-run/best`` included) is refused, so a checkpoint is always read from inside the run.
+    ``choosable``: whether the command has ``--checkpoint`` (``understand`` reads ``best`` only), which
+    the message then names."""
     run_p = Path(run)
     require_path(run, "--run", "the run folder `envbench train --out` wrote", "--run runs/atlop")
     if not run_p.is_dir():
@@ -194,9 +196,11 @@ def checkpoint_dir(run: str | os.PathLike[str], checkpoint: str) -> Path:
                             f"(run {run} has: {', '.join(checkpoint_names(run)) or 'none'})")
     cand = run_p / checkpoint if checkpoint in ("best", "last") else run_p / "checkpoints" / checkpoint
     if not (cand / CHECKPOINT_FILE).is_file() and not (cand / STATE_FILE).is_file():
+        fix = ("pass --checkpoint best, last or epoch-N" if choosable
+               else f"give a run that has it (a finished `envbench train` run writes {checkpoint!r})")
         raise EnvbenchError(
             f"run {run} has no checkpoint {checkpoint!r} (looked in {cand}); available: "
-            f"{', '.join(checkpoint_names(run)) or 'none'}; pass --checkpoint best, last or epoch-N"
+            f"{', '.join(checkpoint_names(run)) or 'none'}; {fix}"
         )
     return cand
 

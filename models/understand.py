@@ -457,7 +457,7 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
     if threads < 0:
         raise EnvbenchError(f"--threads {threads}: use 0 (torch's default) or a positive number")
     for run in runs:
-        checkpoint_dir(run, CHECKPOINT)  # fail on a bad run before hours of work on the good ones
+        checkpoint_dir(run, CHECKPOINT, choosable=False)  # fail on a bad run before hours of work on the good ones
     docs = read_hwe(hwe)
     sel = select_documents(docs, exclude_titles=read_titles(exclude_titles_from), max_docs=max_docs)
     if not sel.docs:
@@ -478,7 +478,7 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
     # map.json and map.png are staged and published together, with OUT/manifest.json last; a map.json of the
     # user's is refused before any work. The attributions are a cache beside them, kept when a run stops.
     # each checkpoint's weights hashed once, for the manifest and for its attributions' header
-    weights = [describe_file(weights_of(checkpoint_dir(run, CHECKPOINT))) for run in runs]
+    weights = [describe_file(weights_of(checkpoint_dir(run, CHECKPOINT, choosable=False))) for run in runs]
     parameters = {"steps": steps, "top_k": TOP_K, "spans": spans, "map": map_form, "units": units,
                   "max_docs": max_docs, "checkpoint": CHECKPOINT, "runs": [str(r) for r in runs]}
     with Step("understand", root=out_p, outputs=["map.json", "map.png"], parameters=parameters, rerun=True,

@@ -389,3 +389,18 @@ def test_understand_options_out_of_range(tiny_run: dict[str, Path], tmp_path: Pa
     assert (r.exit_code, r.output) == (1, "Error: --out is empty; give a folder for map.json and map.png, e.g. "
                                           "--out runs/understand\n")
     assert not Path(out).exists()
+
+
+def test_a_run_without_its_best_checkpoint_names_no_option_understand_lacks(tmp_path: Path) -> None:
+    # understand reads "best" only: "pass --checkpoint ..." named an option it does not have
+    from envbench.core.errors import EnvbenchError
+    from models.checkpoints import checkpoint_dir
+
+    run = tmp_path / "r"
+    (run / "best").mkdir(parents=True)
+    with pytest.raises(EnvbenchError) as err:
+        checkpoint_dir(run, "best", choosable=False)
+    assert str(err.value) == (f"run {run} has no checkpoint 'best' (looked in {run / 'best'}); available: none; give "
+                              "a run that has it (a finished `envbench train` run writes 'best')")
+    with pytest.raises(EnvbenchError, match="pass --checkpoint best, last or epoch-N$"):
+        checkpoint_dir(run, "best")
