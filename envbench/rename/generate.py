@@ -29,7 +29,7 @@ import gc
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ import orjson
 from envbench.core.checks import check_choice, check_seeds
 from envbench.core.errors import EnvbenchError
 from envbench.core.text import tokenizer_version, use_stored_tokens, warm_up
-from envbench.core.types import COARSE_TYPES
+from envbench.core.types import COARSE_TYPES, LINKED_TYPES
 from envbench.formats.docred import Doc, entity_type, read_docs, require_documents
 from envbench.formats.files import JsonListWriter, stem_of
 from envbench.formats.links import read_link_file
@@ -184,6 +184,8 @@ def generate(
             stats = _write(renamer, docs, links, seeds, twins, progress and sys.stderr.isatty(), step, main, clock,
                            tally, notes, index_path)
             stats["validation"] = validation
+            if (low := low_rate_note(stats, bool(excludes))) is not None:
+                notes.append(low)
             step.path("stats.json").write_bytes(dumps_json(stats, indent=True))
     finally:
         if gc_was_enabled:
@@ -192,6 +194,25 @@ def generate(
     files = [out / f for f in (main, SUBSTITUTIONS, "stats.json", MANIFEST)]
     return GenerateResult(out, files, n_docs, seeds, stats, seconds=time.perf_counter() - t0,
                           timings=clock.rounded(), notes=notes)
+
+
+LOW_RATE = 0.5  # below this share of linked entity slots renamed, a benchmark is mostly its source
+
+
+def low_rate_note(stats: Mapping[str, Any], excludes: bool) -> str | None:
+    """The warning for a benchmark that renamed under ``LOW_RATE`` of its PER/ORG/LOC/MISC entity slots, or None:
+    it would still be written and scored, and a model's "robustness" on it measured on its source's names.
+    An --exclude-names-from that holds most of the index's names kept 229 of 229 without a word."""
+    renamed = stats["renamed"]
+    slots = sum(renamed[t]["entities"] for t in LINKED_TYPES)
+    done = sum(renamed[t]["renamed"] for t in LINKED_TYPES)
+    if not slots or done >= LOW_RATE * slots:
+        return None
+    reasons = stats.get("kept_reasons") or {}
+    top = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+    hint = ("--exclude-names-from may hold most of the index's names, " if excludes else "")
+    return (f"only {done} of {slots} PER/ORG/LOC/MISC entity slots were renamed ({done / slots:.0%}; kept: {top}); "
+            f"the benchmark is mostly its source's names: {hint}check --links and the index")
 
 
 def _read(docs_path: Path, skip_invalid: bool) -> tuple[list[Doc], dict[str, int], list[str]]:

@@ -458,3 +458,22 @@ def test_name_tokens_of_another_tokenizer_are_not_used_and_say_so(env: Path, tmp
         f"{tokenizer_version()}, so names are tokenised with spaCy (same output, a slower start); rerun "
         f"`envbench ingest-dump DUMP --out {index} --force` to store this tokenizer's"]
     assert _sha(tmp_path / "env" / "test_env.json") == _sha(env / "test_env.json")
+
+
+def test_a_benchmark_that_renamed_little_is_said_to_be_mostly_its_source() -> None:
+    # an --exclude-names-from holding every name of the index had kept 229 of 229 entities without a word
+    from envbench.rename.generate import low_rate_note
+
+    def stats(done: int, slots: int) -> dict:
+        renamed = {t: {"renamed": 0, "entities": 0} for t in ("PER", "ORG", "LOC", "MISC", "NUM", "TIME")}
+        renamed["PER"] = {"renamed": done, "entities": slots}
+        renamed["NUM"] = {"renamed": 50, "entities": 50}  # NUM and TIME, renamed by rule, do not count
+        return {"renamed": renamed, "kept_reasons": {"no_candidate": 7, "no_gender": 2, "overlap": 1, "x": 1}}
+
+    assert low_rate_note(stats(60, 100), excludes=True) is None
+    assert low_rate_note(stats(0, 0), excludes=False) is None
+    assert low_rate_note(stats(10, 100), excludes=True) == (
+        "only 10 of 100 PER/ORG/LOC/MISC entity slots were renamed (10%; kept: no_candidate 7, no_gender 2, "
+        "overlap 1); the benchmark is mostly its source's names: --exclude-names-from may hold most of the index's "
+        "names, check --links and the index")
+    assert "--exclude-names-from" not in low_rate_note(stats(10, 100), excludes=False)
