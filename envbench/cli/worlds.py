@@ -11,8 +11,9 @@ from etl.io import dumps_json, require_path
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Directory to write: wikidata-sample.json.gz, docs/{train,dev,test}.json, links.json, "
                    "docs/test.linked-docred.json.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="World seed; the same seed writes byte-identical files.")
+@click.option("--seed", type=click.IntRange(min=-(2**63), max=2**63 - 1), default=0, show_default=True,
+              help="World seed (a 64-bit integer, which the manifest records); the same seed writes byte-identical "
+                   "files.")
 @click.option("--entities", type=click.IntRange(min=60, max=100_000_000), default=None,
               help="Number of items (default 1200: about 52 per class, 208 humans; every class gets at least 6, so "
                    "the smallest world has about 125; at most 100,000,000, about Wikidata's size).")

@@ -271,3 +271,12 @@ def test_kb_from_corpus_names_the_links_option_for_a_file_it_did_not_write(sampl
     assert (r.exit_code, r.output) == (1, f"Error: --links {mine}: ul.json is there and no `kb-from-corpus` run wrote "
                                           "it; move it, or choose another --links, or pass --force to replace it\n")
     assert mine.read_text() == '{"mine": 1}' and not (tmp_path / "kb.json.gz").exists()
+
+
+def test_make_sample_refuses_a_seed_beyond_64_bits(tmp_path: Path) -> None:
+    # it had ended in a traceback (orjson stores 64-bit integers) and left half a world behind
+    r = CliRunner().invoke(cli, ["make-sample", "--out", str(tmp_path / "w"), "--seed", str(2**70), "--docs", "3",
+                                 "--entities", "60"])
+    assert r.exit_code == 2 and r.output.endswith(f"Error: Invalid value for '--seed': {2**70} is not in the range "
+                                                  "-9223372036854775808<=x<=9223372036854775807.\n")
+    assert not (tmp_path / "w").exists()
