@@ -134,6 +134,9 @@ def generate(
     check_choice(pool, POOLS, "--pool")
     if twins and seeds != 1:
         raise EnvbenchError(f"--twins writes one renamed twin per document, so it needs --seeds 1 (got {seeds})")
+    if twins and pool != "train":
+        # EVRT's twins must share no name with a benchmark (the paper's rule): the eval pool is the benchmarks'
+        raise EnvbenchError("--twins draws EVRT training twins, whose names no benchmark may share; pass --pool train")
     docs_path, index_path, out = Path(docs_path), Path(index_path), Path(out)
     if links is not None and not Path(links).is_file():
         raise EnvbenchError(f"--links {links}: no such file; check the path, or leave --links out to link "

@@ -443,3 +443,13 @@ def test_exclude_names_from_errors(tmp_path: Path) -> None:
     assert (code, res) == (1, f"Error: --out {out}: the input {env} would be overwritten by this step's output "
                               f"{env}; choose another output location or move the input\n")
     assert env.read_bytes() == kept
+
+
+def test_twins_are_drawn_from_the_train_pool_only(tmp_path: Path) -> None:
+    # --twins --pool eval was accepted: twins named from the benchmarks' pool (hostile-input probe)
+    w = sample_world()
+    code, out = _run("generate", str(w.train), "--index", str(w.index), "--links", str(w.links), "--seeds", "1",
+                     "--twins", "--out", str(tmp_path / "t"), "--no-progress")
+    assert (code, out) == (1, "Error: --twins draws EVRT training twins, whose names no benchmark may share; pass "
+                              "--pool train\n")
+    assert not (tmp_path / "t").exists()
