@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,6 +87,10 @@ def read_index_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise InputError(f"index at {root} is incomplete: it has no {MANIFEST} (an ingest was stopped while "
                              "publishing, or the file was removed); rerun the ingest-dump command that wrote it, "
                              f"or {reingest_hint(root)}")
+        if re.fullmatch(r"[QPL][1-9][0-9]{0,17}", str(root)) and not root.exists():
+            # "envbench index get Q5 data/index": the id where the index goes
+            raise InputError(f"no index at {root}, a Wikidata id, not a folder; give the folder `envbench "
+                             "ingest-dump --out` wrote (`envbench index get DIR ID`: the folder first)")
         raise InputError(f"no index at {root}; run `envbench ingest-dump DUMP --out {root}` first")
     try:
         data = orjson.loads(man.read_bytes())
@@ -533,7 +538,7 @@ class WikidataIndex:
         self.check_language(lang)
         ent = self.entity(qid)
         if ent is None:
-            raise InputError(f"{qid} is not in the index at {self.path}; check the id (e.g. Q42)")
+            raise InputError(f"{qid!r} is not in the index at {self.path}; check the id (e.g. Q42)")
         names = self.names(qid, lang)
         label = ent["label"]
         aliases = [n for n in names if n != label] if names and names[0] == label else names

@@ -192,7 +192,7 @@ def test_card_and_search_are_what_the_cli_prints(index: Path) -> None:
         assert card["types"] == ["Q900010"] and card["demonyms"] == [] and card["p21"] == [] and set(card) == {
             "id", "type", "label", "description", "aliases", "demonyms", "p21", "types", "sitelinks", "enwiki",
             "popularity"}
-        with pytest.raises(InputError, match=f"^Q999 is not in the index at {index}; check the id"):
+        with pytest.raises(InputError, match=f"^'Q999' is not in the index at {index}; check the id"):
             ix.card("Q999")
         hits = ix.search("medias", limit=2)
         assert [h["id"] for h in hits] == ix.find("medias")[:2] and hits[0]["label"] in ("Mediaș", "MEDIAS", "Other")

@@ -94,7 +94,7 @@ def test_index_get_shows_demonyms(tmp_path: Path, index: Path) -> None:
 def test_index_get_unknown_id(index: Path) -> None:
     res = CliRunner().invoke(cli, ["index", "get", str(index), "Q1"])
     assert res.exit_code == 1
-    assert res.output == f"Error: Q1 is not in the index at {index}; check the id (e.g. Q42)\n"
+    assert res.output == f"Error: 'Q1' is not in the index at {index}; check the id (e.g. Q42)\n"
 
 
 def test_index_find(index: Path) -> None:
@@ -521,3 +521,14 @@ def test_the_help_states_the_bounds_the_ingest_enforces() -> None:
     helps = {p.name: p.help for p in ingest_dump.params if isinstance(p, click.Option)}
     assert f"at most {MAX_WORKERS})" in helps["workers"]
     assert f"at most {MAX_CHUNK_MB} (" in helps["chunk_mb"]
+
+
+def test_index_get_with_its_arguments_swapped_or_an_empty_id(index: Path, tmp_path: Path, monkeypatch) -> None:
+    # a hostile-input probe: "no index at Q5; run `envbench ingest-dump DUMP --out Q5`", and "Error:  is not ..."
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli, ["index", "get", "Q5", str(index)])
+    assert (res.exit_code, res.output) == (1, "Error: no index at Q5, a Wikidata id, not a folder; give the folder "
+                                              "`envbench ingest-dump --out` wrote (`envbench index get DIR ID`: the "
+                                              "folder first)\n")
+    res = CliRunner().invoke(cli, ["index", "get", str(index), ""])
+    assert (res.exit_code, res.output) == (1, f"Error: '' is not in the index at {index}; check the id (e.g. Q42)\n")
