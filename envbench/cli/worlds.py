@@ -16,7 +16,8 @@ from etl.io import dumps_json, require_path
                    "files.")
 @click.option("--entities", type=click.IntRange(min=60, max=100_000_000), default=None,
               help="Number of items (default 1200: about 52 per class, 208 humans; every class gets at least 6, so "
-                   "the smallest world has about 125; at most 100,000,000, about Wikidata's size).")
+                   "the smallest world has about 125; at most 2,000,000, built in memory, or with --lean "
+                   "100,000,000, about Wikidata's size).")
 @click.option("--docs", type=click.IntRange(min=3, max=1_000_000), default=None,
               help="Number of documents over all splits (default 100; dealt 60/20/20 to train/dev/test).")
 @click.option("--lean", is_flag=True,

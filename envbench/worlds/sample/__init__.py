@@ -93,6 +93,9 @@ class _Counts:
                    {s: int(docs[s]) for s in SPLITS if s in docs})
 
 
+MAX_FULL_ENTITIES = 2_000_000  # items a world without --lean may have: about 6 GB while it is built
+
+
 def make_sample(
     out: str | Path,
     *,
@@ -119,6 +122,12 @@ def make_sample(
         raise EnvbenchError(f"--entities {n_items} is too small; the sample world needs at least 60 items")
     if n_docs < 3:
         raise EnvbenchError(f"--docs {n_docs} is too small; give at least 3 (one per split)")
+    if not lean and n_items > MAX_FULL_ENTITIES:
+        # a full world is built in memory, about 3 KB an item (200,000 items: 0.56 GB, 21 s on 2 cores):
+        # 100,000,000 would have needed some 250 GB and grew silently until the machine ran out
+        raise EnvbenchError(f"--entities {n_items:,} is more than a full world of {MAX_FULL_ENTITIES:,} items, which "
+                            "is built in memory (about 3 KB an item); pass --lean to stream the items beyond the "
+                            "default world")
     out = Path(out)
     parameters = {"seed": seed, "entities": n_items, "docs": n_docs, "lean": lean}
     with Step("make-sample", root=out, outputs=OUTPUTS, parameters=parameters, force=force) as step:

@@ -35,6 +35,12 @@ def test_make_sample_rejects_tiny_worlds(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["make-sample", "--out", str(tmp_path), "--entities", str(10**11)])
     assert r.exit_code == 2
     assert "Invalid value for '--entities': 100000000000 is not in the range 60<=x<=100000000." in r.output
+    # a full world is built in memory: beyond 2,000,000 items only --lean streams them (100,000,000 had grown
+    # silently towards some 250 GB)
+    r = CliRunner().invoke(cli, ["make-sample", "--out", str(tmp_path / "w"), "--entities", "2000001"])
+    assert (r.exit_code, r.output) == (1, "Error: --entities 2,000,001 is more than a full world of 2,000,000 items, "
+                                          "which is built in memory (about 3 KB an item); pass --lean to stream the "
+                                          "items beyond the default world\n")
     assert list(tmp_path.iterdir()) == []
 
 
