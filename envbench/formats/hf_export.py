@@ -460,6 +460,10 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
                             "documents take; rename the generate input")
     inputs = [env.documents, env.substitutions, env.stats, env.root / MANIFEST, docs_path,
               *([found_lock[0]] if found_lock else [])]
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.+-]{0,63}", license):
+        # the Hub's license ids are lower-case words, digits, dots and dashes ("mit", "cc-by-4.0", "apache-2.0")
+        raise EnvbenchError(f"--license {shorten(repr(license))}: not a Hub license id; give one such as mit, "
+                            "cc-by-4.0 or apache-2.0")
     licenses = [license, "cc0-1.0"] if license != "cc0-1.0" else [license]
     if name is not None and (not name.strip() or not name.isprintable() or any(c in name for c in "<>`#")):
         # it heads the card's Markdown: a line break there had opened "## Injected <script>" in its body

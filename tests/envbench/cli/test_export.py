@@ -63,6 +63,10 @@ def test_export_refuses_a_hostile_name_and_a_manifest_that_leads_out(env: Path, 
     code, text = _run(*args, "--name", "evil\n\n## Injected <script>x</script>")
     assert (code, text) == (1, "Error: --name 'evil\\n\\n## Injected <script>x</script>': give one line of plain "
                                "text (no line breaks, <, >, ` or #), e.g. --name 'Env-Re-DocRED test'\n")
+    for lic in ("not a license", "", "mit\n- evil: 1"):
+        code, text = _run(*args, "--license", lic)
+        assert (code, text) == (1, f"Error: --license {lic!r}: not a Hub license id; give one such as mit, cc-by-4.0 "
+                                   "or apache-2.0\n"), lic
     bad = tmp_path / "bad"
     shutil.copytree(env, bad)
     manifest = json.loads((bad / "manifest.json").read_text())
