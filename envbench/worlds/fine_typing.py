@@ -81,7 +81,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from envbench.core.heads import name_head
+from envbench.core.heads import name_head, singular
 from envbench.core.seeding import stable_hash_hex
 from envbench.core.types import CATCH_ALL_CLASSES
 from envbench.worlds.gazetteers import Gazetteer, Place, load_gazetteer, name_key
@@ -344,16 +344,6 @@ NOT_NAMES = frozenset({"other", "its", "their", "many", "several", "some", "all"
                        "neighboring", "surrounding", "smaller", "larger", "major", "minor", "various", "two", "three"})
 
 
-def singular(word: str) -> str:
-    """A plural noun's singular by its ending ("counties" -> "county", "rivers" -> "river"); other words as
-    they are ("river", "glass", "us")."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
 def _words(name: str) -> list[str]:
     return [w for w in fold(name).replace("-", " ").split() if w not in ("the", "'s", "’s")]
 
@@ -532,13 +522,14 @@ class FineTyper:
             return 50
         return 30
 
-    def named_settlement(self, ev: Evidence, by_signal: Mapping[str, Counter[str]], place: Place | None) -> bool:
+    def named_settlement(self, ev: Evidence, names: Sequence[str], by_signal: Mapping[str, Counter[str]],
+                         place: Place | None) -> bool:
         """Whether a LOC name the name rule gives a kind ("Battle Creek": river, "Fort Worth": castle) is the
         whole name of a city the gazetteer lists (``place``) and the relations use the entity as a settlement
         (born, died, headquartered or formed there, ``SETTLEMENT_ROLES``): then the name is the city's."""
-        if ev.coarse != "LOC" or place is None or place.kind != "city" or not by_signal.get("name"):
+        if ev.coarse != "LOC" or place is None or place.kind != "city" or not by_signal.get("name") or not names:
             return False
-        if name_key(place.name) != name_key(ev.names[0]):
+        if name_key(place.name) != name_key(names[0]):  # the name the gazetteer read (``gazetteer_votes``)
             return False
         return any(role in SETTLEMENT_ROLES for role in ev.roles)
 
@@ -566,16 +557,18 @@ class FineTyper:
             return q
         return None
 
-    def shared_plural_cue(self, c: MentionContext) -> str | None:
-        """The class of the plural kind noun two joined place names share: "between the Salt and Gila rivers"
-        (both are rivers; the gazetteer had made Salt a city and its draw read "the Grytviken and Assiniboine
-        rivers"), "in Calhoun and Matagorda counties", "Guangdong and Guangxi provinces". For the first name,
-        up to three words may stand between "and" and the noun, which is written in lower case there ("between
-        Aspen and Twin Lakes" names a lake, not Aspen's kind); none may be a word like "other" or "its"
-        ("Germany and its states" says nothing of Germany)."""
+    def shared_plural_cue(self, c: MentionContext) -> tuple[str, bool] | None:
+        """The class of the plural kind noun two joined place names share, and whether it is written in lower
+        case (then it counts as a definition): "between the Salt and Gila rivers" (both are rivers; the
+        gazetteer had made Salt a city and its draw read "the Grytviken and Assiniboine rivers"), "in Calhoun
+        and Matagorda counties", "Guangdong and Guangxi provinces"; "Tyrrell and Washington Counties" may be
+        part of a name. For the first name, up to three words may stand between "and" and the noun, which is
+        written in lower case there ("between Aspen and Twin Lakes" names a lake, not Aspen's kind); none may be
+        a word like "other" or "its" ("Germany and its states" says nothing of Germany)."""
         a = c.after
         if c.before and c.before[-1] in COORDINATORS:  # the second name: the noun right after it
-            return self.cue_class(singular(a[0]), "LOC") if a and a[0] != singular(a[0]) else None
+            q = self.cue_class(singular(a[0]), "LOC") if a and a[0] != singular(a[0]) else None
+            return (q, c.capitals[:1] != (True,)) if q is not None else None
         if len(a) < 3 or a[0] not in COORDINATORS:
             return None
         for k in range(2, min(len(a), 5)):
@@ -584,8 +577,8 @@ class FineTyper:
                 # the words between are a name, written with capitals where the case is known ("the Middle
                 # East and among Muslim nations" says nothing of the Middle East)
                 lower = len(c.capitals) >= k and not all(c.capitals[1:k])
-                return q if not named and not lower and all(w.replace("-", "").isalpha() and w not in STOP
-                                                            and w not in NOT_NAMES for w in a[1:k]) else None
+                return (q, True) if not named and not lower and all(
+                    w.replace("-", "").isalpha() and w not in STOP and w not in NOT_NAMES for w in a[1:k]) else None
         return None
 
     def definition_votes(self, contexts: Sequence[MentionContext], coarse: str) -> Counter[str]:
@@ -628,14 +621,11 @@ class FineTyper:
                 if q is None and len(b) >= 2 and b[-1] == "of" and coarse == "LOC":
                     q = self.cue_class(b[-2], coarse)  # "the village of X", "the city of X"
             plain = False
-            if q is None and coarse == "LOC":
-                q = self.shared_plural_cue(c)
-                second = bool(c.before) and c.before[-1] in COORDINATORS  # the noun right after the mention
-                plain = q is not None and not (second and c.capitals[:1] == (True,))
-            if q and counted < MAX_COUNTED["context"]:
+            if q is None and coarse == "LOC" and (shared := self.shared_plural_cue(c)) is not None:
                 # a plural kind noun in lower case that two names share says what both are as plainly as a
                 # definition does: "the Salt and Gila rivers" outvotes the gazetteer's small city of Salt, Spain
-                # (not so "Tyrrell and Washington Counties", which may be part of a name)
+                q, plain = shared
+            if q and counted < MAX_COUNTED["context"]:
                 votes[q] += WEIGHTS["definition"] if plain else WEIGHTS["context"]
                 counted += 1
             if coarse == "MISC" and b and b[-1] in QUOTES_OPEN and c.after and c.after[0] in QUOTES_CLOSE:
@@ -794,7 +784,7 @@ class FineTyper:
             by_signal["context"] = self.context_votes(contexts, ev.coarse)
         if "relations" in self.signals:
             by_signal["relations"] = self.relation_votes(ev.roles, ev.coarse)
-        if self.named_settlement(ev, by_signal, place):
+        if self.named_settlement(ev, names, by_signal, place):
             # "Battle Creek", "Fort Worth": the kind word is part of a city's name, and people are born, die and
             # have their seats there; as a creek it read "died ... in the Poplar River , Hawaii"
             by_signal["name"] = Counter()
@@ -857,7 +847,7 @@ def head_of(qid: str, fine: FineClasses | None = None) -> str:
 
 
 __all__ = ["SIGNALS", "Evidence", "broadcast_votes", "developed_votes", "FineClasses", "FineTyper", "MentionContext", "Typing",
-           "city_class_qid", "head_of", "singular",
+           "city_class_qid", "head_of",
            "is_city_class", "load_fine_classes", "names_a_class_of_ships", "names_two", "untypeable"]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from envbench.core.heads import singular
 from envbench.core.types import CATCH_ALL_CLASSES
 from envbench.worlds.fine_typing import (
     ADMIN_ENTITY,
@@ -30,7 +31,6 @@ from envbench.worlds.fine_typing import (
     load_fine_classes,
     names_a_class_of_ships,
     names_two,
-    singular,
     untypeable,
 )
 from envbench.worlds.gazetteers import build_adjectival, build_places, load_gazetteer, name_key
