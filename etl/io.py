@@ -269,6 +269,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
             made.unlink()
 
 
+def plain_file_name(name: object) -> bool:
+    """Whether ``name``, read from a manifest or a lock, names a file of that folder itself: a non-empty
+    string with no folder part and not "." or ".." ("../../../etc/passwd" is no output of a step)."""
+    return isinstance(name, str) and bool(name) and Path(name).name == name and name not in (".", "..")
+
+
 def require_path(value: str | os.PathLike[str], option: str, what: str, example: str) -> None:
     """Refuse an empty path option: ``Path("")`` is the current folder, so an empty --out would write
     among the user's files. Example: ``require_path("", "--out", "the demo folder", "--out runs/demo")``

@@ -29,7 +29,7 @@ from envbench.core.types import COARSE_TYPES
 from envbench.formats import hf
 from envbench.formats.docred import read_docs
 from envbench.formats.substitutions import FILE_NAME as SUBSTITUTIONS_FILE
-from etl.io import sha256_file
+from etl.io import plain_file_name, sha256_file
 from etl.manifest import package_version
 from etl.step import MANIFEST, Step, read_manifest
 
@@ -157,7 +157,7 @@ def read_env_folder(env_dir: str | Path) -> EnvFolder:
     for name in listed:
         # generate writes plain files into its folder; a name leading elsewhere ("../../../etc/passwd") is
         # an edited manifest, and export would read and hash what it names
-        if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+        if not plain_file_name(name):
             raise EnvbenchError(f"{root / MANIFEST}: lists an output {shorten(repr(name))} outside its folder; "
                                 "regenerate with `envbench generate`")
     docs = [n for n in listed if n.endswith(ENV_SUFFIXES)]

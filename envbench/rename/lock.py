@@ -44,7 +44,7 @@ import orjson
 from envbench.core.checks import MAX_SEEDS
 from envbench.core.errors import EnvbenchError, shorten
 from envbench.rename.candidates import POOLS
-from etl.io import dumps_json, sha256_file, write_bytes_atomic
+from etl.io import dumps_json, plain_file_name, sha256_file, write_bytes_atomic
 from etl.manifest import package_version
 from etl.step import MANIFEST, read_manifest
 
@@ -312,9 +312,9 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
             if not _file_entry(e):
                 raise EnvbenchError(f"{p}: {where} is not an input entry (an object with a name and a sha256); {fix}")
     for i, entry in enumerate(lock["outputs"]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not _plain_name(entry["name"]):
+        if not isinstance(entry, dict) or not plain_file_name(entry.get("name")):
             raise EnvbenchError(f"{p}: outputs[{i}] is not an output entry with a plain file name; {fix}")
-        if not _file_entry(entry) or _output_kind(entry["name"], entry.get("kind")) is None:
+        if not _file_entry(entry) or not _kind_fits(entry["name"], entry.get("kind")):
             raise EnvbenchError(f"{p}: outputs[{i}] ({entry['name']}) is not an output entry of the kind its file "
                                 f"name has, with a sha256; {fix}")
         shape = {"parquet": ("rows", int), "documents": ("documents", list), "json": ("keys", dict)}.get(entry["kind"])
@@ -342,16 +342,10 @@ def _file_entry(entry: Any) -> bool:
     return isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("sha256"), str)
 
 
-def _output_kind(name: str, kind: Any) -> str | None:
-    """``kind`` where an output of that name can be of that kind (``describe_output``), else None: a ".json"
-    entry edited to "parquet" would be read as Parquet and fail deep in pyarrow."""
-    allowed = {".parquet": ("parquet",), ".json": ("documents", "json")}.get(Path(name).suffix, ("file",))
-    return kind if kind in allowed else None
-
-
-def _plain_name(name: str) -> bool:
-    """A file name of the output folder itself (no folder part, no "..": a lock never points elsewhere)."""
-    return bool(name) and Path(name).name == name and name not in (".", "..")
+def _kind_fits(name: str, kind: Any) -> bool:
+    """Whether an output of that name can be of that kind (``describe_output``): a ".json" entry edited to
+    "parquet" would be read as Parquet and fail deep in pyarrow."""
+    return kind in {".parquet": ("parquet",), ".json": ("documents", "json")}.get(Path(name).suffix, ("file",))
 
 
 # ----------------------------------------------------------------------------- describing a difference
