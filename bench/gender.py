@@ -36,10 +36,10 @@ from envbench.core.gender import (
     FEMALE,
     MALE,
     PRONOUNS,
-    census_first_names,
     document_genders,
     first_name_genders,
-    with_census,
+    lexicon_genders,
+    with_lexicon,
 )
 from envbench.core.gender import name_gender as corpus_name_gender
 
@@ -106,9 +106,9 @@ def dev(args: argparse.Namespace) -> None:
                 right += got == g
     print(f"leave one out over the {len(decided_persons)} persons the document rule decides: the first-name rule "
           f"decides {told}, agreeing with the document rule on {right} (agreement {right / max(told, 1):.3f})")
-    # the census reading (kb-from-corpus's last resort) where the document rule and the corpus's first
+    # the lexicon reading (kb-from-corpus's last resort) where the document rule and the corpus's first
     # names say nothing, on the judged persons; and on every person the document rule decides
-    census = with_census(learned)
+    lexicon = with_lexicon(learned)
     told = right = 0
     misses = []
     for r in rows:
@@ -117,13 +117,13 @@ def dev(args: argparse.Namespace) -> None:
         if (by_doc[r["title"]][int(r["entity"])].gender is not None or r["gender"] not in (MALE, FEMALE)
                 or corpus_name_gender(names, learned) is not None):
             continue
-        if (got := corpus_name_gender(names, census)) is not None:
+        if (got := corpus_name_gender(names, lexicon)) is not None:
             told += 1
             right += got == r["gender"]
             if got != r["gender"]:
-                misses.append(f"{r['title']} #{r['entity']} {r['name']}: census {got}, judged {r['gender']}")
-    agree = [(g, got) for names, g, _ in decided_persons if (got := corpus_name_gender(names, census_first_names()))]
-    print(f"census first names ({len(census_first_names())} names): of the judged persons of known gender that "
+                misses.append(f"{r['title']} #{r['entity']} {r['name']}: lexicon {got}, judged {r['gender']}")
+    agree = [(g, got) for names, g, _ in decided_persons if (got := corpus_name_gender(names, lexicon_genders()))]
+    print(f"first-name lexicon ({len(lexicon_genders())} names): of the judged persons of known gender that "
           f"neither the document rule nor the corpus's first names decide, it decides {told}, {right} correct; "
           f"over the {len(decided_persons)} persons the document rule decides, it decides {len(agree)} and agrees "
           f"on {sum(g == got for g, got in agree)} ({sum(g == got for g, got in agree) / max(len(agree), 1):.3f})")

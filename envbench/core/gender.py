@@ -460,49 +460,116 @@ def first_name_genders(persons: Iterable[tuple[Iterable[str], str | None, Iterab
     return out
 
 
-# The census reading of a first name (:func:`census_first_names`): a name tells a gender when at least
-# this percent of one sex carried it in the 1990 US census (1 in 10,000), and at least this many times
-# the share of the other sex (95%). Rarer names say little ("Li", "Yi", "Nikita" are there as rare
-# American women's names, and are a Chinese surname, a Korean one and a Russian man's name).
-CENSUS_MIN_PERCENT = 0.01
-CENSUS_RATIO = 19.0
+# How a first name reads (:func:`first_name_lean`, :func:`lexicon_genders`), from the name-gender data of
+# nomquamgender 0.1.4 (Van Buskirk, Clauset and Larremore 2023, "An open-source cultural consensus approach
+# to name-based gender classification"; MIT): for each name, the share of women among its carriers in 36
+# sources from many countries, bundled as ``envbench/data/first_names.tsv.gz`` (:func:`build_first_names`).
+# A name is read only when the sources count at least this many carriers ("lorde", 23, is not).
+LEXICON_MIN_COUNT = 30
+# A first name tells a person's gender when at least this share of its carriers have it (kb-from-corpus's
+# reading of last resort): "mario" (0.004 women) male, "hélène" (0.991) female; "andrea" (0.83 women: an
+# Italian Andrea is a man) and "jean" (0.477) none.
+LEXICON_TELLS = 0.95
+
+LEXICON_FILE = "data/first_names.tsv.gz"
+LEXICON_HEADER = ("# name\tp_female\tcount. Built by envbench.core.gender.build_first_names from nomquamgender "
+                  "{version} (MIT; Van Buskirk, Clauset and Larremore 2023): the names counted at least "
+                  "{min_count} times, folded to ASCII as the package writes them.\n")
 
 
 @functools.cache
-def census_first_names() -> Mapping[str, str]:
-    """First name (lower case) -> "male" / "female", read from ``envbench/data/first_names.tsv``: the
-    US Census Bureau's 1990 frequently occurring first names (public domain; the files shipped by the
-    MIT-licensed ``names`` 0.3.0 package), each with the percent of men and of women who carried it.
-    A name tells a gender under :data:`CENSUS_MIN_PERCENT` and :data:`CENSUS_RATIO`. Examples: "mario"
-    (0.125% of men, 0.002% of women) male; "francesca" (0.009% of women) none, too rare; "jean"
-    (0.035%, 0.315%) none, as 9 to 1 is not 19 to 1; "andrea" (0.006%, 0.236%) female, as an American
-    reader takes it, though an Italian Andrea is a man. A name is looked up without its accents
-    (:func:`census_key`: "Hélène" reads as "helene", female). It is the reading of last resort: kb-from-corpus
-    uses it for a person that neither its documents nor the corpus's own first names gender."""
-    out: dict[str, str] = {}
-    text = resources.files("envbench").joinpath("data/first_names.tsv").read_text(encoding="utf-8")
-    for line in text.splitlines()[1:]:
-        name, male, female = line.split("\t")
-        m, f = float(male), float(female)
-        if max(m, f) < CENSUS_MIN_PERCENT:
+def first_name_lexicon() -> Mapping[str, tuple[float, int]]:
+    """First name (lower case, no accents: :func:`lexicon_key`) -> (share of women among its carriers,
+    carriers counted), read from the bundled table (see :data:`LEXICON_MIN_COUNT`)."""
+    import gzip
+
+    raw = gzip.decompress(resources.files("envbench").joinpath(LEXICON_FILE).read_bytes()).decode("utf-8")
+    out: dict[str, tuple[float, int]] = {}
+    for line in raw.splitlines():
+        if line.startswith("#"):
             continue
-        if m >= CENSUS_RATIO * f:
-            out[name] = MALE
-        elif f >= CENSUS_RATIO * m:
-            out[name] = FEMALE
+        name, p_female, count = line.split("\t")
+        out[name] = (float(p_female), int(count))
     return MappingProxyType(out)  # read-only: every caller shares the one cached table
 
 
-def census_key(first: str) -> str:
-    """A first name as the census writes it, without accents: "hélène" -> "helene", "josé" -> "jose"
-    (the census lists ASCII names only, so "Hélène Desmarais" would otherwise tell no gender)."""
-    return "".join(c for c in unicodedata.normalize("NFKD", first) if not unicodedata.combining(c))
+def lexicon_key(first: str) -> str:
+    """A first name as the lexicon writes it, without accents: "hélène" -> "helene", "josé" -> "jose"."""
+    return "".join(c for c in unicodedata.normalize("NFKD", first.casefold()) if not unicodedata.combining(c))
 
 
-def with_census(learned: Mapping[str, str]) -> dict[str, str]:
-    """The first-name table of last resort: the census's readings (:func:`census_first_names`) under
-    the corpus's own (``learned``, :func:`first_name_genders`), which win where both read a name."""
-    return {**census_first_names(), **learned}
+def first_name_lean(first: str) -> str | None:
+    """The gender a reader takes a first name for: the one most of its carriers have ("tinie", 0.951
+    women, female; "gul", 0.732, female; "jan", 0.235, male), else None (unknown to the lexicon, or half
+    and half). Looked up as written, then without accents."""
+    lexicon = first_name_lexicon()
+    hit = lexicon.get(first.casefold()) or lexicon.get(lexicon_key(first))
+    if hit is None or hit[0] == 0.5:
+        return None
+    return FEMALE if hit[0] > 0.5 else MALE
+
+
+@functools.cache
+def lexicon_genders() -> Mapping[str, str]:
+    """First name -> "male" / "female" where the lexicon tells it (:data:`LEXICON_TELLS`): kb-from-corpus's
+    reading of last resort, for a person that neither its documents nor the corpus's first names gender.
+    Examples: "mario" male, "helene" female; "andrea", "jean", "kim" none."""
+    return MappingProxyType({name: FEMALE if p >= LEXICON_TELLS else MALE
+                             for name, (p, _) in first_name_lexicon().items()
+                             if p >= LEXICON_TELLS or p <= 1 - LEXICON_TELLS})
+
+
+# A person named by one word only ("Helen", "Manon") is read by it when the lexicon counts at least this many
+# carriers of the word (so it is a given name people have, not a rare one that is mostly a surname) and it
+# tells a gender (:data:`LEXICON_TELLS`); kb-from-corpus also passes over a word that ends a longer person's
+# name in the corpus, a surname there ("Clinton" of "Bill Clinton").
+ONE_WORD_MIN_COUNT = 10_000
+
+
+def one_word_gender(names: Iterable[str], surnames: frozenset[str] = frozenset()) -> str | None:
+    """The gender the lexicon tells for a person whose every name is one word (:data:`ONE_WORD_MIN_COUNT`),
+    all of them the same; else None. ``surnames``: lower-cased words that end a longer person's name, never
+    read. Examples: ["Helen"] female, ["Manon"] female, ["Alan", "Victor"] male; ["Jean"] (0.48) None,
+    ["Tempah"] (not counted) None, ["Clinton"] with surnames {"clinton"} None, ["Helen", "Troy"] None."""
+    lexicon = first_name_lexicon()
+    told: set[str] = set()
+    for name in names:
+        words = name.split()
+        if len(words) != 1 or words[0].casefold() in surnames:
+            return None
+        hit = lexicon.get(lexicon_key(words[0]))
+        if hit is None or hit[1] < ONE_WORD_MIN_COUNT or LEXICON_TELLS > hit[0] > 1 - LEXICON_TELLS:
+            return None
+        told.add(FEMALE if hit[0] >= LEXICON_TELLS else MALE)
+    return told.pop() if len(told) == 1 else None
+
+
+def with_lexicon(learned: Mapping[str, str]) -> dict[str, str]:
+    """The first-name table of last resort: the lexicon's readings (:func:`lexicon_genders`) under the
+    corpus's own (``learned``, :func:`first_name_genders`), which win where both read a name."""
+    return {**lexicon_genders(), **learned}
+
+
+def build_first_names() -> bytes:
+    """``first_names.tsv.gz`` from nomquamgender's name data (deterministic bytes; needs the dev extra).
+    The package's data file is read where it is installed, without importing the package (which needs pandas)."""
+    import gzip
+    import io
+    import json
+    from importlib.metadata import distribution
+    from pathlib import Path
+
+    dist = distribution("nomquamgender")
+    data = json.loads(Path(str(dist.locate_file("nomquamgender/name_data.json"))).read_text("utf-8"))
+    rows = sorted((name, float(v[2]), int(v[1])) for name, v in data.items()
+                  if int(v[1]) >= LEXICON_MIN_COUNT and name[:1].isalpha() and name.isascii()
+                  and all(c.isalpha() or c in "-'" for c in name) and name == name.lower())
+    text = LEXICON_HEADER.format(version=dist.version, min_count=LEXICON_MIN_COUNT)
+    text += "".join(f"{n}\t{p:.3f}\t{c}\n" for n, p, c in rows)
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="first_names.tsv", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as fh:
+        fh.write(text.encode("utf-8"))
+    return buf.getvalue()
 
 
 def name_gender(names: Iterable[str], learned: Mapping[str, str]) -> str | None:
@@ -510,8 +577,8 @@ def name_gender(names: Iterable[str], learned: Mapping[str, str]) -> str | None:
     when each of them tells one and all the same; else None (Re-DocRED merges "Anne Phélypeaux" and
     "Paul Phélypeaux" into one entity: "paul" alone must not make it male)."""
     firsts = {f for n in names if (f := first_name(n)) is not None}
-    # the corpus's own spelling first, then the census's ("josé" learned, else "jose")
-    told = {learned[f] if f in learned else learned.get(census_key(f)) for f in firsts}
+    # the corpus's own spelling first, then the lexicon's ("josé" learned, else "jose")
+    told = {learned[f] if f in learned else learned.get(lexicon_key(f)) for f in firsts}
     return told.pop() if len(told) == 1 and None not in told else None
 
 
@@ -520,8 +587,9 @@ def pronoun_class(p21: str | None) -> str | None:
     return PRONOUN_CLASS.get(p21) if p21 is not None else None
 
 
-__all__ = ["CENSUS_MIN_PERCENT", "CENSUS_RATIO", "FEMALE", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE",
+__all__ = ["FEMALE", "LEXICON_MIN_COUNT", "LEXICON_TELLS", "ONE_WORD_MIN_COUNT", "GENDERED_NOUNS", "GENDERS", "HONORIFICS", "MALE",
            "MARGIN", "NOUN_REACH", "P21", "P21_FEMALE", "P21_MALE", "P21_OF", "PRONOUNS", "PRONOUN_CLASS",
-           "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "census_first_names", "census_key", "context_genders",
+           "FIRST_NAME_VOTES", "TITLE_WORDS", "GenderEvidence", "build_first_names", "context_genders",
            "decide", "document_genders",
-           "first_name", "first_name_genders", "item_gender", "name_gender", "pronoun_class", "with_census"]
+           "first_name", "first_name_genders", "first_name_lean", "first_name_lexicon", "item_gender", "lexicon_genders",
+           "lexicon_key", "name_gender", "one_word_gender", "pronoun_class", "with_lexicon"]

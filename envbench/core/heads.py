@@ -42,6 +42,7 @@ def singular(word: str) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 16)  # asked of every accepted new name, and of the same names in every seed
 def name_head(name: str) -> str | None:
     """The head noun of a name under the module docstring's rule, or None."""
     words = [w for w in name.casefold().replace("-", " ").split() if w not in _SKIP]

@@ -653,11 +653,47 @@ class Draws:
     form_counts: dict[str, int] = field(default_factory=dict)
     # (document order, entity, second draw) -> its ``EntityFacts``, worked out once for all seeds and windows
     facts: dict[tuple[int, int, bool], EntityFacts] = field(default_factory=dict)
+    # per candidate, worked out once: whether it has a name written in lower case, and a monarch's name. A
+    # common noun or a monarch holding a first fit passes over every candidate without one, and the same
+    # candidates come back in the windows of every seed
+    lower_named: dict[str, bool] = field(default_factory=dict)
+    regnal_named: dict[str, bool] = field(default_factory=dict)
+    # window (slot, number) -> whether a candidate of it has an adjectival form (``form_count`` > 0)
+    window_forms: dict[Request, bool] = field(default_factory=dict)
 
     @functools.cached_property
     def kind_words(self) -> frozenset[str]:
         """The kind words of all classes: a name's head noun is a type signal only when it is one."""
         return frozenset(self.class_kinds.values())
+
+    def has_lower_name(self, cand: str) -> bool:
+        """Whether a name of ``cand`` is written in lower case (``written_lower``; False when not fetched)."""
+        hit = self.lower_named.get(cand)
+        if hit is None:
+            names = self.names.get(cand)
+            hit = names is not None and any(written_lower(n) for n in (names.label, *names.aliases))
+            if names is not None:
+                self.lower_named[cand] = hit
+        return hit
+
+    def has_regnal_name(self, cand: str) -> bool:
+        """Whether a name of ``cand`` is a monarch's (``rename.regnal``; False when not fetched)."""
+        hit = self.regnal_named.get(cand)
+        if hit is None:
+            names = self.names.get(cand)
+            hit = names is not None and any_regnal((names.label, *names.aliases))
+            if names is not None:
+                self.regnal_named[cand] = hit
+        return hit
+
+    def window_has_forms(self, window: Request) -> bool:
+        """Whether a candidate of a fetched ``window`` has an adjectival form."""
+        hit = self.window_forms.get(window)
+        if hit is None:
+            if window not in self.windows:
+                return False  # not fetched (the slot has fewer candidates): nothing to remember yet
+            hit = self.window_forms[window] = any(self.form_count(c) > 0 for c in self.windows[window])
+        return hit
 
     def form_count(self, cand: str) -> int:
         """The number of adjectival forms of ``cand`` (-1 when its names are not fetched)."""
@@ -1073,16 +1109,18 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         if need_forms:  # too few adjectival forms: pair_item_names would say NO_DEMONYM (dropped before the sort)
             need, counts = need_forms, draws.form_counts  # the memo read inline: every candidate passes here
             window = [c for c in window if (counts[c] if c in counts else draws.form_count(c)) >= need]
+        if common:  # no lower-case name to give: passed over before the sort and the pairing, which cost more
+            window = [c for c in window if draws.has_lower_name(c)]
+        if regnal and ei in run.fallback:  # a first fit is held, which only a monarch's name would displace
+            window = [c for c in window if draws.has_regnal_name(c)]
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
             names = draws.names.get(cand)
             if names is None:
                 continue
             if not fits(person, draws.genders.get(cand), draws.knows_genders):
                 continue  # "her eldest son Barbara Stanwyck"
-            if regnal and ei in run.fallback and not any_regnal((names.label, *names.aliases)):
-                continue  # a first fit is held, which only a monarch's name would displace (checked before pairing)
-            if common and not any(written_lower(n) for n in (names.label, *names.aliases)):
-                continue  # no lower-case name to give (checked before the pairing, which costs more)
+            if regnal and ei in run.fallback and not draws.has_regnal_name(cand):
+                continue  # the first fit was found earlier in this window (checked before pairing)
             if shorts and not may_follow(shorts, (names.label, *names.aliases)):
                 continue  # no name of it could give the short names ("Lake Baikal" for "Yukon" of "Yukon River")
             adjectives = draws.adjective_named.get(cand, frozenset()) if info.coarse[ei] != "PER" else frozenset()
@@ -1154,7 +1192,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one
     # (the first slot's draws decide, as they do for an entity without a second slot)
     drawn = [c for w in range(MAX_WINDOWS if second else run.window) for c in draws.windows.get((first_si, w), ())]
-    lacking = bool(drawn and adjectival) and not any(draws.form_count(c) > 0 for c in drawn)
+    lacking = bool(drawn and adjectival) and not any(
+        draws.window_has_forms((first_si, w)) for w in range(MAX_WINDOWS if second else run.window))
     # a person some of whose drawn candidates (in any window) had another gender: kept for want of one
     other_gender = not lacking and (ei in run.read_other or any(
         not fits(person, draws.genders.get(c), draws.knows_genders) for c in drawn))

@@ -21,9 +21,10 @@ gendered nouns beside them); the item's is its P21 value (``core.gender.item_gen
   apply and every candidate fits (``generate`` says so once).
 * **Which names read right.** A person of known gender never takes a name a reader takes for the
   other gender, whatever the candidate's P21 says (:func:`reads_against`): a new name whose first name
-  (``core.gender.first_name``) the census reads as the other gender (``core.gender.census_first_names``)
-  is skipped. Wikidata's actress Kyle Richards (P21 female) never renames a woman whose document says
-  "she": a reader meets "Kyle Richards ... her" as a man's name with a woman's pronoun. The rule reads
+  (``core.gender.first_name``) most of its carriers of the other gender carry (``core.gender.first_name_lean``,
+  a lexicon of 36 sources from many countries) is skipped. Wikidata's actress Kyle Richards (P21 female)
+  never renames a woman whose document says "she": a reader meets "Kyle Richards ... her" as a man's name
+  with a woman's pronoun; nor does the rapper Tinie Tempah (P21 male) rename a man, as most Tinies are women. The rule reads
   the names the candidate would write, not its P21, so it applies on an index without P21 too.
 * When no drawn candidate is left and some of them had another gender, or a name that reads as one, the
   entity is kept (``KeptReason.NO_GENDER``; ``no_candidate`` when none of them did).
@@ -43,9 +44,8 @@ from typing import Any
 
 from envbench.core.gender import (
     P21_OF,
-    census_first_names,
-    census_key,
     first_name,
+    first_name_lean,
     item_gender,
     pronoun_class,
 )
@@ -92,14 +92,14 @@ def fits(person: PersonGender, candidate_p21: str | None, index_knows: bool) -> 
 
 def reads_against(person: PersonGender, names: Iterable[str]) -> bool:
     """Whether one of ``names`` (the new names a candidate would write) reads to a reader as the gender
-    other than ``person``'s: its first name tells that gender in the census. Always False for a person of
-    unknown gender. Examples, for a woman: "Kyle Richards" True; for a man, "Hélène Desmarais" True (read
-    as "helene"); "Mary Pickford", "Kim Lee" (the census
-    reads "kim" as neither), "Tempah" (one word, no first name) False."""
+    other than ``person``'s: most carriers of its first name have that gender (``core.gender.first_name_lean``).
+    Always False for a person of unknown gender. Examples, for a woman: "Kyle Richards" True (0.07 of
+    Kyles are women), "Lee Hyo-ri" True (the family name comes first, and most Lees are men); for a man:
+    "Hélène Desmarais" True (read as "helene"), "Tinie Tempah" True (0.95), "Gul Hamid" True (0.73),
+    "Kim Lee" True (0.67); for either, "Tempah" (one word, no first name) and "A. R. Kardar" (initials) False."""
     if person.gender is None:
         return False
-    census = census_first_names()
-    return any((f := first_name(n)) is not None and census.get(census_key(f), person.gender) != person.gender
+    return any((f := first_name(n)) is not None and (lean := first_name_lean(f)) is not None and lean != person.gender
                for n in names)
 
 

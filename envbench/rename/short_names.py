@@ -141,6 +141,7 @@ def _made_from(short: str, full: str) -> ShortName | None:
     return None
 
 
+@functools.lru_cache(maxsize=1 << 16)  # asked of every accepted candidate, its names against the entity's
 def same_by_form(old: str, new: str) -> bool:
     """Whether a new name is an old name made short by the rule of the module docstring ("United Nations"
     -> "UN", "Yukon River" -> "Yukon", "UNESCO World Heritage Site" -> "... Sites"), or the old one is the

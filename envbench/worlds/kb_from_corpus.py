@@ -27,8 +27,9 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   summed over its entities) gets P21 (sex or gender): Q6581097 male or Q6581072 female; a cluster whose
   documents show none, or conflict, gets the gender its first names tell, learned from the clusters whose
   documents decided (``core.gender.first_name_genders``: "John Doe" is male when the Johns of two
-  documents are read "he"), else the gender the 1990 US census gives its first names
-  (``core.gender.census_first_names``: "Benito Mussolini" is male though no other Benito is in the corpus),
+  documents are read "he"), else the gender a first-name lexicon of many countries gives them
+  (``core.gender.lexicon_genders``: "Benito Mussolini" is male though no other Benito is in the corpus),
+  or a one-word name tells there ("Helen"; not a word that ends a longer person's name: "Clinton"),
   and none when they tell none. ``generate`` then draws a person's new name
   among items of its gender (``envbench.rename.gender``), so "her eldest son Edward VII" never becomes
   "her eldest son Barbara Stanwyck";
@@ -61,7 +62,8 @@ from envbench.core.gender import (
     document_genders,
     first_name_genders,
     name_gender,
-    with_census,
+    one_word_gender,
+    with_lexicon,
 )
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import stable_hash_hex
@@ -106,7 +108,7 @@ class Cluster:
     demonyms: list[str] = field(default_factory=list)  # P1549 values of the item
     gender: GenderEvidence = field(default_factory=GenderEvidence)  # its documents' evidence (PER only)
     p21_gender: str | None = None  # the gender written as P21: its documents', else its first names'
-    p21_from: str = ""  # "documents", "first name" or "census first name" (where p21_gender came from)
+    p21_from: str = ""  # "documents", "first name", "lexicon first name" or "lexicon one-word name" (its source)
 
     def label(self) -> str:
         # an English label is written in Latin letters when the corpus has such a name for the item
@@ -165,7 +167,7 @@ class KbResult:
             lines.append(f"typed by: {by}; {self.demonym_items} items carry demonyms (P1549)")
         if self.gendered_items:
             lines.append("person items with P21 (from their documents' pronouns and nouns, their first names in "
-                         "the corpus, or in the census): " + ", ".join(f"{g} {n}" for g, n in self.gendered_items.items()))
+                         "the corpus, or in the first-name lexicon): " + ", ".join(f"{g} {n}" for g, n in self.gendered_items.items()))
         if self.untyped_items:
             lines.append(f"{self.untyped_items} ORG/LOC/MISC items got no P31 (no signal named their kind): "
                          "generate keeps their entities (no_type) rather than risk a change of type")
@@ -359,20 +361,24 @@ def cluster_name(name: str) -> str:
 
 def _assign_genders(clusters: Sequence[Cluster]) -> None:
     """Each PER cluster's P21 gender: its documents' decision, else what its first names tell (learned
-    from the decided clusters), else what they tell in the census (``core.gender.census_first_names``;
-    the module docstring)."""
+    from the decided clusters), else what they tell in the first-name lexicon (``core.gender.lexicon_genders``),
+    else what a one-word name tells there (``core.gender.one_word_gender``: "Helen", "Manon"; the module docstring)."""
     persons = sorted((cl for cl in clusters if cl.coarse == "PER"), key=lambda c: c.key)
     learned = first_name_genders((sorted(cl.mention_names), cl.gender.gender, sorted({t for t, _ in cl.members}))
                                  for cl in persons)
-    census = with_census(learned)  # the census reads the first names the corpus cannot
+    lexicon = with_lexicon(learned)  # the lexicon reads the first names the corpus cannot
+    # the words that end a longer person's name are surnames here: a person named "Clinton" alone is not read by it
+    surnames = frozenset(n.split()[-1].casefold() for cl in persons for n in cl.mention_names if len(n.split()) > 1)
     for cl in persons:
         names = sorted(cl.mention_names)
         if (g := cl.gender.gender) is not None:
             cl.p21_gender, cl.p21_from = g, "documents"
         elif (g := name_gender(names, learned)) is not None:
             cl.p21_gender, cl.p21_from = g, "first name"
-        elif (g := name_gender(names, census)) is not None:
-            cl.p21_gender, cl.p21_from = g, "census first name"
+        elif (g := name_gender(names, lexicon)) is not None:
+            cl.p21_gender, cl.p21_from = g, "lexicon first name"
+        elif (g := one_word_gender(names, surnames)) is not None:
+            cl.p21_gender, cl.p21_from = g, "lexicon one-word name"
 
 
 def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:

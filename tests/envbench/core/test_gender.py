@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -257,26 +259,60 @@ def test_first_names_learned_from_decided_persons_need_votes_and_a_margin() -> N
     assert name_gender(["Phélypeaux"], {"paul": MALE}) is None  # no first name at all
 
 
-def test_the_census_reads_common_first_names_and_leaves_rare_and_split_ones() -> None:
-    """census_first_names: at least 0.01% of one sex and 19 times the other's share."""
-    from envbench.core.gender import census_first_names
+def test_the_lexicon_tells_the_gender_of_first_names_most_carriers_of_one_gender_have() -> None:
+    """lexicon_genders: at least LEXICON_TELLS (0.95) of the carriers, at least LEXICON_MIN_COUNT counted."""
+    from envbench.core.gender import lexicon_genders
 
-    census = census_first_names()
-    assert (census["mario"], census["benito"], census["mary"], census["andrea"]) == (MALE, MALE, FEMALE, FEMALE)
-    assert "jean" not in census  # 0.035% of men, 0.315% of women: 9 to 1
-    assert "francesca" not in census and "li" not in census  # 0.009% and 0.003% of women: too rare to tell
-    assert "igor" not in census  # not in the census at all
+    table = lexicon_genders()
+    assert (table["mario"], table["benito"], table["mary"], table["igor"], table["francesca"]) == (
+        MALE, MALE, FEMALE, MALE, FEMALE)
+    assert "andrea" not in table and "jean" not in table  # 0.83 and 0.48 of their carriers are women
+    assert "jose" not in table  # 0.065: María José
+    assert "lorde" not in table  # 23 carriers counted: too few to read
+
+
+def test_a_reader_takes_a_first_name_for_the_gender_most_of_its_carriers_have() -> None:
+    """first_name_lean: the majority, however slight; None for a name the lexicon does not count."""
+    from envbench.core.gender import first_name_lean
+
+    assert [first_name_lean(n) for n in ("tinie", "gul", "kim", "andrea", "Hélène")] == [FEMALE] * 5
+    assert [first_name_lean(n) for n in ("jan", "kyle", "jose", "Otis")] == [MALE] * 4
+    assert first_name_lean("lorde") is None and first_name_lean("qirra") is None
+
+
+def test_a_person_named_by_one_word_is_read_by_it_when_it_is_a_common_given_name() -> None:
+    """one_word_gender: every name one word, each counted ONE_WORD_MIN_COUNT times, all telling one gender."""
+    from envbench.core.gender import one_word_gender
+
+    assert one_word_gender(["Helen"]) == FEMALE and one_word_gender(["Manon"]) == FEMALE
+    assert one_word_gender(["Alan", "Victor"]) == MALE
+    assert one_word_gender(["Jean"]) is None  # 0.48 of the Jeans are women
+    assert one_word_gender(["Tempah"]) is None and one_word_gender(["Tinie"]) is None  # unknown; 88 carriers only
+    assert one_word_gender(["Helen", "Helen Troy"]) is None  # a longer name: first_name reads that one
+    assert one_word_gender(["Helen", "Victor"]) is None  # two genders
+    assert one_word_gender(["Clinton"]) == MALE and one_word_gender(["Clinton"], frozenset({"clinton"})) is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nomquamgender") is None,
+                    reason="the dev extra (nomquamgender) rebuilds the bundled first-name lexicon")
+def test_the_bundled_lexicon_is_the_one_nomquamgender_builds() -> None:
+    """envbench/data/first_names.tsv.gz is build_first_names()'s bytes (the dev extra pins nomquamgender)."""
+    from importlib import resources
+
+    from envbench.core.gender import build_first_names
+
+    assert build_first_names() == resources.files("envbench").joinpath("data/first_names.tsv.gz").read_bytes()
 
 
 def test_a_first_name_is_read_without_its_accents_where_the_corpus_does_not_spell_it() -> None:
-    """census_key folds accents, as the census lists ASCII names only; the corpus's own spelling wins."""
-    from envbench.core.gender import census_key, with_census
+    """lexicon_key folds accents, as the lexicon writes names in ASCII; the corpus's own spelling wins."""
+    from envbench.core.gender import lexicon_key, with_lexicon
 
-    assert (census_key("hélène"), census_key("josé"), census_key("věra"), census_key("mary")) == (
+    assert (lexicon_key("hélène"), lexicon_key("josé"), lexicon_key("věra"), lexicon_key("Mary")) == (
         "helene", "jose", "vera", "mary")
-    table = with_census({})
-    assert name_gender(["Hélène Desmarais"], table) == FEMALE and name_gender(["José Martí"], table) == MALE
-    # a spelling the corpus itself learned is read as learned, before its folded census form
+    table = with_lexicon({})
+    assert name_gender(["Hélène Desmarais"], table) == FEMALE and name_gender(["Bořivoj Novák"], table) == MALE
+    # a spelling the corpus itself learned is read as learned, before its folded lexicon form
     assert name_gender(["José Martí"], {"josé": FEMALE, "jose": MALE}) == FEMALE
 
 
