@@ -12,7 +12,9 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     noun name besides ("Japanese | Japan") is typed from its noun names.
 ``name``
     The name's own kind word: a phrase it contains ("World War", "High School", "Statistical Area"), first
-    words with "of" ("University of X", "Battle of X", "Strait of X"), its last word ("X River", "X County",
+    words with "of" ("University of X", "Battle of X", "Strait of X"), a kind word right before "of"
+    ("Journal of the American Medical Association", "Library of Congress", "Supreme Court of Estonia": the
+    last word names the complement; not ``HEADS_NOT_BEFORE_OF``, "State of Israel"), its last word ("X River", "X County",
     "X Records", "X F.C."), a first kind word ("Lake X", "River X", "Lough X", "Mount X"; a last kind word
     wins over it: "River and Rowing Museum", "Mount Pleasant Township"), or one of the few kind words that
     tell the kind anywhere (``KIND_ANYWHERE``: "X University of Technology").
@@ -88,6 +90,10 @@ from envbench.worlds.gazetteers import Gazetteer, Place, load_gazetteer, name_ke
 from envbench.worlds.type_table import TypeTable, load_type_table
 from wikidata_index.names import fold
 
+# kind words that before "of" name something else than their class: "State of Israel" (a sovereign state, not a
+# federated one), "League of Nations", "Legion of Christ", "North Division of the Chinese Basketball Association",
+# "Organization of Military Museums of Canada" (no intergovernmental body)
+HEADS_NOT_BEFORE_OF = frozenset({"state", "league", "legion", "division", "organization", "organisation", "union"})
 SIGNALS = ("adjectival", "name", "gazetteer", "definition", "context", "relations", "learned", "head")
 WEIGHTS = {"name": 5.0, "name_alias": 3.0, "gazetteer": 3.0, "gazetteer_other": 1.0, "definition": 4.0,
            "context": 2.0, "quote": 1.0, "relations": 1.0}
@@ -458,6 +464,12 @@ class FineTyper:
                       if coarse in r.coarse and any(text == w or text.startswith(w + " ") for w in r.words if " " in w)), None)
         if first is not None:
             return first
+        if " of " in text and (head := text.split(" of ")[0].split()[-1]) != words[-1] and head not in HEADS_NOT_BEFORE_OF:
+            # the word before "of" is the head of the name, its last word only the complement's: "Journal of
+            # the American Medical Association" is a journal, "Bank of the West" a bank
+            for r in self.fine.last_word.get(head, ()):
+                if coarse in r.coarse:
+                    return r.qid
         last = words[-1]
         *lead_words, tail = name.split()
         if coarse == "LOC" and tail.islower() and singular(last) != last and all(w[:1].isupper() for w in lead_words):

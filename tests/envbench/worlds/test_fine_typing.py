@@ -159,6 +159,11 @@ def test_adjectival_clusters_get_their_own_class_and_languages_stay_languages() 
     # a numbered division of a league is a sports league; a numbered division of an army stays a unit
     ("ORG", "Scottish Second Division", "Q623109"), ("MISC", "Primera División", "Q623109"),
     ("ORG", "12th Division", "Q176799"), ("ORG", "82nd Airborne Division", "Q176799"),
+    # a kind word right before "of" is the head; the last word names the complement ("association" was a
+    # society, and "Library of Congress" a legislature); not a head that names something else there
+    ("ORG", "Journal of the American Medical Association", "Q11032"), ("ORG", "Library of Congress", "Q7075"),
+    ("ORG", "Supreme Court of Estonia", "Q41487"), ("ORG", "Federal Reserve Bank of New York", "Q22687"),
+    ("MISC", "Constitution of India", "Q7748"), ("ORG", "League of Nations", "Q245065"),
 ])
 def test_the_name_kind_word(coarse: str, name: str, qid: str) -> None:
     assert FineTyper(["name"]).type(Evidence(coarse, [name])).qid == qid
