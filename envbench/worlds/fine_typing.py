@@ -18,7 +18,9 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     "X Records", "X F.C."), a first kind word ("Lake X", "River X", "Lough X", "Mount X"; a last kind word
     wins over it: "River and Rowing Museum", "Mount Pleasant Township"), or one of the few kind words that
     tell the kind anywhere (``KIND_ANYWHERE``: "X University of Technology").
-    Weight 5 (3 for names other than the label).
+    Weight 5 (3 for names other than the label). A MISC name whose kind is a place's, an event's or a
+    dynasty's while its relations vote for a kind of work is a title (:meth:`FineTyper.titled_work`: "The
+    Secret of Monkey Island" is a video game), and its name votes nothing.
 ``gazetteer``
     LOC names found in the gazetteers (countries, historical countries, continents, subdivisions with their
     ISO type, cities of more than 15,000 people, US counties); MISC names that are languages. The most
@@ -317,6 +319,7 @@ POLITY_WORDS = frozenset({"republic", "kingdom", "empire", "state", "states", "c
 # KB-made subclasses of it by the level of what an item is located in (``FineTyper.level_pass``)
 PLACE_LEVEL_CLASSES = {1: "Q2000000000011", 2: "Q2000000000012", 3: "Q2000000000013"}
 # the umbrella classes of places among them: any class that names the kind outvotes these
+CREATIVE_WORK, GEOGRAPHIC_LOCATION, EVENT, DYNASTY = "Q17537576", "Q2221906", "Q1656682", "Q164950"
 PLACE_UMBRELLAS = frozenset({"Q1048835", "Q15324", "Q2221906", "Q486972", "Q56061", "Q618123"})
 
 
@@ -544,6 +547,18 @@ class FineTyper:
         if name_key(place.name) != name_key(names[0]):  # the name the gazetteer read (``gazetteer_votes``)
             return False
         return any(role in SETTLEMENT_ROLES for role in ev.roles)
+
+    def titled_work(self, ev: Evidence, by_signal: Mapping[str, Counter[str]]) -> bool:
+        """Whether a MISC name the name rule gives the kind of a place, an event or a dynasty ("The Secret of
+        Monkey Island": island, "Sanders of the River": river, "The Battle of Los Angeles": battle, "House of
+        Angels": dynasty) is a work's title: the relations vote for a kind of work (album, film, video game;
+        not the bare "creative work" a performer or a date votes for, which tours and laws have too)."""
+        if ev.coarse != "MISC" or not by_signal.get("name") or not by_signal.get("relations"):
+            return False
+        named, related = next(iter(by_signal["name"])), next(iter(by_signal["relations"]))
+        if CREATIVE_WORK not in self.fine.ancestors(related) or related in GENERIC:
+            return False
+        return bool({GEOGRAPHIC_LOCATION, EVENT, DYNASTY} & set(self.fine.ancestors(named)))
 
     def gazetteer_votes(self, names: Sequence[str], coarse: str) -> tuple[Counter[str], Place | None]:
         votes: Counter[str] = Counter()
@@ -796,6 +811,9 @@ class FineTyper:
             by_signal["context"] = self.context_votes(contexts, ev.coarse)
         if "relations" in self.signals:
             by_signal["relations"] = self.relation_votes(ev.roles, ev.coarse)
+        if self.titled_work(ev, by_signal):
+            # the kind word is part of a title: "The Secret of Monkey Island" was an island, and a video game
+            by_signal["name"] = Counter()
         if self.named_settlement(ev, names, by_signal, place):
             # "Battle Creek", "Fort Worth": the kind word is part of a city's name, and people are born, die and
             # have their seats there; as a creek it read "died ... in the Poplar River , Hawaii"

@@ -169,6 +169,22 @@ def test_the_name_kind_word(coarse: str, name: str, qid: str) -> None:
     assert FineTyper(["name"]).type(Evidence(coarse, [name])).qid == qid
 
 
+def test_a_place_or_event_kind_in_a_works_title_yields_to_the_relations_of_a_kind_of_work() -> None:
+    """"The Secret of Monkey Island" is a video game, "Fantasy Island" a film, "The Battle of Los Angeles" an
+    album; a tour whose relations only say "creative work" (a performer) stays a tour."""
+    typer = FineTyper(["name", "relations"])
+    film = [("P57", "subject"), ("P161", "subject"), ("P161", "subject")]
+    assert typer.type(Evidence("MISC", ["Fantasy Island"], roles=film)).qid == "Q11424"
+    assert typer.type(Evidence("MISC", ["Fantasy Island"])).qid == "Q23442"  # no relations: the name's island
+    game = [("P400", "subject"), ("P178", "subject"), ("P123", "subject")]
+    assert typer.type(Evidence("MISC", ["The Secret of Monkey Island"], roles=game)).qid == "Q7889"
+    album = [("P175", "subject"), ("P264", "subject")]
+    assert typer.type(Evidence("MISC", ["The Battle of Los Angeles"], roles=album)).qid == "Q482994"
+    assert typer.type(Evidence("MISC", ["Loud Tour"], roles=[("P175", "subject")] * 2)).qid == "Q1573906"
+    # a LOC is never a title: "Treasure Island" the place stays an island whatever its relations
+    assert typer.type(Evidence("LOC", ["Treasure Island"], roles=film)).qid == "Q23442"
+
+
 def test_a_name_of_two_things_or_a_class_of_ships_is_typed_by_no_signal() -> None:
     assert [names_two(n) for n in ("World War I and II", "Apollo 11 and 12", "Parts 1 & 2")] == [True] * 3
     assert not any(names_two(n) for n in ("Scotch and Soda", "I and II", "Route 66 and Highway 12",
