@@ -31,6 +31,12 @@ class InputError(Exception):
     """Bad input; the message names the file and says what to do."""
 
 
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters with "..." (a message quotes what a file or the user gave,
+    not all of it)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def compression_of(path: str | os.PathLike[str]) -> str | None:
     """Return 'gz', 'bz2', 'zst' or None from the file name (for writing; reading sniffs the bytes)."""
     name = str(path)

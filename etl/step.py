@@ -18,7 +18,7 @@ Contract, in the order things happen:
    (no lock file is left behind) from the check to the end; a second run into the same folder
    fails at once, naming it. Under the lock, what a killed run of the same step left is removed:
    its staging folders (``.staging-<step>-*`` that hold the step's marker, see 4; a folder of that
-   name without the marker is the user's and is left alone), and a claim (6) of this step beside a
+   name without the marker is the user's and is left alone, even empty), and a claim (6) of this step beside a
    manifest of this step (the manifest is written only after everything the claim covers, so such
    a claim is stale: a kill between writing the manifest and removing the claim leaves one).
 3. **Up to date?** Unless ``force`` or ``rerun``, the manifest at ``root`` is compared with this run: same step
@@ -29,11 +29,14 @@ Contract, in the order things happen:
 4. **Staging.** ``step.path(name)`` is a path in a staging folder beside the output (same file
    system, so the rename is atomic). The body writes a file or a whole folder there. Every staging
    folder is made new (``mkdir``, never reused) and gets a marker file (:data:`STAGING_MARKER`, whose
-   text names the step: :func:`mark_staging`) at once; nothing removes a staging-named folder without
-   it (:func:`remove_staging`), so a user's ``.staging-generate-mine`` survives every run. The marker
-   is removed last, from the emptied folder; a kill in the instant before the marker is written or
-   after it is removed leaves an empty folder in the step's exact form (``.staging-<step>-<8 hex>``),
-   which the next run removes with ``rmdir`` (an empty folder holds nothing to lose).
+   text names the step: :func:`mark_staging`) at once (:func:`make_staging`; when that fails, the run
+   removes the folder it has just made); nothing removes a staging-named folder without it
+   (:func:`remove_staging`), so a user's ``.staging-generate-mine`` survives every run, and so does an
+   empty ``.staging-generate-0badc0de``: a name, even in the step's exact form, never makes a folder
+   ours. The marker is removed last, from the emptied folder. SIGINT and SIGTERM wait while a folder
+   is made and marked, or unmarked and removed (:func:`signals_deferred`); only a SIGKILL in that
+   instant leaves an empty folder, which no run removes (it holds nothing; nothing tells it from a
+   user's).
 5. **What is ours** (:meth:`Step.ownership`, the one deletion rule). A step replaces or removes
    only files that an earlier run *of the same step* wrote, as its manifest (or the claim a crashed
    publish left, see 6) lists them:
@@ -77,10 +80,11 @@ import contextlib
 import errno
 import fcntl
 import os
-import re
 import secrets
 import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -168,38 +172,63 @@ def is_staging(path: Path, owner: str) -> bool:
         return False
 
 
-def staging_name(prefix: str) -> re.Pattern[str]:
-    """The names :func:`make_staging` (and ``Step``) give with ``prefix``: it, then 8 hex digits."""
-    return re.compile(re.escape(prefix) + "[0-9a-f]{8}")
+# Ctrl-C, and SIGTERM, which the CLI turns into an exception (or whose default ends the process)
+DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends, then reach the handlers they would have reached
+    (KeyboardInterrupt, the CLI's SystemExit, the default end of the process): a staging folder is made
+    and marked, or unmarked and removed, as one step, since a folder without its marker is never removed
+    (:func:`remove_staging`). Their handlers are swapped for ones that note the signal, rather than the
+    signals blocked: Python runs a handler in the main thread whichever thread the signal reaches. Off
+    the main thread nothing waits, nor need it: no handler interrupts that thread. An ignored signal
+    stays ignored. SIGKILL cannot wait: a kill in that instant still leaves an empty folder."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    swapped: dict[int, Any] = {}
+    try:
+        for sig in DEFERRED_SIGNALS:
+            handler = signal.getsignal(sig)
+            if handler is not None and handler is not signal.SIG_IGN:  # None: set outside Python, left as it is
+                swapped[sig] = handler
+                signal.signal(sig, lambda signum, frame: caught.append(signum))
+        yield
+    finally:
+        for sig, handler in swapped.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            signal.raise_signal(sig)
 
 
 def make_staging(parent: Path, prefix: str, owner: str) -> Path:
-    """A new folder ``parent/<prefix><8 hex>`` with ``owner``'s marker (never one that was there)."""
+    """A new folder ``parent/<prefix><8 hex>`` with ``owner``'s marker (never one that was there).
+    Signals wait while it is made and marked (:func:`signals_deferred`); hold them around the call too
+    to record the folder before one lands (``Step`` does)."""
     while True:
         folder = parent / f"{prefix}{secrets.token_hex(4)}"
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:  # somebody's folder has the name: not ours to use or remove
-            continue
-        try:
-            mark_staging(folder, owner)
-        except BaseException:  # a full disk, a signal: the folder is empty and unmarked, so it goes now
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-            raise
+        with signals_deferred():
+            try:
+                folder.mkdir(mode=0o700)
+            except FileExistsError:  # somebody's folder has the name: not ours to use or remove
+                continue
+            try:
+                mark_staging(folder, owner)
+            except BaseException:  # a full disk: the folder this call made is empty and unmarked, so it goes now
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+                raise
         return folder
 
 
-def remove_staging(path: Path, owner: str, *, empty_too: bool = False) -> bool:
+def remove_staging(path: Path, owner: str) -> bool:
     """Remove ``path`` when it is ``owner``'s staging folder (:func:`is_staging`); True when it was.
-    Anything else of that name is left as it is; with ``empty_too`` (for a name in exactly the form
-    the owner makes), an unmarked folder that is empty goes too (``rmdir``, which removes nothing
-    else): what a kill between ``mkdir`` and the marker, or between the marker's removal and the
-    ``rmdir``, leaves."""
+    Anything else is left as it is, an empty folder in exactly the form the owner makes included: a
+    tool deletes no folder it did not write, and without the marker nothing says it did."""
     if not is_staging(path, owner):
-        if empty_too and path.is_dir() and not path.is_symlink():
-            with contextlib.suppress(OSError):
-                path.rmdir()
         return False
     for child in path.iterdir():
         if child.name == STAGING_MARKER:
@@ -212,7 +241,7 @@ def remove_staging(path: Path, owner: str, *, empty_too: bool = False) -> bool:
     # The marker goes last, and only from an emptied folder: a run killed while removing leaves the
     # folder still marked, so the next run removes the rest.
     if [c.name for c in path.iterdir()] == [STAGING_MARKER]:
-        with contextlib.suppress(OSError):
+        with signals_deferred(), contextlib.suppress(OSError):  # no signal between the two: unmarked is for good
             (path / STAGING_MARKER).unlink()
             path.rmdir()
     return True
@@ -388,11 +417,10 @@ class Step:
 
     def _remove_stale_staging(self) -> None:
         folders = {self.base, *(o.parent for o in self.outputs)}
-        ours = staging_name(f".staging-{self.name}-")
         for folder in sorted(folders):
             for stale in folder.glob(f".staging-{self.name}-*"):
-                # only with this step's marker (or empty, in the step's form): `--out ~/s.json` keeps ~'s folders
-                remove_staging(stale, self.name, empty_too=bool(ours.fullmatch(stale.name)))
+                # only with this step's marker: `--out ~/s.json` keeps ~'s folders
+                remove_staging(stale, self.name)
 
     def _remove_stale_claim(self, old: Mapping[str, Any] | None) -> None:
         """A claim of this step beside a manifest of this step is stale (contract point 2)."""
@@ -496,17 +524,13 @@ class Step:
         return self._staging[folder] / target.name
 
     def _new_staging(self, folder: Path) -> Path:
-        """A new staging folder in ``folder``, known to ``_release`` before it exists: a signal (SIGTERM,
-        Ctrl-C) that lands between creating it and recording it had left it behind (mkdtemp's window)."""
-        while True:
-            candidate = folder / f".staging-{self.name}-{secrets.token_hex(4)}"
-            self._staging[folder] = candidate  # recorded first; _release ignores one that was never made
-            try:
-                candidate.mkdir(mode=0o700)
-            except FileExistsError:  # somebody's folder: _release leaves it (it has no marker of ours)
-                continue
-            mark_staging(candidate, self.name)
-            return candidate
+        """A new staging folder in ``folder``, made, marked and recorded before a signal (SIGTERM, Ctrl-C)
+        can land, so ``_release`` removes it by its marker (mkdtemp's window had left one behind). A name
+        recorded before its ``mkdir``, as before, had ``_release`` rmdir a user's empty folder that the
+        ``mkdir`` found there."""
+        with signals_deferred():
+            staging = self._staging[folder] = make_staging(folder, f".staging-{self.name}-", self.name)
+        return staging
 
     # ------------------------------------------------------------------ leaving: publish or clean
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -563,8 +587,7 @@ class Step:
 
     def _release(self, *, failed: bool) -> None:
         for staging in self._staging.values():
-            # empty_too: made but not marked yet (a signal between mkdir and the marker), it is empty
-            remove_staging(staging, self.name, empty_too=True)
+            remove_staging(staging, self.name)
         self._staging.clear()
         if failed and self._created_root:
             with contextlib.suppress(OSError):
@@ -615,4 +638,4 @@ def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
 
 __all__ = ["MANIFEST", "STAGING_MARKER", "Step", "check_writable", "claim_of", "hold_folder", "is_staging",
            "make_staging", "manifest_beside", "mark_staging", "no_space_hint", "read_manifest", "remove_stale_claim",
-           "remove_staging", "staging_name"]
+           "remove_staging", "signals_deferred"]

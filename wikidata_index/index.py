@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from etl.io import InputError, dumps_json, require_path, sha256_bytes, sha256_file, write_json_atomic
+from etl.io import InputError, dumps_json, require_path, sha256_bytes, sha256_file, shorten, write_json_atomic
 from etl.manifest import package_version
 from etl.step import claim_of
 from wikidata_index.names import fold
@@ -527,8 +527,10 @@ class WikidataIndex:
         params = self._manifest.get("parameters")
         langs = params.get("languages") if isinstance(params, dict) else None
         if isinstance(langs, list) and langs and lang not in langs and (names_only or lang != "en"):
-            raise InputError(f"{self.path} holds names in {', '.join(map(str, langs))} only, not {lang!r}; pass "
-                             f"--lang {langs[0]}, or ingest the dump again with --languages {','.join(map(str, langs))},{lang}")
+            add = lang if shorten(lang) == lang else "<the language>"  # a pasteable option, or none
+            raise InputError(f"{self.path} holds names in {', '.join(map(str, langs))} only, not "
+                             f"{shorten(repr(lang))}; pass --lang {langs[0]}, or ingest the dump again with "
+                             f"--languages {','.join(map(str, langs))},{add}")
 
     def card(self, qid: str, lang: str = "en") -> dict[str, Any]:
         """One entity as `envbench index get` shows it: label, description, aliases (the names
@@ -538,7 +540,7 @@ class WikidataIndex:
         self.check_language(lang)
         ent = self.entity(qid)
         if ent is None:
-            raise InputError(f"{qid!r} is not in the index at {self.path}; check the id (e.g. Q42)")
+            raise InputError(f"{shorten(repr(qid))} is not in the index at {self.path}; check the id (e.g. Q42)")
         names = self.names(qid, lang)
         label = ent["label"]
         aliases = [n for n in names if n != label] if names and names[0] == label else names

@@ -68,7 +68,6 @@ from etl.step import (
     read_manifest,
     remove_staging,
     remove_stale_claim,
-    staging_name,
 )
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
@@ -410,7 +409,6 @@ def _staging_key(dump: str, languages: Sequence[str], chunk_lines: int | None, c
 
 
 SPOOL_PREFIX = "envbench-spool-"
-SPOOL_NAME = re.compile(re.escape(SPOOL_PREFIX) + r"[0-9]+-\.staging-[0-9a-f]{16}-[0-9a-f]{8}")  # make_spool's
 
 
 def make_spool(stage: Path, workers: int) -> str | None:
@@ -429,7 +427,7 @@ def make_spool(stage: Path, workers: int) -> str | None:
             pid = int(old.name[len(SPOOL_PREFIX):].split("-")[0])
             os.kill(pid, 0)
         except ProcessLookupError:
-            remove_staging(old, SPOOL_OWNER, empty_too=SPOOL_NAME.fullmatch(old.name) is not None)
+            remove_staging(old, SPOOL_OWNER)
         except (ValueError, PermissionError):
             pass
     return str(make_staging(base, f"{SPOOL_PREFIX}{os.getpid()}-{stage.name}-", SPOOL_OWNER))
@@ -632,8 +630,8 @@ def _remove_stage(stage: Path) -> None:
     if not is_staging(stage, STAGE_OWNER):
         return
     gone = stage.with_name(stage.name + REMOVING)
-    remove_staging(gone, STAGE_OWNER, empty_too=True)
-    if gone.exists() or gone.is_symlink():  # somebody's folder of that name: leave both as they are
+    remove_staging(gone, STAGE_OWNER)
+    if gone.exists() or gone.is_symlink():  # a folder of that name without our marker: leave both as they are
         return
     os.replace(stage, gone)
     remove_staging(gone, STAGE_OWNER)
@@ -643,14 +641,14 @@ def _remove_leftovers(out_dir: Path) -> None:
     """Remove what stopped runs leave in an index folder that nothing reads, by its marker (stages
     being removed, index.duckdb's temporary folders, the step's staging after its manifest was
     written), and a claim that a publish stopped after the manifest left. Under the lock."""
-    # an empty folder in exactly the form this module makes is what a kill around a marker leaves
+    # only by the marker: an empty folder in exactly the form this module makes (what a kill around a
+    # marker leaves) may as well be a user's, so it stays (etl.step, contract point 4)
     for stale in out_dir.glob(f".staging-*{REMOVING}"):
-        remove_staging(stale, STAGE_OWNER, empty_too=STAGE_NAME.fullmatch(stale.name[:-len(REMOVING)]) is not None)
+        remove_staging(stale, STAGE_OWNER)
     for stale in out_dir.glob(f"{DB_STAGING}*"):
-        remove_staging(stale, DB_OWNER, empty_too=staging_name(DB_STAGING).fullmatch(stale.name) is not None)
-    step_staging = ".staging-ingest-dump-"  # the step's own, which an up-to-date rerun never enters to remove
-    for stale in out_dir.glob(f"{step_staging}*"):
-        remove_staging(stale, "ingest-dump", empty_too=staging_name(step_staging).fullmatch(stale.name) is not None)
+        remove_staging(stale, DB_OWNER)
+    for stale in out_dir.glob(".staging-ingest-dump-*"):  # the step's own, which an up-to-date rerun never enters
+        remove_staging(stale, "ingest-dump")
     if (read_manifest(out_dir / "manifest.json") or {}).get("step") == "ingest-dump":
         remove_stale_claim(out_dir / "manifest.json", "ingest-dump")
 
@@ -692,7 +690,7 @@ def _remove_other_stages(out_dir: Path, keep: Path) -> None:
     """Stages of runs with other parameters: nothing will resume them once this index is published."""
     for other in out_dir.glob(".staging-*"):
         if other != keep and STAGE_NAME.fullmatch(other.name):
-            remove_staging(other, STAGE_OWNER, empty_too=True)  # a user's folder of that name stays (no marker)
+            remove_staging(other, STAGE_OWNER)  # a user's folder of that name stays (no marker)
 
 
 def _after_failure(stage: Path, exc: BaseException, *, resumable: bool) -> int:
@@ -707,7 +705,7 @@ def _after_failure(stage: Path, exc: BaseException, *, resumable: bool) -> int:
     finished = len(list((stage / "chunks" / "done").glob("*.json"))) if stage.is_dir() else 0
     if resumable and finished and (not isinstance(exc, InputError) or isinstance(exc, WorkerDied)):
         return finished
-    remove_staging(stage, STAGE_OWNER, empty_too=True)  # a folder refused as not ours (``_take_stage``) stays
+    remove_staging(stage, STAGE_OWNER)  # a folder refused as not ours (``_take_stage``) stays
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from etl.io import dumps_json
+from etl.io import dumps_json, shorten
 
 
 def _languages(value: str) -> tuple[str, ...]:
@@ -186,7 +186,7 @@ def find(path: str, name: str, lang: str, limit: int, as_json: bool) -> None:
         click.echo(dumps_json(rows, indent=True), nl=False)
         return
     if not rows:
-        click.echo(f"no entity named {name!r} in {lang}")
+        click.echo(f"no entity named {shorten(repr(name))} in {shorten(lang)}")
         return
     for r in rows:
         desc = f" - {r['description']}" if r["description"] else ""

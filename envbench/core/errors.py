@@ -5,7 +5,9 @@ Every message names the file, document, entity or option at fault and says what 
 
 from __future__ import annotations
 
-from etl.io import InputError
+from etl.io import InputError, shorten
+
+__all__ = ["DataError", "EnvbenchError", "first_line", "shorten"]
 
 
 class EnvbenchError(InputError):
@@ -14,11 +16,6 @@ class EnvbenchError(InputError):
 
 class DataError(EnvbenchError):
     """Input data that does not match the expected format."""
-
-
-def shorten(text: str, limit: int = 40) -> str:
-    """``text`` cut to ``limit`` characters with "..." (a message quotes what a file holds, not all of it)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def first_line(exc: BaseException, default: str = "") -> str:

@@ -72,6 +72,11 @@ class NoteCode(str, Enum):
         "{n} predictions name {k} titles that are not in {gold} (e.g. {examples}); they count against precision, "
         "as in the official scorer; check that {pred_option} was made for this {gold_option}",
     )
+    ENV_PREDS_WITHOUT_SEED = (
+        "env_preds_without_seed", Level.WARNING,
+        "{n} of them name a title with no seed of {gold} (seeds {seeds}; e.g. {examples}): they count against the "
+        "pooled precision ('all') but against no seed's, so the mean over seeds leaves them out",
+    )
     NO_GOLD_FACTS = (
         "no_gold_facts", Level.WARNING,
         "{gold} has no gold facts (no labels), so every score is 0; is it an unlabelled split such as DocRED's "

@@ -105,7 +105,7 @@ def _is_index(v: Any) -> bool:
     return type(v) is int
 
 
-def _show(v: Any) -> str:
+def show_value(v: Any) -> str:
     """A value in JSON's spelling, cut short (a message names what the file holds)."""
     try:
         text = orjson.dumps(v).decode()
@@ -161,18 +161,18 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                 err(where, f"type {m['type']!r} is not a DocRED type",
                     f"give each mention one of {', '.join(COARSE_TYPES)} (MISC when none fits)")
             if not isinstance(m["name"], str):  # every later step reads it as text
-                err(where, f"name {_show(m['name'])} is a {type(m['name']).__name__}, not a string",
+                err(where, f"name {show_value(m['name'])} is a {type(m['name']).__name__}, not a string",
                     "write the mention's name as a JSON string (the text of its tokens)")
                 continue
             sid, pos = m["sent_id"], m["pos"]
             if not _is_index(sid):
-                err(where, f"sent_id {_show(sid)} is not a sentence index", "write sent_id as a 0-based integer")
+                err(where, f"sent_id {show_value(sid)} is not a sentence index", "write sent_id as a 0-based integer")
                 continue
             if not 0 <= sid < n_sents:
                 err(where, f"sent_id {sid} is out of range (document has {n_sents} sentences)", "fix the sent_id")
                 continue
             if not isinstance(pos, list) or len(pos) != 2 or not all(_is_index(p) for p in pos):
-                err(where, f"pos {_show(pos)} is not two token indices",
+                err(where, f"pos {show_value(pos)} is not two token indices",
                     "write pos as [start, end), two 0-based integers")
                 continue
             if pos[0] >= pos[1]:
@@ -214,7 +214,7 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
         ends_ok = True
         for end in ("h", "t"):
             if not _is_index(lab[end]):  # true/false are JSON booleans, not entity indices
-                err(where, f"{end}={_show(lab[end])} is not an entity index", "write h and t as 0-based integers")
+                err(where, f"{end}={show_value(lab[end])} is not an entity index", "write h and t as 0-based integers")
                 ends_ok = False
             elif not 0 <= lab[end] < n_ent:
                 err(where, f"{end}={lab[end]} is out of range ({n_ent} entities)", "fix the entity index")
@@ -230,11 +230,11 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                 "use a DocRED property id such as P17")
         evidence = lab.get("evidence", []) or []
         if not isinstance(evidence, list):
-            err(where, f"evidence {_show(evidence)} is not a list", "write evidence as a list of sentence ids, e.g. [0, 2]")
+            err(where, f"evidence {show_value(evidence)} is not a list", "write evidence as a list of sentence ids, e.g. [0, 2]")
             evidence = []
         for ev in evidence:
             if not _is_index(ev) or not 0 <= ev < n_sents:
-                err(where, f"evidence sentence {_show(ev)} is out of range ({n_sents} sentences)",
+                err(where, f"evidence sentence {show_value(ev)} is out of range ({n_sents} sentences)",
                     "fix the evidence list")
         # keywords are optional (DocRED-HWE has them); renaming moves their spans, so they must be spans
         keywords = lab.get("keywords")

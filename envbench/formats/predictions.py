@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envbench.core.errors import DataError
+from envbench.core.errors import DataError, shorten
 from envbench.core.relations import NAME_TO_ID, RELATIONS
-from envbench.formats.docred import read_json_file
+from envbench.formats.docred import read_json_file, show_value
 from etl.io import sha256_file
 from etl.step import manifest_beside, read_manifest
 
@@ -58,11 +58,36 @@ class CheckedPredictions:
     duplicates_by_title: dict[str, int] = field(default_factory=dict)
 
 
+def _shown(v: Any) -> str:
+    """A field as the message quotes it, cut short: a string as Python quotes titles in every message
+    ('Loud Tour'), anything else in JSON's spelling (true, 1e+30), as the file has it."""
+    return shorten(repr(v), 80) if isinstance(v, str) else show_value(v)
+
+
 def _describe(i: int, x: Any, source: str) -> str:
     if isinstance(x, Mapping):
-        parts = ", ".join(f"{k} {x.get(k)!r}" for k in ("title", "h_idx", "t_idx", "r"))
+        parts = ", ".join(f"{k} {_shown(x[k])}" for k in ("title", "h_idx", "t_idx", "r") if k in x)
         return f"{source}: prediction {i} ({parts})"
     return f"{source}: prediction {i}"
+
+
+def _index_problem(end: str, v: Any, title: str, n: int | None) -> str | None:
+    """What is wrong with the entity index ``v`` at ``end`` (h_idx or t_idx) of a prediction for ``title``
+    (``n`` entities; None: a title the gold file lacks), or None. A number is judged by its value, so a
+    huge one reads as out of range whether the file wrote it as 1e30 or as an integer too long for the
+    JSON reader's integers (which reads it as a real number)."""
+    number = type(v) in (int, float)  # bool is no number here: JSON true is not an index
+    if number and (v < 0 or (n is not None and v >= n)):
+        if n is None:
+            return f"{end} {_shown(v)} is out of range; entity indices start at 0"
+        indices = f" (indices 0-{n - 1})" if n else ""  # "0--1" for a document without entities
+        return (f"{end} {_shown(v)} is out of range; document {title!r} has {n} entities{indices}; "
+                "check that the predictions were made for this gold file")
+    if type(v) is int:
+        return None
+    if type(v) is float and v.is_integer() and v < 2 ** 53:  # exact: 1.0 was meant as 1, 1e30 as nothing
+        return f"{end} {_shown(v)} is not an entity index (a real number); write it as the integer {int(v)}"
+    return f"{end} {_shown(v)} is not an entity index; write it as a 0-based integer, a position in the gold vertexSet"
 
 
 def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str,
@@ -77,24 +102,19 @@ def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str,
     title, h, t, r = x["title"], x["h_idx"], x["t_idx"], x["r"]
     if not isinstance(title, str):
         return DataError(f"{what}: title is not a string; use the gold document's title")
+    n = n_entities.get(title)
     for end, v in (("h_idx", h), ("t_idx", t)):
-        if type(v) is not int:  # bool is not an entity index either
-            return DataError(f"{what}: {end} {v!r} is not an integer; "
-                             "entity indices are 0-based positions in the gold vertexSet")
+        if type(v) is not int and (problem := _index_problem(end, v, title, n)) is not None:
+            return DataError(f"{what}: {problem}")
     if not isinstance(r, str) or r not in RELATIONS:
         hint = ""
         if isinstance(r, str) and r.strip().casefold() in NAME_TO_ID:
             hint = f" (did you mean {NAME_TO_ID[r.strip().casefold()]!r}?)"
-        return DataError(f"{what}: relation {r!r} is not one of the 96 DocRED relations{hint}; "
+        return DataError(f"{what}: relation {_shown(r)} is not one of the 96 DocRED relations{hint}; "
                          "use a Wikidata property id such as 'P17'")
-    n = n_entities.get(title)
-    if n is not None:
-        for end, v in (("h_idx", h), ("t_idx", t)):
-            if not 0 <= v < n:
-                return DataError(
-                    f"{what}: {end} {v} is out of range; document {title!r} has {n} entities "
-                    f"(indices 0-{n - 1}); check that the predictions were made for this gold file"
-                )
+    for end, v in (("h_idx", h), ("t_idx", t)):
+        if (problem := _index_problem(end, v, title, n)) is not None:
+            return DataError(f"{what}: {problem}")
     ev = x.get("evidence")
     if type(ev) is list and all(type(e) is int for e in ev):
         ns = (n_sentences or {}).get(title)
@@ -102,7 +122,7 @@ def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str,
         span = f"document {title!r} has {ns} sentences (ids 0-{ns - 1})" if ns is not None else "ids start at 0"
         return DataError(f"{what}: evidence sentence {bad} is out of range; {span}; "
                          "check that the predictions were made for this gold file")
-    return DataError(f"{what}: evidence {ev!r} is not a list of sentence ids; "
+    return DataError(f"{what}: evidence {shorten(repr(ev), 80)} is not a list of sentence ids; "
                      "write it as [0, 2] or leave it out")
 
 
@@ -116,7 +136,8 @@ def check_predictions(
     """Validate predictions against the gold entity counts and drop duplicates.
 
     Raises DataError naming the prediction (its position in the list, title, h_idx, t_idx, r)
-    for a missing field, an entity index out of range, an unknown relation id, or an evidence
+    for a missing field, an entity index that is no integer or out of range (below 0 on any title), an
+    unknown relation id, or an evidence
     sentence id that is not a sentence of its document (negative, or past ``n_sentences`` of the
     title when given), just as a sentence id that is not an integer (``["0"]``).
     """
@@ -142,7 +163,7 @@ def check_predictions(
         if type(title) is not str or type(h) is not int or type(t) is not int or type(r) is not str:
             raise _invalid(i, x, n_entities, source)
         n = n_entities.get(title)
-        if r not in RELATIONS or (n is not None and not (0 <= h < n and 0 <= t < n)):
+        if r not in RELATIONS or h < 0 or t < 0 or (n is not None and not (h < n and t < n)):
             raise _invalid(i, x, n_entities, source)
         if ev is None:
             ev_set = _NO_EVIDENCE

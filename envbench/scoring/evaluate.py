@@ -99,19 +99,29 @@ def env_seeds(gold_docs: Sequence[Mapping[str, Any]], *, consecutive: bool = Tru
 
 
 def env_seed_problem(gold_docs: Sequence[Mapping[str, Any]]) -> str:
-    """Why the titles form no Env benchmark, naming the first document at fault (for :func:`env_seeds`)."""
+    """What an Env benchmark needs and the first document at fault, for titles that form none with one set
+    of seeds (``env_seeds(docs, consecutive=False)`` is None): "a seed suffix -k on every title (...), but
+    'X' has none", or "the same seeds for every source document, but 'B' has seeds -1, -3 where 'A' has
+    -1, -2". The others' seeds are those most source documents have (on a tie, the first source's)."""
     by_base: dict[str, set[int]] = {}
     for doc in gold_docs:
         parts = split_seed(doc["title"])
         if parts is None:
-            return f"{doc['title']!r} has none"
+            return f"a seed suffix -k on every title (for example 'Loud Tour-1'), but {doc['title']!r} has none"
         by_base.setdefault(parts[0], set()).add(parts[1])
     if not by_base:
-        return "the file has no documents"
+        return "documents, and the file has none"
     common = Counter(frozenset(v) for v in by_base.values()).most_common(1)[0][0]
     base, have = next((b, v) for b, v in by_base.items() if frozenset(v) != common)
-    show = lambda ks: ", ".join(f"-{k}" for k in sorted(ks))  # noqa: E731
-    return f"{base!r} has {show(have)}, most have {show(common)}"
+    others = [b for b, v in by_base.items() if frozenset(v) == common]
+
+    def show(ks: set[int] | frozenset[int]) -> str:
+        return ", ".join(f"-{k}" for k in sorted(ks))
+
+    theirs = (f"{others[0]!r} has {show(common)}" if len(others) == 1 else
+              f"{len(others):,} other source documents have {show(common)} (e.g. {example_titles(others)})")
+    return (f"the same seeds for every source document, but {base!r} has seed{'s' if len(have) > 1 else ''} "
+            f"{show(have)} where {theirs}")
 
 
 # --------------------------------------------------------------------------- inputs
@@ -245,9 +255,10 @@ def name_independent(
 
 # --------------------------------------------------------------------------- scoring
 def has_spread(n: int) -> bool:
-    """Whether ``n`` values (renaming seeds, training runs) have a spread to print. One value has none:
-    its standard deviation is stored as 0, and a printed "± 0.00" would claim a measured spread.
-    The one rule behind every "mean ± std" that envbench and its benches print."""
+    """Whether ``n`` values (renaming seeds, training runs) have a spread. One value has none: its
+    standard deviation is undefined, stored as None (null in JSON), and neither a stored 0 nor a printed
+    "± 0.00" may claim a measured spread. The one rule behind every "mean ± std" that envbench and its
+    benches store and print."""
     return n > 1
 
 
@@ -256,17 +267,23 @@ def spread_label(n: int, plus: str = "mean ± std", alone: str = "mean (one seed
     return plus if has_spread(n) else alone
 
 
-def mean_std_text(mean: str, std: str, n: int) -> str:
-    """"mean ± std" for ``n`` values, or the mean alone for one (both already formatted)."""
-    return f"{mean} ± {std}" if has_spread(n) else mean
+def mean_std_text(mean: str, std: str | None, n: int) -> str:
+    """"mean ± std" for ``n`` values, or the mean alone for one (both already formatted; ``std`` is
+    None where there is no spread)."""
+    return f"{mean} ± {std}" if has_spread(n) and std is not None else mean
+
+
+def sample_std(values: Sequence[float]) -> float | None:
+    """The sample standard deviation (n-1) of ``values``; None for one value (:func:`has_spread`)."""
+    return statistics.stdev(values) if has_spread(len(values)) else None
 
 
 def summarize(per_seed: Mapping[int, Mapping[str, Any]], keys: Sequence[str] = SCORE_KEYS) -> dict[str, Any]:
-    """Mean, sample standard deviation (n-1; 0 for one seed, see :func:`has_spread`) and the worst seed
+    """Mean, sample standard deviation (n-1; None for one seed, see :func:`has_spread`) and the worst seed
     (lowest F1)."""
     seeds = sorted(per_seed)
     mean = {k: statistics.fmean(per_seed[s][k] for s in seeds) for k in keys}
-    std = {k: statistics.stdev([per_seed[s][k] for s in seeds]) if has_spread(len(seeds)) else 0.0 for k in keys}
+    std = {k: sample_std([per_seed[s][k] for s in seeds]) for k in keys}
     worst = min(seeds, key=lambda s: (per_seed[s]["f1"], s))
     return {"mean": mean, "std": std, "worst_seed": {"seed": worst, **{k: per_seed[worst][k] for k in keys}}}
 
@@ -283,7 +300,10 @@ def score_env(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Pooled scores, and per-seed scores with their summary, from one pass over the predictions.
 
-    Predictions go to the seed of their title's suffix (unknown titles too).
+    Each seed's copy is scored as if alone, with the predictions whose title carries that seed's suffix
+    (an unknown title too, 'Other-1' against seed 1); the pooled score, as the official scorer, with all
+    of them. So a prediction on a title of no seed of the file ('Tiny', 'Tiny-9') counts against the
+    pooled precision only: ``n_preds_without_seed`` counts them, and :func:`prediction_notes` warns.
     """
     wanted = set(seeds)
 
@@ -297,7 +317,9 @@ def score_env(
     for per in per_seed.values():
         per.pop("notes")  # the file-level result states them once
     keys = [*SCORE_KEYS, *(["name_independent_ign_f1"] if "name_independent_ign_f1" in pooled else [])]
-    return pooled, {"seeds": {str(k): per_seed[k] for k in seeds}, **summarize(per_seed, keys)}
+    without_seed = pooled["n_unknown_title_preds"] - sum(per["n_unknown_title_preds"] for per in per_seed.values())
+    return pooled, {"seeds": {str(k): per_seed[k] for k in seeds}, **summarize(per_seed, keys),
+                    "n_preds_without_seed": without_seed}
 
 
 def prediction_notes(
@@ -308,14 +330,24 @@ def prediction_notes(
     *,
     pred_option: str = "--pred",
     gold_option: str = "--gold",
+    env: Mapping[str, Any] | None = None,
 ) -> list[Note]:
-    """Warnings about a (gold, predictions) pair: predictions for unknown titles, a gold file without labels."""
+    """Warnings about a (gold, predictions) pair: predictions for unknown titles (and, on an Env file, those
+    of them whose title has no seed of it, given ``env``, the summary of :func:`score_env`), a gold file
+    without labels."""
     out = []
     if scores["n_unknown_title_preds"]:
-        examples = unknown_titles(preds, {d["title"] for d in gold_docs})
+        titles = {d["title"] for d in gold_docs}
+        examples = unknown_titles(preds, titles)
         out.append(note(NoteCode.UNKNOWN_TITLES, n=scores["n_unknown_title_preds"], k=scores["n_unknown_titles"],
                         gold=gold, examples=", ".join(repr(t) for t in examples), pred_option=pred_option,
                         gold_option=gold_option))
+        if env is not None and env.get("n_preds_without_seed"):
+            seeds = {int(k) for k in env["seeds"]}
+            seedless = sorted({t for x in preds if (t := x["title"]) not in titles
+                               and ((parts := split_seed(t)) is None or parts[1] not in seeds)})
+            out.append(note(NoteCode.ENV_PREDS_WITHOUT_SEED, n=env["n_preds_without_seed"], gold=gold,
+                            seeds=", ".join(f"-{k}" for k in sorted(seeds)), examples=example_titles(seedless)))
     if not scores["n_gold"]:
         out.append(note(NoteCode.NO_GOLD_FACTS, gold=gold))
     return out
@@ -410,7 +442,9 @@ class EvaluateResult(HasNotes):
         for key, label in rows:
             row = [label, f"{100 * s[key]:.2f}"]
             if env:
-                row.append(mean_std_text(f"{100 * env['mean'][key]:.2f}", f"{100 * env['std'][key]:.2f}", len(seeds)))
+                std = env["std"][key]
+                row.append(mean_std_text(f"{100 * env['mean'][key]:.2f}", None if std is None else f"{100 * std:.2f}",
+                                         len(seeds)))
                 row += [f"{100 * env['seeds'][k][key]:.2f}" for k in seeds]
             lines.append(row)
         widths = [max(len(r[i]) for r in lines) for i in range(len(header))]
@@ -462,9 +496,8 @@ def score_file(
     if env is True:
         seeds = seeds or env_seeds(all_gold, consecutive=False)
         if seeds is None:
-            raise DataError(f"{gold}: --env needs every title to end in a seed suffix -k (for example 'Loud Tour-1') "
-                            f"with the same seeds for every source document ({env_seed_problem(all_gold)}); pass an "
-                            "Env file from `envbench generate`")
+            raise DataError(f"{gold}: --env needs {env_seed_problem(all_gold)}; pass the Env file `envbench generate` "
+                            "wrote, whole, or leave out --env to score it as a plain benchmark")
     elif env is False:
         seeds = None
     elif seeds is None and all(split_seed(d["title"]) for d in all_gold):
@@ -492,10 +525,11 @@ def score_file(
     ]
     if seeds is None and substitutions is not None:
         messages.append(note(NoteCode.SUBSTITUTIONS_UNUSED, path=substitutions, gold=gold))
-    pred_notes = prediction_notes(s, preds, gold_docs, gold)
-    # the unknown-title warning leads the warnings, as it most often explains the others
-    messages[:0] = [n for n in pred_notes if n.code is NoteCode.UNKNOWN_TITLES]
-    messages += [n for n in pred_notes if n.code is not NoteCode.UNKNOWN_TITLES]
+    pred_notes = prediction_notes(s, preds, gold_docs, gold, env=s.get("env"))
+    # the unknown-title warnings lead the warnings, as they most often explain the others
+    leading = (NoteCode.UNKNOWN_TITLES, NoteCode.ENV_PREDS_WITHOUT_SEED)
+    messages[:0] = [n for n in pred_notes if n.code in leading]
+    messages += [n for n in pred_notes if n.code not in leading]
     if s["n_duplicates"]:
         messages.append(note(NoteCode.DUPLICATES, n=s["n_duplicates"]))
 
@@ -558,7 +592,7 @@ def evaluate(
 
 
 __all__ = ["Coverage", "EvaluateResult", "LABELS", "NameIndependent", "coverage", "coverage_notes", "env_seeds",
-           "example_titles",
-           "evaluate", "load_train_facts",
+           "env_seed_problem",
+           "example_titles", "evaluate", "load_train_facts",
            "name_independent", "original_names", "prediction_notes", "read_gold", "refuse_compressed_out",
-           "same_content", "score_env", "score_file", "split_seed", "summarize", "train_is_gold_notes"]
+           "same_content", "sample_std", "score_env", "score_file", "split_seed", "summarize", "train_is_gold_notes"]

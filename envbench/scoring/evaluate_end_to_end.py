@@ -32,11 +32,12 @@ from envbench.formats.docred import Doc
 from envbench.formats.end_to_end import EndToEndPredictions, check_end_to_end, load_end_to_end
 from envbench.scoring.end_to_end import LABELS, METRICS, Tally, finalize, tally_document
 from envbench.scoring.evaluate import (
+    env_seed_problem,
     env_seeds,
-    has_spread,
     mean_std_text,
     read_gold,
     refuse_compressed_out,
+    sample_std,
     split_seed,
     spread_label,
 )
@@ -75,11 +76,11 @@ def score_set(gold_docs: Sequence[Mapping[str, Any]], checked: EndToEndPredictio
 
 
 def summarize(per_seed: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
-    """Mean and sample std (n-1; 0 for one seed) of every F1, P and R; the worst seed by strict relation F1."""
+    """Mean and sample std (n-1; None for one seed) of every F1, P and R; the worst seed by strict relation F1."""
     seeds = sorted(per_seed)
     keys = [f"{m}_{k}" for m in METRICS for k in ("f1", "precision", "recall")]
     mean = {k: statistics.fmean(per_seed[s][k] for s in seeds) for k in keys}
-    std = {k: statistics.stdev([per_seed[s][k] for s in seeds]) if has_spread(len(seeds)) else 0.0 for k in keys}
+    std = {k: sample_std([per_seed[s][k] for s in seeds]) for k in keys}
     worst = min(seeds, key=lambda s: (per_seed[s]["relation_strict_f1"], s))
     return {"mean": mean, "std": std, "worst_seed": {"seed": worst, "relation_strict_f1":
                                                      per_seed[worst]["relation_strict_f1"]}}
@@ -138,7 +139,9 @@ class EndToEndResult:
                        *(f"seed {k}" for k in env["seeds"]), "fall"]
 
         def spread(block: Mapping[str, Any], key: str) -> list[str]:  # mean ± std, then each seed
-            return [mean_std_text(f"{100 * block['mean'][key]:.2f}", f"{100 * block['std'][key]:.2f}", len(block["seeds"])),
+            std = block["std"][key]
+            return [mean_std_text(f"{100 * block['mean'][key]:.2f}", None if std is None else f"{100 * std:.2f}",
+                                  len(block["seeds"])),
                     *(f"{100 * v[key]:.2f}" for v in block["seeds"].values())]
 
         lines = [header]
@@ -195,8 +198,8 @@ def score_files(
         env_docs: list[Doc] = read_gold(env_gold)
         seeds = env_seeds(env_docs, consecutive=False)
         if seeds is None:
-            raise DataError(f"{env_gold}: --env-gold needs every title to end in a seed suffix -k (for example "
-                            "'Loud Tour-1'), as `envbench generate` writes an Env file")
+            raise DataError(f"{env_gold}: --env-gold needs {env_seed_problem(env_docs)}; pass as --env-gold the Env "
+                            "file `envbench generate` wrote, whole")
         env_checked = check_end_to_end(load_end_to_end(env_pred), env_docs, source=str(env_pred),
                                        pred_format=pred_format, skip_invalid=skip_invalid)
         env = score_set(env_docs, env_checked, seeds)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 from pathlib import Path
 
 import pytest
 
 from etl.io import InputError
-from etl.step import STAGING_MARKER, Step, manifest_beside, mark_staging, read_manifest
+from etl.step import STAGING_MARKER, Step, manifest_beside, mark_staging, read_manifest, remove_staging
 
 
 def _write(step: Step, name: str, text: str) -> None:
@@ -176,13 +177,32 @@ def test_a_users_folder_named_like_staging_is_kept(tmp_path: Path, inp: Path) ->
     (out / ".staging-demo-forged").mkdir()  # a marker of another owner, or a damaged one, is no marker
     (out / ".staging-demo-forged" / STAGING_MARKER).write_text("envbench staging folder of other")
     (out / ".staging-demo-empty").mkdir()  # empty, but not in the step's form: the user's too
-    (out / ".staging-demo-0badc0de").mkdir()  # empty, in the step's form: a kill before its marker left it
+    (out / ".staging-demo-0badc0de").mkdir()  # empty, in the step's exact form, but unmarked: the user's too
     with Step("demo", manifest=out / "s.json.manifest.json", outputs=[out / "s.json"], inputs=[inp]) as step:
         step.path(out / "s.json").write_text("{}")
-    assert _names(out) == [".staging-demo-abc123", ".staging-demo-empty", ".staging-demo-forged",
-                           ".staging-demo-mine", "s.json", "s.json.manifest.json"]
+    assert _names(out) == [".staging-demo-0badc0de", ".staging-demo-abc123", ".staging-demo-empty",
+                           ".staging-demo-forged", ".staging-demo-mine", "s.json", "s.json.manifest.json"]
     assert (out / ".staging-demo-mine" / "keep.txt").read_text() == "precious"
     assert (out / ".staging-demo-abc123" / "keep.txt").read_text() == "precious"
+
+
+def test_an_unmarked_folder_is_never_removed_even_empty_and_in_the_exact_form(tmp_path: Path, inp: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step deletes no folder it did not write: an empty `.staging-demo-0badc0de` without the marker had been
+    rmdir-ed for its name alone, by remove_staging and by a step's start."""
+    out = tmp_path / "o"
+    theirs = out / ".staging-demo-0badc0de"
+    theirs.mkdir(parents=True)
+    assert remove_staging(theirs, "demo") is False and theirs.is_dir()
+    assert _run(out, inp).up_to_date is False and theirs.is_dir()
+    # a folder the run itself made is removed when marking it fails (a full disk, Ctrl-C): it knows it made it
+    def interrupted(folder: Path, owner: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("etl.step.mark_staging", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _run(out, inp, force=True)
+    assert _names(out) == [".staging-demo-0badc0de", "a.txt", "b.txt", "manifest.json"]
 
 
 def test_a_claim_left_after_the_manifest_is_removed_by_an_up_to_date_rerun(tmp_path: Path, inp: Path,
@@ -435,7 +455,7 @@ def test_a_signal_right_after_the_staging_folder_is_made_leaves_nothing(tmp_path
     def interrupted(path, *args, **kwargs):
         real_mkdir(path, *args, **kwargs)
         if os.path.basename(path).startswith(".staging-"):
-            raise KeyboardInterrupt  # as the signal handler would, at the next bytecode
+            os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C: its KeyboardInterrupt lands when signals may
 
     monkeypatch.setattr(os, "mkdir", interrupted)
     out = tmp_path / "out"

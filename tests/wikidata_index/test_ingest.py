@@ -816,6 +816,11 @@ def test_a_users_folders_named_like_stages_stay_and_marked_leftovers_go(tmp_path
     for name in mine:
         (out / name).mkdir(parents=True)
         (out / name / "keep.txt").write_text("precious")
+    # empty and in exactly the form a run makes, but without the marker: still not ours (they had been rmdir-ed)
+    empty = [".staging-0123456789abcdee", ".staging-0123456789abcdee.removing", ".staging-ingest-dump-0123abcd",
+             f"{DB_STAGING}0123abcd"]
+    for name in empty:
+        (out / name).mkdir()
     (out / ".index.duckdb.abcd1234.tmp").write_text("precious")  # the temporary's name in earlier versions
 
     def killed(leftovers: dict[str, str]) -> None:  # what stopped runs leave: folders with their marker
@@ -825,7 +830,7 @@ def test_a_users_folders_named_like_stages_stay_and_marked_leftovers_go(tmp_path
 
     killed({".staging-fedcba9876543210": STAGE_OWNER, ".staging-ingest-dump-0badc0de": "ingest-dump"})
     ingest_dump(dump, out, workers=1, progress=False)
-    kept = sorted([*mine, ".index.duckdb.abcd1234.tmp", ".file-hashes.json"])
+    kept = sorted([*mine, *empty, ".index.duckdb.abcd1234.tmp", ".file-hashes.json"])
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == kept
     killed({f"{DB_STAGING}0badc0de": DB_OWNER, ".staging-fedcba9876543210.removing": STAGE_OWNER})
     (out / ".manifest.json.publishing").write_bytes(orjson.dumps({"step": "ingest-dump", "outputs": []}))

@@ -22,6 +22,7 @@ from envbench.formats.predictions import load_predictions, read_covers
 from envbench.formats.substitutions import read_substitution_rows
 from envbench.scoring.evaluate import (
     coverage,
+    env_seed_problem,
     env_seeds,
     example_titles,
     mean_std_text,
@@ -57,7 +58,8 @@ class ReportResult(HasNotes):
                  + "   env pooled   change"]
         for k in A.TABLE2_KEYS:
             row = t2[k]
-            env = mean_std_text(f"{100 * row['env_mean']:7.2f}", f"{100 * row['env_std']:5.2f}", n).ljust(15)
+            std = None if row["env_std"] is None else f"{100 * row['env_std']:5.2f}"
+            env = mean_std_text(f"{100 * row['env_mean']:7.2f}", std, n).ljust(15)
             lines.append(f"{LABELS[k]:<12} {100 * row['original']:8.2f}   {env}"
                          f"   {100 * row['env_pooled']:10.2f}   {100 * row['change']:+7.2f}")
         c = self.report["consistency"]["overall"]
@@ -166,8 +168,8 @@ def _analyse(
     ep = load_predictions(env_pred)
     seeds = env_seeds(eg, consecutive=False)  # --env-gold declares an Env file: any one set of seeds
     if seeds is None:
-        raise DataError(f"{env_gold}: titles lack the seed suffix -k (e.g. 'Loud Tour-1'); pass the Env file "
-                        "written by `envbench generate` as --env-gold")
+        raise DataError(f"{env_gold}: --env-gold needs {env_seed_problem(eg)}; pass as --env-gold the Env file "
+                        "`envbench generate` wrote, whole")
     _check_same_benchmark(env_gold, original_gold, og, eg)
     og, op, uncovered = A.covered_originals(og, op, eg)
     train_docs: list[Doc] = []
@@ -190,7 +192,8 @@ def _analyse(
                              examples=example_titles(uncovered)))
     messages += prediction_notes(orig_scores, op, og, original_gold, pred_option="--original-pred",
                                  gold_option="--original-gold")
-    messages += prediction_notes(env_pooled, ep, eg, env_gold, pred_option="--env-pred", gold_option="--env-gold")
+    messages += prediction_notes(env_pooled, ep, eg, env_gold, pred_option="--env-pred", gold_option="--env-gold",
+                                 env=env_summary)
     for gold_docs, preds, pred_path, gold_path in ((og, op, original_pred, original_gold), (eg, ep, env_pred, env_gold)):
         # as evaluate warns: a document nobody predicted for (not listed in the manifest's covers) lowers recall
         cov = coverage(gold_docs, preds, read_covers(pred_path))

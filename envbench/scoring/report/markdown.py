@@ -41,8 +41,8 @@ def _header(rep: Mapping[str, Any]) -> list[str]:
 
 
 def mean_std(mean: float | None, std: float | None, n: int) -> str:
-    """"mean ± std" over ``n`` seeds, or the mean alone for one (``evaluate.has_spread``)."""
-    return mean_std_text(pct(mean), pct(std), n)
+    """"mean ± std" over ``n`` seeds, or the mean alone for one (``evaluate.has_spread``; its std is None)."""
+    return mean_std_text(pct(mean), None if std is None else pct(std), n)
 
 
 def _table2(rows: Mapping[str, Any], n: int) -> list[str]:

@@ -48,6 +48,41 @@ def test_evaluate_out_of_range_prediction_is_one_line_error(tmp_path: Path) -> N
     assert "Traceback" not in res.output
 
 
+OUT_OF_RANGE = "is out of range; document 'Tiny' has 3 entities (indices 0-2); check that the predictions were made " \
+               "for this gold file"
+
+
+@pytest.mark.parametrize(("written", "shown", "problem"), [
+    # a huge number, written as a real number or as an integer too long for a JSON reader's integers
+    ("1e30", "1e+30", OUT_OF_RANGE),
+    ("1" + "0" * 40, "1e+40", OUT_OF_RANGE),  # was "h_idx 1e+40 is not an integer" for an integer
+    ("18446744073709551615", "18446744073709551615", OUT_OF_RANGE),
+    ("-1", "-1", OUT_OF_RANGE),
+    ("true", "true", "is not an entity index; write it as a 0-based integer, a position in the gold vertexSet"),
+    ("1.0", "1.0", "is not an entity index (a real number); write it as the integer 1"),
+    ("0.5", "0.5", "is not an entity index; write it as a 0-based integer, a position in the gold vertexSet"),
+])
+def test_evaluate_names_a_bad_entity_index_as_the_file_has_it(tmp_path: Path, written: str, shown: str,
+                                                             problem: str) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = tmp_path / "p.json"
+    pred.write_text('[{"title": "Tiny", "h_idx": ' + written + ', "t_idx": 1, "r": "P19"}]')
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {pred}: prediction 0 (title 'Tiny', h_idx {shown}, t_idx 1, r 'P19'): "
+                          f"h_idx {shown} {problem}\n")
+
+
+def test_evaluate_cuts_a_long_title_or_relation_short_in_its_error(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.json", [tiny_doc()])
+    pred = write(tmp_path / "p.json", [{"title": "T" * 5000, "h_idx": 0, "t_idx": 1, "r": "R" * 5000}])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(pred))
+    assert res.exit_code == 1
+    title, r = "'" + "T" * 76 + "...", "'" + "R" * 76 + "..."
+    assert res.stderr == (f"Error: {pred}: prediction 0 (title {title}, h_idx 0, t_idx 1, r {r}): relation {r} is "
+                          "not one of the 96 DocRED relations; use a Wikidata property id such as 'P17'\n")
+
+
 def test_evaluate_unknown_relation_is_one_line_error(tmp_path: Path) -> None:
     gold = write(tmp_path / "g.json", [tiny_doc()])
     pred = write(tmp_path / "p.json", [{"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P0"}])
@@ -125,8 +160,27 @@ def test_report_cli_rejects_plain_env_gold(tmp_path: Path) -> None:
     res = run("report", "--original-gold", str(orig), "--original-pred", str(pred),
               "--env-gold", str(orig), "--env-pred", str(pred), "--out", str(tmp_path / "rep"))
     assert res.exit_code == 1
-    assert res.stderr == (f"Error: {orig}: titles lack the seed suffix -k (e.g. 'Loud Tour-1'); pass the Env file "
-                          "written by `envbench generate` as --env-gold\n")
+    assert res.stderr == (f"Error: {orig}: --env-gold needs a seed suffix -k on every title (for example 'Loud "
+                          "Tour-1'), but 'Tiny' has none; pass as --env-gold the Env file `envbench generate` wrote, "
+                          "whole\n")
+    # an Env file whose source documents have different seeds is named as such, not as lacking suffixes
+    uneven = write(tmp_path / "uneven.json", [tiny_doc() | {"title": t} for t in ("Tiny-1", "Tiny-2", "Other-1")])
+    res = run("report", "--original-gold", str(orig), "--original-pred", str(pred),
+              "--env-gold", str(uneven), "--env-pred", str(pred), "--out", str(tmp_path / "rep"))
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {uneven}: --env-gold needs the same seeds for every source document, but 'Other' "
+                          "has seed -1 where 'Tiny' has -1, -2; pass as --env-gold the Env file `envbench generate` "
+                          "wrote, whole\n")
+
+
+def test_evaluate_env_names_the_uneven_seeds_not_the_suffix(tmp_path: Path) -> None:
+    # the message led with "--env needs every title to end in a seed suffix -k" when every title had one
+    gold = write(tmp_path / "g.json", [tiny_doc() | {"title": t} for t in ("A-1", "A-2", "B-1", "B-3")])
+    res = run("evaluate", "--gold", str(gold), "--pred", str(write(tmp_path / "p.json", [])), "--env")
+    assert res.exit_code == 1
+    assert res.stderr == (f"Error: {gold}: --env needs the same seeds for every source document, but 'B' has seeds "
+                          "-1, -3 where 'A' has -1, -2; pass the Env file `envbench generate` wrote, whole, or leave "
+                          "out --env to score it as a plain benchmark\n")
 
 
 def test_swapped_gold_and_predictions_are_named_as_such(tmp_path: Path) -> None:

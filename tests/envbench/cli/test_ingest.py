@@ -80,6 +80,10 @@ def test_index_get_shows_demonyms(tmp_path: Path, index: Path) -> None:
         bad = CliRunner().invoke(cli, ["index", *command, "--lang", "de"])
         assert (bad.exit_code, bad.output) == (1, f"Error: {out} holds names in fr only, not 'de'; pass --lang fr, "
                                                   "or ingest the dump again with --languages fr,de\n")
+    # a language asked for is quoted cut short (a 5,000-character one was echoed whole, twice)
+    bad = CliRunner().invoke(cli, ["index", "find", str(out), "Portugal", "--lang", "y" * 5000])
+    assert (bad.exit_code, bad.output) == (1, f"Error: {out} holds names in fr only, not '{'y' * 36}...; pass --lang "
+                                              "fr, or ingest the dump again with --languages fr,<the language>\n")
     # a search reads names only: English, whose labels the card shows, finds nothing here either
     bad = CliRunner().invoke(cli, ["index", "find", str(out), "Portugal"])
     assert (bad.exit_code, bad.output) == (1, f"Error: {out} holds names in fr only, not 'en'; pass --lang fr, "
@@ -103,6 +107,19 @@ def test_index_find(index: Path) -> None:
     assert res.output.startswith("Q42\tDouglas Adams - English writer and humorist\t(popularity ")
     res = CliRunner().invoke(cli, ["index", "find", str(index), "Nobody", "--json"])
     assert res.exit_code == 0 and orjson.loads(res.output) == []
+
+
+def test_index_commands_cut_a_long_query_short(index: Path) -> None:
+    """A name, id or language of 5,000 characters was echoed whole (twice for --lang): cut to 40."""
+    long = "x" * 5000
+    cut = "'" + "x" * 36 + "..."
+    res = CliRunner().invoke(cli, ["index", "find", str(index), long])
+    assert (res.exit_code, res.output) == (0, f"no entity named {cut} in en\n")
+    res = CliRunner().invoke(cli, ["index", "find", str(index), "Douglas Adams", "--lang", long])
+    assert (res.exit_code, res.output) == (1, f"Error: {index} holds names in en only, not {cut}; pass --lang en, or "
+                                              "ingest the dump again with --languages en,<the language>\n")
+    res = CliRunner().invoke(cli, ["index", "get", str(index), long])
+    assert (res.exit_code, res.output) == (1, f"Error: {cut} is not in the index at {index}; check the id (e.g. Q42)\n")
 
 
 def test_missing_index_message(tmp_path: Path) -> None:

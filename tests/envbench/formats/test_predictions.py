@@ -76,3 +76,26 @@ def test_evidence_that_names_no_sentence_is_refused_as_a_string_id_is() -> None:
     with pytest.raises(DataError, match="evidence sentence -1 is out of range; ids start at 0"):
         check_predictions([p("A", 0, 1, "P17", evidence=[-1])], n)  # without sentence counts
     assert check_predictions([p("A", 0, 1, "P17", evidence=[1])], n, n_sentences=ns).evidence == [frozenset({1})]
+
+
+def test_a_negative_entity_index_is_refused_on_an_unknown_title_too() -> None:
+    """An index below 0 names no entity of any document, as an evidence id below 0 names no sentence;
+    on a title the gold file lacks it had passed, counted as an unknown-title prediction."""
+    with pytest.raises(DataError) as err:
+        check_predictions([p("Z", -5, 1, "P17")], {"A": 2})
+    assert str(err.value) == ("predictions: prediction 0 (title 'Z', h_idx -5, t_idx 1, r 'P17'): h_idx -5 is out of "
+                              "range; entity indices start at 0")
+    with pytest.raises(DataError) as err:
+        check_predictions([p("Z", 0, True, "P17")], {"A": 2})  # type: ignore[arg-type]
+    assert str(err.value) == ("predictions: prediction 0 (title 'Z', h_idx 0, t_idx true, r 'P17'): t_idx true is not "
+                              "an entity index; write it as a 0-based integer, a position in the gold vertexSet")
+    with pytest.raises(DataError) as err:
+        check_predictions([p("Z", 0, 1e30, "P17")], {"A": 2})  # type: ignore[arg-type]
+    assert str(err.value) == ("predictions: prediction 0 (title 'Z', h_idx 0, t_idx 1e+30, r 'P17'): t_idx 1e+30 is not "
+                              "an entity index; write it as a 0-based integer, a position in the gold vertexSet")
+    assert check_predictions([p("Z", 5, 9, "P17")], {"A": 2}).unknown_title_preds == 1  # no count to check it against
+    with pytest.raises(DataError) as err:  # a gold document may have no entities: it had said "(indices 0--1)"
+        check_predictions([p("A", 0, 1, "P17")], {"A": 0})
+    assert str(err.value) == ("predictions: prediction 0 (title 'A', h_idx 0, t_idx 1, r 'P17'): h_idx 0 is out of "
+                              "range; document 'A' has 0 entities; check that the predictions were made for this gold "
+                              "file")

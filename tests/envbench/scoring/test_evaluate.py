@@ -163,6 +163,18 @@ def test_a_single_seed_prints_no_spread(tiny_env: dict[str, Path], tmp_path: Pat
     assert header == ["all", "mean", "seed", "1"] and f1.split() == ["F1", "40.00", "40.00", "40.00"]
 
 
+def test_a_single_seed_has_no_std_in_scores_json(tiny_env: dict[str, Path], tmp_path: Path) -> None:
+    # one seed has no spread: scores.json said "std": 0.0 for every score, a spread never measured
+    gold = json.loads(tiny_env["gold"].read_text())[:1]
+    preds = [p for p in json.loads(tiny_env["pred"].read_text()) if p["title"] == "Tiny-1"]
+    out = tmp_path / "scores.json"
+    r = evaluate(write(tmp_path / "g.json", gold), write(tmp_path / "p.json", preds), env=True, out=out)
+    env = json.loads(out.read_bytes())["env"]
+    assert env["std"] == {k: None for k in env["mean"]} and len(env["std"]) == len(SCORE_KEYS)
+    assert env["mean"]["f1"] == pytest.approx(0.4) and r.scores["env"]["std"]["f1"] is None
+    assert "±" not in r.table()
+
+
 def test_env_without_train_or_substitutions_says_why(tiny_env: dict[str, Path], tmp_path: Path) -> None:
     r = evaluate(tiny_env["gold"], tiny_env["pred"])
     assert "name_independent_ign_f1" not in r.scores
@@ -199,16 +211,29 @@ def test_unmapped_mentions_and_partial_cover_warn(tiny_env: dict[str, Path], tmp
 def test_forcing_env_on_plain_titles_is_an_error(tmp_path: Path) -> None:
     gold = write(tmp_path / "g.json", [tiny_doc()])
     pred = write(tmp_path / "p.json", [])
-    with pytest.raises(DataError, match=r"--env needs every title to end in a seed suffix -k"):
+    fix = "pass the Env file `envbench generate` wrote, whole, or leave out --env to score it as a plain benchmark"
+    with pytest.raises(DataError) as e:
         evaluate(gold, pred, env=True)
+    assert str(e.value) == (f"{gold}: --env needs a seed suffix -k on every title (for example 'Loud Tour-1'), but "
+                            f"'Tiny' has none; {fix}")
     assert "env" not in evaluate(gold, pred).scores
-    # the document at fault is named: a title without a suffix, or a source missing one of its copies
-    titles = [["A-1", "A-2", "B-1", "B-2", "C"], ["A-1", "A-2", "B-1", "C-1", "C-2"]]
-    for names, why in zip(titles, ["'C' has none", "'B' has -1, most have -1, -2"]):
+    # the document at fault is named: a title without a suffix, or a source whose seeds are not the others'
+    cases = {
+        ("A-1", "A-2", "B-1", "B-2", "C"): "a seed suffix -k on every title (for example 'Loud Tour-1'), but 'C' has none",
+        ("A-1", "A-2", "B-1", "C-1", "C-2"): "the same seeds for every source document, but 'B' has seed -1 where 2 "
+                                             "other source documents have -1, -2 (e.g. 'A', 'C')",
+        ("A-1", "A-2", "B-1", "B-3"): "the same seeds for every source document, but 'B' has seeds -1, -3 where 'A' "
+                                      "has -1, -2",
+        ("A-1", "B-2"): "the same seeds for every source document, but 'B' has seed -2 where 'A' has -1",
+        # as many sources one way as the other: the first source's seeds are the others'
+        ("A-1", "A-2", "B-1", "B-2", "C-1", "D-1"): "the same seeds for every source document, but 'C' has seed -1 "
+                                                     "where 2 other source documents have -1, -2 (e.g. 'A', 'B')",
+    }
+    for names, why in cases.items():
         g = write(tmp_path / "g2.json", [{**tiny_doc(), "title": t} for t in names])
         with pytest.raises(DataError) as e:
             evaluate(g, pred, env=True)
-        assert f"with the same seeds for every source document ({why}); pass an Env file" in str(e.value)
+        assert str(e.value) == f"{g}: --env needs {why}; {fix}"
 
 
 def test_unknown_titles_warn_with_count_and_examples(tmp_path: Path) -> None:
@@ -221,6 +246,31 @@ def test_unknown_titles_warn_with_count_and_examples(tmp_path: Path) -> None:
                           "against precision, as in the official scorer; check that --pred was made for this --gold"]
     assert [n.code for n in r.messages if n.level is Level.WARNING] == [NoteCode.UNKNOWN_TITLES]
     assert r.scores["precision"] == pytest.approx(1 / 3)
+
+
+def test_predictions_on_titles_of_no_seed_lower_the_pooled_score_only_and_say_so(tiny_env: dict[str, Path],
+                                                                                  tmp_path: Path) -> None:
+    """Each seed's copy is scored with the predictions whose title carries that seed, the pooled score with
+    all: a title of no seed of the file ('Tiny', 'Tiny-9') lowered 'all' and no seed, and the warning said
+    only "they count against precision", so 'all' and 'mean' differed without a word."""
+    strays = [{"title": t, "h_idx": 0, "t_idx": 1, "r": "P19"} for t in ("Tiny", "Tiny-9", "Other-1")]
+    pred = write(tmp_path / "p.json", json.loads(tiny_env["pred"].read_text()) + strays)
+    base, r = evaluate(tiny_env["gold"], tiny_env["pred"]).scores, evaluate(tiny_env["gold"], pred)
+    seeds = r.scores["env"]["seeds"]
+    assert r.scores["n_pred"] == base["n_pred"] + 3  # pooled: every stray counts against precision
+    assert seeds["1"]["n_pred"] == base["env"]["seeds"]["1"]["n_pred"] + 1  # 'Other-1' carries seed 1
+    assert seeds["2"]["n_pred"] == base["env"]["seeds"]["2"]["n_pred"]
+    assert r.scores["env"]["n_preds_without_seed"] == 2 and base["env"]["n_preds_without_seed"] == 0
+    gold = tiny_env["gold"]
+    assert r.warnings[:2] == [
+        f"3 predictions name 3 titles that are not in {gold} (e.g. 'Other-1', 'Tiny', 'Tiny-9'); they count against "
+        "precision, as in the official scorer; check that --pred was made for this --gold",
+        f"2 of them name a title with no seed of {gold} (seeds -1, -2; e.g. 'Tiny', 'Tiny-9'): they count against "
+        "the pooled precision ('all') but against no seed's, so the mean over seeds leaves them out",
+    ]
+    assert [n.code for n in r.messages][:2] == [NoteCode.UNKNOWN_TITLES, NoteCode.ENV_PREDS_WITHOUT_SEED]
+    assert evaluate(tiny_env["gold"], pred, env=False).warnings[0].startswith("3 predictions name 3 titles")
+    assert not any("no seed" in w for w in evaluate(tiny_env["gold"], pred, env=False).warnings)
 
 
 def test_prediction_file_must_be_a_list(tmp_path: Path) -> None:

@@ -107,8 +107,15 @@ def test_env_gold_needs_env_pred_and_seed_titles(files: dict[str, Path]) -> None
     assert str(exc.value) == "--env-gold needs --env-pred: the Env copies are scored from their own gold file and predictions"
     with pytest.raises(DataError) as exc:
         score_files(files["gold"], files["pred"], env_gold=files["gold"], env_pred=files["pred"])
-    assert str(exc.value) == (f"{files['gold']}: --env-gold needs every title to end in a seed suffix -k (for example "
-                              "'Loud Tour-1'), as `envbench generate` writes an Env file")
+    assert str(exc.value) == (f"{files['gold']}: --env-gold needs a seed suffix -k on every title (for example "
+                              "'Loud Tour-1'), but 'S' has none; pass as --env-gold the Env file `envbench generate` "
+                              "wrote, whole")
+    uneven = write(files["gold"].parent / "uneven.json", [twin(1), twin(2), twin(1) | {"title": "T-2"}])
+    with pytest.raises(DataError) as exc:
+        score_files(files["gold"], files["pred"], env_gold=uneven, env_pred=files["pred"])
+    assert str(exc.value) == (f"{uneven}: --env-gold needs the same seeds for every source document, but 'T' has "
+                              "seed -2 where 'S' has -1, -2; pass as --env-gold the Env file `envbench generate` wrote, "
+                              "whole")
 
 
 def test_out_writes_scores_and_manifest(files: dict[str, Path], tmp_path: Path) -> None:
@@ -139,6 +146,10 @@ def test_one_env_seed_prints_its_mean_without_a_spread(files: dict[str, Path], t
     assert lines[0].split() == ["F1", "original", "Env", "all", "Env", "mean", "seed", "1", "fall"]
     assert "±" not in table
     assert lines[1].split()[:3] == ["Mention", "100.00", "100.00"]
+    # and --out holds no spread for it: null, not 0.0
+    s = score_files(files["gold"], files["pred"], env_gold=one, env_pred=env_pred).scores
+    assert s["env"]["std"] == {k: None for k in s["env"]["mean"]}
+    assert evaluate_end_to_end(one, env_pred).scores["seeds"]["std"]["relation_strict_f1"] is None
 
 
 def as_jerex(doc: dict) -> dict:

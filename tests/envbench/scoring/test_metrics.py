@@ -274,21 +274,21 @@ def test_repeated_gold_label_counts_once_but_adds_evidence_like_official() -> No
          "predictions: prediction 1 (title 'Tiny', h_idx 0, t_idx 1, r 'country'): relation 'country' is not one "
          "of the 96 DocRED relations (did you mean 'P17'?); use a Wikidata property id such as 'P17'"),
         ({"title": "Tiny", "h_idx": "0", "t_idx": 1, "r": "P17"},
-         "predictions: prediction 1 (title 'Tiny', h_idx '0', t_idx 1, r 'P17'): h_idx '0' is not an integer; "
-         "entity indices are 0-based positions in the gold vertexSet"),
-        ({"title": "Tiny", "h_idx": True, "t_idx": 1, "r": "P17"},
-         "predictions: prediction 1 (title 'Tiny', h_idx True, t_idx 1, r 'P17'): h_idx True is not an integer; "
-         "entity indices are 0-based positions in the gold vertexSet"),
+         "predictions: prediction 1 (title 'Tiny', h_idx '0', t_idx 1, r 'P17'): h_idx '0' is not an entity index; "
+         "write it as a 0-based integer, a position in the gold vertexSet"),
+        ({"title": "Tiny", "h_idx": True, "t_idx": 1, "r": "P17"},  # JSON's spelling, as the file has it
+         "predictions: prediction 1 (title 'Tiny', h_idx true, t_idx 1, r 'P17'): h_idx true is not an entity "
+         "index; write it as a 0-based integer, a position in the gold vertexSet"),
         (["Tiny", 0, 1, "P17"],
          "predictions: prediction 1: is a list, not an object; each prediction is {title, h_idx, t_idx, r[, evidence]}"),
         ({"title": 7, "h_idx": 0, "t_idx": 1, "r": "P17"},
          "predictions: prediction 1 (title 7, h_idx 0, t_idx 1, r 'P17'): title is not a string; use the gold "
          "document's title"),
         ({"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": ["P17"]},
-         "predictions: prediction 1 (title 'Tiny', h_idx 0, t_idx 1, r ['P17']): relation ['P17'] is not one of "
+         "predictions: prediction 1 (title 'Tiny', h_idx 0, t_idx 1, r [\"P17\"]): relation [\"P17\"] is not one of "
          "the 96 DocRED relations; use a Wikidata property id such as 'P17'"),
         ({"title": "Tiny", "h_idx": 0, "r": "P17"},
-         "predictions: prediction 1 (title 'Tiny', h_idx 0, t_idx None, r 'P17'): lacks t_idx; "
+         "predictions: prediction 1 (title 'Tiny', h_idx 0, r 'P17'): lacks t_idx; "
          "each prediction is {title, h_idx, t_idx, r[, evidence]}"),
         ({"title": "Tiny", "h_idx": 0, "t_idx": 1, "r": "P17", "evidence": "0"},
          "predictions: prediction 1 (title 'Tiny', h_idx 0, t_idx 1, r 'P17'): evidence '0' is not a list of "

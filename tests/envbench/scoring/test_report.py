@@ -353,3 +353,8 @@ def test_a_one_seed_env_file_reports_its_mean_and_no_spread(world: dict[str, Pat
     assert "±" not in md.replace(POOLED_NOTE, "")
     assert r.summary().splitlines()[0].split()[:4] == ["original", "env", "(one", "seed)"]
     assert r.summary().splitlines()[3].split() == ["F1", "80.00", "40.00", "40.00", "-40.00"]
+    # report.json holds no spread for one seed either: null, not 0.0
+    rep = json.loads((tmp_path / "rep" / "report.json").read_bytes())
+    assert rep["table2_precision_recall"]["f1"]["env_std"] is None
+    assert rep["table3_intra_inter"]["intra_f1"]["env_std"] is None
+    assert rep["env"]["std"] == {k: None for k in rep["env"]["mean"]}
