@@ -17,7 +17,8 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     last word names the complement; not ``HEADS_NOT_BEFORE_OF``, "State of Israel"), its last word ("X River", "X County",
     "X Records", "X F.C."), a first kind word ("Lake X", "River X", "Lough X", "Mount X"; a last kind word
     wins over it: "River and Rowing Museum", "Mount Pleasant Township"), or one of the few kind words that
-    tell the kind anywhere (``KIND_ANYWHERE``: "X University of Technology").
+    tell the kind anywhere (``KIND_ANYWHERE``: "X University of Technology"). A numbered edition of
+    "Awards" is the year's ceremony ("28th Guldbagge Awards", "2003 Grammy Awards"), not the award.
     Weight 5 (3 for names other than the label). A MISC name whose kind is a place's, an event's or a
     dynasty's while its relations vote for a kind of work is a title (:meth:`FineTyper.titled_work`: "The
     Secret of Monkey Island" is a video game), and its name votes nothing.
@@ -320,6 +321,8 @@ POLITY_WORDS = frozenset({"republic", "kingdom", "empire", "state", "states", "c
 PLACE_LEVEL_CLASSES = {1: "Q2000000000011", 2: "Q2000000000012", 3: "Q2000000000013"}
 # the umbrella classes of places among them: any class that names the kind outvotes these
 CREATIVE_WORK, GEOGRAPHIC_LOCATION, EVENT, DYNASTY = "Q17537576", "Q2221906", "Q1656682", "Q164950"
+AWARD_CEREMONY = "Q4504495"
+NUMBERED_EDITION = re.compile(r"\d+(st|nd|rd|th)|1[89]\d\d|20\d\d")  # "28th", "2003": a name's first word
 PLACE_UMBRELLAS = frozenset({"Q1048835", "Q15324", "Q2221906", "Q486972", "Q56061", "Q618123"})
 
 
@@ -467,6 +470,10 @@ class FineTyper:
                       if coarse in r.coarse and any(text == w or text.startswith(w + " ") for w in r.words if " " in w)), None)
         if first is not None:
             return first
+        if words[-1] == "awards" and len(words) > 2 and NUMBERED_EDITION.fullmatch(words[0]):
+            # one year's ceremony, not the award: "28th Guldbagge Awards", "2003 Grammy Awards" ("nominated for
+            # an Academy Award" read "nominated for a 28th Guldbagge Awards")
+            return AWARD_CEREMONY
         if " of " in text and (head := text.split(" of ")[0].split()[-1]) != words[-1] and head not in HEADS_NOT_BEFORE_OF:
             # the word before "of" is the head of the name, its last word only the complement's: "Journal of
             # the American Medical Association" is a journal, "Bank of the West" a bank

@@ -164,6 +164,9 @@ def test_adjectival_clusters_get_their_own_class_and_languages_stay_languages() 
     ("ORG", "Journal of the American Medical Association", "Q11032"), ("ORG", "Library of Congress", "Q7075"),
     ("ORG", "Supreme Court of Estonia", "Q41487"), ("ORG", "Federal Reserve Bank of New York", "Q22687"),
     ("MISC", "Constitution of India", "Q7748"), ("ORG", "League of Nations", "Q245065"),
+    # one year's ceremony is no award: "nominated for an Academy Award" never "... a 28th Guldbagge Awards"
+    ("MISC", "28th Guldbagge Awards", "Q4504495"), ("MISC", "2003 Grammy Awards", "Q4504495"),
+    ("MISC", "Academy Awards", "Q618779"), ("MISC", "Academy Award", "Q618779"),
 ])
 def test_the_name_kind_word(coarse: str, name: str, qid: str) -> None:
     assert FineTyper(["name"]).type(Evidence(coarse, [name])).qid == qid
