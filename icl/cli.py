@@ -9,8 +9,16 @@ import urllib.parse
 
 import click
 
-from icl.client import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_S
+from icl.client import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TIMEOUT_S,
+    MAX_CONCURRENCY,
+    MAX_RETRIES,
+    MAX_SERVER_COUNT,
+    MAX_WAIT_S,
+)
 from icl.templates import TEMPLATES as TEMPLATE_NAMES
+from icl.util import INT64_MAX, INT64_MIN
 
 
 @click.group()
@@ -41,11 +49,12 @@ def icl() -> None:
 @click.option("--da", is_flag=True, help="Demonstration augmentation: follow each demonstration by its renamed twin.")
 @click.option("--cg", is_flag=True,
               help="Consistency guidance: say that each demonstration pair differs only in entity names (needs --da).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the demonstration draw.")
+@click.option("--seed", type=click.IntRange(min=INT64_MIN, max=INT64_MAX), default=0, show_default=True,
+              help="Seed of the demonstration draw (a 64-bit integer, which the manifest records).")
 @click.option("--same-demos-for-renamed/--demos-per-title", default=True, show_default=True,
               help="Draw demonstrations by the title less an Env '-k' suffix, so a document and its renamed "
                    "versions get the same demonstrations.")
-@click.option("--max-demo-tokens", type=click.IntRange(min=1), default=None,
+@click.option("--max-demo-tokens", type=click.IntRange(min=1, max=INT64_MAX), default=None,
               help="Use only training documents of at most this many tokens as demonstrations (shorter prompts).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N test documents (a quick look).")
 @click.option("--skip-invalid", is_flag=True, help="Skip invalid documents instead of stopping.")
@@ -99,29 +108,32 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Folder for answers.json, failures.json, run.json (and cache/ unless --cache is given).")
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
               help="Environment variable holding the API key; local servers need none (unset is fine).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True,
+@click.option("--max-tokens", type=click.IntRange(min=1, max=MAX_SERVER_COUNT), default=DEFAULT_MAX_TOKENS,
+              show_default=True,
               help="Most tokens per answer (1024, as the paper's reference code).")
 @click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True, help="Sampling temperature.")
 @click.option("--stop", "stop", multiple=True,
               help="A stop sequence (repeat for several); sent as the request's stop field, part of the cache key.")
-@click.option("--seed", type=int, default=None,
-              help="Sampling seed sent as the request's seed field (servers that honour it repeat sampled answers); "
+@click.option("--seed", type=click.IntRange(min=INT64_MIN, max=INT64_MAX), default=None,
+              help="Sampling seed (a 64-bit integer) sent as the request's seed field (servers that honour it repeat sampled answers); "
                    "part of the cache key.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--concurrency", type=click.IntRange(min=1, max=MAX_CONCURRENCY), default=1, show_default=True,
               help="Requests in flight at once. A server with fewer parallel slots queues the rest, and queue time "
                    "counts against --timeout: raise it only as far as the server runs requests in parallel "
                    "(llama.cpp --parallel, OLLAMA_NUM_PARALLEL; vLLM and hosted APIs: 8-32).")
-@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True), default=DEFAULT_TIMEOUT_S, show_default=True,
+@click.option("--timeout", type=click.FloatRange(min=0.0, min_open=True, max=MAX_WAIT_S), default=DEFAULT_TIMEOUT_S,
+              show_default=True,
               help="Seconds for one whole request, from connecting to the last byte of the reply, time spent in the "
                    "server's queue included. The default suits a CPU server (docs/icl.md has the measured latencies); "
                    "a CPU server keeps computing a request given up on, so a retry queues behind it.")
-@click.option("--retries", type=click.IntRange(min=0), default=6, show_default=True,
+@click.option("--retries", type=click.IntRange(min=0, max=MAX_RETRIES), default=6, show_default=True,
               help="Further tries on 429, 5xx, timeouts, dropped connections and cut replies (backoff doubles each time).")
-@click.option("--backoff", type=click.FloatRange(min=0.0), default=1.0, show_default=True, help="First retry delay in seconds.")
-@click.option("--max-wait", type=click.FloatRange(min=0.0), default=60.0, show_default=True,
+@click.option("--backoff", type=click.FloatRange(min=0.0, max=MAX_WAIT_S), default=1.0, show_default=True,
+              help="First retry delay in seconds.")
+@click.option("--max-wait", type=click.FloatRange(min=0.0, max=MAX_WAIT_S), default=60.0, show_default=True,
               help="Longest wait before one retry, in seconds, also when the server's Retry-After asks for longer; "
                    "waits of 5 s or more are announced with their reason.")
-@click.option("--context", type=click.IntRange(min=1), default=None,
+@click.option("--context", type=click.IntRange(min=1, max=MAX_SERVER_COUNT), default=None,
               help="The model's context in tokens: prompts whose length plus --max-tokens exceed it are named before "
                    "sending, their tokens counted by the server's tokenizer where it has one (llama.cpp /tokenize, "
                    "llama-cpp-python /extras/tokenize/count), else estimated. Default: what the server reports (vLLM "
@@ -129,9 +141,11 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
 @click.option("--extra-body", default=None,
               help='JSON object merged into each request (part of the cache key); null removes a field, e.g. '
                    '\'{"max_tokens": null, "max_completion_tokens": 4096}\' or '
-                   '\'{"chat_template_kwargs": {"enable_thinking": false}}\'.')
+                   '\'{"chat_template_kwargs": {"enable_thinking": false}}\'. It may not set model or messages, nor '
+                   'replace a field an option sends (--temperature, --max-tokens, --stop, --seed).')
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
-              help="Answer cache folder (default OUT/cache); share it between runs to never pay twice.")
+              help="Answer cache folder (default OUT/cache); share it between runs to never pay twice. Not the "
+                   "--prompts folder, nor inside it.")
 @click.option("--cache-only", is_flag=True, help="Send no request; documents not in the cache count as failed.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: str, max_tokens: int,

@@ -26,7 +26,7 @@ import threading
 import time
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,13 @@ LONG_WAIT_S = 5.0  # waits at least this long are announced (what for, and for h
 # taken as is it did harm: a max_model_len of 10**30 made run.json unwritable (orjson stores integers of 64
 # bits only) after answers.json had been written, and a usage of -10 tokens was added up.
 MAX_SERVER_COUNT = 10**9
+# Bounds of the run's options (icl/cli.py), each recorded in run.json, whose JSON writer stores 64-bit integers only:
+# --concurrency 10**20 and a --seed past 64 bits failed there after the answers were written. Threads in flight at
+# most (hosted APIs take 8-32); further tries at most (the backoff doubles: 2**1024 is no float); seconds at most
+# for --timeout, --backoff and --max-wait (a day; 1e300 s overflowed the clock).
+MAX_CONCURRENCY = 1024
+MAX_RETRIES = 100
+MAX_WAIT_S = 86_400.0
 # phrases servers use when a prompt does not fit: vLLM, llama.cpp, llama-cpp-python, OpenAI, Ollama
 _CONTEXT_WORDS = ("context length", "context window", "maximum context", "context size", "too long",
                   "exceeds the", "exceed context", "n_ctx", "max_model_len", "prompt is too long")
@@ -96,6 +103,28 @@ class Stopped(Exception):
 
 class RunInterrupted(EnvbenchError):
     """Ctrl-C: the message says what was kept and how to resume."""
+
+
+# Request fields the harness sets itself. The first two are the run (run.json records --model, the prompts' messages):
+# --extra-body may neither set nor remove them (`{"model": "other"}` asked another model under --model's name). The
+# sampling fields come from options, which run.json records: where the harness sends one (temperature and max_tokens
+# always, stop and seed when given), --extra-body may remove it (null: OpenAI reasoning models refuse max_tokens and
+# a temperature other than 1) but not replace its value.
+OWN_FIELDS = {"model": "--model", "messages": "the prompts folder"}
+OPTION_FIELDS = {"temperature": "--temperature", "max_tokens": "--max-tokens", "stop": "--stop", "seed": "--seed"}
+
+
+def check_extra_body(extra: dict[str, Any], sent: Collection[str] = tuple(OPTION_FIELDS)) -> None:
+    """Refuse --extra-body fields that would replace what the harness sends (and records) itself; ``sent``: the
+    sampling fields the request carries from their options."""
+    for key, value in extra.items():
+        if key in OWN_FIELDS:
+            raise EnvbenchError(f"--extra-body sets {key!r}, which the harness sends from {OWN_FIELDS[key]} (and "
+                                f"run.json records); leave {key!r} out of --extra-body")
+        if key in sent and value is not None:
+            raise EnvbenchError(f"--extra-body sets {key!r}, which {OPTION_FIELDS[key]} gives (and run.json "
+                                f"records); pass {OPTION_FIELDS[key]} instead ({key!r}: null, which removes the "
+                                "field, is allowed)")
 
 
 def endpoint_url(base_url: str) -> str:
@@ -157,6 +186,10 @@ class ChatClient:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
+        if not self.model.strip():  # an empty "model" reached the server, which answered under its default
+            raise EnvbenchError("--model is empty; give the model name as the server knows it, e.g. --model "
+                                "Qwen2.5-7B-Instruct")
+        check_extra_body(self.extra, [k for k in OPTION_FIELDS if k in self._own_body([])])
         if self.api_key:
             check_api_key(self.api_key)
 
@@ -172,13 +205,18 @@ class ChatClient:
             params["extra"] = self.extra
         return params
 
-    def body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def _own_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The request as the harness makes it, before --extra-body."""
         body: dict[str, Any] = {"model": self.model, "messages": messages,
                                 "temperature": self.temperature, "max_tokens": self.max_tokens}
         if self.stop:
             body["stop"] = list(self.stop)
         if self.seed is not None:
             body["seed"] = self.seed
+        return body
+
+    def body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        body = self._own_body(messages)
         for k, v in self.extra.items():
             if v is None:
                 body.pop(k, None)
@@ -826,19 +864,41 @@ def run_prompts(
                 f"{Path(prompts_dir) / entry['file']} was changed after index.json was written; "
                 "rebuild the prompts with `envbench icl prompts`"
             )
-    prompts_real, out_real = Path(prompts_dir).resolve(), out_dir.resolve()
-    if out_real.is_relative_to(prompts_real):
-        # said apart from the refusal below, which a first run gets too: answers kept in the prompts' folder
-        # mix two steps' outputs, and `icl prompts` refuses to rebuild a prompts/ holding files it did not write
-        where = "is the --prompts folder" if out_real == prompts_real else f"lies inside the --prompts folder {prompts_dir}"
-        raise EnvbenchError(f"--out {out_dir} {where}; choose another --out, outside it")
+    prompts_real = Path(prompts_dir).resolve()
+    for option, folder in (("--out", out_dir), ("--cache", cache_root)):
+        if folder.resolve().is_relative_to(prompts_real):
+            # said apart from the refusal below, which a first run gets too: answers kept in the prompts' folder
+            # mix two steps' outputs, and `icl prompts` refuses to rebuild a prompts/ holding files it did not write
+            where = ("is the --prompts folder" if folder.resolve() == prompts_real
+                     else f"lies inside the --prompts folder {prompts_dir}")
+            raise EnvbenchError(f"{option} {folder} {where}; choose another {option}, outside it")
+    made = [f for f in (out_dir, cache_root) if not f.exists()]  # what a run stopped early leaves empty is removed
     held = _hold(out_dir)
     try:
         _check_out(out_dir, cache_root)
         return _run_held(index, records, prompts_dir, out_dir, client, cache, cache_root, concurrency, cache_only,
                          progress, context, say)
+    except BaseException:
+        _remove_empty(made)
+        raise
     finally:
         os.close(held)
+
+
+def _remove_empty(made: list[Path]) -> None:
+    """Remove the folders in ``made`` (--out, the cache) that this run created, when they hold nothing: a run
+    interrupted (Ctrl-C) or stopped (a fatal error) before its first answer left an empty --out behind. The
+    cache's empty shard folders go first; a folder holding anything (an answer, a write cut short) stays."""
+    for folder in made:
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for shard in sorted(folder.iterdir()):
+            if _CACHE_SHARD.fullmatch(shard.name) and shard.is_dir() and not shard.is_symlink():
+                with contextlib.suppress(OSError):
+                    shard.rmdir()  # only when empty
+    for folder in sorted(made, key=lambda f: len(f.parts), reverse=True):  # OUT/cache before OUT
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty
 
 
 def _run_held(index: dict[str, Any], records: list[dict[str, Any]], prompts_dir: str | os.PathLike[str],

@@ -271,8 +271,16 @@ def parse_run(
             f"--model NAME --out {run_dir}` first (an interrupted run resumes from its cache)"
         )
     index_path = Path(prompts_dir) / "index.json"
+    # a --stats given names itself in the step's messages; the default one, named after --out, is --out's
+    output_options = {stats_file: "--stats"} if stats_path is not None else {}
+    for read in (index_path, answers_path):  # the step would blame --out for the file --stats names
+        if stats_path is not None and stats_file.resolve() == read.resolve():
+            raise EnvbenchError(f"--stats {stats_path}: the input {read} would be overwritten by this step's output "
+                                f"{stats_file}; choose another --stats")
+    # force_flag=None: `icl parse` has no --force, so no message offers one (``force`` is the library's)
     with Step("icl-parse", manifest=manifest_beside(out_path), outputs=[out_path, stats_file],
-              inputs=[index_path, answers_path], option="--out", force=force) as step:
+              inputs=[index_path, answers_path], option="--out", force=force, force_flag=None,
+              output_options=output_options) as step:
         if step.up_to_date:
             stats = read_json(stats_file, what="parse stats")
             return ParseResult(out_path, stats_file, {k: v for k, v in stats.items() if isinstance(v, int)},

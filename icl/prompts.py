@@ -38,7 +38,7 @@ from envbench.formats.docred import Doc, distinct_names, read_docred
 from etl.io import dumps_json, read_json, sha256_bytes, sha256_file
 from etl.step import Step
 from icl.templates import DEFAULT_TEMPLATE, TEMPLATES, V1_CG_PARAGRAPH, Example, Template
-from icl.util import median, plural, quantile
+from icl.util import INT64_MAX, INT64_MIN, median, plural, quantile
 
 INDEX_FORMAT = "envbench-icl-prompts/2"  # /2: prompt files under OUT/prompts/, template by name
 PROMPTS_DIR = "prompts"
@@ -257,6 +257,11 @@ def build_prompts(
         )
     if limit is not None and limit < 1:
         raise EnvbenchError(f"--limit must be at least 1, got {limit}")
+    # the manifest and index.json record them: past 64 bits the prompts were written, then the manifest failed
+    for option, value in (("--seed", seed), ("--limit", limit), ("--max-demo-tokens", max_demo_tokens)):
+        if value is not None and not INT64_MIN <= value <= INT64_MAX:
+            raise EnvbenchError(f"{option} {value}: out of range (a 64-bit integer, which the manifest records); "
+                                "use a smaller number")
     system_text = tpl.system if system is None else (system or None)
     inputs: list[str | os.PathLike[str]] = [docs_path, train_path] + ([twins_path] if da and twins_path else [])
     params: dict[str, Any] = {

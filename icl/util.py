@@ -1,9 +1,13 @@
-"""Small helpers for messages: plurals, quantiles, thousands separators."""
+"""Small helpers for messages (plurals, quantiles, thousands separators) and the 64-bit bounds of recorded integers."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+# Integers recorded in JSON (manifests, run.json) fit 64 bits: the JSON writer (orjson) stores no more, and a seed
+# or count past that failed there after the work was done. Seeds take the whole signed range.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -29,4 +33,4 @@ def median(values: Sequence[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-__all__ = ["median", "plural", "quantile"]
+__all__ = ["INT64_MAX", "INT64_MIN", "median", "plural", "quantile"]

@@ -28,6 +28,8 @@ STATE_FILE = "state.pt"  # last/: everything a resumed run needs
 # strings): none, since the optimizer (AdamW), scheduler (LambdaLR) and RNG states need none; a test
 # loads a real state.pt weights-only.
 SAFE_GLOBALS: tuple[Any, ...] = ()
+# What a checkpoint file starts with: torch.save's zip archive, or the pickle of torch's legacy format
+ZIP_MAGIC, PICKLE_MAGIC = b"PK\x03\x04", b"\x80"
 
 
 # --- device and precision ---------------------------------------------------------------------------
@@ -114,8 +116,10 @@ def load_checkpoint(path: str | os.PathLike[str], *, fix: str) -> Any:
     """``torch.load(weights_only=True)`` of a checkpoint file, with one line naming the file when it fails.
 
     A file cut short (an interrupted copy, a full disk) or overwritten raises a long
-    ``PytorchStreamReader`` traceback from torch, and one that pickles another type (a crafted file
-    that would run code) an ``UnpicklingError``: both become one line; ``fix`` says what to do.
+    ``PytorchStreamReader`` traceback from torch, one that pickles another type (a crafted file
+    that would run code) an ``UnpicklingError``, and one that is no checkpoint at all (a text file in
+    its place) a ``KeyError`` or a misleading "pickles an object": each becomes one line; ``fix`` says
+    what to do.
     """
     import pickle
     import zipfile
@@ -123,6 +127,12 @@ def load_checkpoint(path: str | os.PathLike[str], *, fix: str) -> Any:
     import torch
 
     p = Path(path)
+    with open(p, "rb") as fh:
+        head = fh.read(len(ZIP_MAGIC))
+    not_one = (f"{p}: not a checkpoint ({p.stat().st_size:,} bytes, neither the zip archive torch.save writes nor a "
+               f"pickle of tensors); {fix}")
+    if head and not head.startswith((ZIP_MAGIC, PICKLE_MAGIC)):  # a text file, an image: never a checkpoint
+        raise EnvbenchError(not_one)
     try:
         with torch.serialization.safe_globals(list(SAFE_GLOBALS)):
             return torch.load(p, map_location="cpu", weights_only=True)
@@ -131,9 +141,13 @@ def load_checkpoint(path: str | os.PathLike[str], *, fix: str) -> Any:
         text = str(exc)
         what = next((ln.split("GLOBAL", 1)[1].split()[0] for ln in text.splitlines() if "GLOBAL " in ln), "")
         what = what.rstrip(":.,")
-        raise EnvbenchError(f"{p}: refused: the file pickles {what or 'an object'}, which no checkpoint holds "
+        if not what:  # no type named: bytes the unpickler cannot read, not a pickle that would run code
+            raise EnvbenchError(not_one) from None
+        raise EnvbenchError(f"{p}: refused: the file pickles {what}, which no checkpoint holds "
                             "(loading it could run code); a checkpoint holds only tensors and plain values; "
                             "use a checkpoint written by `envbench train`") from None
+    except (KeyError, IndexError, TypeError, AttributeError):  # the unpickler lost in bytes that are no pickle
+        raise EnvbenchError(not_one) from None
     except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile) as exc:
         # torch's first sentence names the failure; the rest is generic advice
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0].rstrip(".")

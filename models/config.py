@@ -20,6 +20,12 @@ from envbench.formats.hf import document_files
 from etl.io import require_path
 
 PRESETS_DIR = Path(__file__).resolve().with_name("presets")
+# Integers are written to config.json and manifests, whose JSON writer (orjson) stores 64 bits at most: a seed or
+# count past that trained or predicted and then failed to write its record. Options and config fields keep to it.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# torch CPU threads at most (--threads, threads=): each thread keeps its own buffers, and `predict --threads
+# 100000` exhausted the memory; 512 is more cores than one machine offers today.
+MAX_THREADS = 512
 
 # Fields that may change between a run and its resumption: where it writes, how many steps the
 # resumed command may take, how it reports, and the machine. Any other difference means a different run.
@@ -71,7 +77,7 @@ class TrainConfig:
     beta: float = 0.1  # weight of L_pcr (paper: 0.1 BERT-base, 0.2 RoBERTa-large on Re-DocRED)
     pcr_form: str = "soft_bce"  # L_pcr: "soft_bce", 1/2 [BCE(c; sigmoid(b)) + BCE(b; sigmoid(c))] on margins b, c (reference code) or "sym_kl", KL(P||Q) + KL(Q||P) (paper)
     # --- optimisation ---
-    epochs: float = 8.0  # training epochs; a fraction stops part-way through the last one
+    epochs: float = 8.0  # training epochs; a fraction stops part-way through the last one, rounded up to whole batches (less than one batch is refused)
     batch_size: int = 4  # documents per step (per process under torchrun); EVRT adds their twins
     eval_batch_size: int = 8  # documents per forward pass when scoring or predicting
     grad_accum: int = 1  # micro-batches per optimizer step
@@ -87,7 +93,7 @@ class TrainConfig:
     # --- system ---
     device: str = "auto"  # "auto" (cuda if available, else cpu), "cpu", "cuda", "cuda:1", ...
     dtype: str = "auto"  # "auto" (bf16 autocast where the hardware has it), "bf16" or "fp32"
-    threads: int = 0  # torch CPU threads (0 = torch's default)
+    threads: int = 0  # torch CPU threads (0 = torch's default; at most 512)
     # --- output ---
     out: str = "runs/atlop"  # run directory: checkpoints/, last/, best/, encoder/, train.log, metrics.jsonl
     save_every: int = 200  # also write the resumable `last/` checkpoint every N steps (0 = only at epoch ends)
@@ -175,6 +181,9 @@ class TrainConfig:
             if str(f.type) == "float" and not math.isfinite(value):
                 raise EnvbenchError(f"{f.name}={value}: must be a finite number; e.g. --set {f.name}="
                                     f"{getattr(TrainConfig, f.name)}")
+            if str(f.type) == "int" and not INT64_MIN <= value <= INT64_MAX:
+                raise EnvbenchError(f"{f.name}={value}: out of range (a 64-bit integer, which config.json records); "
+                                    f"e.g. --set {f.name}={getattr(TrainConfig, f.name)}")
         if self.epochs <= 0:
             raise EnvbenchError(f"epochs={self.epochs:g}: train for more than 0 epochs (fractions allowed, e.g. "
                                 "--epochs 0.5)")
@@ -186,6 +195,9 @@ class TrainConfig:
             name = negative[0]
             raise EnvbenchError(f"{name}={getattr(self, name)}: must be 0 or more; e.g. --set {name}="
                                 f"{getattr(TrainConfig, name)}")
+        if self.threads > MAX_THREADS:
+            raise EnvbenchError(f"threads={self.threads}: at most {MAX_THREADS} torch threads; e.g. --set threads=0 "
+                                "(torch's default)")
         if not 0 <= self.warmup_ratio <= 1:
             raise EnvbenchError(f"warmup_ratio={self.warmup_ratio}: a fraction of all steps, from 0 to 1; "
                                 "e.g. --set warmup_ratio=0.06")

@@ -45,6 +45,9 @@ class FeatureStats:
     mentions_cut: int = 0
     entities_without_mention: int = 0  # entities whose every mention was cut (they fall back to [CLS])
     labels_unknown_relation: int = 0
+    # documents with fewer than two entities: no pair to score, so training skips them and predict gives them
+    # no prediction (they still count as documents)
+    without_pairs: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -196,6 +199,7 @@ def build_features(
         stats.mentions_cut += f.mentions_cut
         stats.entities_without_mention += sum(p == [0] for p in f.entity_pos)
         stats.labels_unknown_relation += sum(lab["r"] not in REL2CLASS for lab in doc.get("labels", []) or [])
+        stats.without_pairs += not f.hts
     stats.documents = len(feats)
     stats.wordpieces_mean = round(total / len(feats), 1) if feats else 0.0
     return feats, stats

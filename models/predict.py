@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envbench.core.errors import EnvbenchError
-from envbench.formats.docred import read_docs
+from envbench.formats.docred import read_docs, require_documents
 from envbench.formats.hf import document_files
 from etl.io import require_path, write_json_atomic
 from models.checkpoints import (
@@ -27,6 +27,7 @@ from models.checkpoints import (
     use_bf16,
     weights_of,
 )
+from models.config import INT64_MAX, MAX_THREADS
 from models.data import RELATION_IDS, Feature, build_features, collate
 
 
@@ -34,7 +35,8 @@ def infer(
     model: Any, feats: Sequence[Feature], *, batch_size: int = 8, max_labels: int = 4, device: Any = None,
     bf16: bool = False, progress: bool = False, desc: str = "predict",
 ) -> list[dict[str, Any]]:
-    """Official-format predictions for the features, in document and pair order."""
+    """Official-format predictions for the features, in document and pair order. A document without an entity
+    pair (fewer than two entities) has nothing to score: it is not run and gets no prediction."""
     import torch
     from tqdm import tqdm
 
@@ -43,6 +45,7 @@ def infer(
     was_training = model.training
     model.eval()
     preds: list[dict[str, Any]] = []
+    feats = [f for f in feats if f.hts]  # the models pool over pairs: a document of none has no rows to give
     with torch.no_grad():
         for start in tqdm(range(0, len(feats), batch_size), desc=desc, disable=None if progress else True, leave=False):
             chunk = feats[start : start + batch_size]
@@ -98,6 +101,11 @@ def predict(
     for option, value in (("--batch-size", batch_size), ("--max-docs", max_docs), ("--threads", threads)):
         if value < 0:  # a negative batch size predicted nothing, a negative max_docs dropped the last documents
             raise EnvbenchError(f"{option} {value}: use 0 (the default) or a positive number")
+        if value > INT64_MAX:  # the manifest records it: past 64 bits it was written, then its manifest failed
+            raise EnvbenchError(f"{option} {value}: out of range (a 64-bit integer, which the manifest records); "
+                                "use 0 (the default) or a smaller number")
+    if threads > MAX_THREADS:
+        raise EnvbenchError(f"--threads {threads}: use 0 (torch's default) or a number up to {MAX_THREADS}")
     if threads:
         torch.set_num_threads(threads)
     dev = resolve_device(device)
@@ -111,8 +119,10 @@ def predict(
               force=force) as step:
         if step.up_to_date:
             return PredictResult(str(out), 0, 0, checkpoint, round(time.time() - t0, 1), up_to_date=True)
+        docset = read_docs(docs_path, skip_invalid=skip_invalid)
+        require_documents(docset)  # every document skipped as invalid is a mistake, not "0 predictions"
+        docs = docset.docs
         model, cfg, tokenizer = load_run(run, checkpoint, dev)
-        docs = read_docs(docs_path, skip_invalid=skip_invalid).docs
         if max_docs:
             docs = docs[:max_docs]
         feats, stats = build_features(docs, tokenizer, marker=cfg.marker, markers=cfg.markers, max_length=cfg.max_length,

@@ -5,7 +5,11 @@ setup (DDP when WORLD_SIZE > 1, seed, device, bf16) -> data -> model and optimiz
 micro-batches (EVRT encodes the twins as a second batch, as the reference code) -> at each epoch
 end score dev, write the epoch checkpoint, `best/` (dev F1 + Ign F1) and the resumable `last/`.
 A finished run, rerun, is up to date; a run that starts over in OUT first removes what the old one
-wrote there; an OUT whose config.json is no training config (a project or encoder folder) is refused.
+wrote there; an OUT whose config.json is no training config (a project or encoder folder) is refused, and
+so is an OUT that is the folder of a document file it reads. A run that stops before its first checkpoint
+removes what it wrote (:func:`remove_unfinished_run`): the run is resumable from its first checkpoint on,
+so it is not staged and published whole as ``etl.step`` steps are, but it leaves no folder that looks like
+a run and has nothing to resume or predict from. Documents of fewer than two entities (no pair) are skipped.
 
 Run directory::
 
@@ -25,11 +29,14 @@ import json
 import math
 import os
 import random
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from envbench.core.errors import EnvbenchError
 from envbench.core.seeding import derive_seed
@@ -95,8 +102,28 @@ def check_run_folder(out: Path) -> None:
     taken = [name for name in RUN_OUTPUTS if (out / name).exists() or (out / name).is_symlink()]
     if taken and not _is_train_config(out / "config.json"):
         shown = ", ".join(taken[:3]) + (f" and {len(taken) - 3} more" if len(taken) > 3 else "")
-        raise EnvbenchError(f"--out {out}: holds {shown}, which `envbench train` did not write (its config.json is "
-                            "not a training config) and would overwrite; choose a new or empty --out folder")
+        why = ("its config.json is not a training config" if "config.json" in taken
+               else "no config.json of a run is there, which `envbench train` writes first")
+        raise EnvbenchError(f"--out {out}: holds {shown}, which `envbench train` did not write ({why}) and would "
+                            "overwrite; choose a new or empty --out folder")
+
+
+def check_out_apart(cfg: TrainConfig) -> None:
+    """Refuse an OUT that is the folder of a document file the run reads, or lies in a dataset folder it reads
+    (`envbench export`'s): the run's config.json, encoder/, best/, last/ and logs would go in among the
+    documents (``etl.step.Step`` refuses an output inside a folder its step reads, with these words)."""
+    out = Path(cfg.out).resolve()
+    named = [("--train", cfg.train), ("--dev", cfg.dev), *([("--twins", cfg.twins)] if cfg.evrt else []),
+             *([("--set ign_train=", cfg.ign_train)] if cfg.ign_train else [])]
+    for option, path in named:
+        given = f"{option}{'' if option.endswith('=') else ' '}{path}"
+        if Path(path).is_dir():
+            if out.is_relative_to(Path(path).resolve()):
+                raise EnvbenchError(f"--out {cfg.out}: inside {path}, the dataset folder of {given}, which this step "
+                                    "reads; choose an --out outside it")
+        elif out == Path(path).resolve().parent:
+            raise EnvbenchError(f"--out {cfg.out}: the folder of {given}, which this step reads; choose another "
+                                "--out (a run writes config.json, encoder/, best/, last/, checkpoints/ and logs there)")
 
 
 def clear_previous_run(out: Path, keep: str = "") -> None:
@@ -117,6 +144,26 @@ def clear_previous_run(out: Path, keep: str = "") -> None:
             folder.rmdir()  # only when nothing else is in it
 
 
+def remove_unfinished_run(out: Path, *, created: bool) -> None:
+    """Remove what a run that stopped before its first checkpoint wrote in ``out`` (a run folder it started
+    over in, by :func:`clear_previous_run`, or made): config.json, encoder/, features.json, the logs, and the
+    checkpoint folders it left empty; ``out`` itself when the run made it and nothing else is in it. A folder
+    that is only config.json, encoder/ and an empty train.log is no run, but looked like one."""
+    for name in ("config.json", "features.json", "train.log", "metrics.jsonl", "result.json"):
+        f = out / name
+        if f.is_file() and not f.is_symlink():
+            f.unlink()
+    encoder = out / "encoder"  # the run's own (check_run_folder), rewritten by it: no symlink is followed
+    if encoder.is_dir() and not encoder.is_symlink():
+        shutil.rmtree(encoder, ignore_errors=True)
+    for folder in (out / "best", out / "last", out / "checkpoints", out):
+        if folder == out and not created:
+            continue
+        if folder.is_dir() and not folder.is_symlink():
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+
+
 def input_fingerprints(cfg: TrainConfig) -> dict[str, list[dict[str, Any]]]:
     """Name, size and sha256 of every document file the run reads, by option (train, dev, twins, ign_train)."""
     named = {"train": cfg.train, "dev": cfg.dev, "twins": cfg.twins if cfg.evrt else "", "ign_train": cfg.ign_train}
@@ -134,6 +181,18 @@ def changed_inputs(saved_file: Path, now: dict[str, list[dict[str, Any]]], cfg: 
     option = {"train": "--train", "dev": "--dev", "twins": "--twins", "ign_train": "--set ign_train="}
     return [f"{option[key]}{'' if option[key].endswith('=') else ' '}{getattr(cfg, key)} changed"
             for key in now if key in saved and saved[key] != now[key]]
+
+
+def _saved_config(path: Path) -> dict[str, Any]:
+    """The config.json of last/, which a resumed run must match; one cut short is no reason to stop for good."""
+    fix = f"it was cut short or overwritten: pass --set resume=false to start over (or delete {path.parent})"
+    try:
+        data = orjson.loads(path.read_bytes())  # written by write_json_atomic: plain JSON, never compressed
+    except orjson.JSONDecodeError as exc:
+        raise EnvbenchError(f"{path}: not a valid checkpoint config ({exc}); {fix}") from None
+    if not isinstance(data, dict):
+        raise EnvbenchError(f"{path}: not a checkpoint config (a JSON {type(data).__name__}, not an object); {fix}")
+    return data
 
 
 def _save_torch(obj: Any, path: Path) -> None:
@@ -209,11 +268,12 @@ def train(cfg: TrainConfig) -> TrainResult:
         raise EnvbenchError(f"window={cfg.window} is more than the {limit} positions of the encoder at {cfg.encoder}; "
                             f"use --set window={limit} or less")
     out = Path(cfg.out)
+    check_out_apart(cfg)
     check_run_folder(out)
     state_file = out / "last" / STATE_FILE
     inputs = input_fingerprints(cfg)
     if cfg.resume and state_file.is_file() and (out / "last" / "config.json").is_file():
-        changed = cfg.resume_differences(read_json(out / "last" / "config.json", what="checkpoint config"))
+        changed = cfg.resume_differences(_saved_config(out / "last" / "config.json"))
         if changed:
             raise EnvbenchError(
                 f"{out}/last was written by a run with other settings ({'; '.join(changed)}); rerun with those "
@@ -269,6 +329,30 @@ def train(cfg: TrainConfig) -> TrainResult:
     if not dev_feats:  # best/ is picked on dev F1: with no dev documents every epoch scores 0
         raise EnvbenchError(f"{cfg.dev}: no dev documents; pass --dev FILE with at least one document (scored after "
                             "each epoch to pick best/)")
+    # a document of fewer than two entities has no pair, so no loss term: it is skipped (counted in features.json
+    # and reported); in dev it stays, predicted nothing (infer), since its gold facts, if any, still count
+    if twin_feats is not None:
+        twin_feats = [tw for f, tw in zip(train_feats, twin_feats) if f.hts]
+    train_feats = [f for f in train_feats if f.hts]
+    if not train_feats:
+        raise EnvbenchError(f"{cfg.train}: no training document has an entity pair (all {train_stats.documents} have "
+                            "fewer than two entities), so there is nothing to train on; pass --train FILE with "
+                            "documents of two or more entities")
+    if dev_stats.without_pairs == len(dev_feats):
+        raise EnvbenchError(f"{cfg.dev}: no dev document has an entity pair (all {len(dev_feats)} have fewer than "
+                            "two entities), so every epoch would score 0; pass --dev FILE with documents of two or "
+                            "more entities (scored after each epoch to pick best/)")
+    n_local = len(train_feats) // world if ddp else len(train_feats)
+    if n_local == 0:
+        raise EnvbenchError(f"{cfg.train}: {len(train_feats)} training documents with an entity pair for {world} "
+                            "processes; give each process at least one (fewer processes, or more documents)")
+    batches_per_epoch = math.ceil(n_local / cfg.batch_size)
+    # a fraction of an epoch is rounded up to whole micro-batches (the report says the epochs trained); less than
+    # one batch would train a whole one anyway: `--epochs 1e-9` trained a step and said "1.0 epochs"
+    if cfg.epochs * batches_per_epoch < 1:
+        least = math.ceil(1000 / batches_per_epoch) / 1000
+        raise EnvbenchError(f"epochs={cfg.epochs:g} trains less than one batch ({n_local} training documents in "
+                            f"batches of {cfg.batch_size}: {batches_per_epoch} an epoch); use --epochs {least:g} or more")
 
     # --- model, optimizer, schedule ---
     model = build_model(cfg, cfg.encoder, weights=True)
@@ -303,8 +387,6 @@ def train(cfg: TrainConfig) -> TrainResult:
         [{"params": [p for _, p in g["params"]], "lr": g["lr"]} for g in optimizer_groups(raw_model, cfg)],
         eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
     )
-    n_local = len(train_feats) // world if ddp else len(train_feats)
-    batches_per_epoch = math.ceil(n_local / cfg.batch_size)
     total_mb = math.ceil(cfg.epochs * batches_per_epoch)
     total_steps = math.ceil(total_mb / cfg.grad_accum)
     if cfg.max_steps:
@@ -347,113 +429,132 @@ def train(cfg: TrainConfig) -> TrainResult:
         return done
     if resumed and master:
         print(f"resuming {out} at step {step} (micro-batch {mb})", file=sys.stderr)
-    if master:
-        out.mkdir(parents=True, exist_ok=True)
-        # config.json first: it is what marks the folder as a run of `envbench train` (check_run_folder)
-        write_json_atomic(out / "config.json", cfg.to_dict(), indent=True)
-        if not resumed:
-            clear_previous_run(out, keep=cfg.init_from)  # starting over: no log line or checkpoint of the old run stays
-        tokenizer.save_pretrained(out / "encoder")
-        raw_model.encoder.config.save_pretrained(out / "encoder")
-        write_json_atomic(out / "features.json", {"train": train_stats.as_dict(), "dev": dev_stats.as_dict()}, indent=True)
-        print(f"train: {len(train_feats)} docs ({train_stats.over_window} longer than {cfg.window} wordpieces, "
-              f"encoded as overlapping windows; {train_stats.cut} cut at {cfg.max_length}); dev: {len(dev_feats)} docs; "
-              f"{total_steps} steps; device {device}{' bf16' if bf16 else ''}; evrt={cfg.evrt}", file=sys.stderr)
+    created_out = not out.exists()
+    saved = False  # a checkpoint of this run is on disk: from then on a run that stops is resumable
+    log = None
+    try:
+        if master:
+            out.mkdir(parents=True, exist_ok=True)
+            # config.json first: it is what marks the folder as a run of `envbench train` (check_run_folder)
+            write_json_atomic(out / "config.json", cfg.to_dict(), indent=True)
+            if not resumed:
+                clear_previous_run(out, keep=cfg.init_from)  # starting over: no log line or checkpoint of the old run stays
+            tokenizer.save_pretrained(out / "encoder")
+            raw_model.encoder.config.save_pretrained(out / "encoder")
+            write_json_atomic(out / "features.json", {"train": train_stats.as_dict(), "dev": dev_stats.as_dict()}, indent=True)
+            skipped = (f"{train_stats.without_pairs} more without an entity pair skipped; "
+                       if train_stats.without_pairs else "")
+            print(f"train: {len(train_feats)} docs ({skipped}{train_stats.over_window} longer than {cfg.window} "
+                  f"wordpieces, encoded as overlapping windows; {train_stats.cut} cut at {cfg.max_length}); dev: "
+                  f"{len(dev_feats)} docs; {total_steps} steps; device {device}{' bf16' if bf16 else ''}; "
+                  f"evrt={cfg.evrt}", file=sys.stderr)
 
-    def save_last() -> None:
-        _save_torch({
-            "model": raw_model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-            "micro_batch": mb, "step": step, "best": best, "last_eval": last_eval,
-            "python_rng": random.getstate(), "torch_rng": torch.get_rng_state(),
-            "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
-        }, state_file)
-        write_json_atomic(out / "last" / "config.json", cfg.to_dict(), indent=True)
-        write_json_atomic(out / "last" / INPUTS_FILE, inputs, indent=True)
+        def save_last() -> None:
+            nonlocal saved
+            _save_torch({
+                "model": raw_model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "micro_batch": mb, "step": step, "best": best, "last_eval": last_eval,
+                "python_rng": random.getstate(), "torch_rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+            }, state_file)
+            write_json_atomic(out / "last" / "config.json", cfg.to_dict(), indent=True)
+            write_json_atomic(out / "last" / INPUTS_FILE, inputs, indent=True)
+            saved = True
 
-    def epoch_order(epoch: int) -> list[int]:
-        g = torch.Generator().manual_seed(derive_seed(cfg.seed, "epoch", epoch) % 2**63)
-        order = torch.randperm(len(train_feats), generator=g).tolist()
-        return order[rank : n_local * world : world] if ddp else order
+        def epoch_order(epoch: int) -> list[int]:
+            g = torch.Generator().manual_seed(derive_seed(cfg.seed, "epoch", epoch) % 2**63)
+            order = torch.randperm(len(train_feats), generator=g).tolist()
+            return order[rank : n_local * world : world] if ddp else order
 
-    def end_of_run() -> bool:
-        return mb >= total_mb or (cfg.max_steps > 0 and step >= cfg.max_steps)
+        def end_of_run() -> bool:
+            return mb >= total_mb or (cfg.max_steps > 0 and step >= cfg.max_steps)
 
-    # --- the loop ---
-    model.train()
-    log = open(out / "train.log", "a", encoding="utf-8") if master else None
-    bar = tqdm(total=total_mb, initial=mb, desc="train", disable=None if (cfg.progress and master) else True)
-    order, order_epoch = None, -1
-    accum: dict[str, float] = {}
-    t_step = time.time()
-    while not end_of_run():
-        epoch, b = divmod(mb, batches_per_epoch)
-        if order_epoch != epoch:
-            order, order_epoch = epoch_order(epoch), epoch
-        idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-        batches = [collate([train_feats[i] for i in idx])]
-        if twin_feats is not None:
-            batches.append(collate([twin_feats[i] for i in idx]))  # same pairs, same order, same labels
-        labels = batches[0]["labels"].to(device)
-        with autocast_context(device, bf16):
-            res = model(batches)
-        logits = res[0]["logits"].float()
-        parts = {"clo": classification_loss(cfg.loss, logits, labels, cfg.shift)}
-        if twin_feats is not None:
-            twin_logits = res[1]["logits"].float()
-            if cfg.use_clp:
-                parts["clp"] = classification_loss(cfg.loss, twin_logits, batches[1]["labels"].to(device), cfg.shift)
-            if cfg.use_rcr and cfg.rcr_repr == "bl" and getattr(raw_model, "bl_is_grouped_outer_product", False):
-                parts["rcr"] = rcr_grouped_bilinear(res[0]["zhzt"], res[1]["zhzt"], raw_model.block_size,
-                                                    cfg.rcr_reduction)  # = rcr_loss of bl, without bl's difference
-            elif cfg.use_rcr:
-                parts["rcr"] = rcr_loss(res[0][cfg.rcr_repr], res[1][cfg.rcr_repr], cfg.rcr_reduction)
-            if cfg.use_pcr:
-                parts["pcr"] = pcr_loss(cfg.pcr_form, logits, twin_logits)
-        weights = {"clo": 1.0, "clp": 1.0, "rcr": cfg.alpha, "pcr": cfg.beta}
-        loss = sum(weights[k] * v for k, v in parts.items())
-        (loss / cfg.grad_accum).backward()
-        for k, v in parts.items():
-            accum[k] = accum.get(k, 0.0) + float(v.detach()) / cfg.grad_accum
-        accum["loss"] = accum.get("loss", 0.0) + float(loss.detach()) / cfg.grad_accum
-        mb += 1
-        bar.update(1)
-        epoch_end = mb % batches_per_epoch == 0
-        if mb % cfg.grad_accum == 0 or epoch_end or mb >= total_mb:
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm or float("inf"))
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            if master and step % cfg.log_every == 0:
-                dt = time.time() - t_step
-                line = (f"step {step}/{total_steps} epoch {mb / batches_per_epoch:.3f} "
-                        + " ".join(f"{k} {v:.4f}" for k, v in accum.items())
-                        + f" grad_norm {float(grad_norm):.3f} lr {scheduler.get_last_lr()[0]:.3g} {dt:.2f}s")
-                log.write(line + "\n")
-                log.flush()
-                tqdm.write(line, file=sys.stderr)
-            accum, t_step = {}, time.time()
-            if master and cfg.save_every and step % cfg.save_every == 0 and not (epoch_end or end_of_run()):
-                save_last()
-        if epoch_end or end_of_run():
-            done_epochs = mb / batches_per_epoch
-            if master:
-                if cfg.eval_every_epoch or end_of_run():
-                    last_eval = evaluate(raw_model, dev_feats, dev_docs, ign_facts, cfg, device, bf16)
-                    last_eval |= {"epoch": round(done_epochs, 3), "step": step}
-                    with open(out / "metrics.jsonl", "a", encoding="utf-8") as fh:
-                        fh.write(json.dumps(last_eval, sort_keys=True) + "\n")
-                    print(f"dev after epoch {done_epochs:.2f}: F1 {last_eval['f1']:.4f} "
-                          f"Ign F1 {last_eval['ign_f1']:.4f}", file=sys.stderr)
-                    if cfg.keep_epoch_checkpoints and epoch_end:
-                        _save_weights(raw_model, cfg, last_eval, out / "checkpoints" / f"epoch-{int(done_epochs)}")
-                    if not best or last_eval["f1"] + last_eval["ign_f1"] > best["f1"] + best["ign_f1"]:
-                        best = dict(last_eval)
-                        _save_weights(raw_model, cfg, best, out / "best")
-                save_last()
-            if ddp:
-                dist.barrier()
-    bar.close()
+        # --- the loop ---
+        model.train()
+        log = open(out / "train.log", "a", encoding="utf-8") if master else None
+        bar = tqdm(total=total_mb, initial=mb, desc="train", disable=None if (cfg.progress and master) else True)
+        order, order_epoch = None, -1
+        accum: dict[str, float] = {}
+        t_step = time.time()
+        while not end_of_run():
+            epoch, b = divmod(mb, batches_per_epoch)
+            if order_epoch != epoch:
+                order, order_epoch = epoch_order(epoch), epoch
+            idx = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+            batches = [collate([train_feats[i] for i in idx])]
+            if twin_feats is not None:
+                batches.append(collate([twin_feats[i] for i in idx]))  # same pairs, same order, same labels
+            labels = batches[0]["labels"].to(device)
+            with autocast_context(device, bf16):
+                res = model(batches)
+            logits = res[0]["logits"].float()
+            parts = {"clo": classification_loss(cfg.loss, logits, labels, cfg.shift)}
+            if twin_feats is not None:
+                twin_logits = res[1]["logits"].float()
+                if cfg.use_clp:
+                    parts["clp"] = classification_loss(cfg.loss, twin_logits, batches[1]["labels"].to(device), cfg.shift)
+                if cfg.use_rcr and cfg.rcr_repr == "bl" and getattr(raw_model, "bl_is_grouped_outer_product", False):
+                    parts["rcr"] = rcr_grouped_bilinear(res[0]["zhzt"], res[1]["zhzt"], raw_model.block_size,
+                                                        cfg.rcr_reduction)  # = rcr_loss of bl, without bl's difference
+                elif cfg.use_rcr:
+                    parts["rcr"] = rcr_loss(res[0][cfg.rcr_repr], res[1][cfg.rcr_repr], cfg.rcr_reduction)
+                if cfg.use_pcr:
+                    parts["pcr"] = pcr_loss(cfg.pcr_form, logits, twin_logits)
+            weights = {"clo": 1.0, "clp": 1.0, "rcr": cfg.alpha, "pcr": cfg.beta}
+            loss = sum(weights[k] * v for k, v in parts.items())
+            (loss / cfg.grad_accum).backward()
+            for k, v in parts.items():
+                accum[k] = accum.get(k, 0.0) + float(v.detach()) / cfg.grad_accum
+            accum["loss"] = accum.get("loss", 0.0) + float(loss.detach()) / cfg.grad_accum
+            mb += 1
+            bar.update(1)
+            epoch_end = mb % batches_per_epoch == 0
+            if mb % cfg.grad_accum == 0 or epoch_end or mb >= total_mb:
+                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm or float("inf"))
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                step += 1
+                if master and step % cfg.log_every == 0:
+                    dt = time.time() - t_step
+                    line = (f"step {step}/{total_steps} epoch {mb / batches_per_epoch:.3f} "
+                            + " ".join(f"{k} {v:.4f}" for k, v in accum.items())
+                            + f" grad_norm {float(grad_norm):.3f} lr {scheduler.get_last_lr()[0]:.3g} {dt:.2f}s")
+                    log.write(line + "\n")
+                    log.flush()
+                    tqdm.write(line, file=sys.stderr)
+                accum, t_step = {}, time.time()
+                if master and cfg.save_every and step % cfg.save_every == 0 and not (epoch_end or end_of_run()):
+                    save_last()
+            if epoch_end or end_of_run():
+                done_epochs = mb / batches_per_epoch
+                if master:
+                    if cfg.eval_every_epoch or end_of_run():
+                        last_eval = evaluate(raw_model, dev_feats, dev_docs, ign_facts, cfg, device, bf16)
+                        last_eval |= {"epoch": round(done_epochs, 3), "step": step}
+                        with open(out / "metrics.jsonl", "a", encoding="utf-8") as fh:
+                            fh.write(json.dumps(last_eval, sort_keys=True) + "\n")
+                        print(f"dev after epoch {done_epochs:.2f}: F1 {last_eval['f1']:.4f} "
+                              f"Ign F1 {last_eval['ign_f1']:.4f}", file=sys.stderr)
+                        if cfg.keep_epoch_checkpoints and epoch_end:
+                            _save_weights(raw_model, cfg, last_eval, out / "checkpoints" / f"epoch-{int(done_epochs)}")
+                            saved = True
+                        if not best or last_eval["f1"] + last_eval["ign_f1"] > best["f1"] + best["ign_f1"]:
+                            best = dict(last_eval)
+                            _save_weights(raw_model, cfg, best, out / "best")
+                            saved = True
+                    save_last()
+                if ddp:
+                    dist.barrier()
+        bar.close()
+    except BaseException:
+        # stopped before its first checkpoint: nothing can resume or predict from what it wrote, so it goes (a
+        # folder of config.json, encoder/ and an empty train.log looked like a run); a resumed run keeps its last/
+        if master and not resumed and not saved:
+            if log is not None:
+                log.close()
+            remove_unfinished_run(out, created=created_out)
+        raise
 
     result = TrainResult(str(out), step, round(mb / batches_per_epoch, 3), best, last_eval,
                          round(time.time() - t_start, 1), resumed_from,

@@ -84,6 +84,7 @@ from envbench.scoring.hwe import (
 from etl.io import dumps_json, require_path, sha256_file
 from etl.manifest import describe_file
 from models.checkpoints import checkpoint_dir
+from models.config import INT64_MAX, MAX_THREADS
 from models.data import REL2CLASS, RELATION_IDS, build_feature, mention_markers, typed_marker_ids
 from models.data import word_pieces as data_word_pieces
 
@@ -454,8 +455,13 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
     if steps > MAX_STEPS:  # Gauss-Legendre's nodes come from a dense steps x steps matrix: 100,000 asked for 80 GB
         raise EnvbenchError(f"--steps {steps}: use at most {MAX_STEPS:,} interpolation steps (default 10; 30 keep "
                             "the completeness error under 1%)")
-    if threads < 0:
-        raise EnvbenchError(f"--threads {threads}: use 0 (torch's default) or a positive number")
+    if not 0 <= threads <= MAX_THREADS:
+        raise EnvbenchError(f"--threads {threads}: use 0 (torch's default) or a number up to {MAX_THREADS}")
+    if max_docs < 0:
+        raise EnvbenchError(f"--max-docs {max_docs}: use 0 (all) or a positive number")
+    if max_docs > INT64_MAX:  # map.json and the manifest record it: a 64-bit integer at most
+        raise EnvbenchError(f"--max-docs {max_docs}: out of range (a 64-bit integer, which the manifest records); "
+                            "use 0 (all) or a smaller number")
     for run in runs:
         checkpoint_dir(run, CHECKPOINT, choosable=False)  # fail on a bad run before hours of work on the good ones
     docs = read_hwe(hwe)
@@ -481,8 +487,9 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
     weights = [describe_file(weights_of(checkpoint_dir(run, CHECKPOINT, choosable=False))) for run in runs]
     parameters = {"steps": steps, "top_k": TOP_K, "spans": spans, "map": map_form, "units": units,
                   "max_docs": max_docs, "checkpoint": CHECKPOINT, "runs": [str(r) for r in runs]}
+    # the runs are read whole (weights, encoder/, config): no output may go inside one (`--out RUN` wrote there)
     with Step("understand", root=out_p, outputs=["map.json", "map.png"], parameters=parameters, rerun=True,
-              inputs=[hwe, *exclude_titles_from, *weights], force_flag=None) as step:
+              inputs=[hwe, *exclude_titles_from, *weights], force_flag=None, protected=list(runs)) as step:
         titles = {d["title"] for d in sel.docs}
         labels = run_labels(runs)
         hwe_sha256 = sha256_file(hwe)
@@ -603,7 +610,8 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
               help="What is ranked: words (a word's wordpieces summed) or every wordpiece position, [CLS] and "
                    "markers included, as DocRED-HWE's code ranks them.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N (auto picks cuda if present).")
-@click.option("--threads", default=0, type=click.IntRange(min=0), help="torch CPU threads (0 = torch's default).")
+@click.option("--threads", default=0, type=click.IntRange(min=0, max=MAX_THREADS),
+              help="torch CPU threads (0 = torch's default).")
 def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, units, device, threads) -> None:
     """MAP(K): do a run's integrated-gradients word rankings match DocRED-HWE's human evidence words?
 
@@ -627,8 +635,6 @@ def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, u
     for p in exclude:
         if not Path(p).is_file():
             raise EnvbenchError(f"--exclude-titles-from {p}: no such file")
-    if max_docs < 0:
-        raise EnvbenchError(f"--max-docs {max_docs}: use 0 (all) or a positive number")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     r = measure_understanding(list(runs), hwe_path, out, max_docs=max_docs, steps=steps, exclude_titles_from=list(exclude),

@@ -464,3 +464,129 @@ def test_parse_refuses_a_tampered_prompts_folder(runner: CliRunner, tmp_path: Pa
     assert not pred.exists()
     prompt.write_text(json.dumps(record))
     assert runner.invoke(cli, parse).exit_code == 0
+
+
+def _prompts(runner: CliRunner, tmp_path: Path) -> Path:
+    p = write_world(tmp_path)
+    prompts = tmp_path / "p"
+    assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                               "--out", str(prompts)]).exit_code == 0
+    return prompts
+
+
+def test_run_refuses_a_cache_in_the_prompts_folder(runner: CliRunner, tmp_path: Path) -> None:
+    """`--cache PROMPTS/c` wrote answers into the prompts folder; then `icl prompts` refused to rebuild it."""
+    prompts = _prompts(runner, tmp_path)
+    before = sorted(p.relative_to(prompts) for p in prompts.rglob("*"))
+    server = FakeServer()
+    try:
+        for cache, where in ((prompts, "is the --prompts folder"),
+                             (prompts / "c", f"lies inside the --prompts folder {prompts}"),
+                             (prompts / "prompts" / "c", f"lies inside the --prompts folder {prompts}")):
+            res = runner.invoke(cli, run_args(prompts, server.url, tmp_path / "r", "--cache", str(cache)))
+            assert (res.exit_code, res.output) == (1, f"Error: --cache {cache} {where}; choose another --cache, "
+                                                      "outside it\n")
+        res = runner.invoke(cli, run_args(prompts, server.url, tmp_path / "r", "--cache", str(tmp_path / "shared")))
+        assert res.exit_code == 0, res.output  # a cache of its own, anywhere else, is the documented use
+    finally:
+        server.close()
+    assert server.total == 3
+    assert sorted(p.relative_to(prompts) for p in prompts.rglob("*")) == before
+
+
+@pytest.mark.parametrize("body,message", [
+    ('{"messages": null, "model": "other"}', "--extra-body sets 'messages', which the harness sends from the prompts "
+                                             "folder (and run.json records); leave 'messages' out of --extra-body"),
+    ('{"model": "other"}', "--extra-body sets 'model', which the harness sends from --model (and run.json records); "
+                           "leave 'model' out of --extra-body"),
+    ('{"model": null}', "--extra-body sets 'model', which the harness sends from --model (and run.json records); "
+                        "leave 'model' out of --extra-body"),
+    ('{"temperature": 0.7}', "--extra-body sets 'temperature', which --temperature gives (and run.json records); pass "
+                             "--temperature instead ('temperature': null, which removes the field, is allowed)"),
+    ('{"max_tokens": 99}', "--extra-body sets 'max_tokens', which --max-tokens gives (and run.json records); pass "
+                           "--max-tokens instead ('max_tokens': null, which removes the field, is allowed)"),
+])
+def test_extra_body_may_not_replace_what_the_harness_sends(runner: CliRunner, tmp_path: Path, body: str,
+                                                           message: str) -> None:
+    """`{"messages": null, "model": "other"}` sent no prompt to another model, while run.json said --model."""
+    res = runner.invoke(cli, run_args(tmp_path, "http://127.0.0.1:9/v1", tmp_path / "r", "--extra-body", body))
+    assert (res.exit_code, res.output) == (1, f"Error: {message}\n")
+    assert not (tmp_path / "r").exists()
+
+
+def test_run_refuses_an_empty_model_and_keeps_the_documented_extra_body(runner: CliRunner, tmp_path: Path) -> None:
+    prompts = _prompts(runner, tmp_path)
+    for model in ("", " "):  # an empty "model" reached the server, which answered under its default model
+        res = runner.invoke(cli, ["icl", "run", "--prompts", str(prompts), "--base-url", "http://127.0.0.1:9/v1",
+                                  "--model", model, "--out", str(tmp_path / "r")])
+        assert (res.exit_code, res.output) == (1, "Error: --model is empty; give the model name as the server knows "
+                                                  "it, e.g. --model Qwen2.5-7B-Instruct\n")
+    server = FakeServer()
+    try:  # docs/icl.md's example for OpenAI reasoning models: null removes a field the harness sets
+        res = runner.invoke(cli, run_args(prompts, server.url, tmp_path / "r", "--extra-body",
+                                          '{"max_tokens": null, "max_completion_tokens": 4096}'))
+    finally:
+        server.close()
+    assert res.exit_code == 0, res.output
+    assert "max_tokens" not in server.bodies[0] and server.bodies[0]["max_completion_tokens"] == 4096
+    # a seed in the body is the request's own when --seed is not given; beside --seed it would replace it
+    res = runner.invoke(cli, run_args(prompts, "http://127.0.0.1:9/v1", tmp_path / "r2", "--seed", "3",
+                                      "--extra-body", '{"seed": 0}'))
+    assert (res.exit_code, res.output) == (1, "Error: --extra-body sets 'seed', which --seed gives (and run.json "
+                                              "records); pass --seed instead ('seed': null, which removes the field, "
+                                              "is allowed)\n")
+
+
+def test_parse_messages_name_the_option_that_was_given(runner: CliRunner, tmp_path: Path) -> None:
+    prompts, run = _prompts(runner, tmp_path), tmp_path / "r"
+    server = FakeServer()
+    try:
+        assert runner.invoke(cli, run_args(prompts, server.url, run)).exit_code == 0
+    finally:
+        server.close()
+    parse = ["icl", "parse", "--prompts", str(prompts), "--run", str(run)]
+    res = runner.invoke(cli, [*parse, "--out", str(run / "run.json")])  # offered a --force that parse lacks
+    assert (res.exit_code, res.output) == (1, f"Error: --out {run / 'run.json'}: run.json is there and no `icl-parse` "
+                                              "run wrote it; move it, or choose another --out\n")
+    res = runner.invoke(cli, [*parse, "--out", str(run / "pred.json"), "--stats", str(run / "answers.json")])
+    assert (res.exit_code, res.output) == (1, f"Error: --stats {run / 'answers.json'}: the input {run / 'answers.json'} "
+                                              f"would be overwritten by this step's output {run / 'answers.json'}; "
+                                              "choose another --stats\n")  # it blamed --out
+    res = runner.invoke(cli, [*parse, "--out", str(run / "pred.json"), "--stats", str(run / "run.json")])
+    assert (res.exit_code, res.output) == (1, f"Error: --stats {run / 'run.json'}: run.json is there and no "
+                                              "`icl-parse` run wrote it; move it, or choose another --stats\n")
+    assert sorted(p.name for p in run.iterdir()) == ["answers.json", "cache", "failures.json", "run.json"]
+
+
+@pytest.mark.parametrize("command,option,value,bound", [
+    ("prompts", "--seed", str(2**63), "-9223372036854775808<=x<=9223372036854775807"),
+    ("prompts", "--max-demo-tokens", str(2**64), "1<=x<=9223372036854775807"),
+    ("run", "--seed", str(-(2**63) - 1), "-9223372036854775808<=x<=9223372036854775807"),
+    ("run", "--max-tokens", str(10**9 + 1), "1<=x<=1000000000"),
+    ("run", "--context", str(2**64), "1<=x<=1000000000"),
+    ("run", "--concurrency", str(2**64), "1<=x<=1024"),
+    ("run", "--retries", "101", "0<=x<=100"),
+    ("run", "--timeout", "1e300", "0.0<x<=86400.0"),
+    ("run", "--max-wait", "1e300", "0.0<=x<=86400.0"),
+])
+def test_numbers_past_what_the_records_hold_are_refused(runner: CliRunner, tmp_path: Path, command: str, option: str,
+                                                        value: str, bound: str) -> None:
+    """Past 64 bits the prompts or answers were written, then the manifest or run.json failed (TypeError); a
+    --timeout of 1e300 overflowed the clock."""
+    p = write_world(tmp_path)
+    args = (["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]), "--out", str(tmp_path / "o")]
+            if command == "prompts" else run_args(tmp_path, "http://127.0.0.1:9/v1", tmp_path / "o"))
+    res = runner.invoke(cli, [*args, option, value])
+    shown = value if option not in ("--timeout", "--max-wait") else "1e+300"
+    assert (res.exit_code, res.output.splitlines()[-1]) == (2, f"Error: Invalid value for '{option}': {shown} is not "
+                                                               f"in the range {bound}.")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_limit_past_64_bits_is_refused_before_prompts_are_written(runner: CliRunner, tmp_path: Path) -> None:
+    p = write_world(tmp_path)  # wrote the prompts, then failed in the manifest (TypeError)
+    res = runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),
+                              "--out", str(tmp_path / "o"), "--limit", str(2**64)])
+    assert (res.exit_code, res.output) == (1, f"Error: --limit {2**64}: out of range (a 64-bit integer, which the "
+                                              "manifest records); use a smaller number\n")
+    assert not (tmp_path / "o").exists()

@@ -492,6 +492,52 @@ def test_ctrl_c_stops_at_once_keeps_the_cache_and_says_how_to_resume(
     assert (res.cache_hits, res.answered, res.failed) == (1, 2, [])
 
 
+def test_ctrl_c_before_any_answer_leaves_no_empty_out(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
+    """Interrupted before its first answer, a run left the --out folder it had made, empty."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    server.faults = {"Hans": [("stall", 30)]}  # the first document hangs: nothing is answered
+    out = tmp_path / "new" / "run"
+    args = ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", "test-model",
+            "--out", str(out), "--retries", "0", "--timeout", "60", "--no-progress"]
+    child = subprocess.Popen([sys.executable, "-c", SIGINT_CHILD, *args],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             cwd=Path(__file__).resolve().parents[2])
+    try:
+        deadline = time.monotonic() + 60
+        while server.requests["Hans"] == 0 and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.05)
+        assert server.requests["Hans"] == 1, child.communicate()[0]
+        assert out.is_dir()  # held while the request is in flight
+        time.sleep(0.2)
+        child.send_signal(signal.SIGINT)
+        output, _ = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+    assert child.returncode == 130, output
+    assert output.splitlines()[-1].startswith(f"interrupted: the cache {out / 'cache'} holds answers for 0 of the 3 ")
+    assert not out.exists() and (tmp_path / "new").is_dir()  # what the run made goes; what was there stays
+
+
+def test_a_run_stopped_before_its_first_answer_removes_the_folders_it_made(
+    server: FakeServer, prompts: Path, tmp_path: Path
+) -> None:
+    server.faults = {"Hans": [401]}
+    out, cache = tmp_path / "run", tmp_path / "cache"
+    with pytest.raises(FatalError):
+        run_prompts(prompts, out, make_client(server.url), cache_dir=cache, progress=False)
+    assert not out.exists() and not cache.exists()
+    out.mkdir()  # a folder of the user's (empty) stays
+    server.faults = {"Hans": [401]}
+    with pytest.raises(FatalError):
+        run_prompts(prompts, out, make_client(server.url), progress=False)
+    assert out.is_dir() and list(out.iterdir()) == []
+
+
 def test_counts_in_messages_agree_with_their_number(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
     # regression: "after 1 attempts", "1 documents failed"
     server.faults = {"Karl": [500]}

@@ -388,6 +388,17 @@ def test_checkpoints_load_weights_only(files: dict[str, Path], tiny_encoder: Pat
                                 "max_length=1024"),
     (["--set", "num_class=5"], "num_class=5: DocRED has 96 relations plus the threshold class; use --set num_class=97"),
     (["--out", ""], "--out is empty; give the run folder, e.g. --out runs/atlop"),  # was the current folder
+    # past 64 bits config.json could not be written (a TypeError after the run folder was made), and --set
+    # threads=100000 exhausted the memory
+    (["--set", f"threads={2**64}"], f"threads={2**64}: out of range (a 64-bit integer, which config.json records); "
+                                    "e.g. --set threads=0"),
+    (["--set", "threads=513"], "threads=513: at most 512 torch threads; e.g. --set threads=0 (torch's default)"),
+    (["--set", f"batch_size={2**64}"], f"batch_size={2**64}: out of range (a 64-bit integer, which config.json "
+                                       "records); e.g. --set batch_size=4"),
+    (["--set", f"max_train_docs={2**64}"], f"max_train_docs={2**64}: out of range (a 64-bit integer, which "
+                                           "config.json records); e.g. --set max_train_docs=0"),
+    (["--set", f"seed={-(2**63) - 1}"], f"seed={-(2**63) - 1}: out of range (a 64-bit integer, which config.json "
+                                        "records); e.g. --set seed=42"),
 ])
 def test_numbers_out_of_range_are_one_line_errors(files: dict[str, Path], tmp_path: Path, args: list[str],
                                                    message: str) -> None:
@@ -501,9 +512,16 @@ def test_predict_refuses_numbers_and_checkpoints_out_of_range(files: dict[str, P
     base = ["predict", "--run", str(run), "--docs", str(files["dev"]), "--out", str(tmp_path / "p.json")]
     # a negative batch size predicted nothing, a negative --max-docs dropped the last document, --threads -1 was a
     # torch traceback
-    for option in ("--batch-size", "--max-docs", "--threads"):
+    for option, limit in (("--batch-size", 2**63 - 1), ("--max-docs", 2**63 - 1), ("--threads", 512)):
         r = _invoke([*base, option, "-1"])
-        assert (r.exit_code, r.output) == (2, f"Error: Invalid value for '{option}': -1 is not in the range x>=0.\n")
+        assert (r.exit_code, r.output) == (2, f"Error: Invalid value for '{option}': -1 is not in the range "
+                                              f"0<=x<={limit}.\n")
+        # past 64 bits the predictions were written, then the manifest failed (a stray .publishing file stayed);
+        # --threads 100000 exhausted the memory
+        for value in (limit + 1, 2**64 + 1):
+            r = _invoke([*base, option, str(value)])
+            assert (r.exit_code, r.output) == (2, f"Error: Invalid value for '{option}': {value} is not in the range "
+                                                  f"0<=x<={limit}.\n")
     r = _invoke([*base, "--checkpoint", "../best"])  # read a checkpoint outside the run's folders
     assert (r.exit_code, r.output) == (1, f"Error: --checkpoint '../best': not a checkpoint name; pass best, last or "
                                           f"epoch-N (run {run} has: best, epoch-1)\n")
@@ -545,3 +563,200 @@ def test_a_checkpoint_folder_never_mixes_two_saves(tmp_path: Path) -> None:
     _save_weights(torch.nn.Linear(2, 2), TrainConfig(), {"f1": 0.9}, folder)
     assert json.loads((folder / "metrics.json").read_text()) == {"f1": 0.9}
     assert sorted(p.name for p in folder.iterdir()) == ["config.json", "metrics.json", "model.pt"]
+
+
+def test_a_seed_past_64_bits_is_refused_before_anything_is_written(files: dict[str, Path], tmp_path: Path) -> None:
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--out", str(tmp_path / "run"),
+                 "--seed", str(2**63)])  # was a TypeError from config.json's writer, in a run folder left behind
+    assert (r.exit_code, r.output) == (2, f"Error: Invalid value for '--seed': {2**63} is not in the range "
+                                          "-9223372036854775808<=x<=9223372036854775807.\n")
+    assert not (tmp_path / "run").exists()
+
+
+def _with_entities(doc: dict, n: int, title: str) -> dict:
+    """``doc`` cut to its first ``n`` entities (and no labels): a document without an entity pair when n < 2."""
+    return {**doc, "title": title, "vertexSet": doc["vertexSet"][:n], "labels": []}
+
+
+def test_documents_without_an_entity_pair_are_skipped_in_training_and_get_no_prediction(
+        files: dict[str, Path], tiny_encoder: Path, tmp_path: Path) -> None:
+    """A document of one entity (or none) crashed train and predict in ATLOP's pooling (IndexError)."""
+    docs = tiny_docs(4)
+    lone = [_with_entities(docs[0], 1, "Lone"), _with_entities(docs[1], 0, "Empty")]
+    files["train"].write_text(json.dumps([*lone, *docs]))
+    def train(out: Path) -> list[str]:
+        return ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                "--out", str(out), "--epochs", "1", "--loss", "atlop", *TINY]
+
+    run = tmp_path / "run"
+    r = _invoke(train(run))
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1] == ("skipped 2 of the 6 training documents: fewer than two entities, so no "
+                                        "entity pair to learn from (features.json counts them)")
+    assert json.loads((run / "features.json").read_text())["train"]["without_pairs"] == 2
+    assert len((run / "train.log").read_text().splitlines()) == 2  # the 4 documents with pairs, 2 a batch
+    # predict: no prediction for them, and they still count among the documents covered
+    docs_file = tmp_path / "docs.json"
+    docs_file.write_text(json.dumps([*lone, *tiny_docs(2)]))
+    pred = tmp_path / "pred.json"
+    r = _invoke(["predict", "--run", str(run), "--docs", str(docs_file), "--out", str(pred)])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith(f"wrote {len(json.loads(pred.read_text()))} predictions for 4 documents to {pred} ")
+    assert {p["title"] for p in json.loads(pred.read_text())} <= {"Doc 0", "Doc 1"}
+    from envbench.formats.predictions import read_covers
+
+    assert read_covers(pred).titles == ["Lone", "Empty", "Doc 0", "Doc 1"]
+    # with no entity pair at all there is nothing to train on, or to pick best/ by: refused, nothing written
+    files["train"].write_text(json.dumps(lone))
+    r = _invoke(train(tmp_path / "none"))
+    assert (r.exit_code, r.output.splitlines()[-1]) == (1, f"Error: {files['train']}: no training document has an "
+                                                           "entity pair (all 2 have fewer than two entities), so there "
+                                                           "is nothing to train on; pass --train FILE with documents "
+                                                           "of two or more entities")
+    files["train"].write_text(json.dumps(tiny_docs(4)))
+    files["dev"].write_text(json.dumps(lone))
+    r = _invoke(train(tmp_path / "none"))
+    assert (r.exit_code, r.output.splitlines()[-1]) == (1, f"Error: {files['dev']}: no dev document has an entity "
+                                                           "pair (all 2 have fewer than two entities), so every epoch "
+                                                           "would score 0; pass --dev FILE with documents of two or "
+                                                           "more entities (scored after each epoch to pick best/)")
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_train_that_stops_before_its_first_checkpoint_leaves_no_run_behind(
+        files: dict[str, Path], tiny_encoder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash in the first step left config.json, encoder/, features.json and an empty train.log: a folder that
+    looked like a run and had no checkpoint."""
+    import models.losses
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    run = tmp_path / "run"
+    base = ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+            "--out", str(run), "--epochs", "2", "--loss", "atlop", *TINY]
+    with monkeypatch.context() as m:
+        m.setattr(models.losses, "classification_loss", crash)
+        with pytest.raises(RuntimeError, match="boom"):
+            _invoke(base)
+        assert not run.exists()  # this run made the folder: it goes with what it wrote
+        run.mkdir()
+        (run / "notes.txt").write_text("mine\n")
+        with pytest.raises(RuntimeError, match="boom"):
+            _invoke(base)
+        assert sorted(p.name for p in run.iterdir()) == ["notes.txt"]  # the user's file and folder stay
+    # one that stops after a checkpoint keeps it: last/ resumes
+    r = _invoke([*base, "--set", "max_steps=2"])
+    assert r.exit_code == 0, r.output
+    with monkeypatch.context() as m:
+        m.setattr(models.losses, "classification_loss", crash)
+        with pytest.raises(RuntimeError, match="boom"):
+            _invoke(base)
+    assert (run / "last" / "state.pt").is_file() and (run / "config.json").is_file()
+    assert (run / "train.log").read_text().count("\n") == 2
+    r = _invoke(base)
+    assert r.exit_code == 0, r.output
+    assert json.loads((run / "result.json").read_text())["resumed_from_step"] == 2
+
+
+def test_out_in_a_folder_of_the_documents_is_refused(files: dict[str, Path], tiny_encoder: Path,
+                                                     tmp_path: Path) -> None:
+    """`--out` the folder of --train wrote best/, checkpoints/ and the logs among the documents."""
+    data = tmp_path / "data"
+    data.mkdir()
+    train, dev = data / "train.json", data / "dev.json"
+    train.write_text(json.dumps(tiny_docs(4)))
+    dev.write_text(json.dumps(tiny_docs(2)))
+    base = ["train", "--train", str(train), "--dev", str(dev), "--encoder", str(tiny_encoder), "--epochs", "1", *TINY]
+    r = _invoke([*base, "--out", str(data)])
+    assert (r.exit_code, r.output) == (1, f"Error: --out {data}: the folder of --train {train}, which this step "
+                                          "reads; choose another --out (a run writes config.json, encoder/, best/, "
+                                          "last/, checkpoints/ and logs there)\n")
+    assert sorted(p.name for p in data.iterdir()) == ["dev.json", "train.json"]
+    dev_ds = _dataset(tmp_path / "dev-ds", "dev", tiny_docs(2))
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(dev_ds), "--encoder", str(tiny_encoder),
+                 "--out", str(dev_ds / "runs" / "a"), *TINY])
+    assert (r.exit_code, r.output) == (1, f"Error: --out {dev_ds / 'runs' / 'a'}: inside {dev_ds}, the dataset folder "
+                                          f"of --dev {dev_ds}, which this step reads; choose an --out outside it\n")
+    assert not (dev_ds / "runs").exists()
+    # a run folder below the documents' folder is the usual place (`--train train.json --out runs/a`)
+    r = _invoke([*base, "--out", str(data / "runs" / "a")])
+    assert r.exit_code == 0, r.output
+
+
+def test_epochs_that_train_less_than_one_batch_are_refused(files: dict[str, Path], tiny_encoder: Path,
+                                                           tmp_path: Path) -> None:
+    """`--epochs 1e-9` trained a whole batch and said "1 steps (1.0 epochs)"."""
+    run = tmp_path / "run"
+    base = ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+            "--out", str(run), "--loss", "atlop", *TINY]
+    r = _invoke([*base, "--epochs", "1e-9"])
+    assert (r.exit_code, r.output.splitlines()[-1]) == (1, "Error: epochs=1e-09 trains less than one batch (4 training "
+                                                           "documents in batches of 2: 2 an epoch); use --epochs 0.5 "
+                                                           "or more")
+    assert not run.exists()
+    files["train"].write_text(json.dumps(tiny_docs(6)))  # 3 batches an epoch
+    r = _invoke([*base, "--epochs", "0.5"])  # rounded up to whole batches: the summary says what was trained
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("trained 2 steps (0.667 epochs) in ")
+
+
+def test_messages_name_what_is_wrong_with_a_checkpoint_or_run_folder(files: dict[str, Path], tiny_encoder: Path,
+                                                                    tmp_path: Path) -> None:
+    def train(out: Path) -> list[str]:
+        return ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                "--out", str(out), "--epochs", "1", "--loss", "atlop", *TINY]
+
+    run = tmp_path / "run"
+    base = train(run)
+    r = _invoke(base)
+    assert r.exit_code == 0, r.output
+    # a text file in place of model.pt: a KeyError traceback, or "refused: the file pickles an object"
+    weights = run / "best" / "model.pt"
+    pred = tmp_path / "pred.json"
+    for text in (b"hello\n", b"hello world"):
+        weights.write_bytes(text)
+        r = _invoke(["predict", "--run", str(run), "--docs", str(files["dev"]), "--out", str(pred)])
+        assert (r.exit_code, r.output) == (1, f"Error: {weights}: not a checkpoint ({len(text)} bytes, neither the zip "
+                                              "archive torch.save writes nor a pickle of tensors); it was cut short or "
+                                              "overwritten: copy it again from where it was trained, or pass another "
+                                              "--checkpoint (epoch-1, last)\n")
+    # a last/config.json cut short: "fix or re-download the file", for a file the run itself writes
+    config = run / "last" / "config.json"
+    config.write_bytes(config.read_bytes()[:30])
+    r = _invoke(base)
+    assert r.exit_code == 1
+    assert r.output.startswith(f"Error: {config}: not a valid checkpoint config (")
+    assert r.output.endswith(f"); it was cut short or overwritten: pass --set resume=false to start over (or delete "
+                             f"{run / 'last'})\n")
+    config.write_text("[1]")  # was an AttributeError
+    r = _invoke(base)
+    assert (r.exit_code, r.output) == (1, f"Error: {config}: not a checkpoint config (a JSON list, not an object); it "
+                                          "was cut short or overwritten: pass --set resume=false to start over (or "
+                                          f"delete {run / 'last'})\n")
+    # best/ a link to somebody's folder, no config.json: "(its config.json is not a training config)"
+    other, foreign = tmp_path / "other", tmp_path / "foreign"
+    other.mkdir()
+    foreign.mkdir()
+    (other / "best").symlink_to(foreign)
+    r = _invoke(train(other))
+    assert (r.exit_code, r.output) == (1, f"Error: --out {other}: holds best, which `envbench train` did not write (no "
+                                          "config.json of a run is there, which `envbench train` writes first) and "
+                                          "would overwrite; choose a new or empty --out folder\n")
+
+
+def test_predict_refuses_documents_that_were_all_skipped_as_invalid(files: dict[str, Path], tmp_path: Path) -> None:
+    """`predict --skip-invalid` over invalid documents only said "wrote 0 predictions for 0 documents"."""
+    run = tmp_path / "run"
+    (run / "best").mkdir(parents=True)
+    (run / "best" / "model.pt").write_bytes(b"")  # never loaded: the documents are read first
+    bad = tiny_docs(2)
+    for doc in bad:
+        doc["vertexSet"][0][0]["sent_id"] = 99
+    docs = tmp_path / "bad.json"
+    docs.write_text(json.dumps(bad))
+    pred = tmp_path / "pred.json"
+    r = _invoke(["predict", "--run", str(run), "--docs", str(docs), "--out", str(pred), "--skip-invalid"])
+    assert (r.exit_code, r.output) == (1, f"Error: {docs}: all 2 documents are invalid and were skipped; run without "
+                                          "--skip-invalid to see the first problem\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "dev.json", "run", "train.json", "twins.json"]

@@ -382,7 +382,13 @@ def test_understand_options_out_of_range(tiny_run: dict[str, Path], tmp_path: Pa
     assert (r.exit_code, r.output) == (1, "Error: --steps 100000: use at most 1,000 interpolation steps (default 10; "
                                           "30 keep the completeness error under 1%)\n")
     r = _invoke(["--run", run, "--hwe", hwe, "--out", out, "--threads", "-1"])  # a torch RuntimeError traceback
-    assert (r.exit_code, r.output) == (2, "Error: Invalid value for '--threads': -1 is not in the range x>=0.\n")
+    assert (r.exit_code, r.output) == (2, "Error: Invalid value for '--threads': -1 is not in the range 0<=x<=512.\n")
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", out, "--threads", "100000"])  # exhausted the memory
+    assert (r.exit_code, r.output) == (2, "Error: Invalid value for '--threads': 100000 is not in the range "
+                                          "0<=x<=512.\n")
+    r = _invoke(["--run", run, "--hwe", hwe, "--out", out, "--max-docs", str(2**64)])  # its manifest failed after
+    assert (r.exit_code, r.output) == (1, f"Error: --max-docs {2**64}: out of range (a 64-bit integer, which the "
+                                          "manifest records); use 0 (all) or a smaller number\n")
     r = _invoke(["--run", run, "--hwe", hwe, "--out", out, "--device", "bogus"])
     assert (r.exit_code, r.output) == (1, "Error: --device bogus: not a device; use auto, cpu, cuda or cuda:N\n")
     r = _invoke(["--run", run, "--hwe", hwe, "--out", ""])  # was the current folder
@@ -404,3 +410,14 @@ def test_a_run_without_its_best_checkpoint_names_no_option_understand_lacks(tmp_
                               "a run that has it (a finished `envbench train` run writes 'best')")
     with pytest.raises(EnvbenchError, match="pass --checkpoint best, last or epoch-N$"):
         checkpoint_dir(run, "best")
+
+
+def test_understand_never_writes_into_a_run_it_reads(tiny_run: dict[str, Path]) -> None:
+    """`--out RUN` wrote map.json, map.png, manifest.json and attributions/ into the run folder it measured."""
+    run, hwe = tiny_run["run"], str(tiny_run["hwe"])
+    before = sorted(p.relative_to(run) for p in run.rglob("*"))
+    for out in (run, run / "understand"):
+        r = _invoke(["--run", str(run), "--hwe", hwe, "--out", str(out), "--steps", "2"])
+        assert (r.exit_code, r.output) == (1, f"Error: --out {out / 'map.json'}: inside {run}, which this step reads; "
+                                              "choose an output outside it\n")
+    assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
