@@ -167,17 +167,70 @@ def _decoder(kind: str, source: Path | IO[bytes]) -> IO[bytes]:
         import bz2
 
         return bz2.open(source, "rb")  # type: ignore[return-value]
-    import zstandard
-
     fh = open(source, "rb") if isinstance(source, Path) else source  # noqa: SIM115 - closed with the reader
-    return zstandard.ZstdDecompressor().stream_reader(fh, closefd=isinstance(source, Path))  # type: ignore[return-value]
+    return io.BufferedReader(ZstdFrames(fh, close_raw=isinstance(source, Path)))  # type: ignore[return-value]
+
+
+class ZstdFrames(io.RawIOBase):
+    """The decompressed bytes of the zstd frames of ``raw``, one frame after another.
+
+    zstandard's ``stream_reader`` ends quietly where a file cut short ends, so a truncated .zst read
+    as an empty or short document; here a frame cut short raises ``EOFError("zstd frame ends early")``,
+    as gzip and bz2 do, and damaged bytes raise ``zstandard.ZstdError``. ``raw`` is closed with this
+    reader only when ``close_raw``.
+    """
+
+    def __init__(self, raw: IO[bytes], *, close_raw: bool = False) -> None:
+        super().__init__()
+        import zstandard
+
+        self._zstd = zstandard
+        self.raw = raw
+        self._close_raw = close_raw
+        self._dobj = zstandard.ZstdDecompressor().decompressobj()
+        self._buf = b""
+        self._in_frame = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int | None = -1) -> bytes:
+        if n is None or n < 0:
+            return b"".join(iter(lambda: self.read(1 << 20), b""))
+        while len(self._buf) < n:
+            block = self.raw.read(1 << 20)
+            if not block:
+                if self._in_frame:
+                    raise EOFError("zstd frame ends early")
+                break
+            while block:
+                self._in_frame = True
+                self._buf += self._dobj.decompress(block)
+                if self._dobj.eof:
+                    block = self._dobj.unused_data
+                    self._dobj = self._zstd.ZstdDecompressor().decompressobj()
+                    self._in_frame = False
+                else:
+                    block = b""
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def readinto(self, buf) -> int:  # type: ignore[override]
+        data = self.read(len(buf))
+        buf[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed and self._close_raw:
+            self.raw.close()
+        super().close()
 
 
 def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
     """Load a whole (possibly compressed) JSON file, naming the file and position on errors."""
     try:
         with open_binary(path) as fh:
-            data = fh.read()
+            data = _read_capped(fh, path)
     except InputError:
         raise
     except Exception as exc:
@@ -200,6 +253,29 @@ def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
             raise InputError(f"{path}: not UTF-8 text: {where} {bad[0]} (0x{bad[1]:02X}, line {bad[2]}) is not valid "
                              f"UTF-8; save the {what} as UTF-8, or re-download it") from None
         raise InputError(f"{path}: not a valid {what} ({exc}); fix or re-download the file") from None
+
+
+# The most (decompressed) bytes read_json reads whole. DocRED's largest file, its 101,873 distantly
+# supervised training documents, is under 1 GB, and parsing takes several times a file's size in objects.
+# orjson copies its input, so a file of nothing but spaces still needs twice its size: a gzip bomb of a few
+# hundred KB that decompresses to 300 MB peaked at 637 MB, and one that expands without end is stopped here,
+# with one line, at about twice this cap, not by the kernel's OOM killer.
+MAX_JSON_BYTES = 2 << 30
+READ_CHUNK = 1 << 24
+
+
+def _read_capped(fh: IO[bytes], path: str | os.PathLike[str]) -> bytearray:
+    """All of ``fh``, at most ``MAX_JSON_BYTES``: read in chunks into one buffer that grows in place, so that
+    a compression bomb is stopped at the cap (``fh.read()`` would decompress it whole, then join its chunks)."""
+    data = bytearray()
+    while chunk := fh.read(min(READ_CHUNK, MAX_JSON_BYTES + 1 - len(data))):
+        data += chunk
+        if len(data) > MAX_JSON_BYTES:
+            where = "decompresses to" if _is_compressed(path) else "holds"
+            raise InputError(f"{path}: {where} more than {MAX_JSON_BYTES:,} bytes, the most a JSON file is read "
+                             "whole (etl.io.MAX_JSON_BYTES); check that it is the file you meant (a compression "
+                             "bomb stops here), or split it into several files")
+    return data
 
 
 # files that are not text at all, named by kind when read as JSON (compressed ones are OTHER_MAGIC's)

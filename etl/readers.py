@@ -31,7 +31,7 @@ from typing import IO
 
 import orjson
 
-from etl.io import InputError, PrefixedReader, read_head, sniff_compression
+from etl.io import InputError, PrefixedReader, ZstdFrames, read_head, sniff_compression
 
 _HAVE_ISAL = importlib.util.find_spec("isal") is not None
 
@@ -256,7 +256,7 @@ class DumpStream:
             import bz2
 
             return bz2.BZ2File(self.raw, "rb")  # type: ignore[arg-type,return-value]
-        return _ZstdStream(self.raw)  # type: ignore[return-value]
+        return ZstdFrames(self.raw)  # type: ignore[return-value]
 
     def _hash_input(self) -> None:
         """The sha256 of the compressed file, while the tool decompresses it (hashlib drops the GIL)."""
@@ -294,7 +294,7 @@ class DumpStream:
     def readinto(self, view: memoryview, decompressed_pos: int) -> int:
         """Decompress into ``view``; the number of bytes written, 0 at the end of the input."""
         into = getattr(self.stream, "readinto", None)
-        if into is None:  # e.g. the zstd frame reader
+        if into is None:  # a reader without readinto
             data = self.read(len(view), decompressed_pos)
             view[: len(data)] = data
             return len(data)
@@ -389,42 +389,6 @@ def clean_length(path: str | os.PathLike[str], kind: str, block: int = 16 << 10)
                 else:
                     data = b""
     return total
-
-
-class _ZstdStream:
-    """zstd frames read one after another; unlike zstandard's stream_reader, a frame cut short
-    raises instead of ending quietly."""
-
-    def __init__(self, raw: HashingReader) -> None:
-        import zstandard
-
-        self._zstd = zstandard
-        self.raw = raw
-        self._dobj = zstandard.ZstdDecompressor().decompressobj()
-        self._buf = b""
-        self._in_frame = False
-
-    def read(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            block = self.raw.read(1 << 20)
-            if not block:
-                if self._in_frame:
-                    raise EOFError("zstd frame ends early")
-                break
-            while block:
-                self._in_frame = True
-                self._buf += self._dobj.decompress(block)
-                if self._dobj.eof:
-                    block = self._dobj.unused_data
-                    self._dobj = self._zstd.ZstdDecompressor().decompressobj()
-                    self._in_frame = False
-                else:
-                    block = b""
-        out, self._buf = self._buf[:n], self._buf[n:]
-        return out
-
-    def close(self) -> None:
-        pass
 
 
 def _strip_record(line: bytes) -> bytes:

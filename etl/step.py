@@ -28,15 +28,18 @@ Contract, in the order things happen:
    ``force``, refused: point 5).
 4. **Staging.** ``step.path(name)`` is a path in a staging folder beside the output (same file
    system, so the rename is atomic). The body writes a file or a whole folder there. Every staging
-   folder is made new (``mkdir``, never reused) and gets a marker file (:data:`STAGING_MARKER`, whose
-   text names the step: :func:`mark_staging`) at once (:func:`make_staging`; when that fails, the run
-   removes the folder it has just made); nothing removes a staging-named folder without it
+   folder is made new (never reused) with a marker file (:data:`STAGING_MARKER`, whose text names the
+   step: :func:`mark_staging`): :func:`make_staging` makes and marks it as ``.envbench-new-*`` and renames
+   it, so it never exists unmarked under its own name, and a kill before the rename leaves a marked
+   ``.envbench-new-*`` that the next run removes (:func:`remove_new_staging`); when marking fails, the
+   run removes the folder it has just made. Nothing removes a staging-named folder without the marker
    (:func:`remove_staging`), so a user's ``.staging-generate-mine`` survives every run, and so does an
    empty ``.staging-generate-0badc0de``: a name, even in the step's exact form, never makes a folder
    ours. The marker is removed last, from the emptied folder. SIGINT and SIGTERM wait while a folder
-   is made and marked, or unmarked and removed (:func:`signals_deferred`); only a SIGKILL in that
-   instant leaves an empty folder, which no run removes (it holds nothing; nothing tells it from a
-   user's).
+   is made and marked, or unmarked and removed (:func:`signals_deferred`); only a SIGKILL in the instant
+   before a new folder's marker is written, or between the marker's removal and the ``rmdir``, leaves an
+   empty folder (``.envbench-new-*``, or the staging name), which no run removes (it holds nothing;
+   nothing tells it from a user's).
 5. **What is ours** (:meth:`Step.ownership`, the one deletion rule). A step replaces or removes
    only files that an earlier run *of the same step* wrote, as its manifest (or the claim a crashed
    publish left, see 6) lists them:
@@ -55,7 +58,10 @@ Contract, in the order things happen:
      refused always. A manifest that is not JSON, or not an object, is no step's (a step writes its
      manifest atomically, so a crash never leaves one half written): it is refused unless ``force``, and
      with ``force`` it is taken for a damaged one of ours: the files at its output names may be
-     replaced, but not a folder output holding files.
+     replaced, but not a folder output holding files;
+   * with ``own_folder`` (``export``'s dataset folder, whose every file is published), a root that holds
+     anything while neither a manifest nor a claim of this step is there is refused, ``force`` or not
+     (:meth:`Step._check_own_folder`).
 6. **Publishing**, only when the block ends without an exception: a claim
    (``.<manifest>.publishing``, the step and every file it may own) is written, the old manifest
    is removed, each output is renamed into place (a folder output swaps with the old folder),
@@ -204,24 +210,43 @@ def signals_deferred() -> Iterator[None]:
             signal.raise_signal(sig)
 
 
+# A staging folder is made and marked under this name first, then renamed to its own: it appears under
+# ``<prefix><8 hex>`` marked already, so no kill, SIGKILL included, leaves one of those unmarked
+NEW_STAGING = ".envbench-new-"
+
+
 def make_staging(parent: Path, prefix: str, owner: str) -> Path:
-    """A new folder ``parent/<prefix><8 hex>`` with ``owner``'s marker (never one that was there).
-    Signals wait while it is made and marked (:func:`signals_deferred`); hold them around the call too
-    to record the folder before one lands (``Step`` does)."""
+    """A new folder ``parent/<prefix><8 hex>`` with ``owner``'s marker (never one that was there). It is
+    made as ``.envbench-new-*`` (:data:`NEW_STAGING`), marked there and renamed, so it never exists
+    unmarked under its own name; a kill before the rename leaves the marked ``.envbench-new-*``, which
+    :func:`remove_new_staging` removes. Signals wait meanwhile (:func:`signals_deferred`); hold them
+    around the call too to record the folder before one lands (``Step`` does)."""
     while True:
         folder = parent / f"{prefix}{secrets.token_hex(4)}"
+        if folder.exists() or folder.is_symlink():  # somebody's folder has the name: not ours to use or remove
+            continue
         with signals_deferred():
+            fresh = Path(tempfile.mkdtemp(prefix=NEW_STAGING, dir=parent))
             try:
-                folder.mkdir(mode=0o700)
-            except FileExistsError:  # somebody's folder has the name: not ours to use or remove
-                continue
-            try:
-                mark_staging(folder, owner)
-            except BaseException:  # a full disk: the folder this call made is empty and unmarked, so it goes now
+                mark_staging(fresh, owner)
+                if folder.exists() or folder.is_symlink():  # made meanwhile: a rename would replace an empty one
+                    raise FileExistsError(folder)
+                os.rename(fresh, folder)
+            except BaseException as exc:  # the folder this call made goes now: a full disk, the name taken
                 with contextlib.suppress(OSError):
-                    folder.rmdir()
+                    (fresh / STAGING_MARKER).unlink(missing_ok=True)
+                    fresh.rmdir()
+                if isinstance(exc, FileExistsError):
+                    continue
                 raise
         return folder
+
+
+def remove_new_staging(parent: Path, owner: str) -> None:
+    """Remove the ``.envbench-new-*`` folders of ``owner`` in ``parent`` (marked, by :func:`is_staging`):
+    what a kill between marking a staging folder and renaming it leaves (:func:`make_staging`)."""
+    for stale in parent.glob(f"{NEW_STAGING}*"):
+        remove_staging(stale, owner)
 
 
 def remove_staging(path: Path, owner: str) -> bool:
@@ -317,6 +342,7 @@ class Step:
         force_flag: str | None = "--force",
         protected: Sequence[str | os.PathLike[str]] = (),
         output_options: Mapping[str | os.PathLike[str], str] | None = None,
+        own_folder: bool = False,
     ) -> None:
         if (root is None) == (manifest is None):
             raise ValueError("give exactly one of root (an output folder) or manifest (a manifest file)")
@@ -340,6 +366,11 @@ class Step:
         # the command's option of an output that is not the step's main one ("--links" of kb-from-corpus), so
         # that a message about that file names the option the user gave it with
         self.output_options = {self._resolve_output(o): opt for o, opt in (output_options or {}).items()}
+        # the folder is the step's alone (a dataset folder whose every file is published): one that holds
+        # anything while no manifest or claim of this step is there is refused, ``force`` or not
+        self.own_folder = own_folder
+        if own_folder and self.root is None:
+            raise ValueError(f"step {name}: own_folder needs root (an output folder)")
         self.parameters = dict(parameters or {})
         self.identity = dict(identity or {})
         self.info: dict[str, Any] = {}  # written to the manifest, never compared (timings, counts)
@@ -351,6 +382,10 @@ class Step:
         self._created_root = False
         self._owned: list[dict[str, Any]] = []  # entries of earlier runs of this step (ownership)
 
+    def _option_of(self, output: Path) -> str:
+        """The command's option that gave ``output`` (``output_options``), else the step's own (``option``)."""
+        return self.output_options.get(output, self.option)
+
     def _resolve_output(self, output: str | os.PathLike[str]) -> Path:
         name = str(output).rstrip("/")
         return self.base / name if self.root is not None else Path(name)
@@ -361,16 +396,17 @@ class Step:
             check_writable(self.root, self.option, folder=True)
         probed: set[Path] = set()
         for out in self.outputs:  # a name taken by the wrong kind of thing, for every output
+            option = self._option_of(out)
             if out in self.folders and out.exists() and not out.is_dir():
-                raise InputError(f"{self.option} {out}: a file has that name; choose a folder path")
+                raise InputError(f"{option} {out}: a file has that name; choose a folder path")
             if out not in self.folders and out.is_dir():
-                raise InputError(f"{self.option} {out}: a folder has that name; choose a file path")
+                raise InputError(f"{option} {out}: a folder has that name; choose a file path")
             if out not in self.folders and out.exists() and not out.is_file():
-                raise InputError(f"{self.option} {out}: not a regular file (a device, pipe or socket); "
+                raise InputError(f"{option} {out}: not a regular file (a device, pipe or socket); "
                                  "choose a file path")
             if out.parent not in probed:  # writability: one probe per folder, not per output
                 probed.add(out.parent)
-                check_writable(out, self.option, folder=out in self.folders)
+                check_writable(out, option, folder=out in self.folders)
         for out in self.outputs:
             if self.root is None and out.resolve() in (self.manifest_path.resolve(),
                                                        claim_of(self.manifest_path).resolve()):
@@ -378,7 +414,7 @@ class Step:
                                  f"{self.outputs[0].name}; give that output another name")
             for folder in self.protected:
                 if out.resolve().is_relative_to(folder.resolve()):
-                    raise InputError(f"{self.option} {out}: inside {folder}, which this step reads; "
+                    raise InputError(f"{self._option_of(out)} {out}: inside {folder}, which this step reads; "
                                      "choose an output outside it")
         if self.manifest_path.exists() and not self.manifest_path.is_file():
             raise InputError(f"{self.option} {self.root or self.outputs[0]}: {self.manifest_path} is not a regular "
@@ -402,6 +438,8 @@ class Step:
             claim = read_manifest(claim_of(self.manifest_path)) if old is None else None
             self._owned = self.ownership(old if old is not None else claim,
                                          claim_of(self.manifest_path).name if claim else self.manifest_path.name)
+            if self.own_folder:
+                self._check_own_folder(old, claim)
             described = [dict(i) if isinstance(i, Mapping) else describe_file(i)
                          for i in self.inputs if not (isinstance(i, (str, os.PathLike)) and str(i) == "-")]
             self._probe = {**build_manifest(step=self.name, inputs=[], parameters=self.parameters),
@@ -421,6 +459,7 @@ class Step:
             for stale in folder.glob(f".staging-{self.name}-*"):
                 # only with this step's marker: `--out ~/s.json` keeps ~'s folders
                 remove_staging(stale, self.name)
+            remove_new_staging(folder, self.name)
 
     def _remove_stale_claim(self, old: Mapping[str, Any] | None) -> None:
         """A claim of this step beside a manifest of this step is stale (contract point 2)."""
@@ -479,6 +518,23 @@ class Step:
                                  f"move it, or choose another {self.option}{fix}")
         return owned
 
+    def _check_own_folder(self, old: Mapping[str, Any] | None, claim: Mapping[str, Any] | None) -> None:
+        """With ``own_folder``: refuse a root that holds what no run of this step wrote. Its manifest (or
+        a crashed publish's claim, with what it lists) vouches for the folder; without either, anything
+        there is somebody else's (``export --out .`` had written beside the user's files)."""
+        if old is not None and old.get("step") == self.name:
+            return
+        mine: set[str] = set()
+        if old is None and claim is not None and claim.get("step") == self.name:
+            mine = {claim_of(self.manifest_path).name, *(Path(o["name"]).parts[0] for o in _entries(claim)
+                                                          if _inside(self.base, o["name"]) is not None)}
+        strangers = sorted(f"{p.name}/" if p.is_dir() and not p.is_symlink() else p.name
+                           for p in self.base.iterdir() if p.name not in mine)
+        if strangers:
+            raise InputError(f"{self.option} {self.root}: holds {_summary(strangers)}, which no `{self.name}` run "
+                             f"wrote; choose a new or empty folder for {self.option}, or move "
+                             f"{'it' if len(strangers) == 1 else 'them'} out")
+
     def _check_inputs(self, old: Mapping[str, Any] | None) -> None:
         # the old manifest's files matter only when they are this step's (publishing may remove those);
         # another step's are refused by ``ownership``, with a message about that step
@@ -490,8 +546,11 @@ class Step:
             src = Path(inp)
             for out in written:
                 if _same_file(src, out) or (out.is_dir() and src.resolve().is_relative_to(out.resolve())):
-                    raise InputError(f"{self.option} {self.root or out}: the input {src} would be overwritten by "
-                                     f"this step's output {out}; choose another output location or move the input")
+                    # named by the option that gave that output (kb-from-corpus's --links), else the step's
+                    where = (f"{self.output_options[out]} {out}" if out in self.output_options
+                             else f"{self.option} {self.root or out}")
+                    raise InputError(f"{where}: the input {src} would be overwritten by this step's output {out}; "
+                                     "choose another output location or move the input")
 
     def _matches(self, old: Mapping[str, Any] | None) -> bool:
         if not old:
@@ -637,5 +696,5 @@ def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
 
 
 __all__ = ["MANIFEST", "STAGING_MARKER", "Step", "check_writable", "claim_of", "hold_folder", "is_staging",
-           "make_staging", "manifest_beside", "mark_staging", "no_space_hint", "read_manifest", "remove_stale_claim",
-           "remove_staging", "signals_deferred"]
+           "make_staging", "manifest_beside", "mark_staging", "no_space_hint", "read_manifest", "remove_new_staging",
+           "remove_stale_claim", "remove_staging", "signals_deferred"]

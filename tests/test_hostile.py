@@ -51,14 +51,16 @@ def test_no_output_lands_in_the_index_a_step_reads(tmp_path: Path, world) -> Non
     shutil.copytree(world.index, index)
     before = _tree(index)
     part = next(iter(sorted((index / "names").glob("*.parquet"))))
-    for args, target in ((("link", str(world.test), "--index", str(index), "--out", str(index / "manifest.json")),
-                          index / "manifest.json"),
-                         (("link", str(world.test), "--index", str(index), "--out", str(tmp_path / "l.json"),
-                           "--report", str(part), "--force"), part),
-                         (("kb-from-corpus", str(world.test), "--index", str(index), "--out", str(tmp_path / "kb.json.gz"),
-                           "--links", str(index / "new-links.json")), index / "new-links.json")):
+    # each named by the option that gave it (--report and --links had been called --out)
+    for args, option, target in ((("link", str(world.test), "--index", str(index), "--out", str(index / "manifest.json")),
+                                  "--out", index / "manifest.json"),
+                                 (("link", str(world.test), "--index", str(index), "--out", str(tmp_path / "l.json"),
+                                   "--report", str(part), "--force"), "--report", part),
+                                 (("kb-from-corpus", str(world.test), "--index", str(index), "--out",
+                                   str(tmp_path / "kb.json.gz"), "--links", str(index / "new-links.json")),
+                                  "--links", index / "new-links.json")):
         code, out = _run(*args)
-        assert code == 1 and _error_line(out) == (f"Error: --out {target}: inside {index}, which this step reads; "
+        assert code == 1 and _error_line(out) == (f"Error: {option} {target}: inside {index}, which this step reads; "
                                                   "choose an output outside it"), out
     assert _tree(index) == before
 

@@ -51,6 +51,15 @@ def reingest_hint(path: str | os.PathLike[str]) -> str:
 
 # How long opening an index waits for a publish under way (a handful of renames and the manifest).
 PUBLISH_WAIT_S = 10.0
+_ENTITY_ID = re.compile(r"[QPLqpl][1-9][0-9]*")
+
+
+def entity_id(text: str) -> str:
+    """An entity id as the index stores it: ``" q42 "`` -> ``"Q42"`` (Wikidata writes the Q, P and L of item,
+    property and lexeme ids in capitals; a lower-case one had been "not in the index"). Other text is
+    returned as given, to be reported as not found."""
+    stripped = text.strip()
+    return stripped[0].upper() + stripped[1:] if _ENTITY_ID.fullmatch(stripped) else text
 
 
 def _wait_for_publish(root: Path, man: Path) -> None:
@@ -538,6 +547,7 @@ class WikidataIndex:
         rows as [value, rank] (empty for most items, and on an index without the table), types,
         sitelinks, enwiki, popularity."""
         self.check_language(lang)
+        qid = entity_id(qid)
         ent = self.entity(qid)
         if ent is None:
             raise InputError(f"{shorten(repr(qid))} is not in the index at {self.path}; check the id (e.g. Q42)")

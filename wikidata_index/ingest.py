@@ -66,6 +66,7 @@ from etl.step import (
     make_staging,
     mark_staging,
     read_manifest,
+    remove_new_staging,
     remove_staging,
     remove_stale_claim,
 )
@@ -649,6 +650,8 @@ def _remove_leftovers(out_dir: Path) -> None:
         remove_staging(stale, DB_OWNER)
     for stale in out_dir.glob(".staging-ingest-dump-*"):  # the step's own, which an up-to-date rerun never enters
         remove_staging(stale, "ingest-dump")
+    for owner in (STAGE_OWNER, DB_OWNER, "ingest-dump"):  # made and marked, not yet renamed (make_staging)
+        remove_new_staging(out_dir, owner)
     if (read_manifest(out_dir / "manifest.json") or {}).get("step") == "ingest-dump":
         remove_stale_claim(out_dir / "manifest.json", "ingest-dump")
 

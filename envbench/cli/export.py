@@ -9,7 +9,7 @@ import click
 @click.argument("env_dir", type=click.Path(file_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Output folder: README.md (the dataset card), data/*.parquet, substitutions/*.parquet, "
-                   "manifest.json.")
+                   "manifest.json. A new or empty folder outside ENV_DIR, or one an earlier export wrote.")
 @click.option("--docs", required=True, type=click.Path(dir_okay=False),
               help="The source documents ENV_DIR was generated from (checked by sha256 against its "
                    "manifest.json); they become the 'original' split.")

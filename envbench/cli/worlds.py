@@ -98,8 +98,11 @@ def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: boo
 
     Checks: positions in range, mention tokens equal to the mention name (mismatches are warnings;
     Re-DocRED has some), relation ids among the 96 DocRED relations, evidence sentences in range, no
-    entity without mentions, unique titles. Without --skip-invalid the first invalid document stops
-    the run with exit code 1.
+    entity without mentions, unique non-empty titles, tokens that are text of one line (not empty,
+    at most 1,000 characters, no control character). Warnings, which stop nothing: null labels or
+    evidence, a repeated label, fewer than two entities, a bidirectional control character. Without
+    --skip-invalid the first invalid document stops the run with exit code 1; with --json every file
+    is reported (an unreadable or invalid one as {"file", "error"}), and the exit code is 1 after.
 
     \b
     Example:
@@ -107,9 +110,22 @@ def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: boo
       envbench validate data/sample/docs/*.json --skip-invalid --show 3
     """
     from envbench.formats.linked_docred import validate_file
+    from etl.io import InputError
 
+    failed = False
     for path in files:
-        report = validate_file(path, skip_invalid=skip_invalid)
+        try:
+            report = validate_file(path, skip_invalid=skip_invalid)
+        except (InputError, OSError) as exc:
+            if not as_json:  # the group prints it as one line, and exits 1
+                raise
+            from envbench.cli._errors import describe_os_error
+
+            # one object per file all the same: a reader of the JSON lines learns of every file
+            error = str(exc) if isinstance(exc, InputError) else describe_os_error(exc)
+            click.echo(dumps_json({"file": path, "error": error}).decode().rstrip("\n"))
+            failed = True
+            continue
         if as_json:
             click.echo(dumps_json(report.to_dict(show)).decode().rstrip("\n"))
             continue
@@ -122,3 +138,5 @@ def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: boo
             show, len(report.docset.warnings))
         if more > 0:
             click.echo(f"  ... and {more} more (raise --show to see them)")
+    if failed:
+        raise SystemExit(1)

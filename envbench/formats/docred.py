@@ -11,8 +11,10 @@ DocRED view); its options say what the file must hold and which option skips inv
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 import orjson
@@ -28,6 +30,18 @@ Doc = dict[str, Any]
 # a Linked-DocRED file only, or either, for `validate`.
 Expect = Literal["docred", "linked-docred", "any"]
 SKIP_FLAG = "--skip-invalid"
+# A message quotes a title or mention name whole up to this length (Re-DocRED's longest name has 118
+# characters), and cut beyond it: a 200,000-character title had made a 200 KB error line.
+SHOWN_TEXT = 120
+# A token is one word or sign: Re-DocRED's and DocRED-HWE's longest have 28 characters. One of 100,000 is
+# no token, and would fill a model's whole input window (its entities past it silently dropped).
+MAX_TOKEN_CHARS = 1000
+# Control characters (C0, DEL, C1: a line break, a tab, NUL): a token is text on one line, and the
+# sentences joined by spaces are the text that prompts, exports and tokenizers read.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Bidirectional embeddings, overrides and isolates: they make the text after them display in another
+# order than it reads (Wikipedia text has some, so they are a warning).
+_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)
@@ -47,7 +61,7 @@ class Problem:
 
     def in_file(self) -> str:
         """The problem without the file name (for lines that name the file already)."""
-        return f"document {self.doc_index} {self.title!r}: {self.where}: {self.message}; {self.fix}"
+        return f"document {self.doc_index} {show_text(self.title)}: {self.where}: {self.message}; {self.fix}"
 
 
 @dataclass
@@ -93,10 +107,10 @@ def keyword_problem(sents: Sequence[Sequence[str]], ki: int, kw: Any) -> str | N
         return f"keyword {ki} lacks sent_id or pos"
     sid, pos = kw["sent_id"], kw["pos"]
     if not isinstance(sid, int) or not 0 <= sid < len(sents):
-        return f"keyword {ki} has sent_id {sid} out of range ({len(sents)} sentences)"
+        return f"keyword {ki} has sent_id {shorten(str(sid))} out of range ({len(sents)} sentences)"
     if (not isinstance(pos, list) or len(pos) != 2 or not all(isinstance(p, int) for p in pos)
             or not 0 <= pos[0] < pos[1] <= len(sents[sid])):
-        return f"keyword {ki} has pos {pos} out of range for sentence {sid} ({len(sents[sid])} tokens)"
+        return f"keyword {ki} has pos {shorten(str(pos))} out of range for sentence {sid} ({len(sents[sid])} tokens)"
     return None
 
 
@@ -106,7 +120,12 @@ def _is_index(v: Any) -> bool:
 
 
 def show_value(v: Any) -> str:
-    """A value in JSON's spelling, cut short (a message names what the file holds)."""
+    """A value in JSON's spelling, cut short (a message names what the file holds).
+
+    orjson reads an integer beyond 64 bits as a float: ``10**30`` written out is shown as its digits
+    (then cut), not as ``1e+30``."""
+    if isinstance(v, float) and v.is_integer() and abs(v) >= 2**63:
+        return shorten(format(Decimal(repr(v)), "f"))
     try:
         text = orjson.dumps(v).decode()
     except TypeError:  # not a JSON value (a large int, a tuple key): Python's spelling
@@ -114,16 +133,90 @@ def show_value(v: Any) -> str:
     return shorten(text)
 
 
+def show_text(text: Any) -> str:
+    """A title or name quoted (Python's repr, which escapes control and bidi characters), cut at ``SHOWN_TEXT``."""
+    return shorten(repr(text), SHOWN_TEXT)
+
+
+def json_type(v: Any) -> str:
+    """The JSON type of a parsed value with its article: "null", "a boolean", "an integer", "a number",
+    "a string", "an array", "an object" (a message names what the file holds, not Python's class)."""
+    if v is None:
+        return "null"
+    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+                       ((list, tuple), "an array"), (dict, "an object")):
+        if isinstance(v, kind):
+            return name
+    return f"a {type(v).__name__}"  # not from JSON (a library caller's value)
+
+
+def token_problems(sents: Sequence[Sequence[str]]) -> list[tuple[str, str, str, str]]:
+    """(where, message, fix, severity) for the first token of each kind that is no text of one line: an
+    empty one, one over ``MAX_TOKEN_CHARS``, one holding a control character (errors), and for the first
+    holding a bidi control (a warning). ``sents`` is a list of lists of strings; each check runs over all
+    tokens at once, and only a hit is looked for token by token."""
+    flat = [tok for s in sents for tok in s]
+    if not flat:
+        return []
+    joined = " ".join(flat)
+    out: list[tuple[str, str, str, str]] = []
+
+    def first(pred: Any) -> tuple[str, str]:
+        for si, s in enumerate(sents):
+            for ti, tok in enumerate(s):
+                if pred(tok):
+                    return f"sentence {si} token {ti}", tok
+        raise AssertionError("no such token")  # pragma: no cover - called only when one exists
+
+    if "" in flat:
+        where, _ = first(lambda t: t == "")
+        out.append((where, "is empty", "a token is a word or sign of the text: remove it (and shift the "
+                    "positions after it), or remove the document", "error"))
+    if max(map(len, flat)) > MAX_TOKEN_CHARS:
+        where, tok = first(lambda t: len(t) > MAX_TOKEN_CHARS)
+        out.append((where, f"has {len(tok):,} characters, more than {MAX_TOKEN_CHARS:,}",
+                    "a token is one word or sign: split the text into its tokens, or remove the document", "error"))
+    if _CONTROL.search(joined):
+        where, tok = first(lambda t: _CONTROL.search(t) is not None)
+        char = _CONTROL.search(tok).group()  # type: ignore[union-attr]
+        out.append((where, f"holds the control character U+{ord(char):04X}",
+                    "a token is text on one line: remove the line break, tab, NUL or other control character",
+                    "error"))
+    if _BIDI.search(joined):
+        where, tok = first(lambda t: _BIDI.search(t) is not None)
+        char = _BIDI.search(tok).group()  # type: ignore[union-attr]
+        out.append((where, f"holds the bidirectional control character U+{ord(char):04X}",
+                    "it makes the text after it display in another order than it reads; remove it unless the "
+                    "text needs it", "warning"))
+    return out
+
+
 def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[Problem]:
-    """All problems of one document; errors first is not guaranteed, check ``severity``."""
+    """All problems of one document; errors first is not guaranteed, check ``severity``.
+
+    The rule for the two severities. An **error** is what a reader cannot take as DocRED defines it, or
+    what a later step would fail on or silently misread: a field of the wrong JSON type, a missing field,
+    an index out of range, an entity without mentions, an unknown relation or type, a document without
+    a title (titles name documents in predictions, links and Env copies) or without sentences, and a
+    token that is no text of one line (empty, longer than ``MAX_TOKEN_CHARS``, or holding a control
+    character such as a line break or NUL). A document with an error is refused, or skipped with
+    --skip-invalid. A **warning** is a document that is valid but odd, which every step reads in one
+    stated way: a mention name that differs from its tokens (Re-DocRED has some; the tokens are used),
+    a mention without a type (MISC), an entity whose mentions have several types (the first's), a label
+    from an entity to itself, a label that repeats another's h, t and r (scorers count the fact once), a
+    ``null`` labels or evidence (read as none, though the official scorer and ATLOP's reader fail on
+    it), a token holding a bidirectional control character, and a document with fewer than two
+    entities (no pair: relation models and scorers find nothing in it; DocRED's format allows it).
+    Whitespace tokens such as a no-break space are text (Re-DocRED has them).
+    """
     out: list[Problem] = []
 
     def err(where: str, message: str, fix: str, severity: str = "error") -> None:
         title = doc.get("title", "?") if isinstance(doc, dict) else "?"
-        out.append(Problem(file, doc_index, str(title), where, message, fix, severity))
+        out.append(Problem(file, doc_index, title if isinstance(title, str) else "?", where, message, fix, severity))
 
     if not isinstance(doc, dict):
-        err("document", f"is a {type(doc).__name__}, not an object", "each document must be a JSON object")
+        err("document", f"is {json_type(doc)}, not an object", "each document must be a JSON object")
         return out
     for key in ("title", "sents", "vertexSet"):
         if key not in doc:
@@ -131,7 +224,11 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
     if out:
         return out
     if not isinstance(doc["title"], str):
-        err("title", f"is a {type(doc['title']).__name__}, not a string", "give every document a string title")
+        err("title", f"is {json_type(doc['title'])}, not a string", "give every document a string title")
+        return out
+    if not doc["title"].strip():
+        err("title", "is empty" if not doc["title"] else "is only whitespace",
+            "give every document a title: it names the document in predictions, links and the Env copies")
         return out
     sents = doc["sents"]
     if not isinstance(sents, list) or not all(isinstance(s, list) for s in sents):
@@ -140,11 +237,20 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
     if not all(isinstance(tok, str) for s in sents for tok in s):
         err("sents", "holds a token that is not a string", "write every token as a JSON string")
         return out
+    if not sents:
+        err("sents", "holds no sentences", "a document is its text: give its sentences, or remove the document")
+        return out
+    for where, message, fix, severity in token_problems(sents):
+        err(where, message, fix, severity)
     n_sents = len(sents)
     vertex_set = doc["vertexSet"]
     if not isinstance(vertex_set, list):
         err("vertexSet", "is not a list", "write vertexSet as a list of entities, each a list of mentions")
         return out
+    if len(vertex_set) < 2:
+        err("vertexSet", f"has {len(vertex_set)} entit{'y' if len(vertex_set) == 1 else 'ies'}, so no entity pair",
+            "relation models and scorers classify pairs of entities and find nothing in this document; add its "
+            "entities, or remove it", severity="warning")
     for ei, entity in enumerate(vertex_set):
         if not isinstance(entity, list) or not entity:
             err(f"entity {ei}", "has no mentions", "remove the entity (and re-index labels) or add its mentions")
@@ -158,10 +264,11 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                 err(where, "has no type", f"give each mention one of {', '.join(COARSE_TYPES)}; MISC is used "
                     "for an entity whose first mention has none", severity="warning")
             elif m["type"] not in COARSE_TYPES:
-                err(where, f"type {m['type']!r} is not a DocRED type",
+                err(where, f"type {show_text(m['type'])} is not a DocRED type",
                     f"give each mention one of {', '.join(COARSE_TYPES)} (MISC when none fits)")
             if not isinstance(m["name"], str):  # every later step reads it as text
-                err(where, f"name {show_value(m['name'])} is a {type(m['name']).__name__}, not a string",
+                shown = "" if m["name"] is None else f" {show_value(m['name'])}"  # not "name null is null"
+                err(where, f"name{shown} is {json_type(m['name'])}, not a string",
                     "write the mention's name as a JSON string (the text of its tokens)")
                 continue
             sid, pos = m["sent_id"], m["pos"]
@@ -190,7 +297,7 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
             if span != m["name"] and span.replace(" ", "") != str(m["name"]).replace(" ", ""):
                 err(
                     where,
-                    f"name {m['name']!r} differs from its tokens {span!r}",
+                    f"name {show_text(m['name'])} differs from its tokens {show_text(span)}",
                     "the tokens at pos are used; correct the name if that is wrong",
                     severity="warning",
                 )
@@ -201,11 +308,15 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                 severity="warning")
     n_ent = len(vertex_set)
     labels = doc.get("labels")
+    if labels is None and "labels" in doc:
+        err("labels", "is null, read as no labels", "the official scorer and ATLOP's reader loop over it and fail; "
+            "write [] or leave the field out (a file without gold)", severity="warning")
     labels = [] if labels is None else labels  # absent or null: a test file without gold
     if not isinstance(labels, list):
-        err("labels", f"is a {type(labels).__name__}, not a list",
+        err("labels", f"is {json_type(labels)}, not a list",
             "write labels as a list of {h, t, r, evidence} objects (or leave it out)")
         return out
+    facts: dict[tuple[int, int, str], int] = {}  # (h, t, r) -> the first label that states it
     for li, lab in enumerate(labels):
         where = f"label {li}"
         if not isinstance(lab, dict) or not {"h", "t", "r"} <= lab.keys():
@@ -226,11 +337,24 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
                 "a relation holds between two different entities; fix h or t, or drop the label",
                 severity="warning")
         if not isinstance(lab["r"], str) or lab["r"] not in RELATIONS:
-            err(where, f"relation {lab['r']!r:.40} is not one of the 96 DocRED relations",
+            err(where, f"relation {show_text(lab['r'])} is not one of the 96 DocRED relations",
                 "use a DocRED property id such as P17")
-        evidence = lab.get("evidence", []) or []
+        elif ends_ok:
+            fact = (lab["h"], lab["t"], lab["r"])
+            if fact in facts:
+                err(where, f"repeats label {facts[fact]} (the same h, t and r)",
+                    "scorers count the fact once, but the evidence of both (as the official scorer does); drop "
+                    "the repeat", severity="warning")
+            facts.setdefault(fact, li)
+        evidence = lab.get("evidence", [])
+        if evidence is None:
+            err(where, "evidence is null, read as no evidence sentences",
+                "the official scorer makes a set of it and fails; write [] (or leave the field out)",
+                severity="warning")
+            evidence = []
         if not isinstance(evidence, list):
-            err(where, f"evidence {show_value(evidence)} is not a list", "write evidence as a list of sentence ids, e.g. [0, 2]")
+            err(where, f"evidence {show_value(evidence)} is not a list",
+                "write evidence as a list of sentence ids, e.g. [0, 2]")
             evidence = []
         for ev in evidence:
             if not _is_index(ev) or not 0 <= ev < n_sents:
@@ -371,7 +495,7 @@ def read_docred(
         if not isinstance(data, list):
             fix = ("pass a DocRED, Re-DocRED or Linked-DocRED file" if expect == "any"
                    else "pass a DocRED-format file such as dev_revised.json")
-            raise DataError(f"{path}: expected a JSON list of documents, got a {type(data).__name__}; {fix}")
+            raise DataError(f"{path}: expected a JSON list of documents, got {json_type(data)}; {fix}")
         if looks_like_predictions(data):
             raise predictions_given_as_documents(path)
         linked = bool(data) and is_linked_docred(data[0])  # the first document decides, as it always has

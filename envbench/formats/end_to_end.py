@@ -48,7 +48,7 @@ from typing import Any, Literal
 from envbench.core.errors import DataError
 from envbench.core.relations import NAME_TO_ID, RELATIONS
 from envbench.core.types import COARSE_TYPES
-from envbench.formats.docred import read_json_file
+from envbench.formats.docred import json_type, read_json_file
 
 Span = tuple[int, int, int]  # (sentence, start, end), end exclusive
 Format = Literal["auto", "envbench", "jerex"]
@@ -122,7 +122,7 @@ def load_end_to_end(path: str | os.PathLike[str]) -> list[Any]:
     """Read a prediction file (a JSON list of rows), refusing given-entities predictions and gold files."""
     data = read_json_file(path, "end-to-end prediction JSON file")
     if not isinstance(data, list):
-        raise DataError(f"{path}: expected a JSON list with one object per document, got a {type(data).__name__}; "
+        raise DataError(f"{path}: expected a JSON list with one object per document, got {json_type(data)}; "
                         f"write [{SHAPE}, ...]")
     first = data[0] if data else None
     if isinstance(first, Mapping) and "h_idx" in first:
@@ -224,15 +224,15 @@ def _doc_problem(row: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[str, s
         return row["_jerex_problem"]
     ents, rels = row.get("entities"), row.get("relations", [])
     if not isinstance(ents, list):
-        return "entities", f"is a {type(ents).__name__}, not a list of entities"
+        return "entities", f"is {json_type(ents)}, not a list of entities"
     if not isinstance(rels, list):
-        return "relations", f"is a {type(rels).__name__}, not a list of relations"
+        return "relations", f"is {json_type(rels)}, not a list of relations"
     sents = doc["sents"]
     entities: list[Entity] = []
     for ei, ent in enumerate(ents):
         where = f"entities[{ei}]"
         if not isinstance(ent, Mapping):
-            return where, f"is a {type(ent).__name__}, not an object {{mentions, type}}"
+            return where, f"is {json_type(ent)}, not an object {{mentions, type}}"
         mentions = ent.get("mentions")
         if not isinstance(mentions, list) or not mentions:
             return f"{where}.mentions", "is empty; an entity needs at least one mention span"
@@ -250,7 +250,7 @@ def _doc_problem(row: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[str, s
     for ri, rel in enumerate(rels):
         where = f"relations[{ri}]"
         if not isinstance(rel, Mapping):
-            return where, f"is a {type(rel).__name__}, not an object {{h, t, r}}"
+            return where, f"is {json_type(rel)}, not an object {{h, t, r}}"
         for end in ("h", "t"):
             v = rel.get(end)
             if type(v) is not int or not 0 <= v < len(entities):
@@ -298,7 +298,7 @@ def check_end_to_end(
         title = row.get("title") if isinstance(row, Mapping) else None
         if not isinstance(row, Mapping) or not isinstance(title, str):
             problem = (f"{source}: row {i}: has no string title; each row is {SHAPE}" if isinstance(row, Mapping)
-                       else f"{source}: row {i}: is a {type(row).__name__}, not an object {SHAPE}")
+                       else f"{source}: row {i}: is {json_type(row)}, not an object {SHAPE}")
         elif title not in by_title:
             problem = (f"{source}: document {title!r} (row {i}): title is not a document of the gold file; "
                        "check that the predictions were made for this --gold")

@@ -451,6 +451,9 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
     if Path(out).resolve() == env.root.resolve():
         raise EnvbenchError(f"--out {out}: is ENV_DIR itself, whose manifest.json is generate's; export into "
                             f"another folder, such as {env.root}-hf")
+    if Path(out).resolve().is_relative_to(env.root.resolve()):  # its files would sit among generate's outputs
+        raise EnvbenchError(f"--out {out}: inside ENV_DIR {env.root}, which export reads; export into a folder "
+                            f"outside it, such as {env.root}-hf")
     docs_path = Path(docs)
     check_source(env, docs_path)
     found_lock = find_lock(env, lock)
@@ -473,7 +476,7 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
     parameters = {"format": "hf", "license": licenses, "name": pretty, "split": split}
     result = ExportResult(Path(out))
     with Step("export", root=out, outputs=[README, f"{hf.DATA_DIR}/", f"{hf.SUBSTITUTIONS_DIR}/"], inputs=inputs,
-              parameters=parameters, force=force) as step:
+              parameters=parameters, force=force, own_folder=True) as step:
         if step.up_to_date:
             result.up_to_date = True
             return result

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envbench.core.errors import DataError, shorten
-from envbench.formats.docred import Doc, read_json_file
+from envbench.formats.docred import Doc, json_type, read_json_file
 
 Links = dict[str, list[str | None]]
 
@@ -189,7 +189,7 @@ def read_link_file(path: str | os.PathLike[str], docs: Sequence[Doc]) -> LinkFil
         first = data[0] if data else None
         if not (isinstance(first, dict) and "entities" in first):
             held = ("DocRED documents (vertexSet) without links" if isinstance(first, dict) and "vertexSet" in first
-                    else f"a list of {type(first).__name__}" if data else "an empty list")
+                    else f"a list whose first item is {json_type(first)}" if data else "an empty list")
             raise DataError(
                 f"{path}: not a link file: it holds {held}; pass {{title: [QID or null per entity index]}} "
                 "as `envbench link DOCS --index DIR --out LINKS.json` writes, or a Linked-DocRED / "
@@ -212,7 +212,7 @@ def read_link_file(path: str | os.PathLike[str], docs: Sequence[Doc]) -> LinkFil
         return LinkFile(str(path), "Linked-DocRED", links, len(docs),
                         [d["title"] for d in docs if d["title"] not in known], alignment, linked.warnings())
     raise DataError(f"{path}: a link file is a JSON object {{title: [QID or null, ...]}} or a Linked-DocRED "
-                    f"list of documents, not a {type(data).__name__}")
+                    f"list of documents, not {json_type(data)}")
 
 
 def read_links(path: str | os.PathLike[str], docs: Sequence[Doc]) -> Links:

@@ -22,7 +22,7 @@ from typing import Any
 
 from envbench.core.errors import DataError, shorten
 from envbench.core.relations import NAME_TO_ID, RELATIONS
-from envbench.formats.docred import read_json_file, show_value
+from envbench.formats.docred import json_type, read_json_file, show_value
 from etl.io import sha256_file
 from etl.step import manifest_beside, read_manifest
 
@@ -35,7 +35,7 @@ def load_predictions(path: str | os.PathLike[str]) -> list[Any]:
     data = read_json_file(path, "prediction JSON file")
     if not isinstance(data, list):
         raise DataError(
-            f"{path}: expected a JSON list of predictions, got a {type(data).__name__}; "
+            f"{path}: expected a JSON list of predictions, got {json_type(data)}; "
             'write [{"title": ..., "h_idx": ..., "t_idx": ..., "r": ...}, ...] as the official scorer reads'
         )
     if data and isinstance(data[0], dict) and {"vertexSet", "entities", "sents"} & data[0].keys():
@@ -95,7 +95,7 @@ def _invalid(i: int, x: Any, n_entities: Mapping[str, int], source: str,
     """The error for a prediction the fast path rejected: the first problem, named precisely."""
     what = _describe(i, x, source)
     if not isinstance(x, Mapping):
-        return DataError(f"{what}: is a {type(x).__name__}, not an object; each prediction is {SHAPE}")
+        return DataError(f"{what}: is {json_type(x)}, not an object; each prediction is {SHAPE}")
     missing = [k for k in ("title", "h_idx", "t_idx", "r") if k not in x]
     if missing:
         return DataError(f"{what}: lacks {', '.join(missing)}; each prediction is {SHAPE}")
@@ -143,7 +143,7 @@ def check_predictions(
     """
     if not isinstance(preds, Sequence) or isinstance(preds, (str, bytes)):
         raise DataError(
-            f"{source}: expected a JSON list of predictions, got a {type(preds).__name__}; "
+            f"{source}: expected a JSON list of predictions, got {json_type(preds)}; "
             'write [{"title": ..., "h_idx": ..., "t_idx": ..., "r": ...}, ...]'
         )
     seen: set[Fact] = set()

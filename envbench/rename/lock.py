@@ -54,6 +54,7 @@ DOC_HASH_HEX = 16  # per-document hashes: 64 bits name a document; the file's sh
 LIBRARIES = ("duckdb", "pyarrow", "orjson", "spacy")  # spacy only where installed
 # Parameters verify passes to generate; the others (window, max_windows) are the code's constants.
 GENERATE_ARGUMENTS = ("seeds", "pool", "twins", "skip_invalid")
+CODE_PARAMETERS = ("window", "max_windows")
 # a hand-edited lock asking for 10**9 seeds would regenerate for ever: the bound generate checks
 MAX_LOCK_SEEDS = MAX_SEEDS
 
@@ -334,6 +335,16 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
     seeds = lock["parameters"].get("seeds")
     if seeds is not None and (type(seeds) is not int or not 1 <= seeds <= MAX_LOCK_SEEDS):
         raise EnvbenchError(f"{p}: parameters.seeds is {_show(seeds)}, not a count from 1 to {MAX_LOCK_SEEDS}; {fix}")
+    for key in CODE_PARAMETERS:  # the code's constants: a value no version could have run is an edit, not a change
+        value = lock["parameters"].get(key)
+        if value is not None and (type(value) is not int or value < 1):
+            raise EnvbenchError(f"{p}: parameters.{key} is {_show(value)}, not a count of at least 1; {fix}")
+    params = lock["parameters"]
+    if params.get("twins") is True and (params.get("seeds") != 1 or params.get("pool") != "train"):
+        # generate refuses these together (its message names its options, which verify has not)
+        raise EnvbenchError(f"{p}: the lock's parameters are inconsistent: twins true needs seeds 1 and pool "
+                            f'"train", but the lock has seeds {_show(params.get("seeds"))} and pool '
+                            f"{_show(params.get('pool'))}; {fix}")
     return lock
 
 

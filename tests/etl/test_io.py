@@ -20,6 +20,63 @@ def test_read_json_names_a_truncated_archive(tmp_path: Path) -> None:
     assert str(err.value).endswith("the file is corrupt or ends early; download it again or compress it again")
 
 
+@pytest.mark.parametrize("kind", ["gz", "bz2", "zst"])
+@pytest.mark.parametrize("keep", [0.5, 0.01])
+def test_every_compression_names_a_truncated_archive_alike(tmp_path: Path, kind: str, keep: float) -> None:
+    """A truncated .zst had read as an empty document ("not a valid JSON file (Input is a zero-length ...)"):
+    zstandard's stream_reader ends quietly where the file ends."""
+    import bz2
+
+    import zstandard
+
+    data = b'[{"title": "x"}]' * 5000
+    whole = {"gz": gzip.compress, "bz2": bz2.compress, "zst": zstandard.ZstdCompressor().compress}[kind](data)
+    bad = tmp_path / f"docs.json.{kind}"
+    bad.write_bytes(whole[: max(6, int(len(whole) * keep))])
+    with pytest.raises(InputError) as err:
+        read_json(bad)
+    assert str(err.value).startswith(f"{bad}: cannot decompress it (")
+    assert str(err.value).endswith("); the file is corrupt or ends early; download it again or compress it again")
+
+
+def test_zstd_frames_are_read_one_after_another(tmp_path: Path) -> None:
+    import zstandard
+
+    p = tmp_path / "docs.json.zst"
+    p.write_bytes(zstandard.ZstdCompressor().compress(b'[{"a": ') + zstandard.ZstdCompressor().compress(b"1}]"))
+    assert read_json(p) == [{"a": 1}]
+
+
+def test_a_json_file_past_the_cap_is_one_line_and_read_no_further(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gzip bomb ('[' + 300 MB of spaces + ']', 290 KB compressed) was decompressed whole and parsed at twice
+    its size; past MAX_JSON_BYTES the read stops, naming the file and the cap."""
+    import tracemalloc
+
+    import etl.io
+
+    monkeypatch.setattr(etl.io, "MAX_JSON_BYTES", 1 << 20)
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(gzip.compress(b"[" + b" " * (64 << 20) + b"]"))
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as err:
+            read_json(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(err.value) == (f"{bomb}: decompresses to more than 1,048,576 bytes, the most a JSON file is read whole "
+                              "(etl.io.MAX_JSON_BYTES); check that it is the file you meant (a compression bomb stops "
+                              "here), or split it into several files")
+    assert peak < 16 << 20  # not the 64 MB it decompresses to
+    plain = tmp_path / "big.json"
+    plain.write_bytes(b"[" + b" " * (1 << 20) + b"]")
+    with pytest.raises(InputError, match=r"big.json: holds more than 1,048,576 bytes, the most a JSON file is read"):
+        read_json(plain)
+    plain.write_bytes(b"[" + b" " * ((1 << 20) - 2) + b"]")  # the cap itself is read
+    assert read_json(plain) == []
+
+
 def test_read_json_names_the_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="^no such file: .*nope.json; check the path$"):
         read_json(tmp_path / "nope.json")

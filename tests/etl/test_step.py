@@ -19,9 +19,9 @@ def _write(step: Step, name: str, text: str) -> None:
 
 
 def _run(out: Path, inp: Path, *, text: str = "a", params: dict | None = None, force: bool = False,
-         outputs: tuple[str, ...] = ("a.txt", "b.txt")) -> Step:
+         outputs: tuple[str, ...] = ("a.txt", "b.txt"), own_folder: bool = False) -> Step:
     with Step("demo", root=out, outputs=list(outputs), inputs=[inp], parameters=params or {"k": 1},
-              force=force) as step:
+              force=force, own_folder=own_folder) as step:
         if not step.up_to_date:
             for name in outputs:
                 _write(step, name, f"{text}-{name}")
@@ -454,7 +454,7 @@ def test_a_signal_right_after_the_staging_folder_is_made_leaves_nothing(tmp_path
 
     def interrupted(path, *args, **kwargs):
         real_mkdir(path, *args, **kwargs)
-        if os.path.basename(path).startswith(".staging-"):
+        if os.path.basename(path).startswith(".envbench-new-"):  # a staging folder is made (make_staging)
             os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C: its KeyboardInterrupt lands when signals may
 
     monkeypatch.setattr(os, "mkdir", interrupted)
@@ -462,3 +462,84 @@ def test_a_signal_right_after_the_staging_folder_is_made_leaves_nothing(tmp_path
     with pytest.raises(KeyboardInterrupt):
         _run(out, inp)
     assert not out.exists() or _names(out) == []
+
+
+def test_a_staging_folder_appears_under_its_name_marked_and_a_kill_before_that_is_cleaned_up(
+        tmp_path: Path, inp: Path) -> None:
+    """make_staging marks the folder as ``.envbench-new-*`` and renames it, so a SIGKILL (which nothing can
+    defer) never leaves ``.staging-<step>-*`` unmarked; a marked ``.envbench-new-*`` of the step, what a
+    kill before the rename leaves, goes with the next run; an unmarked one, or another owner's, stays."""
+    from etl.step import STAGING_MARKER, make_staging, mark_staging
+
+    folder = make_staging(tmp_path, ".staging-demo-", "demo")
+    assert folder.name.startswith(".staging-demo-") and (folder / STAGING_MARKER).is_file()
+    assert not list(tmp_path.glob(".envbench-new-*"))
+    out = tmp_path / "out"
+    out.mkdir()
+    left = out / ".envbench-new-killed"
+    left.mkdir()
+    mark_staging(left, "demo")
+    (left / "half.json").write_text("{")
+    mine, other = out / ".envbench-new-mine", out / ".envbench-new-other"
+    mine.mkdir()
+    other.mkdir()
+    mark_staging(other, "another-step")
+    _run(out, inp)
+    assert not left.exists() and mine.is_dir() and other.is_dir()
+
+
+def test_an_own_folder_step_writes_only_into_a_new_empty_or_own_folder(tmp_path: Path, inp: Path,
+                                                                      monkeypatch) -> None:
+    """`export --out .` had written its dataset among whatever the folder held (found by a hostile-input probe)."""
+    out = tmp_path / "o"
+    (out / "sub").mkdir(parents=True)
+    (out / "mine.txt").write_text("mine")
+    for force in (False, True):
+        with pytest.raises(InputError) as err:
+            _run(out, inp, own_folder=True, force=force)
+        assert str(err.value) == (f"--out {out}: holds mine.txt, sub/, which no `demo` run wrote; choose a new or "
+                                  "empty folder for --out, or move them out")
+    assert _names(out) == ["mine.txt", "sub"]
+    (out / "sub").rmdir()
+    with pytest.raises(InputError, match=r"holds mine.txt, which no `demo` run wrote; .* or move it out$"):
+        _run(out, inp, own_folder=True)
+    assert not _run(out, inp).up_to_date  # without own_folder the files are written beside (the old rule)
+    (out / "mine.txt").unlink()
+    # a folder this step wrote stays its own, with a file added later, and after a crashed publish (the claim)
+    assert not _run(out, inp, own_folder=True, params={"k": 2}).up_to_date
+    (out / "notes.txt").write_text("mine")
+    assert not _run(out, inp, own_folder=True, params={"k": 3}).up_to_date
+    real = os.replace
+
+    def failing(src, dst):
+        if Path(dst).name == "a.txt":
+            raise OSError("disk gone")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError):
+        _run(out, inp, own_folder=True, params={"k": 4})
+    monkeypatch.setattr(os, "replace", real)
+    assert not (out / "manifest.json").exists()
+    with pytest.raises(InputError, match=r"holds notes.txt, which no `demo` run wrote"):
+        _run(out, inp, own_folder=True, params={"k": 4})  # the claim vouches for its files, not for notes.txt
+    (out / "notes.txt").unlink()
+    assert not _run(out, inp, own_folder=True, params={"k": 4}).up_to_date
+    assert _names(out) == ["a.txt", "b.txt", "manifest.json"]
+    # an empty folder, and one that is not there yet, are fine
+    (tmp_path / "empty").mkdir()
+    assert not _run(tmp_path / "empty", inp, own_folder=True).up_to_date
+    assert not _run(tmp_path / "new", inp, own_folder=True).up_to_date
+
+
+def test_an_output_given_by_another_option_is_named_by_it(tmp_path: Path) -> None:
+    """kb-from-corpus's --links, a hard link to an input, had been reported as --out's."""
+    docs, links = tmp_path / "t.json", tmp_path / "hard.json"
+    docs.write_text("[]")
+    links.hardlink_to(docs)
+    with pytest.raises(InputError) as err:
+        with Step("demo", manifest=manifest_beside(tmp_path / "kb.json"), outputs=[tmp_path / "kb.json", links],
+                  inputs=[docs], output_options={links: "--links"}):
+            raise AssertionError("the body must not run")
+    assert str(err.value) == (f"--links {links}: the input {docs} would be overwritten by this step's output {links}; "
+                              "choose another output location or move the input")

@@ -357,3 +357,10 @@ def test_an_empty_path_or_a_file_is_no_index(tmp_path: Path, index: Path, monkey
     with pytest.raises(InputError) as exc:
         index_info(manifest)
     assert str(exc.value) == f"{manifest} is a file, not an index; give the folder `envbench ingest-dump --out` wrote"
+
+
+def test_entity_id_capitalises_the_prefix_of_an_id_and_leaves_other_text() -> None:
+    from wikidata_index.index import entity_id
+
+    assert [entity_id(t) for t in ("q42", "Q42", " p17 ", "l7", "Q42x", "q0", "douglas", "")] == [
+        "Q42", "Q42", "P17", "L7", "Q42x", "q0", "douglas", ""]

@@ -55,6 +55,27 @@ def test_export_errors_are_one_line(env: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
+def test_export_writes_neither_inside_env_dir_nor_among_files_it_did_not_write(env: Path, tmp_path: Path) -> None:
+    """A hostile-input probe: `--out ENV_DIR/hf` wrote inside the folder export reads, and `--out .` into any
+    folder, beside the files there."""
+    w = sample_world()
+    before = sorted(p.name for p in env.iterdir())
+    code, text = _run("export", str(env), "--docs", str(w.test), "--out", str(env / "hf"))
+    assert (code, text) == (1, f"Error: --out {env / 'hf'}: inside ENV_DIR {env}, which export reads; export into a "
+                               f"folder outside it, such as {env}-hf\n")
+    assert sorted(p.name for p in env.iterdir()) == before
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    code, text = _run("export", str(env), "--docs", str(w.test), "--out", str(mine), "--force")
+    assert (code, text) == (1, f"Error: --out {mine}: holds notes.txt, which no `export` run wrote; choose a new or "
+                               "empty folder for --out, or move it out\n")
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    (mine / "notes.txt").unlink()
+    code, text = _run("export", str(env), "--docs", str(w.test), "--out", str(mine))
+    assert code == 0, text
+
+
 def test_export_refuses_a_hostile_name_and_a_manifest_that_leads_out(env: Path, tmp_path: Path) -> None:
     # a hostile-input probe: the name opened "## Injected <script>" in the card's body, and an edited manifest
     # made export read /etc/passwd

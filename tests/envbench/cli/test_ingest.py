@@ -101,6 +101,17 @@ def test_index_get_unknown_id(index: Path) -> None:
     assert res.output == f"Error: 'Q1' is not in the index at {index}; check the id (e.g. Q42)\n"
 
 
+def test_index_get_takes_an_id_written_in_lower_case(index: Path) -> None:
+    """`index get IDX q42` had said "'q42' is not in the index" (a hostile-input probe): Wikidata ids are
+    written with a capital Q, P or L, and the index reads them so."""
+    expected = CliRunner().invoke(cli, ["index", "get", str(index), "Q42"]).output
+    for given in ("q42", " Q42 "):
+        res = CliRunner().invoke(cli, ["index", "get", str(index), given])
+        assert (res.exit_code, res.output) == (0, expected), given
+    res = CliRunner().invoke(cli, ["index", "get", str(index), "x42"])
+    assert (res.exit_code, res.output) == (1, f"Error: 'x42' is not in the index at {index}; check the id (e.g. Q42)\n")
+
+
 def test_index_find(index: Path) -> None:
     res = CliRunner().invoke(cli, ["index", "find", str(index), "douglas noel ADAMS"])
     assert res.exit_code == 0, res.output

@@ -182,7 +182,21 @@ def test_verify_of_a_hostile_lock_or_published_folder_is_one_line(env: Path, tmp
                                           for e in lock["outputs"]]},
                              f"outputs[{docs_at}].documents holds entries other than [title, hash]"),
                             ({"outputs": [{**e, "rows": "x"} if e["kind"] == "parquet" else e
-                                          for e in lock["outputs"]]}, f"outputs[{rows_at}].rows is 'x', not a count")):
+                                          for e in lock["outputs"]]}, f"outputs[{rows_at}].rows is 'x', not a count"),
+                            # found by a hostile-input probe: generate's own message, naming its options --twins
+                            # and --seeds, and a window no version could have run reported as a changed parameter
+                            ({"parameters": {**lock["parameters"], "twins": True}},
+                             "the lock's parameters are inconsistent: twins true needs seeds 1 and pool \"train\", "
+                             "but the lock has seeds 5 and pool 'eval'"),
+                            ({"parameters": {**lock["parameters"], "twins": True, "seeds": 1}},
+                             "the lock's parameters are inconsistent: twins true needs seeds 1 and pool \"train\", "
+                             "but the lock has seeds 1 and pool 'eval'"),
+                            ({"parameters": {**lock["parameters"], "window": 0}},
+                             "parameters.window is 0, not a count of at least 1"),
+                            ({"parameters": {**lock["parameters"], "window": -1}},
+                             "parameters.window is -1, not a count of at least 1"),
+                            ({"parameters": {**lock["parameters"], "max_windows": "4"}},
+                             "parameters.max_windows is '4', not a count of at least 1")):
         edited = tmp_path / "edited.lock.json"
         edited.write_text(json.dumps({**lock, **change}))
         assert _verify(edited) == (1, f"Error: {edited}: {message}; {fix}\n")

@@ -47,10 +47,14 @@ def test_make_sample_rejects_tiny_worlds(tmp_path: Path) -> None:
 def test_validate_reports_per_file(sample: Path) -> None:
     r = CliRunner().invoke(cli, ["validate", str(sample / "docs/test.json"), str(sample / "docs/test.linked-docred.json")])
     assert r.exit_code == 0, r.output
-    assert r.output.splitlines() == [
+    lines = r.output.splitlines()
+    assert lines[:2] == [
         f"{sample / 'docs/test.json'}: DocRED, 6 documents, 6 valid, 0 skipped, 0 warnings",
-        f"{sample / 'docs/test.linked-docred.json'}: Linked-DocRED, 6 documents, 6 valid, 0 skipped, 0 warnings",
+        f"{sample / 'docs/test.linked-docred.json'}: Linked-DocRED, 6 documents, 6 valid, 0 skipped, 7 warnings",
     ]
+    # Linked-DocRED merges the entities linked to one page and re-points their relations, so one fact can be
+    # stated twice: a warning (scorers count it once)
+    assert len(lines) == 2 + 7 and all(" (the same h, t and r); scorers count the fact once" in w for w in lines[2:])
 
 
 def test_validate_stops_on_the_first_invalid_document_unless_skipping(sample: Path, tmp_path: Path) -> None:
@@ -164,7 +168,7 @@ def test_truncated_compressed_input_is_one_line(sample: Path, tmp_path: Path) ->
     bad_zst = tmp_path / "dev.json.zst"
     bad_zst.write_bytes(b"\x28\xb5\x2f\xfdgarbage")  # zstd's magic bytes, then no valid frame
     for path, reason in ((cut, "Compressed file ended before the end-of-stream marker was reached"),
-                         (bad_zst, "zstd decompress error: Dictionary mismatch")):
+                         (bad_zst, "zstd decompressor error: Dictionary mismatch")):
         for cmd in (["validate", str(path)], ["kb-from-corpus", str(path), "--out", str(tmp_path / "o" / "kb.json.gz"),
                                               "--links", str(tmp_path / "o" / "l.json")]):
             r = CliRunner().invoke(cli, cmd)
@@ -172,6 +176,35 @@ def test_truncated_compressed_input_is_one_line(sample: Path, tmp_path: Path) ->
             assert r.output == (f"Error: {path}: cannot decompress it ({reason}); the file is corrupt or ends early; "
                                 "download it again or compress it again\n")
     assert not (tmp_path / "o").exists()
+
+
+def test_validate_json_reports_every_file_even_an_invalid_one(sample: Path, tmp_path: Path) -> None:
+    """`validate --json` had printed no JSON for an invalid file and skipped the files after it."""
+    import zstandard
+
+    docs = json.loads((sample / "docs/dev.json").read_text())
+    docs[0]["title"] = ""
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(docs))
+    whole = zstandard.ZstdCompressor().compress((sample / "docs/dev.json").read_bytes())
+    cut = tmp_path / "cut.json.zst"
+    cut.write_bytes(whole[: len(whole) // 2])
+    good = sample / "docs/test.json"
+    r = CliRunner().invoke(cli, ["validate", "--json", str(bad), str(cut), str(good)])
+    assert r.exit_code == 1
+    assert [json.loads(line) for line in r.output.splitlines()] == [
+        {"file": str(bad), "error": f"{bad}: document 0 '': title: is empty; give every document a title: it names "
+                                    "the document in predictions, links and the Env copies; or pass --skip-invalid "
+                                    "to skip invalid documents"},
+        {"file": str(cut), "error": f"{cut}: cannot decompress it (zstd frame ends early); the file is corrupt or "
+                                    "ends early; download it again or compress it again"},
+        {"file": str(good), "format": "DocRED", "documents": 6, "valid": 6, "skipped": 0, "warnings": 0,
+         "skipped_examples": [], "warning_examples": []},
+    ]
+    # without --json the first invalid file stops the run, as before
+    r = CliRunner().invoke(cli, ["validate", str(cut), str(good)])
+    assert (r.exit_code, r.output) == (1, f"Error: {cut}: cannot decompress it (zstd frame ends early); the file is "
+                                          "corrupt or ends early; download it again or compress it again\n")
 
 
 def test_make_sample_rerun_is_up_to_date_and_force_writes_again(tmp_path: Path) -> None:
@@ -238,7 +271,7 @@ def test_a_mention_type_outside_docred_is_an_error(sample: Path, tmp_path: Path)
     (lambda d: d["labels"][0].update(evidence=5),
      "label 0: evidence 5 is not a list; write evidence as a list of sentence ids, e.g. [0, 2]"),
     (lambda d: d.update(labels=5),
-     "labels: is a int, not a list; write labels as a list of {h, t, r, evidence} objects (or leave it out)"),
+     "labels: is an integer, not a list; write labels as a list of {h, t, r, evidence} objects (or leave it out)"),
     (lambda d: d["labels"][0].update(h=True), "label 0: h=true is not an entity index; write h and t as 0-based "
                                               "integers"),
 ])
@@ -277,6 +310,18 @@ def test_kb_from_corpus_names_the_links_option_for_a_file_it_did_not_write(sampl
     assert (r.exit_code, r.output) == (1, f"Error: --links {mine}: ul.json is there and no `kb-from-corpus` run wrote "
                                           "it; move it, or choose another --links, or pass --force to replace it\n")
     assert mine.read_text() == '{"mine": 1}' and not (tmp_path / "kb.json.gz").exists()
+
+
+def test_kb_from_corpus_names_the_links_option_for_an_input_it_would_overwrite(sample: Path, tmp_path: Path) -> None:
+    """A --links that is a hard link to an input document file had been reported as --out's."""
+    docs, hard = tmp_path / "t.json", tmp_path / "hard.json"
+    docs.write_bytes((sample / "docs/dev.json").read_bytes())
+    hard.hardlink_to(docs)
+    r = CliRunner().invoke(cli, ["kb-from-corpus", str(docs), "--out", str(tmp_path / "kb.json.gz"),
+                                 "--links", str(hard)])
+    assert (r.exit_code, r.output) == (1, f"Error: --links {hard}: the input {docs} would be overwritten by this "
+                                          f"step's output {hard}; choose another output location or move the input\n")
+    assert docs.read_bytes() == (sample / "docs/dev.json").read_bytes()
 
 
 def test_make_sample_refuses_a_seed_beyond_64_bits(tmp_path: Path) -> None:

@@ -64,8 +64,8 @@ def test_a_valid_document_has_no_problems() -> None:
         (lambda d: d["vertexSet"].append([]), "entity 3: has no mentions"),
         # regressions: these used to end in a TypeError traceback in every command
         (lambda d: d["sents"][1].__setitem__(4, 1901), "sents: holds a token that is not a string"),
-        (lambda d: d.update(title=None), "title: is a NoneType, not a string"),
-        (lambda d: d.update(title=["Lake Vord"]), "title: is a list, not a string"),
+        (lambda d: d.update(title=None), "title: is null, not a string"),
+        (lambda d: d.update(title=["Lake Vord"]), "title: is an array, not a string"),
         # DocRED-HWE keywords: renaming moves their spans, so a span outside its sentence is refused here
         # (generate used to end in an IndexError, or write a shifted span)
         (lambda d: d["labels"][0].update(keywords=[{"name": "lies", "sent_id": 0, "pos": [2, 3]},
@@ -77,18 +77,18 @@ def test_a_valid_document_has_no_problems() -> None:
         # hostile gold (issue 29): these crashed validate, generate, evaluate and icl prompts with a TypeError,
         # or passed although every reader of predictions refuses them
         (lambda d: d["labels"][0].update(evidence=5), "label 0: evidence 5 is not a list"),
-        (lambda d: d.update(labels=5), "labels: is a int, not a list"),
+        (lambda d: d.update(labels=5), "labels: is an integer, not a list"),
         (lambda d: d["labels"][0].update(h=True), "label 0: h=true is not an entity index"),
         (lambda d: d["labels"][0].update(r=["P17"]), "label 0: relation ['P17'] is not one of the 96 DocRED relations"),
         (lambda d: d["labels"][0].update(evidence=[False]), "label 0: evidence sentence false is out of range (2 sentences)"),
         # hostile mentions (2026-12-03): a name that is no string crashed link and kb-from-corpus; a sent_id
         # or pos written as strings, floats or booleans was called "out of range" or passed
-        (lambda d: d["vertexSet"][1][0].update(name=None), "entity 1 mention 0: name null is a NoneType, not a string"),
-        (lambda d: d["vertexSet"][1][0].update(name=["a", "b"]), "entity 1 mention 0: name [\"a\",\"b\"] is a list, not a string"),
+        (lambda d: d["vertexSet"][1][0].update(name=None), "entity 1 mention 0: name is null, not a string"),
+        (lambda d: d["vertexSet"][1][0].update(name=["a", "b"]), "entity 1 mention 0: name [\"a\",\"b\"] is an array, not a string"),
         (lambda d: d["vertexSet"][1][0].update(sent_id="0"), "entity 1 mention 0: sent_id \"0\" is not a sentence index"),
         (lambda d: d["vertexSet"][1][0].update(pos=["0", "2"]), "entity 1 mention 0: pos [\"0\",\"2\"] is not two token indices"),
         (lambda d: d["vertexSet"][1][0].update(pos=[True, 2]), "entity 1 mention 0: pos [true,2] is not two token indices"),
-        (lambda d: d.update(labels={}), "labels: is a dict, not a list"),
+        (lambda d: d.update(labels={}), "labels: is an object, not a list"),
     ],
 )
 def test_each_check_names_the_place_and_the_problem(change, expected: str) -> None:
@@ -206,11 +206,11 @@ def test_the_reader_keeps_linked_docred_records_beside_their_docred_view(tmp_pat
     obj.write_text("{}")
     with pytest.raises(DataError) as exc:
         read_docred(obj)
-    assert str(exc.value) == (f"{obj}: expected a JSON list of documents, got a dict; pass a DocRED-format file such "
+    assert str(exc.value) == (f"{obj}: expected a JSON list of documents, got an object; pass a DocRED-format file such "
                               "as dev_revised.json")
     with pytest.raises(DataError) as exc:
         read_docred(obj, expect="any")
-    assert str(exc.value).endswith("got a dict; pass a DocRED, Re-DocRED or Linked-DocRED file")
+    assert str(exc.value).endswith("got an object; pass a DocRED, Re-DocRED or Linked-DocRED file")
 
 
 def test_empty_inputs_are_refused(tmp_path: Path) -> None:
@@ -247,3 +247,98 @@ def test_a_label_from_an_entity_to_itself_is_a_warning() -> None:
     assert p.severity == "warning"
     assert str(p) == (f"f.json: document 0 'Lake Vord': label 0: h and t are the same entity ({doc['labels'][0]['h']}); "
                       "a relation holds between two different entities; fix h or t, or drop the label")
+
+
+# ----------------------------------------------------------------------------- found by a hostile-input probe
+# (validate had accepted each of these without a word)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d.update(title=""), "title: is empty"),
+        (lambda d: d.update(title=" \t"), "title: is only whitespace"),
+        (lambda d: d.update(sents=[], vertexSet=[], labels=[]), "sents: holds no sentences"),
+        (lambda d: d["sents"][1].append(""), "sentence 1 token 6: is empty"),
+        (lambda d: d["sents"][1].append("x" * 100_000), "sentence 1 token 6: has 100,000 characters, more than 1,000"),
+        (lambda d: d["sents"][0].__setitem__(2, "li\nes"), "sentence 0 token 2: holds the control character U+000A"),
+        (lambda d: d["sents"][0].__setitem__(2, "li\x00es"), "sentence 0 token 2: holds the control character U+0000"),
+        (lambda d: d["sents"][0].__setitem__(2, "li\x85es"), "sentence 0 token 2: holds the control character U+0085"),
+    ],
+)
+def test_a_document_without_a_title_or_text_or_with_a_token_that_is_no_text_is_an_error(change, expected: str) -> None:
+    doc = _doc()
+    change(doc)
+    assert _errors(doc) == [expected]
+
+
+def test_the_token_checks_pass_real_whitespace_tokens_and_the_longest_allowed() -> None:
+    doc = _doc()
+    doc["sents"][1] += ["\xa0", " ", "x" * 1000, "\u200f"]  # Re-DocRED has no-break spaces and spaces as tokens
+    assert validate_document(doc, 0) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d["labels"][0].update(evidence=None),
+         "label 0: evidence is null, read as no evidence sentences; the official scorer makes a set of it and fails; "
+         "write [] (or leave the field out)"),
+        (lambda d: d.update(labels=None),
+         "labels: is null, read as no labels; the official scorer and ATLOP's reader loop over it and fail; write [] "
+         "or leave the field out (a file without gold)"),
+        (lambda d: d["labels"].append(dict(d["labels"][0])),
+         "label 1: repeats label 0 (the same h, t and r); scorers count the fact once, but the evidence of both (as "
+         "the official scorer does); drop the repeat"),
+        (lambda d: d["labels"].append({**d["labels"][0], "evidence": [1]}),
+         "label 1: repeats label 0 (the same h, t and r); scorers count the fact once, but the evidence of both (as "
+         "the official scorer does); drop the repeat"),
+        (lambda d: d["sents"][0].__setitem__(2, "li\u202ees"),
+         "sentence 0 token 2: holds the bidirectional control character U+202E; it makes the text after it display "
+         "in another order than it reads; remove it unless the text needs it"),
+        (lambda d: d.update(vertexSet=d["vertexSet"][:1], labels=[]),
+         "vertexSet: has 1 entity, so no entity pair; relation models and scorers classify pairs of entities and "
+         "find nothing in this document; add its entities, or remove it"),
+        (lambda d: d.update(vertexSet=[], labels=[]),
+         "vertexSet: has 0 entities, so no entity pair; relation models and scorers classify pairs of entities and "
+         "find nothing in this document; add its entities, or remove it"),
+    ],
+)
+def test_odd_but_readable_documents_are_warned_of(change, expected: str) -> None:
+    doc = _doc()
+    change(doc)
+    problems = validate_document(doc, 0, "f.json")
+    assert [(p.severity, f"{p.where}: {p.message}; {p.fix}") for p in problems] == [("warning", expected)]
+
+
+def test_a_valid_document_stays_free_of_the_new_warnings() -> None:
+    """The warnings above can fail: two entities, distinct facts and a list of evidence give none."""
+    doc = _doc()
+    doc["vertexSet"] = doc["vertexSet"][:2]
+    doc["labels"].append({"r": "P17", "h": 1, "t": 0, "evidence": []})
+    assert validate_document(doc, 0) == []
+
+
+def test_messages_cut_a_long_title_and_name_json_types_and_big_integers(tmp_path: Path) -> None:
+    doc = _doc("T" * 200_000)
+    doc["sents"] = 5
+    (p,) = validate_document(doc, 0, "f.json")
+    assert str(p) == (f"f.json: document 0 '{'T' * 116}...: sents: is not a list of token lists; write sents as "
+                      "[[token, ...], ...]")
+    doc = _doc()
+    doc["vertexSet"][1][0]["name"] = "V" * 100_000
+    (p,) = validate_document(doc, 0, "f.json")
+    assert p.message == f"name '{'V' * 116}... differs from its tokens 'Vordia'"
+    for value, shown in ((None, "null"), (True, "a boolean"), (7, "an integer"), (1.5, "a number"), ("x", "a string"),
+                         ([], "an array"), ({}, "an object")):
+        doc = _doc()
+        doc["title"] = value
+        assert _errors(doc) == ([f"title: is {shown}, not a string"] if value != "x" else [])
+    # orjson reads an integer beyond 64 bits as a real number: it is shown as written, not as 1e+30
+    f = tmp_path / "big.json"
+    f.write_text(json.dumps([_doc()]).replace('"t": 1', '"t": ' + "1" + "0" * 30))
+    with pytest.raises(DataError, match=r"label 0: t=1000000000000000000000000000000 is not an entity index; "):
+        read_docs(f)
+    f.write_text(json.dumps([_doc()]).replace('"t": 1', '"t": ' + "1" + "0" * 60))
+    with pytest.raises(DataError, match=r"label 0: t=1000000000000000000000000000000000000\.\.\. is not an entity "):
+        read_docs(f)

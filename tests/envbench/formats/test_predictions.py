@@ -30,7 +30,7 @@ def test_load_names_the_wrong_shapes(tmp_path: Path) -> None:
     obj.write_text(json.dumps({"title": "A"}))
     with pytest.raises(DataError) as err:
         load_predictions(obj)
-    assert str(err.value) == (f"{obj}: expected a JSON list of predictions, got a dict; write "
+    assert str(err.value) == (f"{obj}: expected a JSON list of predictions, got an object; write "
                               '[{"title": ..., "h_idx": ..., "t_idx": ..., "r": ...}, ...] as the official scorer reads')
     docs = tmp_path / "docs.json"
     docs.write_text(json.dumps([{"title": "A", "sents": [["x"]], "vertexSet": []}]))
@@ -91,8 +91,9 @@ def test_a_negative_entity_index_is_refused_on_an_unknown_title_too() -> None:
                               "an entity index; write it as a 0-based integer, a position in the gold vertexSet")
     with pytest.raises(DataError) as err:
         check_predictions([p("Z", 0, 1e30, "P17")], {"A": 2})  # type: ignore[arg-type]
-    assert str(err.value) == ("predictions: prediction 0 (title 'Z', h_idx 0, t_idx 1e+30, r 'P17'): t_idx 1e+30 is not "
-                              "an entity index; write it as a 0-based integer, a position in the gold vertexSet")
+    assert str(err.value) == ("predictions: prediction 0 (title 'Z', h_idx 0, t_idx 1000000000000000000000000000000, "
+                              "r 'P17'): t_idx 1000000000000000000000000000000 is not an entity index; write it as a "
+                              "0-based integer, a position in the gold vertexSet")
     assert check_predictions([p("Z", 5, 9, "P17")], {"A": 2}).unknown_title_preds == 1  # no count to check it against
     with pytest.raises(DataError) as err:  # a gold document may have no entities: it had said "(indices 0--1)"
         check_predictions([p("A", 0, 1, "P17")], {"A": 0})

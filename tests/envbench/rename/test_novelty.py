@@ -71,7 +71,7 @@ def test_an_empty_or_invalid_excluded_file_is_an_error_naming_it(tmp_path: Path)
     bad.write_text(json.dumps({"title": "x"}))
     with pytest.raises(EnvbenchError) as exc:
         excluded_names([bad])
-    assert str(exc.value) == (f"{bad}: expected a JSON list of documents, got a dict; pass a DocRED-format file "
+    assert str(exc.value) == (f"{bad}: expected a JSON list of documents, got an object; pass a DocRED-format file "
                               "such as dev_revised.json")
 
 

@@ -278,7 +278,7 @@ def test_prediction_file_must_be_a_list(tmp_path: Path) -> None:
     pred = write(tmp_path / "p.json", {"title": "Tiny"})
     with pytest.raises(DataError) as err:
         evaluate(gold, pred)
-    assert str(err.value).startswith(f"{pred}: expected a JSON list of predictions, got a dict")
+    assert str(err.value).startswith(f"{pred}: expected a JSON list of predictions, got an object")
 
 
 def test_real_test_set_replicated_as_env(tmp_path: Path) -> None:

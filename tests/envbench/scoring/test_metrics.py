@@ -280,7 +280,7 @@ def test_repeated_gold_label_counts_once_but_adds_evidence_like_official() -> No
          "predictions: prediction 1 (title 'Tiny', h_idx true, t_idx 1, r 'P17'): h_idx true is not an entity "
          "index; write it as a 0-based integer, a position in the gold vertexSet"),
         (["Tiny", 0, 1, "P17"],
-         "predictions: prediction 1: is a list, not an object; each prediction is {title, h_idx, t_idx, r[, evidence]}"),
+         "predictions: prediction 1: is an array, not an object; each prediction is {title, h_idx, t_idx, r[, evidence]}"),
         ({"title": 7, "h_idx": 0, "t_idx": 1, "r": "P17"},
          "predictions: prediction 1 (title 7, h_idx 0, t_idx 1, r 'P17'): title is not a string; use the gold "
          "document's title"),
@@ -303,7 +303,7 @@ def test_bad_predictions_are_named(pred: dict, message: str) -> None:
 
 
 def test_predictions_must_be_a_list() -> None:
-    with pytest.raises(DataError, match="expected a JSON list of predictions, got a dict"):
+    with pytest.raises(DataError, match="expected a JSON list of predictions, got an object"):
         score([tiny_doc()], {"title": "Tiny"})  # type: ignore[arg-type]
 
 
