@@ -668,22 +668,20 @@ class Draws:
 
     def has_lower_name(self, cand: str) -> bool:
         """Whether a name of ``cand`` is written in lower case (``written_lower``; False when not fetched)."""
-        hit = self.lower_named.get(cand)
-        if hit is None:
-            names = self.names.get(cand)
-            hit = names is not None and any(written_lower(n) for n in (names.label, *names.aliases))
-            if names is not None:
-                self.lower_named[cand] = hit
-        return hit
+        return self._names_say(self.lower_named, cand, lambda names: any(written_lower(n) for n in names))
 
     def has_regnal_name(self, cand: str) -> bool:
         """Whether a name of ``cand`` is a monarch's (``rename.regnal``; False when not fetched)."""
-        hit = self.regnal_named.get(cand)
+        return self._names_say(self.regnal_named, cand, any_regnal)
+
+    def _names_say(self, memo: dict[str, bool], cand: str, test: Callable[[tuple[str, ...]], bool]) -> bool:
+        """``test`` of the label and aliases of ``cand``, remembered in ``memo`` once they are fetched."""
+        hit = memo.get(cand)
         if hit is None:
             names = self.names.get(cand)
-            hit = names is not None and any_regnal((names.label, *names.aliases))
-            if names is not None:
-                self.regnal_named[cand] = hit
+            if names is None:
+                return False
+            hit = memo[cand] = test((names.label, *names.aliases))
         return hit
 
     def window_has_forms(self, window: Request) -> bool:

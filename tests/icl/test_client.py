@@ -450,17 +450,15 @@ def test_stop_and_seed_are_sent_and_keyed(server: FakeServer, prompts: Path, tmp
 SIGINT_CHILD = "import sys; from envbench.cli import main; sys.exit(main())"
 
 
-def test_ctrl_c_stops_at_once_keeps_the_cache_and_says_how_to_resume(
-    server: FakeServer, prompts: Path, tmp_path: Path
-) -> None:
-    # regression (issue 17 #9): Ctrl-C was ignored while a request was in flight; it took SIGKILL
+def _ctrl_c_in_flight(server: FakeServer, prompts: Path, out: Path, stalled: str,
+                     held: Callable[[], None] = lambda: None) -> tuple[int, str, float]:
+    """``icl run`` in a child process, Ctrl-C sent while document ``stalled``'s request hangs (``held``
+    runs then, before the signal): the exit status, the output and the seconds from the signal to the exit."""
     import os
     import signal
     import subprocess
     import sys
 
-    server.faults = {"Karl": [("stall", 30)]}  # the second document hangs; the first is answered
-    out = tmp_path / "run"
     args = ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", "test-model",
             "--out", str(out), "--retries", "0", "--timeout", "60", "--no-progress"]
     child = subprocess.Popen([sys.executable, "-c", SIGINT_CHILD, *args],
@@ -468,9 +466,10 @@ def test_ctrl_c_stops_at_once_keeps_the_cache_and_says_how_to_resume(
                              cwd=Path(__file__).resolve().parents[2])
     try:
         deadline = time.monotonic() + 60
-        while server.requests["Karl"] == 0 and time.monotonic() < deadline and child.poll() is None:
+        while server.requests[stalled] == 0 and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.05)
-        assert server.requests["Karl"] == 1, child.communicate()[0]
+        assert server.requests[stalled] == 1, child.communicate()[0]
+        held()
         time.sleep(0.2)  # the request is in flight
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
@@ -479,7 +478,17 @@ def test_ctrl_c_stops_at_once_keeps_the_cache_and_says_how_to_resume(
     finally:
         if child.poll() is None:
             os.kill(child.pid, signal.SIGKILL)
-    assert child.returncode == 130, output
+    return child.returncode, output, took
+
+
+def test_ctrl_c_stops_at_once_keeps_the_cache_and_says_how_to_resume(
+    server: FakeServer, prompts: Path, tmp_path: Path
+) -> None:
+    # regression (issue 17 #9): Ctrl-C was ignored while a request was in flight; it took SIGKILL
+    server.faults = {"Karl": [("stall", 30)]}  # the second document hangs; the first is answered
+    out = tmp_path / "run"
+    code, output, took = _ctrl_c_in_flight(server, prompts, out, "Karl")
+    assert code == 130, output
     assert took < 2.0, f"took {took:.2f} s to stop"  # "within a second", plus slack for a loaded machine
     assert output.strip() == ("note: the server reports no context size (asked /v1/models and /props); pass "
                               "--context N to have prompts that may not fit named before sending\n"
@@ -494,31 +503,14 @@ def test_ctrl_c_stops_at_once_keeps_the_cache_and_says_how_to_resume(
 
 def test_ctrl_c_before_any_answer_leaves_no_empty_out(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
     """Interrupted before its first answer, a run left the --out folder it had made, empty."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
     server.faults = {"Hans": [("stall", 30)]}  # the first document hangs: nothing is answered
     out = tmp_path / "new" / "run"
-    args = ["icl", "run", "--prompts", str(prompts), "--base-url", server.url, "--model", "test-model",
-            "--out", str(out), "--retries", "0", "--timeout", "60", "--no-progress"]
-    child = subprocess.Popen([sys.executable, "-c", SIGINT_CHILD, *args],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             cwd=Path(__file__).resolve().parents[2])
-    try:
-        deadline = time.monotonic() + 60
-        while server.requests["Hans"] == 0 and time.monotonic() < deadline and child.poll() is None:
-            time.sleep(0.05)
-        assert server.requests["Hans"] == 1, child.communicate()[0]
+
+    def held() -> None:
         assert out.is_dir()  # held while the request is in flight
-        time.sleep(0.2)
-        child.send_signal(signal.SIGINT)
-        output, _ = child.communicate(timeout=20)
-    finally:
-        if child.poll() is None:
-            os.kill(child.pid, signal.SIGKILL)
-    assert child.returncode == 130, output
+
+    code, output, _ = _ctrl_c_in_flight(server, prompts, out, "Hans", held)
+    assert code == 130, output
     assert output.splitlines()[-1].startswith(f"interrupted: the cache {out / 'cache'} holds answers for 0 of the 3 ")
     assert not out.exists() and (tmp_path / "new").is_dir()  # what the run made goes; what was there stays
 
