@@ -98,9 +98,9 @@ def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: boo
 
     Checks: positions in range, mention tokens equal to the mention name (mismatches are warnings;
     Re-DocRED has some), relation ids among the 96 DocRED relations, evidence sentences in range, no
-    entity without mentions, unique non-empty titles, tokens that are text of one line (not empty,
-    at most 1,000 characters, no control character). Warnings, which stop nothing: null labels or
-    evidence, a repeated label, fewer than two entities, a bidirectional control character. Without
+    entity without mentions, unique non-empty titles, tokens of at most 1,000 characters. Warnings,
+    which stop nothing: null labels or evidence, a repeated label, fewer than two entities, an empty
+    token, a control or bidirectional control character in a token (read as it is). Without
     --skip-invalid the first invalid document stops the run with exit code 1; with --json every file
     is reported (an unreadable or invalid one as {"file", "error"}), and the exit code is 1 after.
 

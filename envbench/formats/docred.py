@@ -151,9 +151,10 @@ def json_type(v: Any) -> str:
 
 
 def token_problems(sents: Sequence[Sequence[str]]) -> list[tuple[str, str, str, str]]:
-    """(where, message, fix, severity) for the first token of each kind that is no text of one line: an
-    empty one, one over ``MAX_TOKEN_CHARS``, one holding a control character (errors), and for the first
-    holding a bidi control (a warning). ``sents`` is a list of lists of strings; each check runs over all
+    """(where, message, fix, severity) for the first token of each kind that is no text of one line: one
+    over ``MAX_TOKEN_CHARS`` (an error), and an empty one, one holding a control character and one holding
+    a bidi control (warnings: a corpus file of the field's may have such a token, and every step reads it
+    as it is). ``sents`` is a list of lists of strings; each check runs over all
     tokens at once, and only a hit is looked for token by token."""
     flat = [tok for s in sents for tok in s]
     if not flat:
@@ -170,8 +171,8 @@ def token_problems(sents: Sequence[Sequence[str]]) -> list[tuple[str, str, str, 
 
     if "" in flat:
         where, _ = first(lambda t: t == "")
-        out.append((where, "is empty", "a token is a word or sign of the text: remove it (and shift the "
-                    "positions after it), or remove the document", "error"))
+        out.append((where, "is empty", "a token is a word or sign of the text; it is read as it is: remove it "
+                    "(and shift the positions after it) if that is wrong", "warning"))
     if max(map(len, flat)) > MAX_TOKEN_CHARS:
         where, tok = first(lambda t: len(t) > MAX_TOKEN_CHARS)
         out.append((where, f"has {len(tok):,} characters, more than {MAX_TOKEN_CHARS:,}",
@@ -180,8 +181,8 @@ def token_problems(sents: Sequence[Sequence[str]]) -> list[tuple[str, str, str, 
         where, tok = first(lambda t: _CONTROL.search(t) is not None)
         char = _CONTROL.search(tok).group()  # type: ignore[union-attr]
         out.append((where, f"holds the control character U+{ord(char):04X}",
-                    "a token is text on one line: remove the line break, tab, NUL or other control character",
-                    "error"))
+                    "a token is text on one line; it is read as it is: remove the line break, tab, NUL or other "
+                    "control character if that is wrong", "warning"))
     if _BIDI.search(joined):
         where, tok = first(lambda t: _BIDI.search(t) is not None)
         char = _BIDI.search(tok).group()  # type: ignore[union-attr]
@@ -198,14 +199,15 @@ def validate_document(doc: Any, doc_index: int, file: str = "<memory>") -> list[
     what a later step would fail on or silently misread: a field of the wrong JSON type, a missing field,
     an index out of range, an entity without mentions, an unknown relation or type, a document without
     a title (titles name documents in predictions, links and Env copies) or without sentences, and a
-    token that is no text of one line (empty, longer than ``MAX_TOKEN_CHARS``, or holding a control
-    character such as a line break or NUL). A document with an error is refused, or skipped with
+    token longer than ``MAX_TOKEN_CHARS`` (no word is). A document with an error is refused, or skipped with
     --skip-invalid. A **warning** is a document that is valid but odd, which every step reads in one
     stated way: a mention name that differs from its tokens (Re-DocRED has some; the tokens are used),
     a mention without a type (MISC), an entity whose mentions have several types (the first's), a label
     from an entity to itself, a label that repeats another's h, t and r (scorers count the fact once), a
     ``null`` labels or evidence (read as none, though the official scorer and ATLOP's reader fail on
-    it), a token holding a bidirectional control character, and a document with fewer than two
+    it), an empty token, a token holding a control character (a line break, NUL) or a bidirectional
+    one (DocRED's own distant and training files may have such a token: it is read as it is, and refusing
+    the file would refuse the corpus), and a document with fewer than two
     entities (no pair: relation models and scorers find nothing in it; DocRED's format allows it).
     Whitespace tokens such as a no-break space are text (Re-DocRED has them).
     """
