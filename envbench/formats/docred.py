@@ -177,18 +177,15 @@ def token_problems(sents: Sequence[Sequence[str]]) -> list[tuple[str, str, str, 
         where, tok = first(lambda t: len(t) > MAX_TOKEN_CHARS)
         out.append((where, f"has {len(tok):,} characters, more than {MAX_TOKEN_CHARS:,}",
                     "a token is one word or sign: split the text into its tokens, or remove the document", "error"))
-    if _CONTROL.search(joined):
-        where, tok = first(lambda t: _CONTROL.search(t) is not None)
-        char = _CONTROL.search(tok).group()  # type: ignore[union-attr]
-        out.append((where, f"holds the control character U+{ord(char):04X}",
-                    "a token is text on one line; it is read as it is: remove the line break, tab, NUL or other "
-                    "control character if that is wrong", "warning"))
-    if _BIDI.search(joined):
-        where, tok = first(lambda t: _BIDI.search(t) is not None)
-        char = _BIDI.search(tok).group()  # type: ignore[union-attr]
-        out.append((where, f"holds the bidirectional control character U+{ord(char):04X}",
-                    "it makes the text after it display in another order than it reads; remove it unless the "
-                    "text needs it", "warning"))
+    for pattern, kind, fix in (
+            (_CONTROL, "control character", "a token is text on one line; it is read as it is: remove the line "
+             "break, tab, NUL or other control character if that is wrong"),
+            (_BIDI, "bidirectional control character", "it makes the text after it display in another order than "
+             "it reads; remove it unless the text needs it")):
+        if pattern.search(joined):
+            where, tok = first(lambda t, p=pattern: p.search(t) is not None)
+            char = pattern.search(tok).group()  # type: ignore[union-attr]
+            out.append((where, f"holds the {kind} U+{ord(char):04X}", fix, "warning"))
     return out
 
 
