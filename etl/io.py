@@ -10,7 +10,7 @@ import logging
 import os
 import secrets
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +35,11 @@ def shorten(text: str, limit: int = 40) -> str:
     """``text`` cut to ``limit`` characters with "..." (a message quotes what a file or the user gave,
     not all of it)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def listed(names: Sequence[str], limit: int = 3) -> str:
+    """The first ``limit`` of ``names`` for a message, and how many more: "a.json, b.json, c.json and 2 more"."""
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def compression_of(path: str | os.PathLike[str]) -> str | None:

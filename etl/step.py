@@ -98,7 +98,7 @@ from typing import Any
 
 import orjson
 
-from etl.io import InputError, write_json_atomic
+from etl.io import InputError, listed, write_json_atomic
 from etl.manifest import build_manifest, describe_file
 
 MANIFEST = "manifest.json"
@@ -312,11 +312,6 @@ def _inside(base: Path, name: str) -> Path | None:
     return path
 
 
-def _summary(paths: Sequence[str], limit: int = 3) -> str:
-    shown = ", ".join(paths[:limit])
-    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
-
-
 def _files_under(path: Path) -> list[Path]:
     if path.is_dir():
         return sorted(p for p in path.rglob("*") if p.is_file())
@@ -484,7 +479,7 @@ class Step:
         elif kind != self.name:
             if not self.force:
                 names = list(dict.fromkeys(o["name"] for o in _entries(previous)))
-                what = f"the output of `{kind}`" + (f" ({_summary(names)})" if names else "")
+                what = f"the output of `{kind}`" + (f" ({listed(names)})" if names else "")
                 fix = (f"choose another {self.option}" if self.force_flag is None
                        else f"choose another {self.option}, or pass {self.force_flag} to write this step's files "
                             f"beside them (none of theirs is removed; {self.manifest_path.name} then describes "
@@ -504,7 +499,7 @@ class Step:
             strangers = [f for f in _files_under(out) if f.exists() and f.resolve() not in mine]
             if not strangers:
                 continue
-            shown = _summary([os.path.relpath(f, self.base) for f in strangers])
+            shown = listed([os.path.relpath(f, self.base) for f in strangers])
             if out in self.folders:
                 raise InputError(f"{self.option} {where}: {out.name}/ holds files that no `{self.name}` run wrote "
                                  f"({shown}); move them out of it, or choose another {self.option}")
@@ -531,7 +526,7 @@ class Step:
         strangers = sorted(f"{p.name}/" if p.is_dir() and not p.is_symlink() else p.name
                            for p in self.base.iterdir() if p.name not in mine)
         if strangers:
-            raise InputError(f"{self.option} {self.root}: holds {_summary(strangers)}, which no `{self.name}` run "
+            raise InputError(f"{self.option} {self.root}: holds {listed(strangers)}, which no `{self.name}` run "
                              f"wrote; choose a new or empty folder for {self.option}, or move "
                              f"{'it' if len(strangers) == 1 else 'them'} out")
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from envbench.core.errors import EnvbenchError
 from envbench.core.seeding import stable_uniform
-from etl.io import dumps_json, read_json, sha256_bytes, write_json_atomic
+from etl.io import dumps_json, listed, read_json, sha256_bytes, write_json_atomic
 from icl.prompts import CHARS_PER_TOKEN, read_index, read_prompt
 from icl.util import median, plural, quantile
 
@@ -795,7 +795,7 @@ def _check_out(out_dir: Path, cache_root: Path) -> None:
             if name == "cache" and own_cache and path.is_dir():
                 foreign = _cache_strangers(path)
                 if foreign:
-                    shown = _shown([os.path.relpath(f, out_dir) for f in foreign])
+                    shown = listed([os.path.relpath(f, out_dir) for f in foreign])
                     raise EnvbenchError(f"--out {out_dir}: cache/ holds files that no `icl-run` run wrote ({shown}); "
                                         "move them out of it, or choose another --out")
                 continue
@@ -804,7 +804,7 @@ def _check_out(out_dir: Path, cache_root: Path) -> None:
             strangers.append(name + ("/" if path.is_dir() else ""))
     if strangers:
         one = len(strangers) == 1
-        raise EnvbenchError(f"--out {out_dir}: {_shown(sorted(strangers))} {'is' if one else 'are'} there and no "
+        raise EnvbenchError(f"--out {out_dir}: {listed(sorted(strangers))} {'is' if one else 'are'} there and no "
                             f"`icl-run` run wrote {'it' if one else 'them'}; move {'it' if one else 'them'}, or "
                             "choose another --out")
 
@@ -820,11 +820,6 @@ def _cache_strangers(cache: Path) -> list[Path]:
         if m is None or not f.is_file() or not m.group(2).startswith(rel[0]):
             found.append(f)
     return found
-
-
-def _shown(names: list[str], limit: int = 3) -> str:
-    """Names for a message, the first ``limit`` of them (as etl.step lists files)."""
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def run_prompts(

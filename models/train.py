@@ -43,7 +43,7 @@ from envbench.core.seeding import derive_seed
 from envbench.formats.docred import read_docs
 from envbench.formats.hf import document_files
 from envbench.scoring.metrics import score, train_facts
-from etl.io import InputError, atomic_path, dumps_json, read_json, write_json_atomic
+from etl.io import InputError, atomic_path, dumps_json, listed, read_json, write_json_atomic
 from etl.manifest import describe_file
 from models.checkpoints import (
     CHECKPOINT_FILE,
@@ -101,7 +101,7 @@ def check_run_folder(out: Path) -> None:
                             "new one) as --out, never one of its checkpoints")
     taken = [name for name in RUN_OUTPUTS if (out / name).exists() or (out / name).is_symlink()]
     if taken and not _is_train_config(out / "config.json"):
-        shown = ", ".join(taken[:3]) + (f" and {len(taken) - 3} more" if len(taken) > 3 else "")
+        shown = listed(taken)
         why = ("its config.json is not a training config" if "config.json" in taken
                else "no config.json of a run is there, which `envbench train` writes first")
         raise EnvbenchError(f"--out {out}: holds {shown}, which `envbench train` did not write ({why}) and would "

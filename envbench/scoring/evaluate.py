@@ -27,7 +27,7 @@ import os
 import re
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,11 @@ def env_seeds(gold_docs: Sequence[Mapping[str, Any]], *, consecutive: bool = Tru
     return seeds
 
 
+def seed_suffixes(seeds: Iterable[int]) -> str:
+    """Seeds as the title suffixes that carry them, in order: {2, 1} -> "-1, -2"."""
+    return ", ".join(f"-{k}" for k in sorted(seeds))
+
+
 def env_seed_problem(gold_docs: Sequence[Mapping[str, Any]]) -> str:
     """What an Env benchmark needs and the first document at fault, for titles that form none with one set
     of seeds (``env_seeds(docs, consecutive=False)`` is None): "a seed suffix -k on every title (...), but
@@ -115,13 +120,10 @@ def env_seed_problem(gold_docs: Sequence[Mapping[str, Any]]) -> str:
     base, have = next((b, v) for b, v in by_base.items() if frozenset(v) != common)
     others = [b for b, v in by_base.items() if frozenset(v) == common]
 
-    def show(ks: set[int] | frozenset[int]) -> str:
-        return ", ".join(f"-{k}" for k in sorted(ks))
-
-    theirs = (f"{others[0]!r} has {show(common)}" if len(others) == 1 else
-              f"{len(others):,} other source documents have {show(common)} (e.g. {example_titles(others)})")
+    theirs = (f"{others[0]!r} has {seed_suffixes(common)}" if len(others) == 1 else
+              f"{len(others):,} other source documents have {seed_suffixes(common)} (e.g. {example_titles(others)})")
     return (f"the same seeds for every source document, but {base!r} has seed{'s' if len(have) > 1 else ''} "
-            f"{show(have)} where {theirs}")
+            f"{seed_suffixes(have)} where {theirs}")
 
 
 # --------------------------------------------------------------------------- inputs
@@ -347,7 +349,7 @@ def prediction_notes(
             seedless = sorted({t for x in preds if (t := x["title"]) not in titles
                                and ((parts := split_seed(t)) is None or parts[1] not in seeds)})
             out.append(note(NoteCode.ENV_PREDS_WITHOUT_SEED, n=env["n_preds_without_seed"], gold=gold,
-                            seeds=", ".join(f"-{k}" for k in sorted(seeds)), examples=example_titles(seedless)))
+                            seeds=seed_suffixes(seeds), examples=example_titles(seedless)))
     if not scores["n_gold"]:
         out.append(note(NoteCode.NO_GOLD_FACTS, gold=gold))
     return out
