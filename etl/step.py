@@ -312,6 +312,16 @@ def _inside(base: Path, name: str) -> Path | None:
     return path
 
 
+def resolves_inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is ``folder`` or lies below it, both resolved first (symlinks followed, ``..``
+    applied; neither need exist): the rule by which a step refuses an output inside a folder it reads
+    (``protected``), and ``envbench train`` an ``--out`` inside a dataset folder of its documents.
+
+    ``resolves_inside("data/runs/a", "data")`` and ``resolves_inside("data", "data")`` are true;
+    ``resolves_inside("data", "data/runs")`` and ``resolves_inside("data2", "data")`` are false."""
+    return Path(path).resolve().is_relative_to(Path(folder).resolve())
+
+
 def _files_under(path: Path) -> list[Path]:
     if path.is_dir():
         return sorted(p for p in path.rglob("*") if p.is_file())
@@ -408,7 +418,7 @@ class Step:
                 raise InputError(f"{self.option} {self.outputs[0]}: {out} is the manifest this step writes beside "
                                  f"{self.outputs[0].name}; give that output another name")
             for folder in self.protected:
-                if out.resolve().is_relative_to(folder.resolve()):
+                if resolves_inside(out, folder):
                     raise InputError(f"{self._option_of(out)} {out}: inside {folder}, which this step reads; "
                                      "choose an output outside it")
         if self.manifest_path.exists() and not self.manifest_path.is_file():
@@ -540,7 +550,7 @@ class Step:
                 continue
             src = Path(inp)
             for out in written:
-                if _same_file(src, out) or (out.is_dir() and src.resolve().is_relative_to(out.resolve())):
+                if _same_file(src, out) or (out.is_dir() and resolves_inside(src, out)):
                     # named by the option that gave that output (kb-from-corpus's --links), else the step's
                     where = (f"{self.output_options[out]} {out}" if out in self.output_options
                              else f"{self.option} {self.root or out}")

@@ -45,6 +45,7 @@ from envbench.formats.hf import document_files
 from envbench.scoring.metrics import score, train_facts
 from etl.io import InputError, atomic_path, dumps_json, listed, read_json, write_json_atomic
 from etl.manifest import describe_file
+from etl.step import resolves_inside
 from models.checkpoints import (
     CHECKPOINT_FILE,
     STATE_FILE,
@@ -111,14 +112,15 @@ def check_run_folder(out: Path) -> None:
 def check_out_apart(cfg: TrainConfig) -> None:
     """Refuse an OUT that is the folder of a document file the run reads, or lies in a dataset folder it reads
     (`envbench export`'s): the run's config.json, encoder/, best/, last/ and logs would go in among the
-    documents (``etl.step.Step`` refuses an output inside a folder its step reads, with these words)."""
+    documents (inside: :func:`etl.step.resolves_inside`, the rule by which ``etl.step.Step`` refuses an output inside
+    a folder its step reads, with these words)."""
     out = Path(cfg.out).resolve()
     named = [("--train", cfg.train), ("--dev", cfg.dev), *([("--twins", cfg.twins)] if cfg.evrt else []),
              *([("--set ign_train=", cfg.ign_train)] if cfg.ign_train else [])]
     for option, path in named:
         given = f"{option}{'' if option.endswith('=') else ' '}{path}"
         if Path(path).is_dir():
-            if out.is_relative_to(Path(path).resolve()):
+            if resolves_inside(out, path):
                 raise EnvbenchError(f"--out {cfg.out}: inside {path}, the dataset folder of {given}, which this step "
                                     "reads; choose an --out outside it")
         elif out == Path(path).resolve().parent:

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from etl.io import InputError
-from etl.step import STAGING_MARKER, Step, manifest_beside, mark_staging, read_manifest, remove_staging
+from etl.step import (
+    STAGING_MARKER,
+    Step,
+    manifest_beside,
+    mark_staging,
+    read_manifest,
+    remove_staging,
+    resolves_inside,
+)
 
 
 def _write(step: Step, name: str, text: str) -> None:
@@ -543,3 +551,29 @@ def test_an_output_given_by_another_option_is_named_by_it(tmp_path: Path) -> Non
             raise AssertionError("the body must not run")
     assert str(err.value) == (f"--links {links}: the input {docs} would be overwritten by this step's output {links}; "
                               "choose another output location or move the input")
+
+
+def test_resolves_inside_is_the_folder_or_below_it_once_resolved(tmp_path: Path, monkeypatch) -> None:
+    """The one rule for "an output inside a folder that is read" (Step's ``protected``, train's --out)."""
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "data"
+    (data / "runs").mkdir(parents=True)
+    assert resolves_inside("data/runs/a", "data") and resolves_inside("data", "data")  # neither need exist below
+    assert resolves_inside(data / "runs" / "new" / "deeper", data)
+    assert not resolves_inside("data", "data/runs") and not resolves_inside("data2", "data")  # no string prefix
+    assert not resolves_inside("data/runs/../../elsewhere", "data")  # ".." applied
+    (tmp_path / "link").symlink_to(data, target_is_directory=True)
+    assert resolves_inside("link/runs/a", "data") and resolves_inside("data/runs", "link")  # symlinks followed
+    (data / "out").symlink_to(tmp_path / "outside", target_is_directory=True)
+    assert not resolves_inside("data/out/a", "data")  # a symlink leading out is outside
+
+
+def test_an_output_inside_a_protected_folder_is_refused(tmp_path: Path, inp: Path) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    with pytest.raises(InputError) as e, Step("s", root=index / "sub", outputs=["o.txt"], inputs=[inp],
+                                              protected=[index]):
+        pass
+    assert str(e.value) == f"--out {index / 'sub' / 'o.txt'}: inside {index}, which this step reads; " \
+                           "choose an output outside it"
+    assert not (index / "sub").exists()
