@@ -19,8 +19,10 @@ Sources and licences:
   the core supports 3.10, so it is not imported at run time.
 * Hand-written rows of ``adjectival_forms.tsv`` (source ``W1``: Wikipedia, "List of adjectival and demonymic
   forms for countries and nations" and "... of place names"; ``W2``: the adjective and adherent forms of
-  religions and ideologies as the Wikipedia articles on them use them): constituent and historical countries,
-  regions, continents, ethnic groups, some subdivisions and cities, religions and ideologies.
+  religions and ideologies as the Wikipedia articles on them use them; ``W3``: the adjectives that name a
+  party's member, as the Biographical Directory of the United States Congress writes them ("elected as a
+  Whig") and as British parties are named): constituent and historical countries, regions, continents,
+  ethnic groups, some subdivisions and cities, religions, ideologies and political parties.
 
 Names are compared by :func:`name_key`: folded (case, diacritics), a leading "the" dropped, everything but
 letters and digits removed, so "U.S." matches "U.S", "US" and "U . S .", and "Hollick - Kenyon" matches
@@ -64,7 +66,7 @@ class Place:
 @dataclass(frozen=True)
 class Adjectival:
     form: str
-    kind: str  # country, country_plural, region, subdivision, ethnic, religion, religion_plural, ideology
+    kind: str  # country, country_plural, region, subdivision, ethnic, religion, religion_plural, ideology, party, party_plural
     refers_to: str  # the name of what it refers to ("United States" for "American")
     source: str
 
@@ -177,7 +179,7 @@ def load_gazetteer() -> Gazetteer:
             lst = gz.adjectival.setdefault(name_key(f.form), [])
             if f not in lst:
                 lst.append(f)
-        if a.kind in ("country", "region", "subdivision", "ethnic", "religion", "ideology"):
+        if a.kind in ("country", "region", "subdivision", "ethnic", "religion", "ideology", "party"):
             refs = gz.demonyms_by_referent.setdefault(name_key(a.refers_to), [])
             if a.form not in refs:
                 refs.append(a.form)

@@ -33,6 +33,11 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   and none when they tell none. ``generate`` then draws a person's new name
   among items of its gender (``envbench.rename.gender``), so "her eldest son Edward VII" never becomes
   "her eldest son Barbara Stanwyck";
+* the adjectival classes are filled from the lexicon too (:func:`lexicon_clusters`): each religion, ideology,
+  party, country, region, ethnic group or place the lexicon has adjectival forms for and that no document
+  names becomes an item of its class, named by those forms ("Lutheran", "Whig", "Tokelauan"), so that an
+  entity written "Christian" or "Republican" has more to be swapped with than the few forms the corpus
+  itself holds; only the classes some entity has are filled;
 * item-valued gold triples become claims, so popularity and relation-consistent linking work;
 * QIDs are hashed and lie in ``KB_QID_RANGE`` (Q1000000000000-Q1999999999999), far above the ids
   Wikidata has handed out (about Q135 million in 2025) and the sample world's Q900000001...
@@ -49,7 +54,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,7 +87,7 @@ from envbench.worlds.fine_typing import (
     is_city_class,
     load_fine_classes,
 )
-from envbench.worlds.gazetteers import load_gazetteer
+from envbench.worlds.gazetteers import Adjectival, load_gazetteer, name_key
 from envbench.worlds.type_table import TypeTable, load_type_table
 from etl.io import compression_of, dumps_json
 from wikidata_index.names import fold
@@ -139,13 +144,14 @@ class KbResult:
     decided_by: dict[str, int] = field(default_factory=dict)  # typing signal -> items it typed
     demonym_items: int = 0  # items with P1549 statements
     untyped_items: int = 0  # non-person items left without P31 (``untyped="keep"``): generate keeps them
+    lexicon_items: int = 0  # adjectival items of the lexicon that no document names (``lexicon_clusters``)
     gendered_items: dict[str, int] = field(default_factory=dict)  # person items with P21: "male (documents)" -> n, ...
     notes: list[str] = field(default_factory=list)  # printed after the report (skipped documents)
     up_to_date: bool = False
 
     REPORTED = ("documents", "entities", "items", "classes", "per_type", "finer_items", "related_entities",
                 "finer_related", "alias_histogram", "constraint_source", "decided_by", "demonym_items",
-                "untyped_items", "gendered_items")
+                "untyped_items", "gendered_items", "lexicon_items")
 
     def summary(self) -> str:
         if self.up_to_date:
@@ -165,6 +171,9 @@ class KbResult:
         if self.decided_by:
             by = ", ".join(f"{k} {v}" for k, v in sorted(self.decided_by.items(), key=lambda kv: (-kv[1], kv[0])))
             lines.append(f"typed by: {by}; {self.demonym_items} items carry demonyms (P1549)")
+        if self.lexicon_items:
+            lines.append(f"{self.lexicon_items} of the items are adjectival forms of the lexicon that no document "
+                         "names (\"Lutheran\", \"Whig\"): candidates for the entities written as one")
         if self.gendered_items:
             lines.append("person items with P21 (from their documents' pronouns and nouns, their first names in "
                          "the corpus, or in the first-name lexicon): " + ", ".join(f"{g} {n}" for g, n in self.gendered_items.items()))
@@ -243,14 +252,58 @@ def _check_paths(docs_paths: Sequence[str | os.PathLike[str]], out_kb: str | os.
                         "e.g. --links links.json")
 
 
-def _assign_qids(clusters: list[Cluster]) -> None:
-    taken: set[int] = set()
+def _assign_qids(clusters: list[Cluster], taken: set[int] | None = None) -> None:
+    """A QID in ``KB_QID_RANGE`` for each cluster, hashed from its key, none of ``taken``."""
+    taken = set() if taken is None else taken
     for cl in sorted(clusters, key=lambda c: c.key):
         n = KB_QID_BASE + int(stable_hash_hex("kb-from-corpus", *cl.key)[:15], 16) % KB_QID_BASE
         while n in taken:  # linear probing, in sorted key order: deterministic
             n = KB_QID_BASE + (n - KB_QID_BASE + 1) % KB_QID_BASE
         taken.add(n)
         cl.qid = f"Q{n}"
+
+
+LEXICON_SIGNAL = "lexicon item"  # the ``signal`` of the items ``lexicon_clusters`` makes
+
+
+def lexicon_clusters(clusters: Sequence[Cluster], adjectival: Mapping[str, Sequence[Adjectival]],
+                     class_of_kind: Mapping[str, str]) -> list[Cluster]:
+    """Items for the adjectival forms of the lexicon (``worlds.gazetteers``) that the corpus never names.
+
+    An entity written only as an adjective ("Christian", "Republican", "Jamaican") is typed an adjectival
+    class and swapped only with items of that class, which the corpus alone fills thinly: on Re-DocRED,
+    once the names of dev are excluded, every religion's adjective became "Shia" and every ideology's
+    "Fascist". So each (kind, referent) of the lexicon becomes an item of its kind's class, named by its
+    forms ("Lutheran"; "Anglican" with "Anglicans" in their own kinds), with those forms as P1549 so that
+    ``generate`` writes them in adjectival mentions, unless the corpus names the referent or one of its
+    forms (then the corpus's own item stands for it, and a second item of that name would clash). A form
+    two referents share goes to the first. The items have no members, no claims and no gender; their QIDs
+    are hashed from their keys ("lexicon", kind, referent) after the corpus items' have been given.
+    ``class_of_kind`` names the kinds to make items for (``generate`` needs them only for the classes the
+    corpus's entities have)."""
+    named = {name_key(n) for cl in clusters for n in cl.mention_names}
+    groups: dict[tuple[str, str], list[str]] = {}
+    for forms in adjectival.values():
+        for a in forms:
+            if a.kind in class_of_kind:
+                groups.setdefault((a.kind, a.refers_to), [])
+                if a.form not in groups[(a.kind, a.refers_to)]:
+                    groups[(a.kind, a.refers_to)].append(a.form)
+    out: list[Cluster] = []
+    taken: set[str] = set()
+    for (kind, referent), forms in sorted(groups.items()):
+        keys = [name_key(f) for f in forms]
+        if name_key(referent) in named or any(k in named for k in keys):
+            continue
+        forms = [f for f, k in zip(forms, keys) if k not in taken]
+        if not forms:
+            continue
+        taken.update(name_key(f) for f in forms)
+        cl = Cluster(("lexicon", kind, referent), "MISC", Counter(dict.fromkeys(forms, 1)),
+                     {f: i for i, f in enumerate(forms)}, fine=class_of_kind[kind], signal=LEXICON_SIGNAL,
+                     demonyms=list(forms))
+        out.append(cl)
+    return out
 
 
 def kb_from_corpus(
@@ -489,6 +542,11 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
     typings = typer.type_all(evidences)
     for cl, t in zip(ordered, typings):
         _type_cluster(cl, t, typer, table, overrides, extra_coarse, parents)
+    fine = load_fine_classes()
+    used = {cl.fine for cl in all_clusters}  # only the adjectival classes some entity of the corpus has
+    lexicon_items = lexicon_clusters(all_clusters, typer.gz.adjectival,
+                                     {k: q for k, q in fine.adjectival_by_kind.items() if q in used})
+    _assign_qids(lexicon_items, taken={int(cl.qid[1:]) for cl in all_clusters})
     # the KB-made head-noun classes ("council (head noun)") are written like an index's own classes
     extra_info.update({q: (info.label, info.parent) for q, info in typer.head_classes.items()})
     for title, row in slots.items():
@@ -503,7 +561,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
             if h and t and h is not t and lab["r"] not in table.value_kinds and lab["r"] not in ("P31", "P279"):
                 claims.setdefault(h.qid, {}).setdefault(lab["r"], set()).add(t.qid)
 
-    fine = load_fine_classes()
+    corpus_clusters = all_clusters
+    all_clusters = all_clusters + lexicon_items  # written and counted as items from here on
     class_set: set[str] = set(table.classes)
     needed: set[str] = set()
     for c in {cl.fine for cl in all_clusters}:  # a fine class and the chain up to the type table
@@ -539,7 +598,8 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
             w.write(wj.item(
                 cl.qid,
                 labels={"en": names[0]},
-                descriptions={"en": f"entity of {len(cl.members)} document(s) ({cl.coarse})"},
+                descriptions={"en": f"entity of {len(cl.members)} document(s) ({cl.coarse})" if cl.members
+                              else f"adjectival form of the lexicon ({cl.key[1]}), in no document"},
                 aliases={"en": names[1:]},
                 claims=item_claims,
             ))
@@ -549,11 +609,11 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
     label_of.update({c: fine.classes[c].label if c in fine.classes else extra_info.get(c, (c, None))[0]
                      for c in new_classes})
     per_type = Counter(f"{label_of.get(cl.fine, cl.fine)} ({cl.fine})" for cl in all_clusters)
-    finer = [not table.is_fallback(cl.fine) for cl in all_clusters]
+    finer = [not table.is_fallback(cl.fine) for cl in corpus_clusters]
     by_member = {m: cl for cl in all_clusters for m in cl.members}
     finer_rel = [not table.is_fallback(by_member[m].fine) for m in related]
     hist: Counter[str] = Counter()
-    for cl in all_clusters:
+    for cl in corpus_clusters:
         k = len(cl.mention_names) - 1
         hist[str(k) if k < 4 else "4+"] += 1
     return KbResult(
@@ -573,6 +633,7 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
         decided_by=dict(sorted(Counter(cl.signal for cl in all_clusters).items())),
         demonym_items=sum(1 for cl in all_clusters if cl.demonyms),
         untyped_items=sum(1 for cl in all_clusters if is_untyped(cl)) if untyped == "keep" else 0,
+        lexicon_items=len(lexicon_items),
         gendered_items=dict(sorted(Counter(f"{cl.p21_gender} ({cl.p21_from})" for cl in all_clusters
                                            if cl.coarse == "PER" and cl.p21_gender is not None).items())),
     )
@@ -617,4 +678,5 @@ def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
         cl.demonyms = sorted(set(forms) | set(own))
 
 
-__all__ = ["KB_QID_RANGE", "Corpus", "KbResult", "cluster_corpus", "cluster_name", "corpus_evidence", "kb_from_corpus"]
+__all__ = ["KB_QID_RANGE", "LEXICON_SIGNAL", "Corpus", "KbResult", "cluster_corpus", "cluster_name", "corpus_evidence",
+           "kb_from_corpus", "lexicon_clusters"]

@@ -64,7 +64,8 @@ def test_the_class_vocabulary_is_consistent() -> None:
     assert all(q in fine.classes for q in fine.cues.values())
     assert all(q is None or q in fine.classes for q in fine.relation_votes.values())
     assert set(fine.adjectival_by_kind) == {"country", "country_plural", "region", "subdivision", "ethnic",
-                                            "religion", "religion_plural", "ideology"}
+                                            "religion", "religion_plural", "ideology", "party",
+                                            "party_plural"}
     assert head_of("Q3624078") == head_of("Q3024240") == head_of("Q6256") == "country"
     assert head_of("Q215380") == "band" and head_of("Q2000000000001") == "demonym"
 

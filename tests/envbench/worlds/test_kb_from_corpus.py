@@ -15,12 +15,17 @@ from hypothesis import strategies as st
 from envbench.core.errors import DataError
 from envbench.formats.docred import distinct_names, entity_type, read_docs
 from envbench.worlds import wikidata_json as wj
+from envbench.worlds.fine_typing import load_fine_classes
+from envbench.worlds.gazetteers import load_gazetteer
 from envbench.worlds.kb_from_corpus import (
     KB_QID_RANGE,
+    LEXICON_SIGNAL,
+    Cluster,
     cluster_corpus,
     cluster_name,
     corpus_evidence,
     kb_from_corpus,
+    lexicon_clusters,
 )
 from envbench.worlds.wikidata_json import iter_dump
 from tests.conftest import shared_path
@@ -177,7 +182,11 @@ def test_entities_without_any_relation_get_their_kind(tmp_path: Path) -> None:
         demonyms = [s["mainsnak"]["datavalue"]["value"]["text"] for s in e["claims"].get("P1549", [])]
         got[ent[0]["name"]] = (_p31(e), demonyms)
     assert got == UNTOLD
-    assert res.demonym_items == sum(1 for _, d in UNTOLD.values() if d)
+    # the corpus's items with demonyms, and the lexicon's items for the adjectival classes the corpus uses
+    lexicon = [e for q, e in items.items() if q not in links and not q.startswith("P") and "P31" in e["claims"]
+               and _p31(e) in load_fine_classes().adjectival_by_kind.values()]
+    assert res.lexicon_items == len(lexicon) > 0
+    assert res.demonym_items == sum(1 for _, d in UNTOLD.values() if d) + res.lexicon_items
     # with the relation signal alone (the old way) every one of them falls back to its coarse class
     kb_from_corpus([p], tmp_path / "r" / "kb.json.gz", tmp_path / "r" / "links.json", signals=("relations",),
                    min_class_items=1)
@@ -362,7 +371,15 @@ def test_real_re_docred(tmp_path: Path) -> None:
                 # clusters merge on the folded name without a leading "the" (cluster_name)
                 assert cluster_name(items[q]["labels"]["en"]["value"]) in {cluster_name(n) for n in distinct_names(e)} \
                     or len(names[q]) > len(distinct_names(e))
-    assert n_entities == res.entities and set(names) == set(items)  # one item per cluster, every cluster linked
+    # one item per cluster, every cluster linked; besides them, the lexicon's adjectival items no document names
+    lexicon = {q: e for q, e in items.items() if q not in names}
+    assert n_entities == res.entities and len(lexicon) == res.lexicon_items > 100
+    corpus_names = {cluster_name(n) for ns in names.values() for n in ns}
+    adjectival_classes = set(load_fine_classes().adjectival_by_kind.values())
+    for q, e in lexicon.items():
+        own = [e["labels"]["en"]["value"], *(a["value"] for a in e["aliases"].get("en", []))]
+        assert _p31(e) in adjectival_classes and not any(cluster_name(n) in corpus_names for n in own), q
+        assert sorted(s["mainsnak"]["datavalue"]["value"]["text"] for s in e["claims"]["P1549"]) == sorted(own)
     for q, ns in names.items():  # label + aliases are exactly the cluster's distinct mention names
         e = items[q]
         assert {e["labels"]["en"]["value"], *(a["value"] for a in e["aliases"].get("en", []))} == ns
@@ -632,3 +649,44 @@ def test_gold_located_in_triples_say_which_clusters_an_entity_is_in(tmp_path: Pa
     # and the members gold P463 gives a cluster: Ana Lind of the Blue Tides
     assert evidences[ordered.index(row[1])].members == (ordered.index(row[0]),)
     assert sum(1 for ev in evidences if ev.members) == 1
+
+
+def test_the_lexicon_fills_the_adjectival_classes_with_what_no_document_names() -> None:
+    gz = load_gazetteer()
+    fine = load_fine_classes()
+    christian = Cluster(("ORG", "christian"), "ORG", Counter({"Christian": 2}), {"Christian": 0})
+    judaism = Cluster(("MISC", "judaism"), "MISC", Counter({"Judaism": 1}), {"Judaism": 1})
+    kinds = {k: fine.adjectival_by_kind[k] for k in ("religion", "party")}
+    made = lexicon_clusters([christian, judaism], gz.adjectival, kinds)
+    by_label = {cl.label(): cl for cl in made}
+    # a form the corpus names ("Christian") or a referent it names ("Judaism": "Jewish", "Judaic") makes no item
+    assert "Christian" not in by_label and "Jewish" not in by_label and "Judaic" not in by_label
+    # the other referents do, named by their forms, which are also their P1549 values; "Roman Catholic"
+    # is the second form of the Catholic Church's item, not an item of its own
+    assert by_label["Catholic"].names() == ["Catholic", "Roman Catholic"] == by_label["Catholic"].demonyms
+    assert "Roman Catholic" not in by_label
+    assert by_label["Lutheran"].fine == fine.adjectival_by_kind["religion"] == "Q2000000000006"
+    assert by_label["Whig"].fine == "Q2000000000009" and by_label["Democratic"].names() == ["Democratic", "Democrat"]
+    assert all(not cl.members and cl.signal == LEXICON_SIGNAL and cl.key[0] == "lexicon" for cl in made)
+    assert {cl.fine for cl in made} == set(kinds.values())  # only the kinds asked for
+    assert [cl.key for cl in made] == sorted(cl.key for cl in made)  # a fixed order, whatever the lexicon's
+    assert lexicon_clusters([christian], gz.adjectival, {}) == []
+
+
+def test_a_party_written_as_its_adjective_is_swapped_only_with_another(tmp_path: Path) -> None:
+    sents = [["Jon", "Lund", "was", "elected", "as", "a", "Republican", "to", "the", "Congress", "."],
+             ["He", "was", "a", "Catholic", "."]]
+    doc = {"title": "Jon Lund", "sents": sents, "labels": [],
+           "vertexSet": [[_m("Jon Lund", 0, 0, 2, "PER")], [_m("Republican", 0, 6, 7, "ORG")],
+                         [_m("Congress", 0, 9, 10, "ORG")], [_m("Catholic", 1, 3, 4, "ORG")]]}
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps([doc]))
+    res = kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
+    items = _items(tmp_path / "kb.json.gz")
+    links = json.loads((tmp_path / "links.json").read_text())["Jon Lund"]
+    assert _p31(items[links[1]]) == "Q2000000000009" and _p31(items[links[3]]) == "Q2000000000006"
+    lexicon = {e["labels"]["en"]["value"]: _p31(e) for q, e in items.items() if q not in links and "P31" in e["claims"]}
+    assert lexicon["Whig"] == "Q2000000000009" and lexicon["Lutheran"] == "Q2000000000006"
+    assert "Republican" not in lexicon and "Catholic" not in lexicon
+    assert set(lexicon.values()) == {"Q2000000000009", "Q2000000000006"}  # no class no entity has
+    assert res.lexicon_items == len(lexicon) and "adjectival forms of the lexicon" in res.summary()
