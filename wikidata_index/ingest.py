@@ -19,10 +19,11 @@ What an ingest refuses or leaves behind:
   rather than refused (Ctrl-C, a kill, a dead worker, a full disk); when the input is the
   problem it is removed, and so is a DIR that the run created and left empty.
 - What an ingest makes to remove later (the stage, its RAM spool in /dev/shm, the temporary
-  folder of index.duckdb) carries ``etl.step``'s staging marker from the moment it is made, and
-  is removed only with that marker (or, empty, in the exact form the run names it: a kill around
-  the marker leaves that): a folder of the user's with such a name is left alone (and refused when
-  it is the very stage the run needs). Memory is about 4 x workers x chunk size:
+  folder of index.duckdb) carries ``etl.step``'s staging marker from the moment it has its name
+  (made and marked as ``.envbench-new-*``, then renamed: a kill before the rename leaves that, which
+  a rerun removes), and is removed only with that marker: a folder of the user's with such a name,
+  even empty and in the exact form the run names it, is left alone (and refused when it is the very
+  stage the run needs). Memory is about 4 x workers x chunk size:
   ``--workers`` is at most MAX_WORKERS and ``--chunk-mb`` at most MAX_CHUNK_MB, and running out of
   memory is one line that says to lower them.
 """
@@ -59,16 +60,17 @@ from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
 from etl.runner import ShardRunner, WorkerDied, shard_name
 from etl.step import (
+    NEW_STAGING,
     STAGING_MARKER,
     Step,
     claim_of,
     is_staging,
     make_staging,
-    mark_staging,
     read_manifest,
     remove_new_staging,
     remove_staging,
     remove_stale_claim,
+    signals_deferred,
 )
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
@@ -608,20 +610,41 @@ REMOVING = ".removing"
 
 def _take_stage(stage: Path, out_dir: Path, *, fresh: bool) -> None:
     """Make the run's stage (marked as ours), or take the one a stopped run of the same command left
-    (``fresh``: start over instead). A folder of that name without the marker is refused: it is not
-    ours to resume from, remove or write into; an empty one (a kill between its ``mkdir`` and the
-    marker leaves one) holds nothing, and is marked and taken."""
-    if stage.is_dir() and not stage.is_symlink() and not any(stage.iterdir()):
-        mark_staging(stage, STAGE_OWNER)
+    (``fresh``: start over instead). Under the step's lock. A folder of that name without the marker is
+    refused, empty or not: a run never leaves one (the stage has its marker before its name,
+    :func:`_make_stage`), so it is somebody's, not ours to resume from, remove or write into."""
+    remove_new_staging(out_dir, STAGE_OWNER)  # a stage made and marked, then killed before its rename
     if (stage.exists() or stage.is_symlink()) and not is_staging(stage, STAGE_OWNER):
-        raise InputError(f"--out {out_dir}: {stage.name} there was not made by an ingest-dump run (it has no "
-                         f"{STAGING_MARKER} file); move it out of {out_dir}, or choose another --out")
+        raise _not_our_stage(stage, out_dir)
     if fresh:
         _remove_stage(stage)  # renamed first: a kill while removing leaves no half stage to resume from
         remove_staging(stage, STAGE_OWNER)  # when a folder of somebody's has the name it was to get
     if not stage.exists():
-        stage.mkdir(parents=True, mode=0o700)
-        mark_staging(stage, STAGE_OWNER)
+        _make_stage(stage, out_dir)
+
+
+def _not_our_stage(stage: Path, out_dir: Path) -> InputError:
+    return InputError(f"--out {out_dir}: {stage.name} there was not made by an ingest-dump run (it has no "
+                      f"{STAGING_MARKER} file); move it out of {out_dir}, or choose another --out")
+
+
+def _make_stage(stage: Path, out_dir: Path) -> None:
+    """Make ``stage`` new, with its marker from the moment it has that name: made and marked as a
+    ``.envbench-new-*`` folder (``etl.step.make_staging``), then renamed. A kill leaves either that
+    folder, which the next run removes (:func:`_take_stage`, ``_remove_leftovers``), or the marked
+    stage, which it resumes. A folder that took the name meanwhile is refused as not ours, and the
+    new one removed."""
+    # Signals wait from the make to the rename, so a Ctrl-C lands on a stage that _after_failure sees.
+    # The check right before the rename, as in make_staging: a rename replaces an empty folder.
+    with signals_deferred():
+        new = make_staging(out_dir, NEW_STAGING, STAGE_OWNER)
+        try:
+            if stage.exists() or stage.is_symlink():
+                raise _not_our_stage(stage, out_dir)
+            os.rename(new, stage)
+        except BaseException:
+            remove_staging(new, STAGE_OWNER)
+            raise
 
 
 def _remove_stage(stage: Path) -> None:
@@ -642,8 +665,9 @@ def _remove_leftovers(out_dir: Path) -> None:
     """Remove what stopped runs leave in an index folder that nothing reads, by its marker (stages
     being removed, index.duckdb's temporary folders, the step's staging after its manifest was
     written), and a claim that a publish stopped after the manifest left. Under the lock."""
-    # only by the marker: an empty folder in exactly the form this module makes (what a kill around a
-    # marker leaves) may as well be a user's, so it stays (etl.step, contract point 4)
+    # only by the marker: an empty folder in exactly the form this module makes is a user's (each of ours
+    # has its marker before its name, and a kill before the rename leaves a marked .envbench-new-*), so it
+    # stays (etl.step, contract point 4)
     for stale in out_dir.glob(f".staging-*{REMOVING}"):
         remove_staging(stale, STAGE_OWNER)
     for stale in out_dir.glob(f"{DB_STAGING}*"):

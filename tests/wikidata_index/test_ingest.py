@@ -839,20 +839,107 @@ def test_a_users_folders_named_like_stages_stay_and_marked_leftovers_go(tmp_path
     assert all((out / name / "keep.txt").read_text() == "precious" for name in mine)
 
 
-def test_a_users_folder_with_the_stages_own_name_is_refused_and_kept(tmp_path: Path) -> None:
+@pytest.mark.parametrize("empty", [False, True])
+def test_a_users_folder_with_the_stages_own_name_is_refused_and_kept(tmp_path: Path, empty: bool) -> None:
+    """Empty too: it had been marked and taken (and later removed), as if a kill between a stage's mkdir and
+    its marker had left it; a stage now has its marker before its name, so an unmarked one is never ours."""
     from wikidata_index.ingest import DEFAULT_CHUNK_BYTES, _staging_key
 
     dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(12)))
     out = tmp_path / "ix"
     stage = out / f".staging-{_staging_key(str(dump), ('en',), None, DEFAULT_CHUNK_BYTES)}"
     stage.mkdir(parents=True)
-    (stage / "keep.txt").write_text("precious")
+    if not empty:
+        (stage / "keep.txt").write_text("precious")
     for force in (False, True):  # --force starts over: from a stage of its own, never from this folder
         with pytest.raises(InputError) as err:
             ingest_dump(dump, out, workers=1, progress=False, force=force)
         assert str(err.value) == (f"--out {out}: {stage.name} there was not made by an ingest-dump run (it has no "
                                   f".envbench-staging file); move it out of {out}, or choose another --out")
-        assert [p.name for p in out.iterdir()] == [stage.name] and (stage / "keep.txt").read_text() == "precious"
+        assert [p.name for p in out.iterdir()] == [stage.name]
+        assert [p.name for p in stage.iterdir()] == ([] if empty else ["keep.txt"])
+    if not empty:
+        assert (stage / "keep.txt").read_text() == "precious"
+
+
+def test_the_cli_refuses_an_empty_folder_with_the_stages_own_name(tmp_path: Path) -> None:
+    from tests.envbench.cli.invoke import run
+    from wikidata_index.ingest import DEFAULT_CHUNK_BYTES, _staging_key
+
+    dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(12)))
+    out = tmp_path / "ix"
+    stage = out / f".staging-{_staging_key(str(dump), ('en',), None, DEFAULT_CHUNK_BYTES)}"
+    stage.mkdir(parents=True)
+    for force in ([], ["--force"]):
+        code, text = run("ingest-dump", dump, "--out", out, "--workers", 1, "-q", *force)
+        assert (code, text) == (1, f"Error: --out {out}: {stage.name} there was not made by an ingest-dump run (it "
+                                   f"has no .envbench-staging file); move it out of {out}, or choose another --out\n")
+        assert [p.name for p in out.iterdir()] == [stage.name] and not any(stage.iterdir())
+    stage.rmdir()  # the fix the message names: then the same command ingests
+    code, text = run("ingest-dump", dump, "--out", out, "--workers", 1, "-q")
+    assert code == 0, text
+    assert not list(out.glob(".staging-*")) and not list(out.glob(".envbench-new-*"))
+
+
+def test_a_stage_appears_under_its_name_marked_and_a_kill_before_the_rename_is_cleaned_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stage is made and marked as .envbench-new-*, then renamed: a kill before the rename leaves that
+    marked folder (never an unmarked stage), which the next run removes; after it, the marked stage,
+    which the next run resumes."""
+    import wikidata_index.ingest as ing
+    from etl.step import NEW_STAGING, is_staging
+
+    out = tmp_path / "ix"
+    out.mkdir()
+    stage = out / ".staging-0123456789abcdef"
+    seen: list[bool] = []
+    real_rename = os.rename
+
+    def killed(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        if Path(dst) == stage:  # what a SIGKILL here leaves: the marked new folder, no stage
+            seen.append(is_staging(Path(src), ing.STAGE_OWNER) and Path(src).name.startswith(NEW_STAGING))
+            raise SystemExit("killed")
+        real_rename(src, dst)
+
+    with monkeypatch.context() as m:
+        m.setattr(ing.os, "rename", killed)
+        m.setattr(ing, "remove_staging", lambda *a: False)  # a SIGKILL runs no cleanup
+        with pytest.raises(SystemExit):
+            ing._take_stage(stage, out, fresh=False)
+    assert seen == [True] and not stage.exists()
+    (left,) = out.iterdir()
+    assert left.name.startswith(NEW_STAGING) and is_staging(left, ing.STAGE_OWNER)
+    ing._take_stage(stage, out, fresh=False)  # the rerun: removes it, and makes its stage
+    assert [p.name for p in out.iterdir()] == [stage.name] and is_staging(stage, ing.STAGE_OWNER)
+    (stage / "chunks").mkdir()
+    ing._take_stage(stage, out, fresh=False)  # a marked stage is resumed, not made again
+    assert sorted(p.name for p in stage.iterdir()) == [".envbench-staging", "chunks"]
+    ing._take_stage(stage, out, fresh=True)  # --force: a new, empty stage
+    assert [p.name for p in stage.iterdir()] == [".envbench-staging"] and [p.name for p in out.iterdir()] == [
+        stage.name]
+
+
+def test_a_folder_that_takes_the_stages_name_while_it_is_made_is_refused_and_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rename would replace an empty folder: one that appears between the make and the rename is refused,
+    and the new folder removed."""
+    import etl.step
+    import wikidata_index.ingest as ing
+
+    out = tmp_path / "ix"
+    out.mkdir()
+    stage = out / ".staging-0123456789abcdef"
+    real = etl.step.make_staging
+
+    def and_a_user_mkdirs(*args: object) -> Path:
+        made = real(*args)  # type: ignore[arg-type]
+        stage.mkdir()
+        return made
+
+    monkeypatch.setattr(ing, "make_staging", and_a_user_mkdirs)
+    with pytest.raises(InputError, match="not made by an ingest-dump run"):
+        ing._take_stage(stage, out, fresh=False)
+    assert [p.name for p in out.iterdir()] == [stage.name] and not any(stage.iterdir())
 
 
 def test_only_marked_spools_of_dead_runs_are_removed(tmp_path: Path) -> None:
