@@ -302,6 +302,17 @@ class DocInfo:
         self.overlap -= set(self.followers) | set(self.leaders)
         self.ftypes = ftypes  # (qid, coarse type) -> fine type (``fine_types.fine_types``)
         self.coarse = [entity_type(e) for e in doc["vertexSet"]]
+        # entities of one coarse type linked to an item an earlier entity is linked to (Re-DocRED splits "United
+        # States" and "the United States" of one article in two; gold links join them again) -> that earlier
+        # entity: each tries the item the first became before it draws (``settle_linked``)
+        first_of: dict[tuple[str, str], int] = {}
+        self.same_item: dict[int, int] = {}
+        for ei, q in enumerate(qids):
+            if q is None or ei in self.overlap or ei in self.followers or ei in self.leaders or self.coarse[ei] in rule:
+                continue
+            lead = first_of.setdefault((q, self.coarse[ei]), ei)
+            if lead != ei:
+                self.same_item[ei] = lead
         self.names = [distinct_names(e) for e in doc["vertexSet"]]
         self.tokens = [mention_tokens(doc, e) for e in doc["vertexSet"]]
         # Each sentence as the letters and digits of its folded tokens run together (sentences joined
@@ -626,6 +637,9 @@ class Run:
     # (``rename.gender.reads_against``): kept as ``no_gender``, not ``no_candidate``, when none is left;
     # per run, so one seed's draws never decide another seed's kept reason
     read_other: set[int] = field(default_factory=set)
+    # the entities that have tried the item their document's earlier entity of the same item became
+    # (``DocInfo.same_item``): once, though settle_linked is entered again after each missing window
+    tried_same: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -1093,13 +1107,21 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     w0 = MAX_WINDOWS if second else 0
     slot = draws.slots[si]
     total = draws.total(slot)
-    taken, occurs = run.taken, info.occurs
     facts = draws.facts.get((info.order, ei, second))
     if facts is None:
         facts = draws.facts[(info.order, ei, second)] = entity_facts(info, ei, slot, second, draws)
-    (required, own, own_types, originals, tokens, near, heads, adjectival, need_forms, person, want_head,
-     spelled, names_now, shorts, paired, written_by_rule, common, regnal) = facts
-    types, anc = draws.auditor.types, draws.auditor.anc
+    own_types, adjectival, need_forms, person = facts.own_types, facts.adjectival, facts.need_forms, facts.person
+    common, regnal = facts.common, facts.regnal
+    types = draws.auditor.types
+    if (lead := info.same_item.get(ei)) is not None and lead in run.new_items and ei not in run.tried_same:
+        run.tried_same.add(ei)
+        # an item the document names twice, as two entities ("United States" and "the United States" of
+        # one article, linked to one item): the item the first became, if it fits this one too, so the
+        # renamed text names one country where the original did
+        allowed = frozenset(k for nn in run.plan[lead].values() for k in clash_keys(nn.name))
+        if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed)) is not None:
+            _accept(run, ei, draws, run.new_items[lead], *fit[:3], adjectival, person)
+            return None
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
         window = draws.windows.get((si, run.window - w0))
         if window is None:
@@ -1112,68 +1134,13 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         if regnal and ei in run.fallback:  # a first fit is held, which only a monarch's name would displace
             window = [c for c in window if draws.has_regnal_name(c)]
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
-            names = draws.names.get(cand)
-            if names is None:
-                continue
-            if not fits(person, draws.genders.get(cand), draws.knows_genders):
-                continue  # "her eldest son Barbara Stanwyck"
             if regnal and ei in run.fallback and not draws.has_regnal_name(cand):
                 continue  # the first fit was found earlier in this window (checked before pairing)
-            if shorts and not may_follow(shorts, (names.label, *names.aliases)):
-                continue  # no name of it could give the short names ("Lake Baikal" for "Yukon" of "Yukon River")
-            adjectives = draws.adjective_named.get(cand, frozenset()) if info.coarse[ei] != "PER" else frozenset()
-            kinds = adjectival_kinds(types.get(cand, ()), anc) if adjectival or adjectives else frozenset()
-            mapping = pair_item_names(paired, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens,
-                                      adjectival=adjectival, kinds=kinds, adjectives=adjectives)
-            if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
+            fit = _fit(run, ei, draws, facts, cand)
+            if fit is None:
                 continue
-            if shorts and (mapping := follow(shorts, mapping, info.coarse[ei])) is None:
-                continue  # "Lake Baikal" gives no short name for "Yukon" of "Yukon River"
-            # a common noun takes only common nouns, a proper name none: "cute culture" never "Steam" nor "1984",
-            # "Standing in the Dark" never "cute culture"
-            if info.coarse[ei] != "PER" and any(written_lower(nn.name) != common for nn in mapping.values()):
-                continue
-            if any(bare_compass(nn.name) and not bare_compass(nm) for nm, nn in mapping.items()):
-                continue  # "Saxony" never "Eastern" ("a tramway in Eastern , Ghana")
-            if regnal is False and any_regnal(nn.name for nn in mapping.values()):
-                continue  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
-            if any(same_by_form(nm, nn.name) for nn in mapping.values() for nm in originals):
-                continue  # "United Nations" never "UN": the corpus KB may hold a thing's short name as an item
-            if regnal is not None and any(opens_lower(nn.name) for nn in mapping.values()) and not any(
-                    opens_lower(nm) for nm in originals):
-                continue  # "Bahiyyih Nakhjavani" never "née Alexander"
-            written = written_by_rule
-            if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
-                paired_names, mapping = mapping, surnames_follow(names_now, mapping)
-                if surnamed := frozenset(nm for nm, nn in mapping.items() if nn != paired_names[nm]):
-                    written = written | surnamed
-            if spelled:  # after the surname rule, so "Drossinis’" reads as "Drossinis" does
-                mapping = {**mapping, **{nm: spell_like(nm, of, mapping[of]) for nm, of in spelled.items()}}
-            if person.gender is not None and reads_against(person, [nn.name for nn in mapping.values()]):
-                run.read_other.add(ei)
-                continue  # "Kyle Richards ... her": P21 female, but a reader takes the name for a man's
-            # the written name, tokenisation-proof, with and without a leading "the"
-            keys = [k for nn in mapping.values() for k in clash_keys(nn.name)]
-            if any(k in taken or occurs(k) for k in keys):
-                continue
-            if near and any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
-                continue  # "the province of Chubut Province": the name doubles a word beside a mention
-            if heads and any(bare_country(nn.name) for nm, nn in mapping.items() if nm in heads):
-                continue  # "in the US from" never reads "in the Kuwait from"
-            if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
-                continue  # a benchmark item has this name: training twins must not use it
-            if draws.excluded and any(k in draws.excluded for k in keys):
-                continue  # a model trained on the excluded documents has seen this name
-            failed = draws.auditor.first_failure(cand, required)
-            if failed is not None:
-                draws.auditor.reject(failed[0])
-                continue
-            if (want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values())) or (
-                    heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads)) or (
-                    regnal and not any_regnal(nn.name for nn in mapping.values())):
-                # the first fit, should no candidate of the first windows share the head noun, (for "from the
-                # East India Company .") read as more than a bare one-word name ("from the Toyota ."), or give a
-                # monarch's name for one
+            mapping, keys, written, preferred = fit
+            if not preferred:
                 run.fallback.setdefault(ei, (cand, mapping, keys, written))
                 continue
             run.fallback.pop(ei, None)  # a first fit kept aside for this entity is not needed any more
@@ -1203,6 +1170,83 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         return settle_linked(run, ei, draws)
     keep(run, ei, reason, person)
     return None
+
+
+def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
+         allowed: frozenset[tuple[str, ...]] = frozenset()) -> tuple[dict[str, NewName], list[tuple[str, ...]],
+                                                                   frozenset[str], bool] | None:
+    """Whether candidate ``cand`` may rename entity ``ei`` of ``run``: None when a check fails, else its names,
+    their clash keys, the old names whose new names a rule wrote, and whether it is a preferred fit (one that
+    shares the wanted head noun, reads as more than a bare name and gives a monarch's name where one is
+    wanted) rather than a first fit to fall back on. ``allowed`` are clash keys another entity of the document
+    has taken that this one may take too (the same item's names, ``DocInfo.same_item``)."""
+    info = run.info
+    taken, occurs = run.taken, info.occurs
+    (required, own, own_types, originals, tokens, near, heads, adjectival, need_forms, person, want_head,
+     spelled, names_now, shorts, paired, written_by_rule, common, regnal) = facts
+    types, anc = draws.auditor.types, draws.auditor.anc
+    names = draws.names.get(cand)
+    if names is None:
+        return None
+    if not fits(person, draws.genders.get(cand), draws.knows_genders):
+        return None  # "her eldest son Barbara Stanwyck"
+    if shorts and not may_follow(shorts, (names.label, *names.aliases)):
+        return None  # no name of it could give the short names ("Lake Baikal" for "Yukon" of "Yukon River")
+    adjectives = draws.adjective_named.get(cand, frozenset()) if info.coarse[ei] != "PER" else frozenset()
+    kinds = adjectival_kinds(types.get(cand, ()), anc) if adjectival or adjectives else frozenset()
+    mapping = pair_item_names(paired, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens,
+                              adjectival=adjectival, kinds=kinds, adjectives=adjectives)
+    if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
+        return None
+    if shorts and (mapping := follow(shorts, mapping, info.coarse[ei])) is None:
+        return None  # "Lake Baikal" gives no short name for "Yukon" of "Yukon River"
+    # a common noun takes only common nouns, a proper name none: "cute culture" never "Steam" nor "1984",
+    # "Standing in the Dark" never "cute culture"
+    if info.coarse[ei] != "PER" and any(written_lower(nn.name) != common for nn in mapping.values()):
+        return None
+    if any(bare_compass(nn.name) and not bare_compass(nm) for nm, nn in mapping.items()):
+        return None  # "Saxony" never "Eastern" ("a tramway in Eastern , Ghana")
+    if regnal is False and any_regnal(nn.name for nn in mapping.values()):
+        return None  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
+    if any(same_by_form(nm, nn.name) for nn in mapping.values() for nm in originals):
+        return None  # "United Nations" never "UN": the corpus KB may hold a thing's short name as an item
+    if regnal is not None and any(opens_lower(nn.name) for nn in mapping.values()) and not any(
+            opens_lower(nm) for nm in originals):
+        return None  # "Bahiyyih Nakhjavani" never "née Alexander"
+    written = written_by_rule
+    if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
+        paired_names, mapping = mapping, surnames_follow(names_now, mapping)
+        if surnamed := frozenset(nm for nm, nn in mapping.items() if nn != paired_names[nm]):
+            written = written | surnamed
+    if spelled:  # after the surname rule, so "Drossinis’" reads as "Drossinis" does
+        mapping = {**mapping, **{nm: spell_like(nm, of, mapping[of]) for nm, of in spelled.items()}}
+    if person.gender is not None and reads_against(person, [nn.name for nn in mapping.values()]):
+        run.read_other.add(ei)
+        return None  # "Kyle Richards ... her": P21 female, but a reader takes the name for a man's
+    # the written name, tokenisation-proof, with and without a leading "the"
+    keys = [k for nn in mapping.values() for k in clash_keys(nn.name)]
+    if any((k in taken and k not in allowed) or occurs(k) for k in keys):
+        return None  # another entity's new name, or a name the document has (the same item's own excepted)
+    if near and any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
+        return None  # "the province of Chubut Province": the name doubles a word beside a mention
+    if heads and any(bare_country(nn.name) for nm, nn in mapping.items() if nm in heads):
+        return None  # "in the US from" never reads "in the Kuwait from"
+    if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
+        return None  # a benchmark item has this name: training twins must not use it
+    if draws.excluded and any(k in draws.excluded for k in keys):
+        return None  # a model trained on the excluded documents has seen this name
+    failed = draws.auditor.first_failure(cand, required)
+    if failed is not None:
+        draws.auditor.reject(failed[0])
+        return None
+    if (want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values())) or (
+            heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads)) or (
+            regnal and not any_regnal(nn.name for nn in mapping.values())):
+        # the first fit, should no candidate of the first windows share the head noun, (for "from the
+        # East India Company .") read as more than a bare one-word name ("from the Toyota ."), or give a
+        # monarch's name for one
+        return mapping, keys, written, False
+    return mapping, keys, written, True
 
 
 # ---------------------------------------------------------------------------- the driver (queries the index)

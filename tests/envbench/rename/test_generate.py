@@ -477,3 +477,43 @@ def test_a_benchmark_that_renamed_little_is_said_to_be_mostly_its_source() -> No
         "overlap 1); the benchmark is mostly its source's names: --exclude-names-from may hold most of the index's "
         "names, check --links and the index")
     assert "--exclude-names-from" not in low_rate_note(stats(10, 100), excludes=False)
+
+
+def test_two_entities_of_one_item_take_one_new_item_where_it_fits(tmp_path: Path) -> None:
+    # Re-DocRED splits "City 3" and "the city C3" of one article into two entities; gold links give both
+    # one item. The second takes the item the first became, so the text names one city, as the original
+    # did; a person named once, then as an entity of three names, takes the first's item only when that
+    # item has three names to give (else it draws its own, as before).
+    sents = [["Person", "3", "was", "born", "in", "City", "3", "."],
+             ["He", "left", "C3", "for", "City", "7", "."],
+             ["Person", "3", "(", "P.", "3", ",", "Per", "3", ")", "was", "a", "singer", "."]]
+    doc = {"title": "Person 3", "sents": sents, "labels": [{"h": 0, "t": 1, "r": "P19", "evidence": [0]}],
+           "vertexSet": [[mention("Person 3", 0, [0, 2], "PER")], [mention("City 3", 0, [5, 7], "LOC")],
+                         [mention("C3", 1, [2, 3], "LOC")], [mention("City 7", 1, [4, 6], "LOC")],
+                         [mention("Person 3", 2, [0, 2], "PER"), mention("P. 3", 2, [3, 5], "PER"),
+                          mention("Per 3", 2, [6, 8], "PER")]]}
+    docs = tmp_path / "docs.json"
+    docs.write_text(json.dumps([doc]))
+    links = tmp_path / "links.json"
+    links.write_text(json.dumps({"Person 3": ["Q103", "Q203", "Q203", "Q207", "Q103"]}))
+    index = tiny_world().write(tmp_path / "index")
+    generate(docs, index, tmp_path / "out", links=links, seeds=30, progress=False)
+    rows = pl.read_parquet(tmp_path / "out" / "substitutions.parquet")
+    n_names = {f"Q{100 + k}": 3 - k % 3 for k in range(40)}  # tiny_world: "Person k", "P. k", "Per k" for k % 3 == 0
+    shared = drew_own = 0
+    for seed in range(1, 31):
+        by = {r["entity"]: r for r in rows.filter(pl.col("seed") == seed).to_dicts()}
+        assert all(by[e]["kind"] == "linked" for e in range(5)), by
+        assert by[1]["new_qid"] == by[2]["new_qid"] != by[3]["new_qid"]  # one city twice, another city once
+        if n_names[by[0]["new_qid"]] >= 3:  # the first person's item can name the second too
+            assert by[4]["new_qid"] == by[0]["new_qid"]
+            assert by[4]["new_names"][0] == by[0]["new_names"][0]
+            shared += 1
+        else:
+            assert n_names[by[4]["new_qid"]] >= 3 and by[4]["new_qid"] != by[0]["new_qid"]
+            drew_own += 1
+    assert shared and drew_own  # both cases happen
+    out = json.loads((tmp_path / "out" / "docs_env.json").read_text())
+    for d in out:
+        city = d["vertexSet"][1][0]["name"]
+        assert d["sents"][0][5:5 + len(city.split())] == city.split()
