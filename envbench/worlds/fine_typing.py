@@ -173,6 +173,8 @@ class Evidence:
     located_in: Sequence[int] = ()
     # the clusters that gold P463 triples make members of it
     members: Sequence[int] = ()
+    # the clusters that gold P118 (league) triples put it in
+    leagues: Sequence[int] = ()
 
 
 @dataclass(frozen=True)
@@ -313,6 +315,26 @@ SETTLEMENT_ROLES = frozenset({("P19", "value"), ("P20", "value"), ("P159", "valu
 ADMIN_ENTITY = "Q56061"  # administrative territorial entity
 COUNTRY = "Q6256"
 INTERGOVERNMENTAL = "Q245065"  # intergovernmental organization
+# a team's sport, from the name of the league it plays in (gold P118): the words a league's name has, or the
+# league's short name ("National Basketball Association", "NBA"; "National Football League" is American
+# football, while England's "Football League" is association football, which the relations already say)
+SPORT_TEAMS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
+    ("Q13393265", frozenset({"basketball"}), frozenset({"nba", "wnba", "aba"})),  # basketball team
+    ("Q13027888", frozenset({"baseball"}), frozenset({"mlb"})),  # baseball team
+    ("Q4498974", frozenset({"hockey"}), frozenset({"nhl", "khl", "ahl", "whl", "ohl"})),  # ice hockey team
+    ("Q17156793", frozenset(), frozenset({"nfl", "national football league", "american football league"})),
+)
+TEAM_CLASSES = frozenset({"Q476028", "Q12973014", "Q847017"})  # association football club, sports team, club
+SPORTS_TEAM = "Q12973014"
+
+
+def league_sports(name: str) -> set[str]:
+    """The team classes whose sport the league name ``name`` names (``SPORT_TEAMS``): "National Basketball
+    Association" and "NBA" {basketball team}; "Major League Baseball" {baseball team}; "National Football
+    League" {American football team}; "Premier League", "Northwest League" none."""
+    words = set(_words(name))
+    low = " ".join(name.casefold().split())
+    return {q for q, sport_words, short in SPORT_TEAMS if words & sport_words or low in short}
 # words that name a state of its own in a place's name ("Italian Social Republic", "Kingdom of Scotland")
 POLITY_WORDS = frozenset({"republic", "kingdom", "empire", "state", "states", "confederation", "federation", "union",
                           "sultanate", "emirate", "principality", "duchy", "caliphate", "khanate", "colony",
@@ -712,8 +734,28 @@ class FineTyper:
         self.head_classes = {}
         typed = self.head_pass(evidences, typed) if "head" in self.signals else typed
         if "relations" in self.signals:
-            typed = self.alliance_pass(evidences, self.level_pass(evidences, typed))
+            typed = self.league_pass(evidences, self.alliance_pass(evidences, self.level_pass(evidences, typed)))
         return typed
+
+    def league_pass(self, evidences: Sequence[Evidence], typed: list[Typing]) -> list[Typing]:
+        """A club or team that plays in a league whose name names its sport (gold P118) is a team of that sport:
+        the relations type every team that plays in a league an association football club, so the Los Angeles
+        Lakers (NBA), the Pittsburgh Steelers (National Football League) and the Seattle Mariners (Major League
+        Baseball) had been swapped with Birmingham City. A sport's class with fewer than ``min_class_items``
+        items hands them to sports team."""
+        sport: dict[int, str] = {}
+        for i, (ev, t) in enumerate(zip(evidences, typed)):
+            if ev.coarse != "ORG" or t.qid not in TEAM_CLASSES:
+                continue
+            found = {q for j in ev.leagues for n in evidences[j].names for q in league_sports(n)}
+            if len(found) == 1:
+                sport[i] = found.pop()
+        sizes = Counter(sport.values())
+        out = list(typed)
+        for i, q in sport.items():
+            q = q if sizes[q] >= self.min_class_items else SPORTS_TEAM
+            out[i] = Typing(q, "relations", place=typed[i].place, scores=typed[i].scores)
+        return out
 
     def alliance_pass(self, evidences: Sequence[Evidence], typed: list[Typing]) -> list[Typing]:
         """An organization whose members (gold P463) include a country is an intergovernmental organization,

@@ -497,12 +497,13 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
 
 def corpus_evidence(corpus: Corpus) -> tuple[list[Cluster], list[Evidence]]:
     """The clusters in the fixed order the typing reads them (the learned signal trains in it), and what is
-    known about each, with the clusters gold P131 (located in) and P17 (country) triples put it in, and the
-    clusters gold P463 (member of) triples make members of it."""
+    known about each, with the clusters gold P131 (located in) and P17 (country) triples put it in, the
+    clusters gold P463 (member of) triples make members of it, and the leagues gold P118 triples put it in."""
     ordered = sorted(corpus.clusters, key=lambda c: c.key)
     at = {id(cl): i for i, cl in enumerate(ordered)}
     located: dict[int, set[int]] = {}
     members: dict[int, set[int]] = {}
+    leagues: dict[int, set[int]] = {}
     for title, labels in corpus.doc_labels:
         row = corpus.slots[title]
         for lab in labels:
@@ -513,8 +514,11 @@ def corpus_evidence(corpus: Corpus) -> tuple[list[Cluster], list[Evidence]]:
                 located.setdefault(at[id(h)], set()).add(at[id(t)])
             elif lab["r"] == "P463":
                 members.setdefault(at[id(t)], set()).add(at[id(h)])
+            elif lab["r"] == "P118":
+                leagues.setdefault(at[id(h)], set()).add(at[id(t)])
     return ordered, [Evidence(cl.coarse, cl.names(), cl.roles, cl.contexts, cl.mention_names,
-                              tuple(sorted(located.get(i, ()))), tuple(sorted(members.get(i, ()))))
+                              tuple(sorted(located.get(i, ()))), tuple(sorted(members.get(i, ()))),
+                              tuple(sorted(leagues.get(i, ()))))
                      for i, cl in enumerate(ordered)]
 
 

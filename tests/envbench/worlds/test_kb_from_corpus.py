@@ -690,3 +690,39 @@ def test_a_party_written_as_its_adjective_is_swapped_only_with_another(tmp_path:
     assert "Republican" not in lexicon and "Catholic" not in lexicon
     assert set(lexicon.values()) == {"Q2000000000009", "Q2000000000006"}  # no class no entity has
     assert res.lexicon_items == len(lexicon) and "adjectival forms of the lexicon" in res.summary()
+
+
+def _league_docs() -> list[dict]:
+    """Three teams in the NBA, two clubs in the Premier League, one team in a league of no named sport."""
+    docs = []
+    for title, team, league in (("A", "Boston Celtics", "NBA"), ("B", "New York Knicks", "National Basketball Association"),
+                                ("C", "Toronto Huskies", "NBA"), ("D", "Burnley", "Premier League"),
+                                ("E", "Fulham", "Premier League"), ("F", "Salem Volcanoes", "Northwest League")):
+        sents = [[*team.split(), "play", "in", "the", *league.split(), "."]]
+        n, k = len(team.split()), len(league.split())
+        docs.append({"title": title, "sents": sents, "labels": [{"h": 0, "t": 1, "r": "P118", "evidence": [0]}],
+                     "vertexSet": [[_m(team, 0, 0, n, "ORG")], [_m(league, 0, n + 3, n + 3 + k, "ORG")]]})
+    return docs
+
+
+@pytest.mark.parametrize("min_items, basketball", [(1, "Q13393265"), (4, "Q12973014")])
+def test_a_team_takes_the_sport_its_league_names(tmp_path: Path, min_items: int, basketball: str) -> None:
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps(_league_docs()))
+    kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=min_items)
+    items = _items(tmp_path / "kb.json.gz")
+    links = json.loads((tmp_path / "links.json").read_text())
+    team = {t: _p31(items[row[0]]) for t, row in links.items()}
+    # basketball teams, or sports teams when the basketball class has fewer items than a class needs
+    assert team["A"] == team["B"] == team["C"] == basketball
+    assert team["D"] == team["E"] == team["F"] != basketball  # no sport named: what the relations say
+
+
+def test_league_sports_reads_the_sport_a_league_name_names() -> None:
+    from envbench.worlds.fine_typing import league_sports
+
+    assert league_sports("National Basketball Association") == league_sports("NBA") == {"Q13393265"}
+    assert league_sports("Major League Baseball") == {"Q13027888"}
+    assert league_sports("National Football League") == {"Q17156793"}
+    assert league_sports("National Hockey League") == {"Q4498974"}
+    assert league_sports("The Football League") == league_sports("Premier League") == set()
