@@ -20,6 +20,7 @@ class KeptReason(str, Enum):
     NO_DEMONYM = "no_demonym"
     GENERIC_TYPE = "generic_type"
     NO_GENDER = "no_gender"
+    SAME_ITEM = "same_item"
 
     @property
     def description(self) -> str:
@@ -39,6 +40,7 @@ _DESCRIPTIONS = {
     KeptReason.NO_DEMONYM: "a mention is adjectival and no drawn candidate had an adjectival form",
     KeptReason.GENERIC_TYPE: "the item's only classes are catch-alls (entity, organization, ...)",
     KeptReason.NO_GENDER: "the person's gender is known and no drawn candidate of that gender, with a name that reads as it, passed the checks",
+    KeptReason.SAME_ITEM: "an earlier entity of the document linked to the same item kept its names, so the text names one thing",
 }
 
 __all__ = ["KeptReason"]

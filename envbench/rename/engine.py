@@ -1113,14 +1113,19 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     own_types, adjectival, need_forms, person = facts.own_types, facts.adjectival, facts.need_forms, facts.person
     common, regnal = facts.common, facts.regnal
     types = draws.auditor.types
-    if (lead := info.same_item.get(ei)) is not None and lead in run.new_items and ei not in run.tried_same:
+    if (lead := info.same_item.get(ei)) is not None and ei not in run.tried_same:
         run.tried_same.add(ei)
         # an item the document names twice, as two entities ("United States" and "the United States" of
         # one article, linked to one item): the item the first became, if it fits this one too, so the
-        # renamed text names one country where the original did
-        allowed = frozenset(k for nn in run.plan[lead].values() for k in clash_keys(nn.name))
-        if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed)) is not None:
-            _accept(run, ei, draws, run.new_items[lead], *fit[:3], adjectival, person)
+        # renamed text names one country where the original did; kept when the first was kept, for
+        # the same reason ("Battle of Kashii" kept, its "battle of Kashii" never "Battle of Sattelberg")
+        if lead in run.new_items:
+            allowed = frozenset(k for nn in run.plan[lead].values() for k in clash_keys(nn.name))
+            if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed)) is not None:
+                _accept(run, ei, draws, run.new_items[lead], *fit[:3], adjectival, person)
+                return None
+        elif any(r.entity == lead and r.kind == "kept" for r in run.rows):
+            keep(run, ei, KeptReason.SAME_ITEM, person)
             return None
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
         window = draws.windows.get((si, run.window - w0))

@@ -2,9 +2,11 @@
 
 This is how the method applies to corpora that are not linked to Wikidata (Re-DocRED here):
 
-* one item per real-world entity; entities of different documents are the same item when their
-  canonical names (most frequent mention name, folded, a leading "the" dropped) and coarse types agree. Two entities of one
-  document are never merged: the second becomes its own item. An entity written as an adjective and as
+* one item per real-world entity; entities are the same item when their canonical names (most frequent
+  mention name, folded, a leading "the" dropped) and coarse types agree, and two entities of one document
+  when they share any name so folded and their coarse type (Re-DocRED splits "United States" and "the
+  United States" of one article; ``generate`` then renames both as one, as gold links to one Wikidata item
+  would have it). An entity written as an adjective and as
   the place it names ("German", "German", "Germany") has the place's name as its canonical one, so it is
   the place's item (a country, whose demonyms its adjectival mentions take) and the entities written only
   as "German" stay an adjectival item of their own;
@@ -449,7 +451,7 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
             n_docs += 1
             labels = doc.get("labels") or []
             row: list[Cluster | None] = []
-            used_keys: set[tuple[str, ...]] = set()
+            here: dict[tuple[str, str], Cluster] = {}  # (coarse type, folded name) -> its item in this document
             genders = document_genders(doc)
             for ei, ent in enumerate(doc["vertexSet"]):
                 coarse = entity_type(ent)
@@ -464,13 +466,18 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
                     places = [n for n in names if not gz.adjectival_for(n) and gz.places_for(n)]
                     if places:
                         canon = min(places, key=lambda n: (-counts[n], names.index(n)))
+                # two entities of one document that share a name (folded, without "the") are one item too:
+                # Re-DocRED splits one thing ("United States" and "the United States" of one article; the
+                # title's "Intelligent design | ID" and a later "intelligent design"), and gold links would
+                # join them (``generate`` gives both the item the first becomes, ``DocInfo.same_item``)
                 key: tuple[str, ...] = (coarse, cluster_name(canon))
-                if key in used_keys:  # a second entity with the same name in one document
-                    key = (coarse, cluster_name(canon), title, str(ei))
-                used_keys.add(key)
-                cl = clusters.get(key)
+                cl = next((here[k] for n in names if (k := (coarse, cluster_name(n))) in here), None)
+                if cl is None:
+                    cl = clusters.get(key)
                 if cl is None:
                     cl = clusters[key] = Cluster(key, coarse)
+                for n in names:
+                    here.setdefault((coarse, cluster_name(n)), cl)
                 sents = doc["sents"]
                 for m in ent:
                     cl.mention_names[m["name"]] += 1

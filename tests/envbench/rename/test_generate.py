@@ -517,3 +517,26 @@ def test_two_entities_of_one_item_take_one_new_item_where_it_fits(tmp_path: Path
     for d in out:
         city = d["vertexSet"][1][0]["name"]
         assert d["sents"][0][5:5 + len(city.split())] == city.split()
+
+
+def test_an_entity_of_an_item_an_earlier_entity_kept_keeps_its_names_too(tmp_path: Path) -> None:
+    # the first entity has four names, more than any person of tiny_world: kept (no_candidate); the second,
+    # one name of the same item, could draw a person, but is kept with it (same_item), so the text never
+    # names the person by its old name in one sentence and by a new one in the next
+    sents = [["Person", "3", ",", "Alba", "Rossi", ",", "Cora", "Lind", "or", "Dina", "Moss", ",", "sang", "."],
+             ["Person", "3", "died", "."]]
+    doc = {"title": "Person 3", "sents": sents, "labels": [],
+           "vertexSet": [[mention("Person 3", 0, [0, 2], "PER"), mention("Alba Rossi", 0, [3, 5], "PER"),
+                          mention("Cora Lind", 0, [6, 8], "PER"), mention("Dina Moss", 0, [9, 11], "PER")],
+                         [mention("Person 3", 1, [0, 2], "PER")]]}
+    docs = tmp_path / "docs.json"
+    docs.write_text(json.dumps([doc]))
+    links = tmp_path / "links.json"
+    links.write_text(json.dumps({"Person 3": ["Q103", "Q103"]}))
+    index = tiny_world().write(tmp_path / "index")
+    generate(docs, index, tmp_path / "out", links=links, seeds=3, progress=False)
+    rows = pl.read_parquet(tmp_path / "out" / "substitutions.parquet").sort(["seed", "entity"]).to_dicts()
+    assert [(r["entity"], r["kind"], r["reason"]) for r in rows] == [(0, "kept", "no_candidate"),
+                                                                    (1, "kept", "same_item")] * 3
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["kept_reasons"]["same_item"] == 3
