@@ -640,6 +640,7 @@ class Run:
     # the entities that have tried the item their document's earlier entity of the same item became
     # (``DocInfo.same_item``): once, though settle_linked is entered again after each missing window
     tried_same: set[int] = field(default_factory=set)
+    kept: set[int] = field(default_factory=set)  # the entities that kept their names (``keep``)
 
 
 @dataclass
@@ -830,6 +831,7 @@ def keep(run: Run, ei: int, reason: KeptReason, person: PersonGender = UNKNOWN) 
     run.rows.append(Row(ei, info.coarse[ei], "kept", reason, q, ft, None, info.names[ei], info.names[ei],
                         catch_all=(ft,) if reason is KeptReason.GENERIC_TYPE and ft is not None else (),
                         gender=person.gender, gender_from=person.source))
+    run.kept.add(ei)
 
 
 def _rule_plan(name_tokens: dict[str, list[str]], new: dict[str, list[str]]) -> dict[str, NewName]:
@@ -1124,7 +1126,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed)) is not None:
                 _accept(run, ei, draws, run.new_items[lead], *fit[:3], adjectival, person)
                 return None
-        elif any(r.entity == lead and r.kind == "kept" for r in run.rows):
+        elif lead in run.kept:
             keep(run, ei, KeptReason.SAME_ITEM, person)
             return None
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
