@@ -302,15 +302,15 @@ class DocInfo:
         self.overlap -= set(self.followers) | set(self.leaders)
         self.ftypes = ftypes  # (qid, coarse type) -> fine type (``fine_types.fine_types``)
         self.coarse = [entity_type(e) for e in doc["vertexSet"]]
-        # entities of one coarse type linked to an item an earlier entity is linked to (Re-DocRED splits "United
-        # States" and "the United States" of one article in two; gold links join them again) -> that earlier
-        # entity: each tries the item the first became before it draws (``settle_linked``)
-        first_of: dict[tuple[str, str], int] = {}
+        # entities linked to an item an earlier entity is linked to, whatever their coarse types (Re-DocRED
+        # splits "United States" and "the United States" of one article in two; gold links join them) -> that
+        # earlier entity: each tries the item the first became before it draws (``settle_linked``)
+        first_of: dict[str, int] = {}
         self.same_item: dict[int, int] = {}
         for ei, q in enumerate(qids):
             if q is None or ei in self.overlap or ei in self.followers or ei in self.leaders or self.coarse[ei] in rule:
                 continue
-            lead = first_of.setdefault((q, self.coarse[ei]), ei)
+            lead = first_of.setdefault(q, ei)
             if lead != ei:
                 self.same_item[ei] = lead
         self.names = [distinct_names(e) for e in doc["vertexSet"]]

@@ -480,16 +480,16 @@ def test_a_benchmark_that_renamed_little_is_said_to_be_mostly_its_source() -> No
 
 
 def test_two_entities_of_one_item_take_one_new_item_where_it_fits(tmp_path: Path) -> None:
-    # Re-DocRED splits "City 3" and "the city C3" of one article into two entities; gold links give both
-    # one item. The second takes the item the first became, so the text names one city, as the original
-    # did; a person named once, then as an entity of three names, takes the first's item only when that
+    # Re-DocRED splits "City 3" and "the city C3" of one article into two entities (and may type them
+    # differently); gold links give both one item. The second takes the item the first became, so the text
+    # names one city, as the original did; a person named once, then as an entity of three names, takes the first's item only when that
     # item has three names to give (else it draws its own, as before).
     sents = [["Person", "3", "was", "born", "in", "City", "3", "."],
              ["He", "left", "C3", "for", "City", "7", "."],
              ["Person", "3", "(", "P.", "3", ",", "Per", "3", ")", "was", "a", "singer", "."]]
     doc = {"title": "Person 3", "sents": sents, "labels": [{"h": 0, "t": 1, "r": "P19", "evidence": [0]}],
            "vertexSet": [[mention("Person 3", 0, [0, 2], "PER")], [mention("City 3", 0, [5, 7], "LOC")],
-                         [mention("C3", 1, [2, 3], "LOC")], [mention("City 7", 1, [4, 6], "LOC")],
+                         [mention("C3", 1, [2, 3], "MISC")], [mention("City 7", 1, [4, 6], "LOC")],
                          [mention("Person 3", 2, [0, 2], "PER"), mention("P. 3", 2, [3, 5], "PER"),
                           mention("Per 3", 2, [6, 8], "PER")]]}
     docs = tmp_path / "docs.json"
