@@ -509,6 +509,17 @@ def first_name_lean(first: str) -> str | None:
     return FEMALE if hit[0] > 0.5 else MALE
 
 
+def first_name_share(first: str, gender: str) -> float | None:
+    """The share of a first name's carriers that have ``gender`` ("male" or "female") in the lexicon
+    (``first_name_lexicon``): "kim" 0.665 female, 0.335 male; None for a name it does not count. Looked up
+    as written, then without accents."""
+    lexicon = first_name_lexicon()
+    hit = lexicon.get(first.casefold()) or lexicon.get(lexicon_key(first))
+    if hit is None:
+        return None
+    return hit[0] if gender == FEMALE else 1.0 - hit[0]
+
+
 @functools.cache
 def lexicon_genders() -> Mapping[str, str]:
     """First name -> "male" / "female" where the lexicon tells it (:data:`LEXICON_TELLS`): kb-from-corpus's

@@ -19,10 +19,11 @@ gendered nouns beside them); the item's is its P21 value (``core.gender.item_gen
   of the other gender ("her eldest son Barbara Stanwyck"). A person of unknown gender takes any
   candidate. An index without the ``genders`` table knows no candidate's gender: there the rule cannot
   apply and every candidate fits (``generate`` says so once).
-* **Which names read right.** A person of known gender never takes a name a reader takes for the
+* **Which names read right.** A person of known gender never takes a name a reader may take for the
   other gender, whatever the candidate's P21 says (:func:`reads_against`): a new name whose first name
-  (``core.gender.first_name``) most of its carriers of the other gender carry (``core.gender.first_name_lean``,
-  a lexicon of 36 sources from many countries) is skipped. Wikidata's actress Kyle Richards (P21 female)
+  (``core.gender.first_name``) fewer than ``READS_AS`` (75%) of its carriers of the person's gender carry
+  (``core.gender.first_name_share``, a lexicon of 36 sources from many countries) is skipped: "Kim",
+  "Sasha" and "Jean" for either gender, as readers and lexicons differ on them. Wikidata's actress Kyle Richards (P21 female)
   never renames a woman whose document says "she": a reader meets "Kyle Richards ... her" as a man's name
   with a woman's pronoun; nor does the rapper Tinie Tempah (P21 male) rename a man, as most Tinies are women. The rule reads
   the names the candidate would write, not its P21, so it applies on an index without P21 too.
@@ -45,7 +46,7 @@ from typing import Any
 from envbench.core.gender import (
     P21_OF,
     first_name,
-    first_name_lean,
+    first_name_share,
     item_gender,
     pronoun_class,
 )
@@ -90,17 +91,23 @@ def fits(person: PersonGender, candidate_p21: str | None, index_knows: bool) -> 
     return person.want is None or not index_knows or candidate_p21 == person.want
 
 
+READS_AS = 0.75  # the share of a first name's carriers of the person's gender a new name needs to read as it
+
+
 def reads_against(person: PersonGender, names: Iterable[str]) -> bool:
-    """Whether one of ``names`` (the new names a candidate would write) reads to a reader as the gender
-    other than ``person``'s: most carriers of its first name have that gender (``core.gender.first_name_lean``).
-    Always False for a person of unknown gender. Examples, for a woman: "Kyle Richards" True (0.07 of
-    Kyles are women), "Lee Hyo-ri" True (the family name comes first, and most Lees are men); for a man:
-    "Hélène Desmarais" True (read as "helene"), "Tinie Tempah" True (0.95), "Gul Hamid" True (0.73),
-    "Kim Lee" True (0.67); for either, "Tempah" (one word, no first name) and "A. R. Kardar" (initials) False."""
+    """Whether one of ``names`` (the new names a candidate would write) fails to read to a reader as
+    ``person``'s gender: fewer than ``READS_AS`` of its first name's carriers have that gender
+    (``core.gender.first_name_share``), so a reader may take it for the other one, or for either. Always
+    False for a person of unknown gender. Examples, for a woman: "Kyle Richards" True (0.07 of Kyles are
+    women), "Lee Hyo-ri" True (the family name comes first, and most Lees are men), "Kim Lee" True (0.67:
+    a third of the Kims are men), "Mary Pickford" False; for a man: "Hélène Desmarais" True (read as
+    "helene"), "Tinie Tempah" True (0.05 of Tinies are men), "Gul Hamid" True, "Kim Lee" True, "Otis
+    Briggs" False; for either, "Tempah" (one word, no first name), "A. R. Kardar" (initials) and a first
+    name the lexicon does not count False."""
     if person.gender is None:
         return False
-    return any((f := first_name(n)) is not None and (lean := first_name_lean(f)) is not None and lean != person.gender
-               for n in names)
+    return any((f := first_name(n)) is not None and (share := first_name_share(f, person.gender)) is not None
+               and share < READS_AS for n in names)
 
 
 def fetch_genders(con: Any, qids: Iterable[str]) -> dict[str, str]:

@@ -280,6 +280,16 @@ def test_a_reader_takes_a_first_name_for_the_gender_most_of_its_carriers_have() 
     assert first_name_lean("lorde") is None and first_name_lean("qirra") is None
 
 
+def test_a_first_names_share_of_carriers_of_one_gender() -> None:
+    """first_name_share: the lexicon's share of a name's carriers that have the gender; the two add to 1."""
+    from envbench.core.gender import first_name_share
+
+    kim_f, kim_m = first_name_share("Kim", FEMALE), first_name_share("kim", MALE)
+    assert kim_f is not None and kim_m is not None and abs(kim_f + kim_m - 1) < 1e-9 and 0.6 < kim_f < 0.7
+    assert first_name_share("Hélène", FEMALE) == first_name_share("helene", FEMALE) > 0.95  # accents folded
+    assert first_name_share("qirra", MALE) is None
+
+
 def test_a_person_named_by_one_word_is_read_by_it_when_it_is_a_common_given_name() -> None:
     """one_word_gender: every name one word, each counted ONE_WORD_MIN_COUNT times, all telling one gender."""
     from envbench.core.gender import one_word_gender
