@@ -1124,7 +1124,10 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         if lead in run.new_items:
             allowed = frozenset(k for nn in run.plan[lead].values() for k in clash_keys(nn.name))
             if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed)) is not None:
-                _accept(run, ei, draws, run.new_items[lead], *fit[:3], adjectival, person)
+                mapping, keys, written, _ = fit
+                if info.coarse[ei] == "PER":  # "Thorborg" beside "Kerstin Thorborg": the new surname
+                    mapping, keys, written = _surnames_of(run, ei, lead, mapping, keys, written, allowed)
+                _accept(run, ei, draws, run.new_items[lead], mapping, keys, written, adjectival, person)
                 return None
         elif lead in run.kept:
             keep(run, ei, KeptReason.SAME_ITEM, person)
@@ -1177,6 +1180,28 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         return settle_linked(run, ei, draws)
     keep(run, ei, reason, person)
     return None
+
+
+def _surnames_of(run: Run, ei: int, lead: int, mapping: dict[str, NewName], keys: list[tuple[str, ...]],
+                 written: frozenset[str], allowed: frozenset[tuple[str, ...]]) -> tuple[
+                     dict[str, NewName], list[tuple[str, ...]], frozenset[str]]:
+    """A person's names that end a longer name of the earlier entity of its item (``DocInfo.same_item``)
+    take that name's new last word, as the names of one entity do (``substitute.surnames_follow``): Re-DocRED's
+    "Thorborg" beside its "Kerstin Thorborg" becomes "Smith" of "Anna Smith", not "Anna Smith" again. Left
+    as paired where the surname is another entity's new name or a name the document has."""
+    info = run.info
+    own = [nm for nm in info.names[ei] if nm in mapping]
+    combined = surnames_follow([*info.names[lead], *own], {**run.plan[lead], **mapping})
+    out = dict(mapping)
+    for nm in own:
+        nn = combined[nm]
+        if nn == mapping[nm] or any((k in run.taken and k not in allowed) or info.occurs(k) for k in clash_keys(nn.name)):
+            continue
+        out[nm] = nn
+        written = written | {nm}
+    if out == mapping:
+        return mapping, keys, written
+    return out, [k for nn in out.values() for k in clash_keys(nn.name)], written
 
 
 def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,

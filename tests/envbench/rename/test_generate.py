@@ -540,3 +540,24 @@ def test_an_entity_of_an_item_an_earlier_entity_kept_keeps_its_names_too(tmp_pat
                                                                     (1, "kept", "same_item")] * 3
     stats = json.loads((tmp_path / "out" / "stats.json").read_text())
     assert stats["kept_reasons"]["same_item"] == 3
+
+
+def test_a_surname_entity_of_a_persons_item_takes_the_new_surname(tmp_path: Path) -> None:
+    # Re-DocRED gives "Hana Verhesberg" and a later "Verhesberg" two entities; gold links give both the
+    # sample world's Hana Verhesberg. The second takes the first's new item and, as a surname, its new
+    # last word ("Smith" of "Anna Smith"), not the full name again
+    w = sample_world()
+    doc = {"title": "Verhesberg", "labels": [],
+           "sents": [["Hana", "Verhesberg", "was", "a", "singer", "."], ["Verhesberg", "sang", "."]],
+           "vertexSet": [[mention("Hana Verhesberg", 0, [0, 2], "PER")], [mention("Verhesberg", 1, [0, 1], "PER")]]}
+    docs = tmp_path / "docs.json"
+    docs.write_text(json.dumps([doc]))
+    links = tmp_path / "links.json"
+    links.write_text(json.dumps({"Verhesberg": ["Q900000682", "Q900000682"]}))
+    generate(docs, w.index, tmp_path / "out", links=links, seeds=5, progress=False)
+    rows = pl.read_parquet(tmp_path / "out" / "substitutions.parquet").sort(["seed", "entity"]).to_dicts()
+    for full, short in zip(rows[::2], rows[1::2]):
+        assert full["kind"] == short["kind"] == "linked" and short["new_qid"] == full["new_qid"]
+        assert len(full["new_names"][0].split()) == 2  # the sample world's persons: first name and surname
+        assert short["new_names"] == [full["new_names"][0].split()[-1]], (full, short)
+        assert short["written"] == short["new_names"]
