@@ -1126,7 +1126,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed)) is not None:
                 mapping, keys, written, _ = fit
                 if info.coarse[ei] == "PER":  # "Thorborg" beside "Kerstin Thorborg": the new surname
-                    mapping, keys, written = _surnames_of(run, ei, lead, mapping, keys, written, allowed)
+                    mapping, keys, written = _surnames_of(run, ei, lead, draws, mapping, keys, written, allowed)
                 _accept(run, ei, draws, run.new_items[lead], mapping, keys, written, adjectival, person)
                 return None
         elif lead in run.kept:
@@ -1182,20 +1182,24 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     return None
 
 
-def _surnames_of(run: Run, ei: int, lead: int, mapping: dict[str, NewName], keys: list[tuple[str, ...]],
-                 written: frozenset[str], allowed: frozenset[tuple[str, ...]]) -> tuple[
+def _surnames_of(run: Run, ei: int, lead: int, draws: Draws, mapping: dict[str, NewName],
+                 keys: list[tuple[str, ...]], written: frozenset[str], allowed: frozenset[tuple[str, ...]]) -> tuple[
                      dict[str, NewName], list[tuple[str, ...]], frozenset[str]]:
     """A person's names that end a longer name of the earlier entity of its item (``DocInfo.same_item``)
     take that name's new last word, as the names of one entity do (``substitute.surnames_follow``): Re-DocRED's
     "Thorborg" beside its "Kerstin Thorborg" becomes "Smith" of "Anna Smith", not "Anna Smith" again. Left
-    as paired where the surname is another entity's new name or a name the document has."""
+    as paired where the surname is another entity's new name, a name the document has, or a name the new
+    names must avoid (``--exclude-names-from``, the benchmark's names for training twins), as any new name."""
     info = run.info
     own = [nm for nm in info.names[ei] if nm in mapping]
     combined = surnames_follow([*info.names[lead], *own], {**run.plan[lead], **mapping})
     out = dict(mapping)
     for nm in own:
         nn = combined[nm]
-        if nn == mapping[nm] or any((k in run.taken and k not in allowed) or info.occurs(k) for k in clash_keys(nn.name)):
+        new_keys = clash_keys(nn.name)
+        if nn == mapping[nm] or any((k in run.taken and k not in allowed) or info.occurs(k) for k in new_keys) or (
+                draws.excluded and any(k in draws.excluded for k in new_keys)) or (
+                draws.eval_names and fold(nn.name) in draws.eval_names):
             continue
         out[nm] = nn
         written = written | {nm}
