@@ -1122,7 +1122,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         # renamed text names one country where the original did; kept when the first was kept, for
         # the same reason ("Battle of Kashii" kept, its "battle of Kashii" never "Battle of Sattelberg")
         if lead in run.new_items:
-            allowed = frozenset(k for nn in run.plan[lead].values() for k in clash_keys(nn.name))
+            # the names the entities of this item took before it (the first and the ones that followed it)
+            allowed = frozenset(k for e in run.plan if e == lead or info.same_item.get(e) == lead
+                                for nn in run.plan[e].values() for k in clash_keys(nn.name))
             if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed)) is not None:
                 mapping, keys, written, _ = fit
                 if info.coarse[ei] == "PER":  # "Thorborg" beside "Kerstin Thorborg": the new surname
