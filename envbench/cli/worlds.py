@@ -66,10 +66,12 @@ def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | Non
     """Build a knowledge base and gold links from DocRED-format documents themselves.
 
     One item per real-world entity (clusters merged across documents by folded name, a leading "the"
-    dropped, and coarse type; label = most frequent mention name, aliases = the other names), one fine
-    P31 per item voted by the typing signals (adjectival forms, the name's kind word, gazetteers,
-    definitions, kind nouns beside mentions, gold relation roles, a model learned from those; see
-    docs/renaming.md), and hashed QIDs in Q1000000000000-Q1999999999999.
+    dropped, and coarse type, and within a document when two entities share such a name; label = most
+    frequent mention name, aliases = the other names), one fine P31 per item voted by the typing signals
+    (adjectival forms, the name's kind word, gazetteers, definitions, kind nouns beside mentions, gold
+    relation roles, a model learned from those; see docs/pipeline.md), the adjectival forms of the
+    bundled lexicon that no document names as items of their own ("Lutheran", "Whig"), and hashed QIDs
+    in Q1000000000000-Q1999999999999.
     This lets the renaming method run on corpora that are not linked to Wikidata, such as Re-DocRED.
     The dump and the links appear together, with KB.manifest.json beside the dump written last.
 
