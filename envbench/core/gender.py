@@ -499,14 +499,13 @@ def lexicon_key(first: str) -> str:
 
 
 def first_name_lean(first: str) -> str | None:
-    """The gender a reader takes a first name for: the one most of its carriers have ("tinie", 0.951
-    women, female; "gul", 0.732, female; "jan", 0.235, male), else None (unknown to the lexicon, or half
-    and half). Looked up as written, then without accents."""
-    lexicon = first_name_lexicon()
-    hit = lexicon.get(first.casefold()) or lexicon.get(lexicon_key(first))
-    if hit is None or hit[0] == 0.5:
+    """The gender most carriers of a first name have ("tinie", 0.951 women, female; "gul", 0.732, female;
+    "jan", 0.235, male), else None (unknown to the lexicon, or half and half): ``first_name_share``'s
+    majority."""
+    share = first_name_share(first, FEMALE)
+    if share is None or share == 0.5:
         return None
-    return FEMALE if hit[0] > 0.5 else MALE
+    return FEMALE if share > 0.5 else MALE
 
 
 def first_name_share(first: str, gender: str) -> float | None:

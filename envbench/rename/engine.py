@@ -640,7 +640,6 @@ class Run:
     # the entities that have tried the item their document's earlier entity of the same item became
     # (``DocInfo.same_item``): once, though settle_linked is entered again after each missing window
     tried_same: set[int] = field(default_factory=set)
-    kept: set[int] = field(default_factory=set)  # the entities that kept their names (``keep``)
 
 
 @dataclass
@@ -831,7 +830,6 @@ def keep(run: Run, ei: int, reason: KeptReason, person: PersonGender = UNKNOWN) 
     run.rows.append(Row(ei, info.coarse[ei], "kept", reason, q, ft, None, info.names[ei], info.names[ei],
                         catch_all=(ft,) if reason is KeptReason.GENERIC_TYPE and ft is not None else (),
                         gender=person.gender, gender_from=person.source))
-    run.kept.add(ei)
 
 
 def _rule_plan(name_tokens: dict[str, list[str]], new: dict[str, list[str]]) -> dict[str, NewName]:
@@ -1125,13 +1123,10 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             # the names the entities of this item took before it (the first and the ones that followed it)
             allowed = frozenset(k for e in run.plan if e == lead or info.same_item.get(e) == lead
                                 for nn in run.plan[e].values() for k in clash_keys(nn.name))
-            if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed)) is not None:
-                mapping, keys, written, _ = fit
-                if info.coarse[ei] == "PER":  # "Thorborg" beside "Kerstin Thorborg": the new surname
-                    mapping, keys, written = _surnames_of(run, ei, lead, draws, mapping, keys, written, allowed)
-                _accept(run, ei, draws, run.new_items[lead], mapping, keys, written, adjectival, person)
+            if (fit := _fit(run, ei, draws, facts, run.new_items[lead], allowed, lead)) is not None:
+                _accept(run, ei, draws, run.new_items[lead], *fit[:3], adjectival, person)
                 return None
-        elif lead in run.kept:
+        else:  # settled before this one (a lower index), and not renamed: kept
             keep(run, ei, KeptReason.SAME_ITEM, person)
             return None
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
@@ -1184,40 +1179,16 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     return None
 
 
-def _surnames_of(run: Run, ei: int, lead: int, draws: Draws, mapping: dict[str, NewName],
-                 keys: list[tuple[str, ...]], written: frozenset[str], allowed: frozenset[tuple[str, ...]]) -> tuple[
-                     dict[str, NewName], list[tuple[str, ...]], frozenset[str]]:
-    """A person's names that end a longer name of the earlier entity of its item (``DocInfo.same_item``)
-    take that name's new last word, as the names of one entity do (``substitute.surnames_follow``): Re-DocRED's
-    "Thorborg" beside its "Kerstin Thorborg" becomes "Smith" of "Anna Smith", not "Anna Smith" again. Left
-    as paired where the surname is another entity's new name, a name the document has, or a name the new
-    names must avoid (``--exclude-names-from``, the benchmark's names for training twins), as any new name."""
-    info = run.info
-    own = [nm for nm in info.names[ei] if nm in mapping]
-    combined = surnames_follow([*info.names[lead], *own], {**run.plan[lead], **mapping})
-    out = dict(mapping)
-    for nm in own:
-        nn = combined[nm]
-        new_keys = clash_keys(nn.name)
-        if nn == mapping[nm] or any((k in run.taken and k not in allowed) or info.occurs(k) for k in new_keys) or (
-                draws.excluded and any(k in draws.excluded for k in new_keys)) or (
-                draws.eval_names and fold(nn.name) in draws.eval_names):
-            continue
-        out[nm] = nn
-        written = written | {nm}
-    if out == mapping:
-        return mapping, keys, written
-    return out, [k for nn in out.values() for k in clash_keys(nn.name)], written
-
-
 def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
-         allowed: frozenset[tuple[str, ...]] = frozenset()) -> tuple[dict[str, NewName], list[tuple[str, ...]],
-                                                                   frozenset[str], bool] | None:
+         allowed: frozenset[tuple[str, ...]] = frozenset(), lead: int | None = None) -> tuple[
+             dict[str, NewName], list[tuple[str, ...]], frozenset[str], bool] | None:
     """Whether candidate ``cand`` may rename entity ``ei`` of ``run``: None when a check fails, else its names,
     their clash keys, the old names whose new names a rule wrote, and whether it is a preferred fit (one that
     shares the wanted head noun, reads as more than a bare name and gives a monarch's name where one is
     wanted) rather than a first fit to fall back on. ``allowed`` are clash keys another entity of the document
-    has taken that this one may take too (the same item's names, ``DocInfo.same_item``)."""
+    has taken that this one may take too; ``lead`` is the earlier entity of its item whose new item ``cand``
+    is (``DocInfo.same_item``), whose full names give a person's surnames as its own would ("Thorborg"
+    beside "Kerstin Thorborg" becomes "Smith" of "Anna Smith")."""
     info = run.info
     taken, occurs = run.taken, info.occurs
     (required, own, own_types, originals, tokens, near, heads, adjectival, need_forms, person, want_head,
@@ -1253,7 +1224,12 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
         return None  # "Bahiyyih Nakhjavani" never "née Alexander"
     written = written_by_rule
     if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
-        paired_names, mapping = mapping, surnames_follow(names_now, mapping)
+        paired_names = mapping
+        if lead is None:
+            mapping = surnames_follow(names_now, mapping)
+        else:  # the earlier entity's full names and their new names count as this one's
+            both = surnames_follow([*info.names[lead], *names_now], {**run.plan[lead], **mapping})
+            mapping = {nm: both[nm] for nm in mapping}
         if surnamed := frozenset(nm for nm, nn in mapping.items() if nn != paired_names[nm]):
             written = written | surnamed
     if spelled:  # after the surname rule, so "Drossinis’" reads as "Drossinis" does
