@@ -225,21 +225,37 @@ def make_staging(parent: Path, prefix: str, owner: str) -> Path:
         folder = parent / f"{prefix}{secrets.token_hex(4)}"
         if folder.exists() or folder.is_symlink():  # somebody's folder has the name: not ours to use or remove
             continue
-        with signals_deferred():
-            fresh = Path(tempfile.mkdtemp(prefix=NEW_STAGING, dir=parent))
-            try:
-                mark_staging(fresh, owner)
-                if folder.exists() or folder.is_symlink():  # made meanwhile: a rename would replace an empty one
-                    raise FileExistsError(folder)
-                os.rename(fresh, folder)
-            except BaseException as exc:  # the folder this call made goes now: a full disk, the name taken
-                with contextlib.suppress(OSError):
-                    (fresh / STAGING_MARKER).unlink(missing_ok=True)
-                    fresh.rmdir()
-                if isinstance(exc, FileExistsError):
-                    continue
-                raise
+        try:
+            make_marked(folder, owner)
+        except FileExistsError:
+            continue
         return folder
+
+
+def make_marked(folder: Path, owner: str) -> None:
+    """Make the new folder ``folder`` with ``owner``'s marker, never unmarked under its name: made as
+    ``.envbench-new-*`` (:data:`NEW_STAGING`) beside it, marked there and renamed, signals waiting
+    meanwhile. FileExistsError, and nothing left, when something has the name, even one made meanwhile
+    (a rename would replace an empty folder); a kill before the rename leaves the marked
+    ``.envbench-new-*``, which :func:`remove_new_staging` removes. ``make_staging`` and ingest-dump's stage
+    (a name of its own) are made so."""
+    with signals_deferred():
+        fresh = Path(tempfile.mkdtemp(prefix=NEW_STAGING, dir=folder.parent))
+        try:
+            mark_staging(fresh, owner)
+            if folder.exists() or folder.is_symlink():
+                raise FileExistsError(folder)
+            os.rename(fresh, folder)
+        except BaseException:  # the folder this call made goes now: a full disk, the name taken
+            _discard_new(fresh)
+            raise
+
+
+def _discard_new(fresh: Path) -> None:
+    """Remove a folder :func:`make_marked` has just made (empty but for the marker, if marked yet)."""
+    with contextlib.suppress(OSError):
+        (fresh / STAGING_MARKER).unlink(missing_ok=True)
+        fresh.rmdir()
 
 
 def remove_new_staging(parent: Path, owner: str) -> None:
@@ -701,5 +717,5 @@ def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
 
 
 __all__ = ["MANIFEST", "STAGING_MARKER", "Step", "check_writable", "claim_of", "hold_folder", "is_staging",
-           "make_staging", "manifest_beside", "mark_staging", "no_space_hint", "read_manifest", "remove_new_staging",
+           "make_marked", "make_staging", "manifest_beside", "mark_staging", "no_space_hint", "read_manifest", "remove_new_staging",
            "remove_stale_claim", "remove_staging", "signals_deferred"]

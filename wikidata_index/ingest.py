@@ -60,17 +60,16 @@ from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
 from etl.runner import ShardRunner, WorkerDied, shard_name
 from etl.step import (
-    NEW_STAGING,
     STAGING_MARKER,
     Step,
     claim_of,
     is_staging,
+    make_marked,
     make_staging,
     read_manifest,
     remove_new_staging,
     remove_staging,
     remove_stale_claim,
-    signals_deferred,
 )
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
@@ -629,22 +628,14 @@ def _not_our_stage(stage: Path, out_dir: Path) -> InputError:
 
 
 def _make_stage(stage: Path, out_dir: Path) -> None:
-    """Make ``stage`` new, with its marker from the moment it has that name: made and marked as a
-    ``.envbench-new-*`` folder (``etl.step.make_staging``), then renamed. A kill leaves either that
-    folder, which the next run removes (:func:`_take_stage`, ``_remove_leftovers``), or the marked
-    stage, which it resumes. A folder that took the name meanwhile is refused as not ours, and the
-    new one removed."""
-    # Signals wait from the make to the rename, so a Ctrl-C lands on a stage that _after_failure sees.
-    # The check right before the rename, as in make_staging: a rename replaces an empty folder.
-    with signals_deferred():
-        new = make_staging(out_dir, NEW_STAGING, STAGE_OWNER)
-        try:
-            if stage.exists() or stage.is_symlink():
-                raise _not_our_stage(stage, out_dir)
-            os.rename(new, stage)
-        except BaseException:
-            remove_staging(new, STAGE_OWNER)
-            raise
+    """Make ``stage`` new, with its marker from the moment it has that name (``etl.step.make_marked``). A
+    kill leaves either a marked ``.envbench-new-*`` folder, which the next run removes (:func:`_take_stage`,
+    ``_remove_leftovers``), or the marked stage, which it resumes. A folder that took the name meanwhile
+    is refused as not ours."""
+    try:
+        make_marked(stage, STAGE_OWNER)
+    except FileExistsError:
+        raise _not_our_stage(stage, out_dir) from None
 
 
 def _remove_stage(stage: Path) -> None:

@@ -901,9 +901,11 @@ def test_a_stage_appears_under_its_name_marked_and_a_kill_before_the_rename_is_c
             raise SystemExit("killed")
         real_rename(src, dst)
 
+    import etl.step
+
     with monkeypatch.context() as m:
-        m.setattr(ing.os, "rename", killed)
-        m.setattr(ing, "remove_staging", lambda *a: False)  # a SIGKILL runs no cleanup
+        m.setattr(etl.step.os, "rename", killed)
+        m.setattr(etl.step, "_discard_new", lambda *a: None)  # a SIGKILL runs no cleanup
         with pytest.raises(SystemExit):
             ing._take_stage(stage, out, fresh=False)
     assert seen == [True] and not stage.exists()
@@ -929,14 +931,13 @@ def test_a_folder_that_takes_the_stages_name_while_it_is_made_is_refused_and_kep
     out = tmp_path / "ix"
     out.mkdir()
     stage = out / ".staging-0123456789abcdef"
-    real = etl.step.make_staging
+    real = etl.step.mark_staging
 
-    def and_a_user_mkdirs(*args: object) -> Path:
-        made = real(*args)  # type: ignore[arg-type]
+    def and_a_user_mkdirs(*args: object) -> None:  # between the new folder's marker and its rename
+        real(*args)  # type: ignore[arg-type]
         stage.mkdir()
-        return made
 
-    monkeypatch.setattr(ing, "make_staging", and_a_user_mkdirs)
+    monkeypatch.setattr(etl.step, "mark_staging", and_a_user_mkdirs)
     with pytest.raises(InputError, match="not made by an ingest-dump run"):
         ing._take_stage(stage, out, fresh=False)
     assert [p.name for p in out.iterdir()] == [stage.name] and not any(stage.iterdir())
