@@ -23,8 +23,11 @@ setup:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# the suite in parallel (pytest-xdist, one worker per core); each test makes its own files (tmp_path), so the
+# order and the workers never change a result. PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= auto
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
 
 demo: $(STAMP)
 	$(BIN)/envbench demo --out $(DEMO_DIR)
@@ -48,6 +51,15 @@ clean:
 icl-smoke: $(STAMP)
 	$(BIN)/python bench/icl_smoke.py
 
+# Every paper preset (models/presets/ less cpu-*) trains 20 steps on 16 Re-DocRED dev documents and predicts, and
+# one trains under torchrun --nproc_per_node 2 (bench/gpu_smoke.py). Without encoders it runs tiny random BERT
+# and RoBERTa encoders on the CPU; on a lent GPU, point it at the real ones:
+#   make gpu-smoke GPU_SMOKE_ARGS="--bert DIR --roberta DIR --device cuda"
+GPU_SMOKE_ARGS ?=
+.PHONY: gpu-smoke
+gpu-smoke: $(STAMP)
+	ENVBENCH_SHARED=$(SHARED) $(BIN)/python bench/gpu_smoke.py $(GPU_SMOKE_ARGS)
+
 # Env-Re-DocRED test through the offline flow from ../shared/data (kb-from-corpus dev+test -> ingest-dump
 # -> generate test --seeds 5), pinned by tests/locks/env-redocred-test.lock.json (docs/verify.md).
 # `make lock` rewrites the lock after a deliberate change of the benchmark (commit it with the change);
@@ -61,7 +73,7 @@ REDOCRED_LOCK ?= tests/locks/env-redocred-test.lock.json
 lock-inputs: $(STAMP)
 	$(BIN)/envbench kb-from-corpus $(SHARED)/re-docred/dev_revised.json $(SHARED)/re-docred/test_revised.json \
 	    --out $(LOCK_RUN)/redocred-kb.json.gz --links $(LOCK_RUN)/redocred-links.json >/dev/null
-	$(BIN)/envbench ingest-dump $(LOCK_RUN)/redocred-kb.json.gz --out $(LOCK_RUN)/index --force --quiet >/dev/null
+	$(BIN)/envbench ingest-dump $(LOCK_RUN)/redocred-kb.json.gz --out $(LOCK_RUN)/index --force --no-progress >/dev/null
 
 lock: lock-inputs
 	$(BIN)/envbench generate $(SHARED)/re-docred/test_revised.json --index $(LOCK_RUN)/index \

@@ -62,7 +62,7 @@ def main() -> int:
              "--links", str(work / "links.json"))
         _run("ingest-dump", str(work / "kb.json.gz"), "--out", str(work / "index"))
         _run("generate", str(test), "--index", str(work / "index"), "--links", str(work / "links.json"),
-             "--seeds", "5", "--out", str(work / "env"))
+             "--exclude-names-from", str(SHARED / "dev_revised.json"), "--seeds", "5", "--out", str(work / "env"))
         print(f"offline Env-Re-DocRED test: {time.perf_counter() - t0:.1f} s")
         orig = json.loads(test.read_text())
         env = json.loads((work / "env" / "test_revised_env.json").read_text())

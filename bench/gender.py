@@ -71,6 +71,11 @@ def dev(args: argparse.Namespace) -> None:
           f"the rule decides {shown_decided} of them (coverage {shown_decided / max(shown, 1):.3f})")
     for w in wrong:
         print("  wrong:", w)
+    dev_persons = [(t, ei) for t, d in docs.items()
+                   for ei, ent in enumerate(d["vertexSet"]) if ent[0]["type"] == "PER"]
+    dev_decided = sum((ev := by_doc[t].get(ei)) is not None and ev.gender is not None for t, ei in dev_persons)
+    print(f"of all {len(dev_persons)} dev persons the rule decides {dev_decided} "
+          f"({dev_decided / max(len(dev_persons), 1):.0%})")
     # the first-name rule where the document rule says nothing (the persons kb-from-corpus gives it to)
     corpus = [d for f in (args.dev, Path(args.dev).with_name("test_revised.json")) for d in json.loads(Path(f).read_bytes())]
     persons = [({m["name"] for m in d["vertexSet"][ei]}, ev.gender, [d["title"]]) for d in corpus

@@ -202,7 +202,7 @@ import resource, sys, time
 from envbench.rename.generate import generate
 t = time.perf_counter()
 res = generate(sys.argv[1], sys.argv[2], sys.argv[3], links=sys.argv[4], seeds=int(sys.argv[5]), force=True,
-               progress=False)
+               progress=False, allow_training_names=True)
 print(res.stats["output_documents"], time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
@@ -250,7 +250,7 @@ shutil.rmtree(Path(index) / "derived", ignore_errors=True)
 times = []
 for _ in range(2):
     t, c = time.perf_counter(), time.process_time()  # CPU time of every thread: DuckDB's too
-    generate(docs, index, out, links=links, seeds=int(seeds), force=True, progress=False)
+    generate(docs, index, out, links=links, seeds=int(seeds), force=True, progress=False, allow_training_names=True)
     times.append([time.perf_counter() - t, time.process_time() - c])
 print(json.dumps(times))
 """
@@ -349,7 +349,7 @@ def main() -> None:
         for label in ("first run", "later run"):
             out = work / f"generate-out-{size}"
             t = time.perf_counter()
-            res = generate(docs, index, out, links=links, seeds=args.seeds, force=True, progress=False)
+            res = generate(docs, index, out, links=links, seeds=args.seeds, force=True, progress=False, allow_training_names=True)
             secs = time.perf_counter() - t
             rate = res.stats["substitution_rate"]["total"]
             print(f"  {label}: generate {secs:6.1f} s, {n_docs / secs:6.1f} source docs/s, "

@@ -169,7 +169,7 @@ def run_json(folder: Path) -> dict[str, Any]:
 
 def server_tokens(server: Server, messages: list[dict[str, str]]) -> int:
     """A prompt's tokens by the server's tokenizer, counted as `icl run` counts them."""
-    from icl.client import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_PROMPT
+    from icl.server import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_PROMPT
 
     total = CHAT_TOKENS_PER_PROMPT
     for m in messages:

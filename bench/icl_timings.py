@@ -25,9 +25,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from icl.client import ChatClient, run_prompts
+from icl.client import ChatClient
 from icl.parse import parse_run
 from icl.prompts import build_prompts
+from icl.run import run_prompts
 
 REPO = Path(__file__).resolve().parents[1]
 

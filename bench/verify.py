@@ -63,13 +63,15 @@ def main() -> None:
         kb, links, index, env = work / "kb.json.gz", work / "links.json", work / "index", work / "env"
         docs = str(redocred / "test_revised.json")
         run(["kb-from-corpus", str(redocred / "dev_revised.json"), docs, "--out", str(kb), "--links", str(links)])
-        run(["ingest-dump", str(kb), "--out", str(index), "--quiet"])
-        gen = ["generate", docs, "--index", str(index), "--links", str(links), "--seeds", "5", "--out", str(env),
-               "--no-progress"]
+        run(["ingest-dump", str(kb), "--out", str(index), "--no-progress"])
+        dev = str(redocred / "dev_revised.json")
+        gen = ["generate", docs, "--index", str(index), "--links", str(links), "--exclude-names-from", dev,
+               "--seeds", "5", "--out", str(env), "--no-progress"]
         run(gen)
         lock = work / "env-redocred-test.lock.json"
         run(["lock", str(env), "--index", str(index), "--out", str(lock)])
-        verify = ["verify", str(lock), "--docs", docs, "--index", str(index), "--links", str(links)]
+        verify = ["verify", str(lock), "--docs", docs, "--index", str(index), "--links", str(links),
+                  "--exclude-names-from", dev]
         rows: dict[str, list[tuple[float, float]]] = {"generate --force": [], "verify (cache present)": [],
                                                       "verify (fresh index)": []}
         for _ in range(opts.repeats):

@@ -125,6 +125,25 @@ def read_head(raw: IO[bytes], n: int = SNIFF_BYTES) -> bytes:
     return head
 
 
+def require_file(path: str | os.PathLike[str], what: str = "file") -> Path:
+    """``path`` when it is a regular file to read; else one line saying what it is: missing (``no such
+    WHAT``), a dangling link, a folder, or not a regular file (a pipe, socket or device: /dev/zero)."""
+    p = Path(path)
+    if not p.exists():
+        if p.is_symlink():  # exists() follows the link: a loop or a missing target is no "no such file"
+            raise InputError(f"{p}: a symbolic link that leads to no file (its target is missing, or it loops); "
+                             "point it at the file, or give the file itself")
+        raise InputError(f"no such {what}: {p}; check the path")
+    if p.is_dir():
+        raise InputError(f"{p} is a folder; give a file")
+    if not p.is_file():
+        # a named pipe would block until something writes to it, and is opened twice (its first bytes tell
+        # the compression), which loses them; a device never ends (/dev/zero)
+        raise InputError(f"{p}: not a regular file (a pipe, socket or device); save what it gives to a file, "
+                         "and give that")
+    return p
+
+
 def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a possibly compressed file (or '-' for stdin) as a decompressed byte stream.
 
@@ -137,19 +156,7 @@ def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
         kind = sniff_compression("-", head)
         raw = io.BufferedReader(PrefixedReader(head, sys.stdin.buffer))
         return raw if kind is None else _decoder(kind, raw)  # type: ignore[return-value]
-    p = Path(path)
-    if not p.exists():
-        if p.is_symlink():  # exists() follows the link: a loop or a missing target is no "no such file"
-            raise InputError(f"{p}: a symbolic link that leads to no file (its target is missing, or it loops); "
-                             "point it at the file, or give the file itself")
-        raise InputError(f"no such file: {p}; check the path")
-    if p.is_dir():
-        raise InputError(f"{p} is a folder; give a file")
-    if not p.is_file():
-        # a named pipe would block until something writes to it, and is opened twice (its first bytes tell
-        # the compression), which loses them
-        raise InputError(f"{p}: not a regular file (a pipe, socket or device); save what it gives to a file, "
-                         "and give that")
+    p = require_file(path)
     kind = sniff_compression(p)
     return open(p, "rb") if kind is None else _decoder(kind, p)
 
@@ -331,19 +338,23 @@ def dumps_json(obj: Any, *, indent: bool = False) -> bytes:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it into place only if the block succeeds.
+def atomic_path(path: str | os.PathLike[str], tmp_dir: str | os.PathLike[str] | None = None) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` (or in ``tmp_dir``, a folder on the same file system);
+    rename it into place only if the block succeeds.
 
-    A crash leaves the previous file (or no file) in place, never a partial one.
+    A crash leaves the previous file (or no file) in place, never a partial one. A SIGKILL leaves the
+    temporary file where it was made: a step makes it in its marked staging folder (``tmp_dir``), which
+    its next run removes (etl.step), so that nothing of it stays beside its outputs.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tmp_dir) if tmp_dir is not None else target.parent
     made: Path | None = None
     try:
         while True:
             # the name is recorded before the file is made (O_EXCL): a signal (SIGTERM, Ctrl-C) between
             # mkstemp's making it and the try it returned into had left the temporary file behind
-            made = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+            made = folder / f".{target.name}.{secrets.token_hex(4)}.tmp"
             try:  # the ordinary umask-derived mode (mkstemp's was 0600)
                 os.close(os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
                 break
@@ -370,6 +381,22 @@ def require_path(value: str | os.PathLike[str], option: str, what: str, example:
         raise InputError(f"{option} is empty; give {what}, e.g. {example}")
 
 
+def require_text(value: str, what: str) -> str:
+    """``value`` when it is text; else one line naming it. A command-line argument that is not UTF-8 (a
+    Latin-1 terminal typing "café") reaches Python as a string with lone surrogates, which no UTF-8 reader
+    (DuckDB, orjson) takes."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raw = value.encode("utf-8", "surrogateescape")
+        shown = shorten(repr(raw)[1:])  # the bytes as Python writes them, without the b: 'caf\xe9'
+        byte = raw[len(value[:exc.start].encode("utf-8", "surrogateescape"))]
+        raise InputError(f"{what} {shown} is not UTF-8 text (byte 0x{byte:02X} at character {exc.start}); the "
+                         "terminal sent another encoding: set it to UTF-8 (e.g. LANG=C.UTF-8) and type it again") \
+            from None
+    return value
+
+
 def is_no_space(exc: BaseException) -> bool:
     """Whether an error means the disk is full (an OSError, or a library's own error that says so)."""
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -378,8 +405,31 @@ def is_no_space(exc: BaseException) -> bool:
     return "no space left on device" in text or "[errno 28]" in text or "disk quota exceeded" in text
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    with atomic_path(path) as tmp:
+def is_too_large(exc: BaseException) -> bool:
+    """Whether an error is a file that grew past the file-size limit (``ulimit -f``; Python ignores
+    SIGXFSZ, so the write fails with EFBIG), in Python's words or a library's (DuckDB's, pyarrow's)."""
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return True
+    return "file too large" in str(exc).lower()
+
+
+def file_size_limit() -> str:
+    """The file-size limit as the shell sets it: ``ulimit -f 64`` (in 1024-byte blocks), for a message."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return f"ulimit -f {limit // 1024}" if limit != resource.RLIM_INFINITY else "ulimit -f"
+
+
+def too_large_message(where: str | os.PathLike[str], what: str = "", rerun: str = ", then rerun") -> str:
+    """``WHERE: a file grew past the file-size limit (ulimit -f 64) while writing[ WHAT]; raise the limit
+    ...``: what every command says when ``ulimit -f`` stops a write."""
+    return (f"{where}: a file grew past the file-size limit ({file_size_limit()}) while writing{what}; raise the "
+            f"limit (ulimit -f unlimited){rerun}")
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, tmp_dir: str | os.PathLike[str] | None = None) -> None:
+    with atomic_path(path, tmp_dir) as tmp:
         try:
             with open(tmp, "wb") as fh:
                 fh.write(data)
@@ -393,9 +443,10 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
             raise named from None
 
 
-def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: bool = False) -> None:
-    """Write JSON deterministically and atomically."""
-    write_bytes_atomic(path, dumps_json(obj, indent=indent))
+def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: bool = False,
+                      tmp_dir: str | os.PathLike[str] | None = None) -> None:
+    """Write JSON deterministically and atomically (the temporary file in ``tmp_dir``: :func:`atomic_path`)."""
+    write_bytes_atomic(path, dumps_json(obj, indent=indent), tmp_dir)
 
 
 def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:

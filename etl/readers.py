@@ -391,7 +391,7 @@ def clean_length(path: str | os.PathLike[str], kind: str, block: int = 16 << 10)
     return total
 
 
-def _strip_record(line: bytes) -> bytes:
+def strip_record(line: bytes) -> bytes:
     if line.endswith(b"},"):  # the usual dump line: one copy, not three
         return line[:-1]
     return line.strip().rstrip(b",").rstrip()
@@ -404,7 +404,7 @@ def detect_shape(first_line: bytes) -> str:
         return "array" if head == b"[" else "document"
     if head.startswith(b"{"):
         try:
-            orjson.loads(_strip_record(head))
+            orjson.loads(strip_record(head))
             return "lines"
         except orjson.JSONDecodeError:
             return "document"
@@ -626,7 +626,7 @@ def record_of_line(data: bytes, start: int, stop: int) -> bytes | None:
     """The record on the line data[start:stop] (no newline), or None for framing and blank lines."""
     if data.endswith(b"},", start, stop):  # the usual dump line: cut the comma, copy once
         return data[start : stop - 1]
-    rec = _strip_record(data[start:stop])
+    rec = strip_record(data[start:stop])
     if rec and rec != b"[" and rec != b"]":
         return rec
     return None

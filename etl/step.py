@@ -68,6 +68,10 @@ Contract, in the order things happen:
    outputs of the old manifest that this run did not write are removed (ours by 5, same sha256),
    the new manifest is written, the claim removed. A crash anywhere leaves either no manifest
    (never "up to date") or a complete one, and the claim tells the rerun which files are its own.
+   The claim and the manifest are written through temporary files made in a staging folder beside
+   them (marked, 4), so a SIGKILL while one is written leaves it there, for the rerun to remove with
+   the folder. A full disk or a file-size limit that names no file, or a staged one, is reported as
+   the output's (``--out``, or the output staged), never as a staging path or no path at all.
    On an exception the staging folders are removed and the old outputs stay as they were; an
    output folder this run created and left empty is removed too. The same marker rule serves the
    other staging of the pipeline (``wikidata_index.ingest``'s chunk stage, spool and
@@ -98,7 +102,7 @@ from typing import Any
 
 import orjson
 
-from etl.io import InputError, listed, write_json_atomic
+from etl.io import InputError, is_no_space, is_too_large, listed, write_json_atomic
 from etl.manifest import build_manifest, describe_file
 
 MANIFEST = "manifest.json"
@@ -392,6 +396,9 @@ class Step:
         self.own_folder = own_folder
         if own_folder and self.root is None:
             raise ValueError(f"step {name}: own_folder needs root (an output folder)")
+        # the flag named in a fix for files that are not this step's: none for an own folder, which ``force``
+        # does not open to another step's or a user's files (export had suggested --force, then refused it)
+        self.force_hint = None if own_folder else force_flag
         self.parameters = dict(parameters or {})
         self.identity = dict(identity or {})
         self.info: dict[str, Any] = {}  # written to the manifest, never compared (timings, counts)
@@ -450,7 +457,7 @@ class Step:
             if old is None and self.manifest_path.is_file() and not self.force:
                 # a step writes its manifest atomically and last, so no run of ours leaves one that is not a
                 # JSON object: this is somebody's file called manifest.json, and replacing it would lose it
-                fix = "" if self.force_flag is None else f", or pass {self.force_flag} to replace it"
+                fix = "" if self.force_hint is None else f", or pass {self.force_hint} to replace it"
                 raise InputError(f"{self.option} {self.root or self.outputs[0]}: {self.manifest_path.name} there is "
                                  f"not a manifest an envbench step wrote (not a JSON object); move it, or choose "
                                  f"another {self.option}{fix}")
@@ -497,7 +504,7 @@ class Step:
         kind = previous.get("step") if previous else None
         if previous and kind is None and not self.force:
             # a JSON object without a step is no manifest of ours (its author may need it)
-            fix = "" if self.force_flag is None else f", or pass {self.force_flag} to replace it"
+            fix = "" if self.force_hint is None else f", or pass {self.force_hint} to replace it"
             raise InputError(f"{self.option} {where}: {source} there is not a manifest an envbench step wrote "
                              f"(it names no step); move it, or choose another {self.option}{fix}")
         if not isinstance(kind, str):  # none, damaged, or a manifest without a step: vouches for nothing
@@ -506,8 +513,8 @@ class Step:
             if not self.force:
                 names = list(dict.fromkeys(o["name"] for o in _entries(previous)))
                 what = f"the output of `{kind}`" + (f" ({listed(names)})" if names else "")
-                fix = (f"choose another {self.option}" if self.force_flag is None
-                       else f"choose another {self.option}, or pass {self.force_flag} to write this step's files "
+                fix = (f"choose another {self.option}" if self.force_hint is None
+                       else f"choose another {self.option}, or pass {self.force_hint} to write this step's files "
                             f"beside them (none of theirs is removed; {self.manifest_path.name} then describes "
                             "this step)")
                 raise InputError(f"{self.option} {where}: {source} there describes {what}, "
@@ -530,7 +537,7 @@ class Step:
                 raise InputError(f"{self.option} {where}: {out.name}/ holds files that no `{self.name}` run wrote "
                                  f"({shown}); move them out of it, or choose another {self.option}")
             if not self.force and not damaged:
-                fix = "" if self.force_flag is None else f", or pass {self.force_flag} to replace it"
+                fix = "" if self.force_hint is None else f", or pass {self.force_hint} to replace it"
                 option = self.output_options.get(out)
                 if option is not None:  # "--links ul.json: ...", not "--out kb.json.gz: ul.json ..."
                     raise InputError(f"{option} {out}: {shown} is there and no `{self.name}` run wrote it; "
@@ -617,9 +624,37 @@ class Step:
                  tb: TracebackType | None) -> None:
         try:
             if exc_type is None and not self.up_to_date:
-                self._publish()
+                try:
+                    self._publish()
+                except OSError as failed:
+                    raise self._named(failed) from failed
+            elif isinstance(exc, OSError):
+                named = self._named(exc)
+                if named is not exc:
+                    raise named from exc
         finally:
             self._release(failed=exc_type is not None)
+
+    def _named(self, exc: OSError) -> OSError:
+        """A full disk or a file-size limit, named by where the output goes: a write that names no file
+        (pyarrow's, gzip's) gets the step's output, and one in a staging folder the output it stages, so
+        that the message names a path the user gave, and the free space of its file system. Other errors,
+        and those naming another path, are ``exc`` itself."""
+        if not (is_no_space(exc) or is_too_large(exc)):
+            return exc
+        where = exc.filename2 if exc.filename2 is not None else exc.filename
+        if where is None:
+            target: Path | None = self.root if self.root is not None else self.outputs[0]
+        else:
+            target = next((folder / Path(where).relative_to(staging) for folder, staging in self._staging.items()
+                           if Path(where).is_relative_to(staging)), None)
+            if target is None:
+                return exc
+        code = exc.errno or (errno.ENOSPC if is_no_space(exc) else errno.EFBIG)
+        named = OSError(code, os.strerror(code), str(target))
+        if hasattr(exc, "needed_bytes"):
+            named.needed_bytes = exc.needed_bytes  # type: ignore[attr-defined] - for the full-disk message
+        return named
 
     def _publish(self) -> None:
         staged = [(self._staging[o.parent] / o.name if o.parent in self._staging else None, o)
@@ -636,7 +671,12 @@ class Step:
                 final = dest / f.relative_to(src) if src.is_dir() else dest
                 described.append({**describe_file(f), "name": os.path.relpath(final, self.base)})
         claim = claim_of(self.manifest_path)
-        write_json_atomic(claim, {"step": self.name, "outputs": [*self._owned, *described]}, indent=True)
+        # the claim's and the manifest's temporary files are made in a marked staging folder beside them: a
+        # SIGKILL while one is written leaves it there, and the next run removes the folder (point 2), where
+        # beside the manifest it had stayed for good ("..manifest.json.publishing.<hex>.tmp")
+        scratch = self._scratch()
+        write_json_atomic(claim, {"step": self.name, "outputs": [*self._owned, *described]}, indent=True,
+                          tmp_dir=scratch)
         with contextlib.suppress(FileNotFoundError):
             self.manifest_path.unlink()  # a crash from here on is never "up to date"
         for src, dest in staged:
@@ -662,8 +702,13 @@ class Step:
                 continue
             listed.unlink()
         self.manifest = {**self._probe, **self.info, "outputs": sorted(described, key=lambda d: d["name"])}
-        write_json_atomic(self.manifest_path, self.manifest, indent=True)
+        write_json_atomic(self.manifest_path, self.manifest, indent=True, tmp_dir=scratch)
         claim.unlink()
+
+    def _scratch(self) -> Path:
+        """A marked staging folder beside the manifest (an output's, or a new one) for its temporary files."""
+        folder = self.manifest_path.parent
+        return self._staging[folder] if folder in self._staging else self._new_staging(folder)
 
     def _release(self, *, failed: bool) -> None:
         for staging in self._staging.values():
@@ -704,18 +749,6 @@ def hold_folder(folder: Path, option: str = "--out") -> int:
     return fd
 
 
-@contextlib.contextmanager
-def no_space_hint(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Turn ENOSPC while writing under ``path`` into one line that names it."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            raise InputError(f"{path}: no space left on the device while writing; free some space there, "
-                             "or choose another output location") from None
-        raise
-
-
 __all__ = ["MANIFEST", "STAGING_MARKER", "Step", "check_writable", "claim_of", "hold_folder", "is_staging",
-           "make_marked", "make_staging", "manifest_beside", "mark_staging", "no_space_hint", "read_manifest", "remove_new_staging",
+           "make_marked", "make_staging", "manifest_beside", "mark_staging", "read_manifest", "remove_new_staging",
            "remove_stale_claim", "remove_staging", "signals_deferred"]

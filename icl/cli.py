@@ -9,14 +9,10 @@ import urllib.parse
 
 import click
 
-from icl.client import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_TIMEOUT_S,
-    MAX_CONCURRENCY,
-    MAX_RETRIES,
-    MAX_SERVER_COUNT,
-    MAX_WAIT_S,
-)
+from envbench.cli._options import progress_option
+from icl.client import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_S, MAX_RETRIES, MAX_WAIT_S
+from icl.openai_format import MAX_SERVER_COUNT
+from icl.run import MAX_CONCURRENCY
 from icl.templates import TEMPLATES as TEMPLATE_NAMES
 from icl.util import INT64_MAX, INT64_MIN
 
@@ -56,12 +52,15 @@ def icl() -> None:
                    "versions get the same demonstrations.")
 @click.option("--max-demo-tokens", type=click.IntRange(min=1, max=INT64_MAX), default=None,
               help="Use only training documents of at most this many tokens as demonstrations (shorter prompts).")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N test documents (a quick look).")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Only the first N test documents (a quick look); of an Env file, the first N source documents "
+                   "with all their renamed copies.")
 @click.option("--skip-invalid", is_flag=True, help="Skip invalid documents instead of stopping.")
 @click.option("--template", type=click.Choice(list(TEMPLATE_NAMES)), default="paper", show_default=True,
-              help="paper: after the paper's Appendix A (entities numbered in vertexSet order, 'mention [N]', "
-                   "answers '<[h]; relation; [t]>'; icl/templates.py says which sentences are verified); "
-                   "envbench-v1: the harness's first template ('<eN>mention</eN>', numbered by first mention).")
+              help="paper: the paper's Appendix A word for word (entities numbered in the order of their first "
+                   "mention, each mention enclosed as '[N] mention [N]', answers '<[h]; relation; [t]>'; "
+                   "icl/templates.py says what the appendix leaves open and what was chosen); envbench-v1: the "
+                   "harness's first template ('<eN>mention</eN>', numbered by first mention).")
 @click.option("--system", default=None,
               help="System message sent before each prompt. Default: the template's own (paper: the reference "
                    "code's 'You are a helpful assistant.'; envbench-v1: none); '' sends none, so the server's "
@@ -147,11 +146,11 @@ def prompts_cmd(docs_path: str, train_path: str, twins_path: str | None, shots: 
               help="Answer cache folder (default OUT/cache); share it between runs to never pay twice. Not the "
                    "--prompts folder, nor inside it.")
 @click.option("--cache-only", is_flag=True, help="Send no request; documents not in the cache count as failed.")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@progress_option
 def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: str, max_tokens: int,
             temperature: float, stop: tuple[str, ...], seed: int | None, concurrency: int, timeout: float,
             retries: int, backoff: float, max_wait: float, context: int | None, extra_body: str | None,
-            cache_dir: str | None, cache_only: bool, no_progress: bool) -> None:
+            cache_dir: str | None, cache_only: bool, progress: bool) -> None:
     """Send every prompt to a chat-completions server; cached, resumable, failures listed.
 
     Answers are cached by sha256 of (model, messages, sampling parameters): rerunning costs
@@ -171,7 +170,8 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
       OPENAI_API_KEY=sk-... envbench icl run --prompts runs/icl/p3 \\
           --base-url https://api.openai.com/v1 --model gpt-4o-mini --out runs/icl/gpt-p3
     """
-    from icl.client import ChatClient, RunInterrupted, check_api_key, run_prompts
+    from icl.client import ChatClient, check_api_key
+    from icl.run import RunInterrupted, run_prompts
 
     url = urllib.parse.urlsplit(base_url)
     if url.scheme not in ("http", "https") or not url.netloc:
@@ -202,7 +202,7 @@ def run_cmd(prompts_dir: str, base_url: str, model: str, out: str, api_key_env: 
                         stop=list(stop) or None, seed=seed, notify=notify, extra=extra)
     try:
         result = run_prompts(prompts_dir, out, client, concurrency=concurrency, cache_dir=cache_dir,
-                             cache_only=cache_only, progress=not no_progress, context=context, notify=notify)
+                             cache_only=cache_only, progress=progress, context=context, notify=notify)
     except RunInterrupted as exc:
         click.echo(str(exc), err=True)
         sys.exit(130)  # the shell's code for "stopped by SIGINT"

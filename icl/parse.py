@@ -30,8 +30,8 @@ from envbench.core.relations import NAME_TO_ID, RELATIONS
 from envbench.formats.predictions import read_covers
 from etl.io import compression_of, dumps_json, read_json
 from etl.step import Step, manifest_beside
-from icl.client import RUN_FORMAT
 from icl.prompts import read_index, read_prompt
+from icl.run_folder import RUN_FORMAT
 from icl.util import plural
 
 DROP_REASONS = ("malformed", "bad_entity", "entity_out_of_range", "unknown_relation", "self_pair", "duplicate")

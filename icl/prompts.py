@@ -35,6 +35,7 @@ from envbench.core.errors import DataError, EnvbenchError, shorten
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import derive_seed
 from envbench.formats.docred import Doc, distinct_names, read_docred
+from envbench.scoring.evaluate import env_seeds, split_seed
 from etl.io import dumps_json, read_json, sha256_bytes, sha256_file
 from etl.step import Step
 from icl.templates import DEFAULT_TEMPLATE, TEMPLATES, V1_CG_PARAGRAPH, Example, Template
@@ -218,6 +219,23 @@ class PromptsResult:
         return "\n".join([line, *self.notes])
 
 
+def first_documents(docs: list[Doc], limit: int) -> list[Doc]:
+    """The first ``limit`` documents; of an Env file (every title '<title>-k', ``env_seeds``), the first
+    ``limit`` source documents with all their renamed copies, so that ``--limit 2`` shows two documents, not
+    one document twice, and `evaluate --only-predicted` still scores every seed of each."""
+    if env_seeds(docs) is None:
+        return docs[:limit]
+    keep: list[str] = []
+    for d in docs:
+        source = split_seed(d["title"])[0]  # type: ignore[index]  # every title splits in an Env file
+        if source not in keep:
+            if len(keep) == limit:
+                continue
+            keep.append(source)
+    wanted = set(keep)
+    return [d for d in docs if split_seed(d["title"])[0] in wanted]  # type: ignore[index]
+
+
 def build_prompts(
     docs_path: str | os.PathLike[str],
     train_path: str | os.PathLike[str],
@@ -289,7 +307,7 @@ def build_prompts(
                         "DocRED-format test documents to write prompts for")
     docs_total = len(test_docs)
     if limit is not None:
-        test_docs = test_docs[:limit]
+        test_docs = first_documents(test_docs, limit)
     train_set = read_docred(train_path, skip_invalid=skip_invalid)
     notes = [n for n in (test_set.skip_note(), train_set.skip_note()) if n]
     twin_by_title: dict[str, Doc] = {}

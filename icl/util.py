@@ -1,4 +1,4 @@
-"""Small helpers for messages (plurals, quantiles, thousands separators) and the 64-bit bounds of recorded integers."""
+"""Small helpers for messages (plurals, quantiles, clipped text) and the 64-bit bounds of recorded integers."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 document``, ``2 documents``; ``words`` for irregular plurals (``1 entry``, ``2 entries``)."""
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, then how many more there were (a server's error page can be huge)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -33,4 +38,4 @@ def median(values: Sequence[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-__all__ = ["INT64_MAX", "INT64_MIN", "median", "plural", "quantile"]
+__all__ = ["INT64_MAX", "INT64_MIN", "clip", "median", "plural", "quantile"]

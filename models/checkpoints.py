@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import EnvbenchError
-from etl.io import read_json, require_path
+from etl.io import require_path
 from models.config import TrainConfig
 
 CHECKPOINT_FILE = "model.pt"  # the weights of best/ and checkpoints/epoch-N/
@@ -234,7 +234,7 @@ def load_run(run: str | os.PathLike[str], checkpoint: str = "best", device: Any 
 
     ckpt = checkpoint_dir(run, checkpoint)
     config_file = ckpt / "config.json"
-    cfg = TrainConfig.from_dict(read_json(config_file, what="checkpoint config"), source=str(config_file))
+    cfg = TrainConfig.of_checkpoint(config_file)
     encoder_dir = str(Path(run) / "encoder")
     model = build_model(cfg, encoder_dir, weights=False)
     weights_file = weights_of(ckpt)

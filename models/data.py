@@ -182,13 +182,13 @@ def build_features(
     progress: bool = False, desc: str = "features", markers: str = "plain",
 ) -> tuple[list[Feature], FeatureStats]:
     """Features for all documents plus counts of what long documents went through."""
-    from tqdm import tqdm
+    from etl.progress import bar
 
     feats: list[Feature] = []
     stats = FeatureStats()
     total = 0
     cache: dict[str, list[int]] = {}
-    for doc in tqdm(docs, desc=desc, disable=None if progress else True, leave=False):
+    for doc in bar(docs, desc=desc, enabled=progress):
         f = build_feature(doc, tokenizer, marker=marker, max_length=max_length, cache=cache, markers=markers)
         feats.append(f)
         n = len(f.input_ids)

@@ -30,15 +30,47 @@ def default_encoder_path() -> str:
     return str(Path(next(iter(spec.submodule_search_locations))) / "model")
 
 
-def check_encoder_path(path: str) -> str:
+# The files transformers' from_pretrained reads a PyTorch model's weights from (whole, or an index of shards)
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+ENCODER_FOLDER = ("a local Hugging Face model folder (config.json, weights, tokenizer files), e.g. bert-base-cased saved "
+                  "with save_pretrained")
+
+
+def check_encoder_path(path: str, *, weights: bool = False) -> str:
+    """``path`` when it is an encoder folder: a config.json of a Hugging Face model (``model_type`` and
+    ``hidden_size``) and, with ``weights``, its weights. A run folder of `envbench train` (an easy slip: it holds
+    ``encoder/`` and a config.json), or a run's ``encoder/`` (tokenizer and config, no weights), is named as
+    such, with the folder to pass instead; transformers failed on them with a traceback."""
+    from etl.io import read_json
+    from models.config import is_train_config
+
     p = Path(path)
     if not (p / "config.json").is_file():
-        raise EnvbenchError(
-            f"no encoder at {path} (no config.json there); pass --encoder DIR with a local Hugging Face model "
-            "folder (config.json, weights, tokenizer files), e.g. bert-base-cased saved with save_pretrained; "
-            "no hub downloads are made"
-        )
+        raise EnvbenchError(f"no encoder at {path} (no config.json there); pass --encoder DIR with {ENCODER_FOLDER}; "
+                            "no hub downloads are made")
+    config = read_json(p / "config.json", what="encoder config")
+    if is_train_config(config):
+        raise EnvbenchError(f"--encoder {path}: a run folder of `envbench train` (its config.json is a training "
+                            f"config), not an encoder; {_run_fix(p, config)}")
+    if not isinstance(config, dict) or not isinstance(config.get("model_type"), str) \
+            or not isinstance(config.get("hidden_size"), int):
+        raise EnvbenchError(f"--encoder {path}: its config.json is not a Hugging Face model config (no model_type and "
+                            f"hidden_size); pass --encoder DIR with {ENCODER_FOLDER}")
+    if weights and not any((p / name).is_file() for name in WEIGHT_FILES):
+        parent = read_json(p.parent / "config.json", what="run config") if (p.parent / "config.json").is_file() else None
+        if p.name == "encoder" and is_train_config(parent):
+            raise EnvbenchError(f"--encoder {path}: the encoder/ folder of the run {p.parent} (tokenizer and config, no "
+                                f"weights); {_run_fix(p.parent, parent)}")
+        raise EnvbenchError(f"--encoder {path}: no weights there ({' or '.join(WEIGHT_FILES[::2])}); pass --encoder "
+                            f"DIR with {ENCODER_FOLDER}")
     return str(p)
+
+
+def _run_fix(run: Path, config: dict[str, Any]) -> str:
+    """What to pass instead of a run folder as --encoder: the encoder it was trained from, and its weights."""
+    encoder = f"--encoder {config['encoder']}" if config.get("encoder") else "no --encoder, for the default MiniLM"
+    return (f"pass the encoder that run was trained from ({encoder}), and --set init_from={run / 'best' / 'model.pt'} "
+            "to start from its trained weights")
 
 
 def hidden_size(path: str) -> int:
@@ -80,7 +112,7 @@ def load_encoder(path: str, *, weights: bool = True) -> Any:
     import torch
     from transformers import AutoConfig, AutoModel
 
-    check_encoder_path(path)
+    check_encoder_path(path, weights=weights)
     if weights:
         return AutoModel.from_pretrained(path, attn_implementation="eager", dtype=torch.float32)
     config = AutoConfig.from_pretrained(path)

@@ -18,6 +18,7 @@ from typing import Any
 from envbench.core.errors import EnvbenchError
 from envbench.formats.docred import read_docs, require_documents
 from envbench.formats.hf import document_files
+from envbench.rename.attacks import mask_document
 from etl.io import require_path, write_json_atomic
 from models.checkpoints import (
     autocast_context,
@@ -38,8 +39,8 @@ def infer(
     """Official-format predictions for the features, in document and pair order. A document without an entity
     pair (fewer than two entities) has nothing to score: it is not run and gets no prediction."""
     import torch
-    from tqdm import tqdm
 
+    from etl.progress import bar
     from models.losses import decode
 
     was_training = model.training
@@ -47,7 +48,7 @@ def infer(
     preds: list[dict[str, Any]] = []
     feats = [f for f in feats if f.hts]  # the models pool over pairs: a document of none has no rows to give
     with torch.no_grad():
-        for start in tqdm(range(0, len(feats), batch_size), desc=desc, disable=None if progress else True, leave=False):
+        for start in bar(range(0, len(feats), batch_size), desc=desc, unit="batch", enabled=progress):
             chunk = feats[start : start + batch_size]
             batch = collate(chunk)
             with autocast_context(device, bf16):
@@ -125,6 +126,8 @@ def predict(
         model, cfg, tokenizer = load_run(run, checkpoint, dev)
         if max_docs:
             docs = docs[:max_docs]
+        if cfg.mask_names:  # a model trained without names reads documents without names (same titles)
+            docs = [mask_document(d) for d in docs]
         feats, stats = build_features(docs, tokenizer, marker=cfg.marker, markers=cfg.markers, max_length=cfg.max_length,
                                       window=cfg.window)
         preds = infer(

@@ -16,15 +16,23 @@ Choices, and where they differ from the official DocRED-HWE code:
 - **Which facts count.** Only facts whose gold relation is among the model's top-k (k = 4, as
   the official ``topk``) relation logits at the real input, the threshold class excluded. The
   official code takes ``topk(logits[:, 1:])``, whose indices are class - 1, and compares them to
-  the class id: off by one (and its IG target is then the neighbouring class). Here indices are
-  shifted back before comparing (:func:`top_relation_classes`).
+  the class id: off by one. It computes IG for logit index ``topk index`` (class - 1 of each top
+  class) and reads the row whose index equals the gold class, so it attributes the gold class, but
+  keeps a fact when the class *after* the gold one is among the top k. Here indices are shifted back
+  before comparing (:func:`top_relation_classes`), in every ``--units``.
 - **Words, not wordpieces.** A word's score is the sum of its wordpieces' signed attributions,
   each summed over the embedding dimensions. Words are mapped to wordpiece positions through the
-  same marked word list that ``models.data.build_feature`` tokenises, so [CLS] (position 0) and
-  the entity markers are accounted for: the official script indexes evidence spans without the
-  [CLS] shift. Markers, [CLS] and [SEP] are not words and are never ranked. ``--units wordpiece``
-  ranks every input position instead, as the official code does (markers, [CLS] and [SEP] included),
-  against the evidence words' pieces ([CLS]-shifted).
+  same marked word list that ``models.data.build_feature`` tokenises (:func:`document_layout`), so
+  [CLS] (position 0) and the entity markers are accounted for. Markers, [CLS] and [SEP] are not words
+  and are never ranked. ``--units wordpiece`` ranks every input position instead, as the official code
+  does (markers, [CLS] and [SEP] included), against the evidence words' pieces ([CLS]-shifted).
+  ``--units reference`` ranks the same positions against exactly the positions the official script
+  checks: the last span's offsets among the marked wordpieces, markers included, counted without
+  [CLS] (:func:`reference_positions`), so one position to the left of the pieces meant.
+- **Evidence beyond the names.** The default span mode, ``context``, takes the head's and tail's
+  mention words out of the evidence and out of the ranking (in pieces: their pieces and markers):
+  MAP then measures where the attribution *beyond* the pair's names falls, and how often a name
+  ranks first is reported beside it (``pair_first``). ``envbench.scoring.hwe`` says why.
 - **Long documents.** A document longer than the encoder window (512 wordpieces) is encoded as
   the run encodes it (its ``long_docs``, ``models.encoder.window_plan``). IG is taken with respect
   to the document-level embeddings, so a word in the overlap gets its gradient through both
@@ -40,9 +48,15 @@ Choices, and where they differ from the official DocRED-HWE code:
   with its saved elbow variant beside it; ``--map precision`` is the paper's equation (5)
   (``envbench.scoring.hwe``). Both are computed and written to map.json; ``--map`` picks the one
   printed and plotted. The elbow is found from the fact's top-100 *word* scores, where the
-  reference takes its top-100 wordpiece positions (markers and padding included).
+  reference takes its top-100 wordpiece positions (markers and padding included); with ``--units
+  wordpiece`` or ``reference`` it reads the top-100 positions too. In the ``context`` mode it reads
+  the top-100 units left once the pair's are out.
+- **Facts every run keeps.** Each run keeps the facts its own model predicts, so two runs' curves
+  average different facts. With several runs every curve is also computed over the facts all of them
+  keep (``map_common`` in map.json, the second block of the table, the plot).
 
-Ranks and scores are stored per fact (the top 100 words) in ``OUT/attributions/<run>.jsonl``, one line per
+Ranks and scores are stored per fact (the top 100 words, and as many more as the pair has mention words;
+likewise input positions) in ``OUT/attributions/<run>.jsonl``, one line per
 document; a rerun with the same run, checkpoint weights and settings reuses those lines, so an
 interrupted measurement continues where it stopped. Documented use (a run trained on Re-DocRED
 dev): ``--exclude-titles-from dev_revised.json`` leaves the 339 test-side documents.
@@ -53,27 +67,31 @@ torch is imported inside the functions: ``envbench --help`` imports this module 
 from __future__ import annotations
 
 import os
-import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 
+from envbench.cli._options import progress_option
 from envbench.core.errors import EnvbenchError
 from envbench.scoring.hwe import (
+    FORM_NAMES,
     HWE_HINT,
     MAP_FORMS,
     MAX_K,
     SPAN_MODES,
+    SPAN_NAMES,
+    HweFact,
     RunMap,
     elbow_index,
     evidence_words,
     format_table,
     hwe_facts,
     map_curves,
+    pair_words,
     plot_map,
     read_hwe,
     read_titles,
@@ -95,38 +113,103 @@ TOP_K = 4  # a fact counts when its gold relation is among the model's 4 best re
 COMPLETENESS_TOLERANCE = 0.05
 MAX_STEPS = 1000  # --steps at most: the quadrature's nodes need a steps x steps matrix and each step a forward pass
 CHECKPOINT = "best"
-CACHE_VERSION = 3  # 2: each fact's top_scores (the official MAP's elbow); 3: piece_ranking, piece_top_scores
-UNITS: tuple[str, ...] = ("word", "wordpiece")  # what is ranked: words, or every wordpiece position (the reference)
+CACHE_VERSION = 4  # 2: top_scores (the elbow); 3: piece_ranking, piece_top_scores; 4: rankings past MAX_K (context)
+# What is ranked and against which evidence: words; every input position (as the reference ranks them) against
+# the evidence words' pieces; or every input position against exactly the positions DocRED-HWE's MAP_metric.py
+# checks (its last span, not shifted for [CLS]: reference_positions).
+UNITS: tuple[str, ...] = ("word", "wordpiece", "reference")
 
 
 # --- words and wordpieces ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each word and each entity marker of a document sits in the run's input (``build_feature``)."""
+
+    input_ids: list[int]  # [CLS], the marked wordpieces (cut at max_length), [SEP]
+    pieces: list[list[int]]  # per word (flat reading order): its positions in input_ids; [] for a word past the cut
+    markers: dict[tuple[int, int, str], int]  # (sent_id, token, "start" | "end") -> the marker's position (kept ones)
+    # DocRED-HWE's ``sent_map``: per sentence, for token 0..len(sentence), the offset where that token's block
+    # (its start marker first, if it starts a mention) begins among the marked wordpieces, counted *without*
+    # [CLS] and before any cut. MAP_metric.py uses these offsets as positions of the model's input, in which
+    # [CLS] comes first: :func:`reference_positions`.
+    blocks: list[list[int]]
+
+
+def document_layout(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_length: int = 1024,
+                    markers: str = "plain", cache: dict[str, list[int]] | None = None) -> Layout:
+    """The :class:`Layout` of ``doc`` as ``models.data.build_feature`` tokenises it (same words, markers and cut);
+    ``cache`` (word -> ids) is ``models.data.word_pieces``'s, shared across documents."""
+    starts, ends = mention_markers(doc, marker, markers)
+    words: list[str] = []
+    slots: list[tuple[str, int, int]] = []  # per marked word: ("start" | "word" | "end", sent_id, token)
+    for sid, sent in enumerate(doc["sents"]):
+        for ti, tok in enumerate(sent):
+            if (sid, ti) in starts:
+                words.append(starts[(sid, ti)])
+                slots.append(("start", sid, ti))
+            words.append(tok)
+            slots.append(("word", sid, ti))
+            if (sid, ti) in ends:
+                words.append(ends[(sid, ti)])
+                slots.append(("end", sid, ti))
+    # each word tokenised on its own, exactly as training's build_feature does (models.data)
+    per_word = data_word_pieces(tokenizer, words, cache,
+                                specials=typed_marker_ids(tokenizer) if markers == "typed" else None)
+    total = sum(len(ids) for ids in per_word)
+    limit = max_length - 2 if max_length and total + 2 > max_length else total
+    body: list[int] = []
+    word_of = {(sid, ti): w for w, (sid, ti) in enumerate((sid, ti) for sid, sent in enumerate(doc["sents"])
+                                                         for ti in range(len(sent)))}
+    pieces: list[list[int]] = [[] for _ in word_of]
+    marker_at: dict[tuple[int, int, str], int] = {}
+    blocks: list[list[int]] = [[] for _ in doc["sents"]]
+    for (kind, sid, ti), ids in zip(slots, per_word):
+        if kind == "start" or (kind == "word" and (sid, ti) not in starts):
+            blocks[sid].append(len(body))  # the token's block begins here, at its start marker if it has one
+        kept = [len(body) + 1 + j for j in range(len(ids)) if len(body) + j < limit]  # +1: [CLS] comes first
+        if kind == "word":
+            pieces[word_of[(sid, ti)]] = kept
+        elif kept:
+            marker_at[(sid, ti, kind)] = kept[0]
+        body.extend(ids)
+        if ti == len(doc["sents"][sid]) - 1 and kind != "start" and (kind == "end" or (sid, ti) not in ends):
+            blocks[sid].append(len(body))  # the sentence's end: its last token's block, end marker included, is over
+    input_ids = [tokenizer.cls_token_id, *body[:limit], tokenizer.sep_token_id]
+    return Layout(input_ids, pieces, marker_at, blocks)
+
 
 def word_pieces(doc: dict[str, Any], tokenizer: Any, *, marker: str = "*", max_length: int = 1024,
                 markers: str = "plain") -> tuple[list[int], list[list[int]]]:
     """``input_ids`` as ``build_feature`` makes them, and for each word (flat reading order) the
     positions of its wordpieces in ``input_ids`` ([CLS] is position 0; markers belong to no word)."""
-    starts, ends = mention_markers(doc, marker, markers)
-    words: list[str] = []
-    word_slot: list[int] = []  # flat word index -> index in `words`
-    for sid, sent in enumerate(doc["sents"]):
-        for ti, tok in enumerate(sent):
-            if (sid, ti) in starts:
-                words.append(starts[(sid, ti)])
-            word_slot.append(len(words))
-            words.append(tok)
-            if (sid, ti) in ends:
-                words.append(ends[(sid, ti)])
-    # each word tokenised on its own, exactly as training's build_feature does (models.data)
-    per_word = data_word_pieces(tokenizer, words, specials=typed_marker_ids(tokenizer) if markers == "typed" else None)
-    body = [i for ids in per_word for i in ids]
-    slots = [slot for slot, ids in enumerate(per_word) for _ in ids]
-    limit = max_length - 2 if max_length and len(body) + 2 > max_length else len(body)
-    by_slot: dict[int, list[int]] = {}
-    for piece, slot in enumerate(slots):
-        if piece < limit:
-            by_slot.setdefault(slot, []).append(piece + 1)  # +1: [CLS] comes first
-    input_ids = [tokenizer.cls_token_id, *body[:limit], tokenizer.sep_token_id]
-    return input_ids, [by_slot.get(slot, []) for slot in word_slot]
+    layout = document_layout(doc, tokenizer, marker=marker, max_length=max_length, markers=markers)
+    return layout.input_ids, layout.pieces
+
+
+def pair_positions(layout: Layout, doc: dict[str, Any], fact: HweFact) -> frozenset[int]:
+    """Input positions of the head's and tail's mentions: their words' pieces and their markers."""
+    out: set[int] = {p for w in pair_words(doc, fact) for p in layout.pieces[w]}
+    for e in (fact.h, fact.t):
+        for m in doc["vertexSet"][e]:
+            for key in ((m["sent_id"], m["pos"][0], "start"), (m["sent_id"], m["pos"][1] - 1, "end")):
+                if key in layout.markers:
+                    out.add(layout.markers[key])
+    return frozenset(out)
+
+
+def reference_positions(layout: Layout, fact: HweFact) -> frozenset[int]:
+    """The evidence positions DocRED-HWE's ``MAP_metric.py`` checks a fact's ranking against (its ``key_inds``).
+
+    Its rule: the fact's last keyword span (sent_id, st, ed) covers ``range(sent_map[sent_id][st],
+    sent_map[sent_id][ed])``, offsets among the marked wordpieces (entity markers inside the span, and the
+    start marker of a mention that begins it, included) counted without [CLS], and compared as they are
+    with positions of the input, which begins with [CLS]. So each position is one to the left of the
+    piece it was meant for: the span's last piece (or end marker) is left out and the piece before the span
+    is in. Reproduced as it is, for numbers comparable with DocRED-HWE's; positions past the cut never rank.
+    """
+    sid, st, ed = fact.spans[-1]
+    return frozenset(range(layout.blocks[sid][st], layout.blocks[sid][ed]))
 
 
 def word_scores(token_attr: Sequence[float], pieces: Sequence[Sequence[int]]) -> list[float | None]:
@@ -134,11 +217,17 @@ def word_scores(token_attr: Sequence[float], pieces: Sequence[Sequence[int]]) ->
     return [sum(token_attr[p] for p in ps) if ps else None for ps in pieces]
 
 
-def rank_words(scores: Sequence[float | None], limit: int = MAX_K) -> list[int]:
-    """Word indices by score, highest first; ties by position; words without a score last."""
-    scored = sorted((i for i, s in enumerate(scores) if s is not None), key=lambda i: (-scores[i], i))
-    unscored = [i for i, s in enumerate(scores) if s is None]
+def rank_words(scores: Sequence[float | None], limit: int = MAX_K, skip: Set[int] = frozenset()) -> list[int]:
+    """Word indices by score, highest first; ties by position; words without a score last; ``skip`` left out."""
+    scored = sorted((i for i, s in enumerate(scores) if s is not None and i not in skip), key=lambda i: (-scores[i], i))
+    unscored = [i for i, s in enumerate(scores) if s is None and i not in skip]
     return (scored + unscored)[:limit]
+
+
+def rank_positions(attr: Sequence[float], limit: int = MAX_K, skip: Set[int] = frozenset()) -> list[int]:
+    """Input positions by attribution, highest first, ties by position ([CLS], markers and [SEP] compete, as in
+    the reference, which takes ``argsort``); ``skip`` left out."""
+    return sorted((i for i in range(len(attr)) if i not in skip), key=lambda i: (-attr[i], i))[:limit]
 
 
 def top_relation_classes(logits: Sequence[float], k: int = TOP_K) -> list[int]:
@@ -267,7 +356,8 @@ def attribute_document(model: Any, tokenizer: Any, cfg: Any, doc: dict[str, Any]
 
     t0 = time.time()
     feat = build_feature(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length, markers=cfg.markers)
-    input_ids, pieces = word_pieces(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length, markers=cfg.markers)
+    layout = document_layout(doc, tokenizer, marker=cfg.marker, max_length=cfg.max_length, markers=cfg.markers)
+    input_ids, pieces = layout.input_ids, layout.pieces
     if input_ids != feat.input_ids:  # the two must tokenise alike, or words would map to the wrong pieces
         raise EnvbenchError(f"document {doc['title']!r}: word-to-wordpiece mapping disagrees with models.data."
                             "build_feature; report this as a bug")
@@ -297,15 +387,23 @@ def attribute_document(model: Any, tokenizer: Any, cfg: Any, doc: dict[str, Any]
         attr = integrated_gradients(model, x, feat.entity_pos, targets, steps=steps, step_batch=step_batch)
         for rec, row in zip(kept, attr.tolist()):
             rec["attr_sum"] = sum(row)
-            scores = word_scores(row, pieces)
-            rec["ranking"] = rank_words(scores)
-            rec["top_scores"] = [round(scores[i], 6) for i in rec["ranking"] if scores[i] is not None]
-            # every input position ([CLS], markers, [SEP] included), as the reference ranks them
-            rec["piece_ranking"] = sorted(range(len(row)), key=lambda i: (-row[i], i))[:MAX_K]
-            rec["piece_top_scores"] = [round(row[i], 6) for i in rec["piece_ranking"]]
+            rec.update(rankings(row, layout, doc, facts[rec["label"]]))
     return {"title": doc["title"], "words": word_count(doc), "wordpieces": len(input_ids),
             "windows": len(input_ids) > cfg.window, "cut": feat.cut, "unscored_words": sum(not p for p in pieces),
             "seconds": round(time.time() - t0, 3), "facts": records}
+
+
+def rankings(attr: Sequence[float], layout: Layout, doc: dict[str, Any], fact: HweFact) -> dict[str, list]:
+    """What the attributions file keeps of one fact's attributions (one per input position): the words by
+    score (``ranking``, ``top_scores``) and the input positions by attribution (``piece_ranking``,
+    ``piece_top_scores``), each the top MAX_K and as many more as the pair has mention units, so that the
+    ``context`` mode, which takes those out, still has its top MAX_K. Scores are rounded to 6 decimals."""
+    scores = word_scores(attr, layout.pieces)
+    words = rank_words(scores, MAX_K + len(pair_words(doc, fact)))
+    # every input position ([CLS], markers, [SEP] included), as the reference ranks them
+    positions = rank_positions(attr, MAX_K + len(pair_positions(layout, doc, fact)))
+    return {"ranking": words, "top_scores": [round(scores[i], 6) for i in words if scores[i] is not None],
+            "piece_ranking": positions, "piece_top_scores": [round(attr[i], 6) for i in positions]}
 
 
 def completeness(records: Sequence[dict[str, Any]], tolerance: float = COMPLETENESS_TOLERANCE) -> dict[str, Any]:
@@ -323,6 +421,100 @@ def completeness(records: Sequence[dict[str, Any]], tolerance: float = COMPLETEN
             "max_rel_error": round(max(r for _, r in errs), 6),
             "mean_rel_error": round(sum(r for _, r in errs) / len(errs), 6),
             "over_tolerance": sum(r > tolerance for _, r in errs)}
+
+
+# --- scoring the rankings ----------------------------------------------------------------------------
+
+def span_modes(units: str) -> tuple[str, ...]:
+    """The span modes scored in ``units``: the reference's evidence is its own (the last span's positions)."""
+    return ("last",) if units == "reference" else SPAN_MODES
+
+
+@dataclass(frozen=True)
+class ScoredFact:
+    """One kept fact as a span mode scores it."""
+
+    key: tuple[str, int]  # (document title, label index): the same fact in every run
+    ranking: list[int]  # the top MAX_K units (word indices or input positions), best first
+    evidence: frozenset[int]  # the units that count as hits
+    size: int  # how many units were ranked (a random ranking's N)
+    elbow: int  # the official MAP's saved variant: elbow_index of the ranked units' scores
+
+
+def scored_facts(records: Sequence[dict[str, Any]], docs: dict[str, dict[str, Any]], layouts: dict[str, Layout],
+                 units: str, spans: str) -> list[ScoredFact]:
+    """The kept facts of ``records`` (attribution records) with their ranking and evidence in ``units``/``spans``.
+
+    ``context`` takes the pair's mention words (in pieces: their pieces and markers) out of the ranking as well
+    as the evidence, and leaves out a fact with no evidence besides them. ``layouts`` (by title) are needed for
+    the wordpiece and reference units.
+    """
+    if spans not in span_modes(units):
+        raise ValueError(f"spans={spans!r} with units={units!r}; use one of {span_modes(units)}")
+    out = []
+    for rec in records:
+        doc = docs[rec["title"]]
+        facts = hwe_facts(doc)
+        for f in rec["facts"]:
+            if not f["kept"]:
+                continue
+            fact = facts[f["label"]]
+            if units == "word":
+                skip = pair_words(doc, fact) if spans == "context" else frozenset()
+                ranked, scores, size = f["ranking"], f["top_scores"], rec["words"]
+                evidence = evidence_words(doc, fact, spans)
+            else:
+                layout = layouts[rec["title"]]
+                skip = pair_positions(layout, doc, fact) if spans == "context" else frozenset()
+                ranked, scores, size = f["piece_ranking"], f["piece_top_scores"], rec["wordpieces"]
+                if units == "reference":
+                    evidence = reference_positions(layout, fact)
+                else:
+                    evidence = frozenset(p for w in evidence_words(doc, fact, spans) for p in layout.pieces[w])
+            if not evidence:
+                continue
+            # scores list the scored units in ranking order (unscored words rank last), so zip pairs them up
+            top = [v for u, v in zip(ranked, scores) if u not in skip][:MAX_K]
+            out.append(ScoredFact((rec["title"], f["label"]), [u for u in ranked if u not in skip][:MAX_K], evidence,
+                                  size - len(skip), elbow_index(top)))
+    return out
+
+
+def pair_first(records: Sequence[dict[str, Any]], docs: dict[str, dict[str, Any]], layouts: dict[str, Layout],
+               units: str) -> int:
+    """How many kept facts have a mention of their own head or tail (a word, or a piece or marker) ranked first."""
+    n = 0
+    for rec in records:
+        doc = docs[rec["title"]]
+        facts = hwe_facts(doc)
+        for f in rec["facts"]:
+            if f["kept"]:
+                fact = facts[f["label"]]
+                if units == "word":
+                    n += bool(f["ranking"]) and f["ranking"][0] in pair_words(doc, fact)
+                else:
+                    n += bool(f["piece_ranking"]) and f["piece_ranking"][0] in pair_positions(layouts[rec["title"]], doc, fact)
+    return n
+
+
+def curves_of(facts: Sequence[ScoredFact]) -> dict[str, dict[str, list[float]]]:
+    """MAP(K) of the facts in each form (MAP_FORMS), with the ideal, random and (official) elbow curves."""
+    items = [(f.ranking, f.evidence) for f in facts]
+    sizes, elbows = [f.size for f in facts], [f.elbow for f in facts]
+    return {form: map_curves(items, words=sizes, form=form, elbows=elbows if form == "official" else None)
+            for form in MAP_FORMS}
+
+
+def add_common(results: Sequence[RunMap], scored: Sequence[dict[str, list[ScoredFact]]]) -> None:
+    """Give each run (of two or more) its curves over the facts that every run keeps, per span mode."""
+    if len(results) < 2:
+        return
+    for mode in scored[0]:
+        keys = set.intersection(*({f.key for f in s[mode]} for s in scored))
+        for r, s in zip(results, scored):
+            for form, c in curves_of([f for f in s[mode] if f.key in keys]).items():
+                r.common.setdefault(form, {})[mode] = c
+            r.facts_common[mode] = len(keys)
 
 
 # --- runs and the measurement -----------------------------------------------------------------------
@@ -434,21 +626,29 @@ def _train_overlap(cfg: Any, titles: set[str], run: str) -> list[str]:
 
 
 def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out: str | os.PathLike[str], *, max_docs: int = 0,
-               steps: int = 10, exclude_titles_from: Sequence[str] = (), spans: str = "all", device: str = "cpu",
-               threads: int = 0, step_batch: int = 0, progress: bool = True, map_form: str = "official",
-               units: str = "word") -> UnderstandResult:
-    """MAP(K) of each run's IG word rankings against DocRED-HWE's evidence words; writes map.json and map.png.
+               steps: int = 10, exclude_titles_from: Sequence[str] = (), spans: str | None = None,
+               device: str = "cpu", threads: int = 0, step_batch: int = 0, progress: bool = True,
+               map_form: str = "official", units: str = "word") -> UnderstandResult:
+    """MAP(K) of each run's IG rankings against DocRED-HWE's evidence; writes map.json and map.png.
 
-    Both MAP forms (``MAP_FORMS``) are computed for both span modes; ``map_form`` and ``spans`` pick
-    the curves plotted. ``units="wordpiece"`` ranks every wordpiece position as DocRED-HWE's code does
-    ([CLS], markers and [SEP] included; evidence = the evidence words' pieces, [CLS]-shifted), and its
-    elbow reads the top-100 position scores; ``"word"`` ranks words."""
-    if spans not in SPAN_MODES:
+    Both MAP forms (``MAP_FORMS``) are computed for every span mode of ``units`` (:func:`span_modes`);
+    ``map_form`` and ``spans`` (default: ``context``, or ``last`` for the reference units) pick the curves
+    printed and plotted. ``units="wordpiece"`` ranks every input position as DocRED-HWE's code does
+    ([CLS], markers and [SEP] included; evidence = the evidence words' pieces, [CLS]-shifted);
+    ``"reference"`` ranks them against exactly the positions ``MAP_metric.py`` checks
+    (:func:`reference_positions`); ``"word"`` ranks words. With several runs every curve is also computed
+    over the facts all of them keep (``RunMap.common``)."""
+    if units not in UNITS:
+        raise EnvbenchError(f"--units {units}: use one of {', '.join(UNITS)}")
+    if spans is None:
+        spans = span_modes(units)[0]
+    if spans not in span_modes(units):
+        if units == "reference":
+            raise EnvbenchError(f"--spans {spans}: --units reference scores DocRED-HWE's own evidence, the last "
+                                "keyword span; leave --spans out (or pass --spans last)")
         raise EnvbenchError(f"--spans {spans}: use one of {', '.join(SPAN_MODES)}")
     if map_form not in MAP_FORMS:
         raise EnvbenchError(f"--map {map_form}: use one of {', '.join(MAP_FORMS)}")
-    if units not in UNITS:
-        raise EnvbenchError(f"--units {units}: use one of {', '.join(UNITS)}")
     require_path(out, "--out", "a folder for map.json and map.png", "--out runs/understand")
     if steps < 1:
         raise EnvbenchError(f"--steps {steps}: use at least 1 interpolation step (default 10)")
@@ -472,8 +672,8 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
 
     import orjson
     import torch
-    from tqdm import tqdm
 
+    from etl.progress import bar
     from etl.step import Step
     from models.checkpoints import load_run, resolve_device, weights_of
 
@@ -494,6 +694,7 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
         labels = run_labels(runs)
         hwe_sha256 = sha256_file(hwe)
         results: list[RunMap] = []
+        scored: list[dict[str, list[ScoredFact]]] = []  # per run: span mode -> its scored facts
         warnings: list[str] = []
         for ri, (run, label) in enumerate(zip(runs, labels)):
             model, cfg, tokenizer = load_run(run, CHECKPOINT, dev)
@@ -514,7 +715,7 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
             # only new documents are appended: the cached ones (an earlier, larger selection's too) stay as they are
             cached, fh = _open_cache(cache_path, header)
             with fh:
-                for doc in tqdm(sel.docs, desc=f"IG {label}", disable=None if progress else True, leave=False):
+                for doc in bar(sel.docs, desc=f"IG {label}", enabled=progress):
                     rec = cached.get(doc["title"])
                     if rec is None:
                         rec = attribute_document(model, tokenizer, cfg, doc, steps=steps, step_batch=step_batch)
@@ -524,34 +725,15 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
                     records.append(rec)
             seconds = time.time() - t0
             by_title = {d["title"]: d for d in sel.docs}
+            layouts = {} if units == "word" else {
+                rec["title"]: document_layout(by_title[rec["title"]], tokenizer, marker=cfg.marker,
+                                              max_length=cfg.max_length, markers=cfg.markers) for rec in records}
+            run_scored = {mode: scored_facts(records, by_title, layouts, units, mode) for mode in span_modes(units)}
+            scored.append(run_scored)
             curves: dict[str, dict[str, dict[str, list[float]]]] = {form: {} for form in MAP_FORMS}
-            piece_maps = {}
-            if units == "wordpiece":
-                for rec in records:
-                    piece_maps[rec["title"]] = word_pieces(by_title[rec["title"]], tokenizer, marker=cfg.marker,
-                                                           max_length=cfg.max_length, markers=cfg.markers)[1]
-            for mode in SPAN_MODES:
-                items, words, elbows = [], [], []
-                for rec in records:
-                    doc = by_title[rec["title"]]
-                    facts = {f.label_index: f for f in hwe_facts(doc)}
-                    for f in rec["facts"]:
-                        if not f["kept"]:
-                            continue
-                        evidence = evidence_words(doc, facts[f["label"]], mode)
-                        if units == "wordpiece":
-                            pieces = piece_maps[rec["title"]]
-                            evidence = frozenset(p for w in evidence for p in pieces[w])
-                            items.append((f["piece_ranking"], evidence))
-                            words.append(rec["wordpieces"])
-                            elbows.append(elbow_index(f["piece_top_scores"]))
-                        else:
-                            items.append((f["ranking"], evidence))
-                            words.append(rec["words"])
-                            elbows.append(elbow_index(f["top_scores"]))
-                for form in MAP_FORMS:
-                    curves[form][mode] = map_curves(items, words=words, form=form,
-                                                    elbows=elbows if form == "official" else None)
+            for mode, facts in run_scored.items():
+                for form, c in curves_of(facts).items():
+                    curves[form][mode] = c
             kept = sum(f["kept"] for rec in records for f in rec["facts"])
             comp = completeness(records)
             if not kept:
@@ -574,15 +756,19 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
                 "completeness": comp, "seconds": round(seconds, 1), "documents_computed": computed,
                 "seconds_per_document": round(sum(r["seconds"] for r in records) / len(records), 3),
                 "attributions": str(cache_path),
+                "pair_first": pair_first(records, by_title, layouts, units),
             }
-            results.append(RunMap(run, label, sel.facts, kept, curves, extra))
+            results.append(RunMap(run, label, sel.facts, kept, curves, extra,
+                                  facts_scored={mode: len(f) for mode, f in run_scored.items()}))
             del model
+        add_common(results, scored)
         settings = {"hwe": str(hwe), "steps": steps, "quadrature": "gauss-legendre", "baseline": "zero word embeddings",
                     "top_k": TOP_K, "spans": spans, "map": map_form, "units": units, "max_docs": max_docs, "checkpoint": CHECKPOINT,
                     "exclude_titles_from": [str(p) for p in exclude_titles_from], "selection": sel.as_dict(),
                     "completeness_tolerance": COMPLETENESS_TOLERANCE}
         write_map_json(step.path("map.json"), results, settings)
-        title = f"{map_form} MAP(K) on DocRED-HWE: {len(sel.docs)} documents, {spans} keyword spans, {units}s"
+        title = (f"{FORM_NAMES[map_form]}\nDocRED-HWE, {len(sel.docs)} documents; evidence: {spans} "
+                 f"({'positions of MAP_metric.py' if units == 'reference' else units + 's'})")
         plot_map(step.path("map.png"), results, spans, title, map_form)
     return UnderstandResult(str(out_p), results, sel.as_dict(), spans, map_form,
                             [str(out_p / "map.json"), str(out_p / "map.png")], warnings)
@@ -601,33 +787,46 @@ def measure_understanding(runs: Sequence[str], hwe: str | os.PathLike[str], out:
               help=f"Interpolation steps of integrated gradients (1 to {MAX_STEPS:,}).")
 @click.option("--exclude-titles-from", "exclude", multiple=True, type=click.Path(dir_okay=False),
               help="DocRED-format file whose titles are left out, e.g. the runs' training file (repeatable).")
-@click.option("--spans", default="all", show_default=True, type=click.Choice(list(SPAN_MODES)),
-              help="Evidence words: all keyword spans of a fact, or only the last one (the official script).")
+@click.option("--spans", default=None, type=click.Choice(list(SPAN_MODES)),
+              help="Evidence printed and plotted: context (the default: every keyword span less the head's and tail's "
+                   "mentions, which leave the ranking too: evidence beyond the pair's names), last (the last span, "
+                   "as DocRED-HWE's MAP_metric.py) or all (every span, names included). map.json has every mode.")
 @click.option("--map", "map_form", default="official", show_default=True, type=click.Choice(list(MAP_FORMS)),
               help="MAP form printed and plotted: official (DocRED-HWE's code: a hit at rank i adds 1/i; with its "
                    "elbow variant) or precision (the paper's equation 5: a hit adds precision@i). map.json has both.")
 @click.option("--units", default="word", show_default=True, type=click.Choice(list(UNITS)),
-              help="What is ranked: words (a word's wordpieces summed) or every wordpiece position, [CLS] and "
-                   "markers included, as DocRED-HWE's code ranks them.")
+              help="What is ranked: words (a word's wordpieces summed); every input position, [CLS] and markers "
+                   "included, as DocRED-HWE's code ranks them (wordpiece); or those positions against exactly the "
+                   "evidence positions of DocRED-HWE's MAP_metric.py, its last span unshifted for [CLS] (reference: "
+                   "numbers comparable with DocRED-HWE's own).")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N (auto picks cuda if present).")
 @click.option("--threads", default=0, type=click.IntRange(min=0, max=MAX_THREADS),
               help="torch CPU threads (0 = torch's default).")
-def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, units, device, threads) -> None:
-    """MAP(K): do a run's integrated-gradients word rankings match DocRED-HWE's human evidence words?
+@progress_option
+def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, units, device, threads,
+               progress) -> None:
+    """MAP(K): do a run's integrated-gradients rankings match DocRED-HWE's human evidence words?
 
-    Writes OUT/map.json (MAP(K), K = 1..100, per run; facts kept; settings), OUT/map.png and
-    prints MAP at K = 1, 5, 10, 20, 50 beside the ideal curve of the same facts; map.json and map.png
-    are published together, OUT/manifest.json last, and files of those names that understand did not
-    write are refused. A run trained
-    (or selected) on Re-DocRED dev must be measured on the 339 test-side documents only: exclude
-    the dev titles. Cost: one forward pass over the --steps interpolated copies of a document and
-    one backward pass per counted fact; with MiniLM at 10 steps about 3 CPU-seconds per fact, so
-    hours on CPU for the 339 documents (bench/understand.py). Rerunning continues an interrupted run.
+    Writes OUT/map.json (MAP(K), K = 1..100, per run, MAP form and evidence mode; facts kept; settings),
+    OUT/map.png and prints MAP at K = 1, 5, 10, 20, 50 beside the ideal curve of the same facts; with
+    several runs, also each run over the facts that all of them keep. By default the evidence leaves the
+    head's and tail's own mentions out (--spans context): attributions rank those names first for most
+    facts, and counting them as hits scores reliance on names as understanding. --units reference
+    reproduces DocRED-HWE's MAP_metric.py's evidence positions for numbers comparable with its own.
+    map.json and map.png are published together, OUT/manifest.json last, and files of those names that
+    understand did not write are refused. A run trained (or selected) on Re-DocRED dev must be measured on
+    the 339 test-side documents only: exclude the dev titles. Cost: one forward pass over the --steps
+    interpolated copies of a document and one backward pass per counted fact; with MiniLM at 10 steps
+    about 3 CPU-seconds per fact, so hours on CPU for the 339 documents (bench/understand.py). Rerunning
+    continues an interrupted run, and another --spans, --map or --units reuses its attributions.
 
     \b
-    Example (vanilla vs EVRT, both trained on Re-DocRED dev):
+    Example (vanilla vs EVRT, both trained on Re-DocRED dev; then DocRED-HWE's own evidence positions):
       envbench understand --run runs/vanilla --run runs/evrt \\
           --hwe ../shared/data/docred-hwe/dev_keys_new.json \\
+          --exclude-titles-from ../shared/data/re-docred/dev_revised.json --out runs/understand
+      envbench understand --run runs/vanilla --run runs/evrt \\
+          --hwe ../shared/data/docred-hwe/dev_keys_new.json --units reference \\
           --exclude-titles-from ../shared/data/re-docred/dev_revised.json --out runs/understand
     """
     if not Path(hwe_path).is_file():
@@ -638,22 +837,28 @@ def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, u
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     r = measure_understanding(list(runs), hwe_path, out, max_docs=max_docs, steps=steps, exclude_titles_from=list(exclude),
-                   spans=spans, device=device, threads=threads, progress=sys.stderr.isatty(), map_form=map_form,
+                   spans=spans, device=device, threads=threads, progress=progress, map_form=map_form,
                    units=units)
-    sel = r.selection
+    sel, spans = r.selection, r.spans
     click.echo(f"{sel['documents']} documents, {sel['facts']} facts ({sel['excluded']} documents excluded, "
                f"{sel['without_labels']} without labels, {sel['cut_by_max_docs']} past --max-docs); "
                f"IG with {steps} steps; a fact counts when its relation is in the model's top {TOP_K}")
-    click.echo(f"{map_form} MAP(K) of {units}s, evidence = {spans} keyword spans of each fact:")
+    ranked = "input positions" if units != "word" else "words"
+    evidence = ("the positions DocRED-HWE's MAP_metric.py checks (last span, not shifted for [CLS])"
+                if units == "reference" else SPAN_NAMES[spans])
+    click.echo(f"{FORM_NAMES[map_form]}, of {ranked}; evidence: {evidence}")
     click.echo(format_table(r.runs, spans, map_form))
-    other = "last" if spans == "all" else "all"
-    click.echo(f"with {other} keyword spans: " + "; ".join(
-        f"{m.label} K=1 {m.curves[map_form][other]['model'][0]:.4f} K=10 {m.curves[map_form][other]['model'][9]:.4f}"
-        for m in r.runs))
+    for mode in span_modes(units):
+        if mode != spans:
+            click.echo(f"evidence {mode} (own facts): " + "; ".join(
+                f"{m.label} K=1 {m.curves[map_form][mode]['model'][0]:.4f} K=10 {m.curves[map_form][mode]['model'][9]:.4f}"
+                for m in r.runs))
     alt = "precision" if map_form == "official" else "official"
-    click.echo(f"{alt} MAP: " + "; ".join(
+    click.echo(f"{alt} MAP (own facts): " + "; ".join(
         f"{m.label} K=1 {m.curves[alt][spans]['model'][0]:.4f} K=10 {m.curves[alt][spans]['model'][9]:.4f}"
         for m in r.runs))
+    click.echo(f"the head's or tail's own mention ranked first among the {ranked}: " + "; ".join(
+        f"{m.label} {m.extra['pair_first']} of {m.facts_kept} facts" for m in r.runs))
     for m in r.runs:
         c = m.extra["completeness"]
         if c["facts"]:
@@ -661,4 +866,3 @@ def understand(runs, hwe_path, out, max_docs, steps, exclude, spans, map_form, u
                        f"(relative to max(1, |F(x) - F(0)|); tolerance {c['tolerance']:.0%}, exceeded by "
                        f"{c['over_tolerance']} facts); {m.extra['seconds_per_document']:.1f} s/document")
     click.echo(f"wrote {', '.join(r.files)}")
-

@@ -80,23 +80,23 @@ def test_ingest_into_a_folder_of_the_users_removes_nothing(tmp_path: Path, world
     (out / "names").mkdir(parents=True)
     (out / "names" / "mine.txt").write_text("mine")
     (out / "manifest.json").write_text("mine")  # not JSON: no step's manifest (they are written atomically)
-    code, text = _run("ingest-dump", str(dump), "--out", str(out), "-q")
+    code, text = _run("ingest-dump", str(dump), "--out", str(out), "--no-progress")
     assert code == 1 and _error_line(text) == (f"Error: --out {out}: manifest.json there is not a manifest an "
                                                "envbench step wrote (not a JSON object); move it, or choose another "
                                                "--out, or pass --force to replace it")
     # with --force it is taken for a damaged one of ours, which still vouches for no file inside a folder
-    code, text = _run("ingest-dump", str(dump), "--out", str(out), "-q", "--force")
+    code, text = _run("ingest-dump", str(dump), "--out", str(out), "--no-progress", "--force")
     assert code == 1 and _error_line(text) == (f"Error: --out {out}: names/ holds files that no `ingest-dump` run "
                                                "wrote (names/mine.txt); move them out of it, or choose another --out")
     (out / "names" / "mine.txt").unlink()
     (out / "manifest.json").unlink()
     (out / "index.duckdb").write_text("mine")
-    code, text = _run("ingest-dump", str(dump), "--out", str(out), "-q")
+    code, text = _run("ingest-dump", str(dump), "--out", str(out), "--no-progress")
     assert code == 1 and _error_line(text) == (f"Error: --out {out}: index.duckdb is there and no ingest-dump run "
                                                "wrote it; move it, or choose another --out, or pass --force to "
                                                "replace it")
     assert (out / "index.duckdb").read_text() == "mine" and not (out / "manifest.json").exists()
-    code, text = _run("ingest-dump", str(dump), "--out", "", "-q")
+    code, text = _run("ingest-dump", str(dump), "--out", "", "--no-progress")
     assert (code, _error_line(text)) == (1, "Error: --out is empty; give the index folder, e.g. --out data/index")
 
 
@@ -117,7 +117,7 @@ def test_an_input_inside_out_is_never_overwritten(tmp_path: Path, world) -> None
     out.mkdir()
     links = out / "stats.json"
     shutil.copyfile(world.links, links)
-    code, text = _run("generate", str(world.test), "--index", str(world.index), "--links", str(links), "--seeds", "1",
+    code, text = _run("generate", "--allow-training-names", str(world.test), "--index", str(world.index), "--links", str(links), "--seeds", "1",
                       "--out", str(out))
     assert code == 1 and "would be overwritten by this step's output" in _error_line(text)
     assert links.read_bytes() == Path(world.links).read_bytes()
@@ -129,7 +129,7 @@ def test_a_damaged_index_table_is_named(tmp_path: Path, world) -> None:
     shutil.copytree(world.index, idx)
     part = sorted((idx / "names").glob("*.parquet"))[0]
     part.write_bytes(part.read_bytes()[:1000])
-    for args in (["index", "info", str(idx)], ["generate", str(world.test), "--index", str(idx), "--links",
+    for args in (["index", "info", str(idx)], ["generate", "--allow-training-names", str(world.test), "--index", str(idx), "--links",
                                                 str(world.links), "--out", str(tmp_path / "o")]):
         code, out = _run(*args)
         line = _error_line(out)
@@ -142,7 +142,7 @@ def test_a_manifest_that_is_not_an_object(tmp_path: Path, world) -> None:
     out = tmp_path / "o"
     out.mkdir()
     (out / "manifest.json").write_text("[1, 2]")
-    args = ["generate", str(world.test), "--index", str(world.index), "--links", str(world.links), "--seeds", "1",
+    args = ["generate", "--allow-training-names", str(world.test), "--index", str(world.index), "--links", str(world.links), "--seeds", "1",
             "--out", str(out)]
     code, text = _run(*args)  # no step writes such a manifest: somebody's file, kept unless --force
     assert code == 1 and _error_line(text) == (f"Error: --out {out}: manifest.json there is not a manifest an "
@@ -196,7 +196,7 @@ def test_compression_is_read_from_the_first_bytes(tmp_path: Path, world, caplog:
     misnamed = tmp_path / "g.json.bz2"
     misnamed.write_bytes(gzip.compress(Path(world.test).read_bytes()))
     code, out = _run("validate", str(misnamed))
-    assert code == 0 and out.endswith("DocRED, 20 documents, 20 valid, 0 skipped, 0 warnings\n")
+    assert code == 0 and out.splitlines()[0].endswith("DocRED, 20 documents, 20 valid, 0 skipped, 0 warnings")
     assert f"{misnamed} is gz-compressed (by its first bytes) although its name ends in .bz2; reading it as gz" in [
         r.getMessage() for r in caplog.records]
 
@@ -227,7 +227,7 @@ def test_a_killed_run_leaves_nothing_a_rerun_trips_on(tmp_path: Path, world) -> 
     (out / ".staging-generate-mine").mkdir()
     (out / ".staging-generate-mine" / "keep.txt").write_text("precious")
     (out / ".generate-x1y2").mkdir()
-    code, text = _run("generate", str(world.test), "--index", str(world.index), "--links", str(world.links),
+    code, text = _run("generate", "--allow-training-names", str(world.test), "--index", str(world.index), "--links", str(world.links),
                       "--seeds", "1", "--out", str(out))
     assert code == 0, text
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [".generate-x1y2",
@@ -246,7 +246,7 @@ def test_sigterm_unwinds_like_ctrl_c_and_leaves_no_staging(tmp_path: Path, world
 
     out = tmp_path / "o"
     proc = subprocess.Popen([sys.executable, "-c", "from envbench.cli import main; main()", "generate",
-                             str(world.test), "--index", str(world.index), "--links", str(world.links),
+                             "--allow-training-names", str(world.test), "--index", str(world.index), "--links", str(world.links),
                              "--seeds", "400", "--out", str(out), "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
@@ -267,7 +267,7 @@ def test_links_made_for_another_index_are_refused_and_gaps_warned(tmp_path: Path
 
     kb_from_corpus([world.test], tmp_path / "kb.json.gz", tmp_path / "kb-links.json")
     ingest_dump(tmp_path / "kb.json.gz", tmp_path / "kbidx", progress=False)
-    code, out = _run("generate", str(world.test), "--index", str(tmp_path / "kbidx"), "--links", str(world.links),
+    code, out = _run("generate", "--allow-training-names", str(world.test), "--index", str(tmp_path / "kbidx"), "--links", str(world.links),
                      "--seeds", "1", "--out", str(tmp_path / "o"))
     line = _error_line(out)
     assert code == 1 and "the link file was most likely made for another index" in line, line
@@ -277,7 +277,7 @@ def test_links_made_for_another_index_are_refused_and_gaps_warned(tmp_path: Path
     del links[first]
     partial = tmp_path / "partial.json"
     partial.write_text(json.dumps(links))
-    code, out = _run("generate", str(world.test), "--index", str(world.index), "--links", str(partial),
+    code, out = _run("generate", "--allow-training-names", str(world.test), "--index", str(world.index), "--links", str(partial),
                      "--seeds", "1", "--out", str(tmp_path / "o2"))
     assert code == 0, out
     assert (f"warning: {partial}: 1 of the 20 documents have no entry in this link file (e.g. {first!r}); their "
@@ -286,8 +286,38 @@ def test_links_made_for_another_index_are_refused_and_gaps_warned(tmp_path: Path
 
 def test_a_usage_error_is_one_line(tmp_path: Path) -> None:
     """Click's usage block and its "Try ... for help" no longer precede the error line."""
-    assert _run("generate", "x", "--pool", "bad") == (
+    assert _run("generate", "--allow-training-names", "x", "--pool", "bad") == (
         2, "Error: Invalid value for '--pool': 'bad' is not one of 'eval', 'train'.\n")
     assert _run("link", str(tmp_path / "d.json")) == (2, "Error: Missing option '--index'.\n")
     assert _run("icl", "prompts", "--limit", "-1") == (2, "Error: Invalid value for '--limit': -1 is not in the "
                                                           "range x>=1.\n")
+
+
+# ---------------------------------------------------------------------------- limits of the machine (issue 56)
+_UNDER_ULIMIT = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (8 * 1024, 8 * 1024))  # ulimit -f 8
+from envbench.cli import main
+sys.argv = ["envbench", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("command", ["generate", "make-sample"])
+def test_a_file_size_limit_is_said_as_ingest_dump_says_it(tmp_path: Path, world, command: str) -> None:
+    """Under `ulimit -f` generate and make-sample said "File too large; check the path and its permissions",
+    with no path and blaming permissions; they name --out and the limit, as ingest-dump does."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    out = tmp_path / "o"
+    args = (["generate", str(world.test), "--index", str(world.index), "--links", str(world.links), "--out",
+             str(out), "--no-progress", "--allow-training-names"] if command == "generate" else ["make-sample", "--out", str(out)])
+    res = subprocess.run([sys.executable, "-c", _UNDER_ULIMIT, *args], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)), check=False)
+    assert (res.returncode, res.stderr) == (1, f"Error: {out}: a file grew past the file-size limit (ulimit -f 8) "
+                                               "while writing; raise the limit (ulimit -f unlimited), then rerun\n")
+    assert not out.exists()

@@ -25,7 +25,16 @@ from typing import Any
 
 import orjson
 
-from etl.io import InputError, dumps_json, require_path, sha256_bytes, sha256_file, shorten, write_json_atomic
+from etl.io import (
+    InputError,
+    dumps_json,
+    require_path,
+    require_text,
+    sha256_bytes,
+    sha256_file,
+    shorten,
+    write_json_atomic,
+)
 from etl.manifest import package_version
 from etl.step import claim_of
 from wikidata_index.names import fold
@@ -546,8 +555,8 @@ class WikidataIndex:
         other than the label, sorted), demonyms (in ``lang``; :meth:`demonyms`), P21 (sex or gender)
         rows as [value, rank] (empty for most items, and on an index without the table), types,
         sitelinks, enwiki, popularity."""
-        self.check_language(lang)
-        qid = entity_id(qid)
+        qid = entity_id(require_text(qid, "the id"))
+        self.check_language(require_text(lang, "the language"))
         ent = self.entity(qid)
         if ent is None:
             raise InputError(f"{shorten(repr(qid))} is not in the index at {self.path}; check the id (e.g. Q42)")
@@ -570,7 +579,8 @@ class WikidataIndex:
 
     def search(self, name: str, lang: str = "en", limit: int | None = None) -> list[dict[str, Any]]:
         """The entities :meth:`find` returns, at most ``limit``, as {id, label, description, popularity}."""
-        self.check_language(lang, names_only=True)
+        require_text(name, "the name")
+        self.check_language(require_text(lang, "the language"), names_only=True)
         rows = []
         for qid in self.find(name, lang)[:limit]:
             ent = self.entity(qid) or {}

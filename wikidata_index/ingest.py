@@ -43,6 +43,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -55,7 +56,15 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from etl.io import InputError, is_no_space, require_path, write_json_atomic
+from etl.io import (
+    InputError,
+    is_no_space,
+    is_too_large,
+    require_file,
+    require_path,
+    too_large_message,
+    write_json_atomic,
+)
 from etl.parquet import PartWriter
 from etl.readers import Chunk, DumpStream, iter_chunks, iter_records, record_of_line
 from etl.runner import ShardRunner, WorkerDied, shard_name
@@ -73,7 +82,10 @@ from etl.step import (
 )
 from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extract_entity, iter_envelope
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
-from wikidata_index.names import NameTokenizer, fold
+from wikidata_index.inputs import combine as combine_inputs
+from wikidata_index.inputs import expand as expand_inputs
+from wikidata_index.names import FORMAT_CHARACTERS, NameTokenizer, char_class, fold
+from wikidata_index.provenance import dump_provenance
 from wikidata_index.schema import EXTRACTED_TABLES, TABLES
 
 log = logging.getLogger("wikidata_index.ingest")
@@ -112,6 +124,8 @@ STAGE_SCHEMAS: dict[str, pa.Schema] = {
 # Names tokenised per call of NameTokenizer.tokenize (name_tokens is written in this order, sorted).
 NAME_TOKENS_BATCH = 1 << 14
 
+# entities when the dump holds no item-valued statement: popularity unknown (null) for every item
+NO_POPULARITY_QUERY = "SELECT e.*, NULL::BIGINT AS popularity FROM staged_entities e"
 # How each final table is made from its staged rows: (the query, its sort order, the key). Rows
 # come out sorted so that, among rows with the same key, the one to keep comes first, and
 # repeats of a key are dropped while writing (_drop_repeats): one sort, instead of a hash
@@ -156,7 +170,7 @@ class IngestResult:
         extra = "".join(f", {k} {v:,}" for k, v in sorted(skipped.items()))
         unusable = self.stats.get("unusable_names", 0)
         if unusable:  # never drawn: see ingest.UNUSABLE_NAME
-            extra += (f", unusable names {unusable:,} (left out: control characters, bidi overrides or more than "
+            extra += (f", unusable names {unusable:,} (left out: control or format characters, or more than "
                       f"{MAX_NAME_CHARS} characters)")
         resumed = f" ({self.resumed_chunks} chunks reused)" if self.resumed_chunks else ""
         head = (f"index at {self.out} is up to date (made by the same command from the same dump); pass --force to "
@@ -276,11 +290,13 @@ def parse_chunk(data: bytes | mmap.mmap, offset: int, languages: Sequence[str], 
 
 
 # Names that a benchmark must never draw: control characters (NUL and the like; tab, newline and
-# carriage return are whitespace, collapsed where names are compared), the bidi embeddings, overrides
-# and isolates (U+202A-U+202E, U+2066-U+2069: "\u202eevil" shows as "live"), or more characters than
+# carriage return are whitespace, collapsed where names are compared), format characters (Unicode Cf:
+# the bidi embeddings, overrides and isolates, "\u202eevil" showing as "live", and the invisible ones, a
+# zero-width space or joiner, a right-to-left mark, a byte-order mark, a soft hyphen, which would come
+# out inside the new names of renamed documents: names.FORMAT_CHARACTERS), or more characters than
 # Wikidata allows in a label or alias (250). Dropped from names and demonyms as the chunk is staged,
-# counted in the manifest's stats as unusable_names.
-UNUSABLE_NAME = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f\\x{202a}-\\x{202e}\\x{2066}-\\x{2069}]"
+# counted in the manifest's stats as unusable_names. (RE2 syntax: pyarrow's regex.)
+UNUSABLE_NAME = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f" + char_class(FORMAT_CHARACTERS, "re2") + "]"
 MAX_NAME_CHARS = 250
 NAME_COLUMNS = {"names": "name", "demonyms": "text"}
 
@@ -441,7 +457,7 @@ def _merge_stats(total: dict[str, int], part: dict[str, int]) -> None:
 
 
 def ingest_dump(
-    dump: str | os.PathLike[str],
+    dump: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     *,
     languages: Sequence[str] = ("en",),
@@ -464,7 +480,50 @@ def ingest_dump(
 
     The tables, then the manifest, are published by ``etl.step.Step`` (lock, staging, old
     manifest removed first, manifest last); ``index.duckdb``, whose views must bind to the
-    published files, is written after the manifest (see :func:`write_index_db`)."""
+    published files, is written after the manifest (see :func:`write_index_db`).
+
+    ``dump`` may also be several files, or a folder of them (``wikidata_index.inputs``): their records are
+    combined into one JSON Lines file beside ``out`` for the run (an interrupted run of several files starts
+    over), and the manifest lists each file."""
+    paths = expand_inputs(dump)
+    if len(paths) == 1:
+        return _ingest_one(paths[0], out, languages=languages, workers=workers, max_errors=max_errors, force=force,
+                           progress=progress, chunk_lines=chunk_lines, chunk_bytes=chunk_bytes, extractor=extractor,
+                           tokenizer=tokenizer)
+    for p in paths:
+        if not Path(p).is_file():
+            raise InputError(f"no such dump file: {p}; check the path")
+    require_path(out, "--out", "the index folder", "--out data/index")
+    parent = Path(out).resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=".envbench-dumps-", suffix=".jsonl", dir=parent)
+    os.close(fd)
+    combined = Path(name)
+    try:
+        sources = combine_inputs(paths, combined)
+        return _ingest_one(str(combined), out, languages=languages, workers=workers, max_errors=max_errors,
+                           force=force, progress=progress, chunk_lines=chunk_lines, chunk_bytes=chunk_bytes,
+                           extractor=extractor, tokenizer=tokenizer, sources=(sources, paths))
+    finally:
+        combined.unlink(missing_ok=True)
+
+
+def _ingest_one(
+    dump: str,
+    out: str | os.PathLike[str],
+    *,
+    languages: Sequence[str],
+    workers: int | None,
+    max_errors: int,
+    force: bool,
+    progress: bool,
+    chunk_lines: int | None,
+    chunk_bytes: int,
+    extractor: str,
+    tokenizer: NameTokenizer | None,
+    sources: tuple[list[dict[str, Any]], list[str]] | None = None,
+) -> IngestResult:
+    """One input file (or '-'); ``sources``: the files a combined input was made of, for the manifest."""
     t0 = time.perf_counter()
     dump = str(dump)
     require_path(out, "--out", "the index folder", "--out data/index")
@@ -488,8 +547,8 @@ def ingest_dump(
     if max_errors < 0:
         raise InputError(f"--max-errors must be 0 or more, got {max_errors}")
     extractor = resolve_extractor(extractor)
-    if dump != "-" and not Path(dump).is_file():
-        raise InputError(f"no such dump file: {dump}; check the path")
+    if dump != "-":
+        require_file(dump, "dump file")  # "not a regular file" for /dev/zero, as every reader says
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"--out {out_dir} is a file; give a directory")
     _refuse_dump_inside(dump, out_dir)
@@ -525,13 +584,16 @@ def ingest_dump(
             if lower and not force:
                 raise InputError(f"--out {out_dir}: the new index would have {lower} (made from "
                                  f"{_input_name(old)}); pass --force to replace it anyway, or choose another --out")
-            step.info.update(info, index_format=INDEX_FORMAT, ingest_key=key)
+            if sources is not None:  # several files: the manifest lists them, not the combined file
+                info["inputs"] = sources[0]
+            step.info.update(info, index_format=INDEX_FORMAT, ingest_key=key,
+                             provenance=dump_provenance(info["inputs"], sources[1] if sources else [dump]))
             _remove_other_stages(out_dir, keep=stage)
         except BaseException as exc:
             kept = _after_failure(stage, exc, resumable=dump != "-")
             if is_no_space(exc):
                 raise InputError(space.message(out_dir, stage, kept)) from None
-            if _too_large(exc):
+            if is_too_large(exc):
                 raise InputError(_too_large_message(out_dir, kept)) from None
             if _out_of_memory(exc):
                 raise InputError(_out_of_memory_message(dump, workers, chunk_bytes, kept)) from None
@@ -544,7 +606,7 @@ def ingest_dump(
             try:
                 write_index_db(out_dir)
             except OSError as exc:
-                if _too_large(exc):
+                if is_too_large(exc):
                     raise InputError(_too_large_message(out_dir / "index.duckdb", 0)) from None
                 raise
             remember_hashes(out_dir, manifest.get("outputs", []))
@@ -752,14 +814,6 @@ def _lock_if_free(folder: Path) -> Iterator[bool]:
         os.close(fd)
 
 
-def _too_large(exc: BaseException) -> bool:
-    """Whether an error is a file that grew past the file-size limit (``ulimit -f``; Python ignores
-    SIGXFSZ, so the write fails with EFBIG), here or in a worker, or in DuckDB's words."""
-    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
-        return True
-    return "file too large" in str(exc).lower()
-
-
 def _out_of_memory(exc: BaseException) -> bool:
     """Whether an error is memory running out: a MemoryError, ENOMEM (an mmap of a chunk's spool slot),
     or no thread that could start (each needs its stack's address space)."""
@@ -783,14 +837,9 @@ def _out_of_memory_message(dump: str, workers: int, chunk_bytes: int, kept: int)
 
 
 def _too_large_message(where: Path, kept: int) -> str:
-    import resource
-
-    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    shown = f"ulimit -f {limit // 1024}" if limit != resource.RLIM_INFINITY else "ulimit -f"  # 1024-byte blocks
     resume = (f", then rerun the same command: its {kept} finished chunks are kept and resume" if kept
               else ", then rerun")
-    return (f"{where}: a file grew past the file-size limit ({shown}) while writing the index; raise the "
-            f"limit (ulimit -f unlimited){resume}")
+    return too_large_message(where, " the index", resume)
 
 
 # For the space estimate when the disk fills: staged chunk bytes per compressed dump byte, used
@@ -883,12 +932,11 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
 def _parse_all(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
                chunking: tuple[int | None, int], progress: bool, extractor: str, space: _SpaceUse) -> dict[str, Any]:
     """Stream the dump through the chunk workers; return stats, error samples and the input's facts."""
-    from tqdm import tqdm
+    from etl.progress import bar as progress_bar
 
     stream = DumpStream(dump, tool_threads=workers)
     total = stream.size
-    bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="ingest", file=sys.stderr,
-               disable=not progress, dynamic_ncols=True, mininterval=0.5)
+    bar = progress_bar(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc="ingest", enabled=progress)
     read_state = {"raw": 0, "dec": 0}
 
     def on_read(dec: int, raw: int) -> None:
@@ -1055,9 +1103,10 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mappin
             else:
                 cols = ", ".join(f'NULL::{_duck_type(f.type)} AS "{f.name}"' for f in schema)
                 con.execute(f"CREATE VIEW staged_{table} AS SELECT {cols} WHERE false")
-        def write(table: str) -> int:
+        def write(table: str, query: str | None = None) -> int:
             schema = TABLES[table]
-            query, order, key = FINAL_QUERIES[table]
+            default_query, order, key = FINAL_QUERIES[table]
+            query = query or default_query
             sql = f"SELECT {', '.join(schema.names)} FROM ({query}) ORDER BY {order}"
             plain = PLAIN_COLUMNS.get(table, ())
             writer = PartWriter(publish[table], schema, use_dictionary=[c for c in schema.names if c not in plain])
@@ -1070,14 +1119,18 @@ def _finalize(stage: Path, chunk_dirs: list[Path], workers: int, publish: Mappin
             return writer.rows
 
         def popularity_then_entities() -> int:
-            con.cursor().execute(
+            cur = con.cursor()
+            cur.execute(
                 """CREATE TABLE pop AS
                    SELECT id, count(*)::BIGINT AS n FROM (
                        SELECT subject AS id FROM staged_edges
                        UNION ALL SELECT object FROM staged_edges WHERE object <> subject)
                    GROUP BY id"""
             )
-            return write("entities")
+            # a dump without one item-valued statement (claims left out, or none an item) cannot say how
+            # popular anything is: popularity is null there, not a 0 that Table 4 would read as obscure
+            counted = cur.execute("SELECT count(*) FROM pop").fetchone()[0] > 0
+            return write("entities", None if counted else NO_POPULARITY_QUERY)
 
         # Only entities wait for popularity; the other tables go meanwhile, the largest first, so
         # that no large table is left to run alone at the end.

@@ -22,7 +22,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 TABLES: dict[str, pa.Schema] = {
-    # Items and properties. popularity = item-valued statements with this item as subject or object.
+    # Items and properties. popularity = item-valued statements with this item as subject or object
+    # (the paper's Table 4: relation instances the item takes part in as head or tail); null for every
+    # item of a dump that holds no item-valued statement.
     "entities": pa.schema(
         [
             ("id", pa.string()),

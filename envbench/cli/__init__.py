@@ -22,11 +22,13 @@ COMMANDS: dict[str, str] = {
     "index": "envbench.cli.ingest:index_group",
     "link": "envbench.cli.link:link",
     "generate": "envbench.cli.generate:generate",
+    "name-overlap": "envbench.cli.overlap:name_overlap",
     "lock": "envbench.cli.verify:lock",
     "verify": "envbench.cli.verify:verify",
     "export": "envbench.cli.export:export",
     "evaluate": "envbench.cli.evaluate:evaluate",
     "report": "envbench.cli.evaluate:report",
+    "compare": "envbench.cli.compare:compare",
     "explore": "envbench.cli.explore:explore",
     "train": "models.cli:train",
     "predict": "models.cli:predict",
@@ -60,6 +62,20 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         module = importlib.import_module(module_name)
         return getattr(module, attr)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
+        """A mistyped command names the nearest ones (``envbench generat`` -> did you mean 'generate'?)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            import difflib
+
+            near = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            if near:
+                fix = " or ".join(filter(None, [", ".join(repr(c) for c in near[:-1]), repr(near[-1])]))
+                raise click.UsageError(f"No such command {name!r}. Did you mean {fix}? (`envbench --help` lists "
+                                       "them all)", ctx)
+            raise click.UsageError(f"No such command {name!r}; `envbench --help` lists the commands", ctx)
+        return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:  # the group's own options (`envbench --bogus`): one line too
@@ -105,7 +121,8 @@ def cli() -> None:
       envbench make-sample --out data/sample
       envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
       envbench generate data/sample/docs/test.json --index data/index \\
-          --links data/sample/links.json --seeds 5 --out data/env
+          --links data/sample/links.json --exclude-names-from data/sample/docs/train.json \\
+          --seeds 5 --out data/env
     """
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from envbench.core.errors import first_line
-from etl.io import is_no_space
+from etl.io import is_no_space, is_too_large, too_large_message
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,6 +73,8 @@ def describe_os_error(exc: OSError) -> str:
     if is_no_space(exc):
         return describe_no_space(exc)
     where = exc.filename2 if exc.filename2 is not None else exc.filename
+    if is_too_large(exc):  # said as ingest-dump says it, never "check the path and its permissions"
+        return too_large_message(where if where is not None else "an output file")
     reason = exc.strerror or str(exc)
     fix = _FIX.get(exc.errno or 0, "check the path and its permissions")
     return f"{where}: {reason}; {fix}" if where is not None else f"{reason}; {fix}"

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
+from envbench.cli._options import progress_option
 from envbench.formats.end_to_end import FORMATS
 from envbench.scoring.metrics import SCORERS
+
+if TYPE_CHECKING:  # the scorers load when a command runs
+    from envbench.scoring.evaluate import EvaluateResult
+    from envbench.scoring.evaluate_end_to_end import EndToEndResult
+    from envbench.scoring.report.build import ReportResult
+    from envbench.scoring.report.robustness import RobustnessResult
 
 # what to do instead, per end-to-end option given without --end-to-end
 E2E_ONLY_ADVICE = {
@@ -67,9 +76,10 @@ _DOCS.name = "file"  # named as before in the help (FILE) and in "File '...' doe
               help="With --end-to-end: skip (and count and list) prediction rows with an unknown title, a span "
                    "outside its sentence, an entity without mentions or a relation to a missing entity, instead "
                    "of stopping at the first; their documents count as predicting nothing.")
+@progress_option
 def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, substitutions: str | None,
              scorer: str, env: bool | None, skip_invalid_train: bool, only_predicted: bool, end_to_end: bool,
-             env_gold: str | None, env_pred: str | None, pred_format: str, skip_invalid: bool) -> None:
+             env_gold: str | None, env_pred: str | None, pred_format: str, skip_invalid: bool, progress: bool) -> None:
     """Score predictions like the official DocRED / Re-DocRED scorers, per seed on Env benchmarks.
 
     Prints F1, Ign F1, precision, recall, evidence F1, intra/inter-sentence F1 and frequent-10
@@ -121,15 +131,8 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
                                    "--env-gold, --env-pred, --pred-format, --skip-invalid and --out")
         from envbench.scoring.evaluate_end_to_end import evaluate_end_to_end
 
-        e2e = evaluate_end_to_end(gold, pred, env_gold=env_gold, env_pred=env_pred, pred_format=pred_format,
-                                  skip_invalid=skip_invalid, out=out)
-        for w in e2e.warnings:
-            click.echo(f"Warning: {w}", err=True)
-        click.echo(e2e.table())
-        for n in e2e.notes:
-            click.echo(f"Note: {n}")
-        if e2e.out is not None:
-            click.echo(f"Wrote {e2e.out}")
+        _echo(evaluate_end_to_end(gold, pred, env_gold=env_gold, env_pred=env_pred, pred_format=pred_format,
+                                  skip_invalid=skip_invalid, out=out, progress=progress))
         return
     e2e_only = [o for o in given if o in ("--env-gold", "--env-pred", "--pred-format", "--skip-invalid")]
     if e2e_only:
@@ -137,8 +140,12 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
                                + E2E_ONLY_ADVICE[e2e_only[0]])
     from envbench.scoring.evaluate import evaluate as run
 
-    result = run(gold, pred, train=train, out=out, substitutions=substitutions, scorer=scorer, env=env,
-                 skip_invalid_train=skip_invalid_train, only_predicted=only_predicted)
+    _echo(run(gold, pred, train=train, out=out, substitutions=substitutions, scorer=scorer, env=env,
+              skip_invalid_train=skip_invalid_train, only_predicted=only_predicted, progress=progress))
+
+
+def _echo(result: EvaluateResult | EndToEndResult) -> None:
+    """An evaluation's warnings (on stderr), its table, its notes and the file it wrote."""
     for w in result.warnings:
         click.echo(f"Warning: {w}", err=True)
     click.echo(result.table())
@@ -150,10 +157,16 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
 
 @click.command()
 @click.option("--original-gold", required=True, type=_FILE, help="Gold documents of the original benchmark.")
-@click.option("--original-pred", required=True, type=_FILE, help="Predictions on the original benchmark.")
-@click.option("--env-gold", required=True, type=_FILE,
+@click.option("--original-pred", type=_FILE, help="Predictions on the original benchmark (one Env benchmark).")
+@click.option("--env-gold", type=_FILE,
               help="Gold documents of the Env benchmark (titles '<title>-k'), from `envbench generate`.")
-@click.option("--env-pred", required=True, type=_FILE, help="Predictions on the Env benchmark.")
+@click.option("--env-pred", type=_FILE, help="Predictions on the Env benchmark.")
+@click.option("--env", "envs", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="Robustness report: an Env folder of `envbench generate` (any --attack, --rate, --popularity; "
+                   "repeatable, all made from --original-gold). Needs --system instead of the --*-pred options.")
+@click.option("--system", "systems", multiple=True,
+              help="With --env: NAME=FOLDER, a system's predictions: FOLDER/original.json on --original-gold and "
+                   "FOLDER/<Env folder name>.json on each --env folder's Env file (repeatable; any system).")
 @click.option("--index", type=click.Path(file_okay=False),
               help="Wikidata index directory (from `envbench ingest-dump`), for popularity (Table 4).")
 @click.option("--train", "train", multiple=True, type=_FILE,
@@ -166,8 +179,10 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
               help="Which official scorer's smoothing to copy (see `envbench evaluate --help`).")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Directory for report.md, report.json, the PNG plots and manifest.json.")
-def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str, index: str | None,
-           train: tuple[str, ...], substitutions: str | None, stats: str | None, scorer: str, out: str) -> None:
+@progress_option
+def report(original_gold: str, original_pred: str | None, env_gold: str | None, env_pred: str | None,
+           envs: tuple[str, ...], systems: tuple[str, ...], index: str | None, train: tuple[str, ...],
+           substitutions: str | None, stats: str | None, scorer: str, out: str, progress: bool) -> None:
     """Compare a model on the original and the renamed (Env) benchmark, as in the paper's analyses.
 
     Writes report.md, report.json and two plots: precision/recall change (Table 2), intra/inter
@@ -178,19 +193,54 @@ def report(original_gold: str, original_pred: str, env_gold: str, env_pred: str,
     Env scores are the mean ± std over seeds and the pooled score of the whole file (see
     `envbench evaluate --help`); --env-gold must be generated from --original-gold.
 
+    With --env (repeatable) and --system instead, it writes the robustness report: one table of
+    every system on the original and on each Env folder (the attack, rate and popularity bin its
+    stats.json records; F1, Ign F1, P, R, intra and inter F1; the fall against the original with a
+    paired 95% bootstrap interval over documents), robustness.md, robustness.json and
+    rate_curve.png, F1 against the renaming rate per system. A type-swap row is a negative control.
+
     \b
     Example:
       envbench report --original-gold data/sample/docs/test.json \\
           --original-pred runs/atlop/test_pred.json \\
           --env-gold data/env/test_env.json --env-pred runs/atlop/env_pred.json \\
           --index data/index --train data/sample/docs/train.json --out runs/atlop/report
+      # attacks side by side: runs/atlop/preds holds original.json, env.json, env-mask.json
+      envbench report --original-gold data/sample/docs/test.json \\
+          --env data/env --env data/env-mask --system atlop=runs/atlop/preds \\
+          --train data/sample/docs/train.json --out runs/atlop/robustness
     """
+    if envs or systems:
+        given = [o for o, v in (("--original-pred", original_pred), ("--env-gold", env_gold), ("--env-pred", env_pred),
+                                ("--index", index), ("--substitutions", substitutions), ("--stats", stats)) if v]
+        if given:
+            raise click.UsageError(f"{given[0]} is for one Env benchmark's report; with --env and --system, each "
+                                   "system's predictions are found in its --system folder")
+        if not envs or not systems:
+            raise click.UsageError("Missing option '--env'." if not envs else "Missing option '--system'.")
+        from envbench.scoring.report.robustness import parse_system, robustness_report
+        from etl.progress import Stages
+
+        with Stages("report", 1, enabled=progress) as stage:
+            stage("score every system on every benchmark")
+            rob = robustness_report(original_gold, envs, [parse_system(s) for s in systems], out=out, train=train,
+                                    scorer=scorer)
+        _echo_report(rob)
+        return
+    for option, value in (("--original-pred", original_pred), ("--env-gold", env_gold), ("--env-pred", env_pred)):
+        if value is None:
+            raise click.UsageError(f"Missing option '{option}'.")
+    assert original_pred is not None and env_gold is not None and env_pred is not None
     from envbench.scoring.report import make_report
 
-    result = make_report(
+    _echo_report(make_report(
         original_gold, original_pred, env_gold, env_pred, index=index, train=train,
-        substitutions=substitutions, stats=stats, scorer=scorer, out=out,
-    )
+        substitutions=substitutions, stats=stats, scorer=scorer, out=out, progress=progress,
+    ))
+
+
+def _echo_report(result: ReportResult | RobustnessResult) -> None:
+    """A report's warnings (on stderr), its summary, its notes and the files it wrote."""
     for w in result.warnings:
         click.echo(f"Warning: {w}", err=True)
     click.echo(result.summary())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from envbench.cli._options import progress_option
+
 
 @click.command("explore")
 @click.option("--env-gold", required=True, type=click.Path(dir_okay=False),
@@ -23,8 +25,10 @@ import click
               help="The index the benchmark was generated with: QIDs and fine types are shown with their labels.")
 @click.option("--out", required=True, help="Folder to write the site to (index.html and its data files).")
 @click.option("--force", is_flag=True, help="Rebuild even when the site is up to date.")
+@progress_option
 def explore(env_gold: str, original_gold: str, substitutions: str | None, original_pred: str | None,
-            env_pred: str | None, report: str | None, index: str | None, out: str, force: bool) -> None:
+            env_pred: str | None, report: str | None, index: str | None, out: str, force: bool,
+            progress: bool) -> None:
     """Write a static site to browse original and renamed documents side by side.
 
     A document list (search, filters by type and kept reason, F1 on the original and on the twins),
@@ -42,5 +46,5 @@ def explore(env_gold: str, original_gold: str, substitutions: str | None, origin
     if (original_pred is None) != (env_pred is None):
         raise click.UsageError("--original-pred and --env-pred go together: lost facts compare the two")
     result = build_site(env_gold, original_gold, out, substitutions=substitutions, original_pred=original_pred,
-                        env_pred=env_pred, report=report, index=index, force=force)
+                        env_pred=env_pred, report=report, index=index, force=force, progress=progress)
     click.echo(result.summary())

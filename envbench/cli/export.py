@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from envbench.cli._options import progress_option
+
 
 @click.command()
 @click.argument("env_dir", type=click.Path(file_okay=False))
@@ -20,12 +22,14 @@ import click
                    "[default: the one ENV_DIR/*.lock.json, when there is one].")
 @click.option("--license", "license_id", default="mit", show_default=True,
               help="The source corpus's license, as a Hub license id (DocRED and Re-DocRED: mit); the card adds "
-                   "cc0-1.0 for the Wikidata names.")
+                   "the new names' own: cc0-1.0 for names from a Wikidata dump or the sample world, none for a "
+                   "knowledge base made from the corpus (its names are the corpus's).")
 @click.option("--name", default=None,
               help="The dataset's pretty name in the card [default: 'Env benchmark of <DOCS file name>'].")
 @click.option("--force", is_flag=True, help="Export again even when OUT is up to date.")
+@progress_option
 def export(env_dir: str, out: str, docs: str, fmt: str, lock: str | None, license_id: str, name: str | None,
-           force: bool) -> None:
+           force: bool, progress: bool) -> None:
     """Export an Env benchmark (a `generate` output folder) as a Hugging Face dataset folder.
 
     OUT holds the original documents (split 'original') and the renamed ones (split named after
@@ -42,10 +46,12 @@ def export(env_dir: str, out: str, docs: str, fmt: str, lock: str | None, licens
       envbench make-sample --out data/sample
       envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
       envbench generate data/sample/docs/test.json --index data/index \\
-          --links data/sample/links.json --seeds 5 --out data/env
+          --links data/sample/links.json --exclude-names-from data/sample/docs/train.json \\
+          --seeds 5 --out data/env
       envbench export data/env --docs data/sample/docs/test.json --out data/env-hf
     """
     from envbench.formats.hf_export import export_hf
 
-    result = export_hf(env_dir, out, docs=docs, lock=lock, license=license_id, name=name, force=force)
+    result = export_hf(env_dir, out, docs=docs, lock=lock, license=license_id, name=name, force=force,
+                       progress=progress)
     click.echo(result.summary())

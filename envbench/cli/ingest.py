@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from envbench.cli._options import progress_option
 from etl.io import dumps_json, shorten
 
 
@@ -19,7 +20,7 @@ def _languages(value: str) -> tuple[str, ...]:
 
 
 @click.command("ingest-dump")
-@click.argument("dump", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("dump", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Index directory to write (tables, index.duckdb, manifest.json).")
 @click.option("--languages", default="en", show_default=True,
@@ -42,33 +43,39 @@ def _languages(value: str) -> tuple[str, ...]:
 @click.option("--force", is_flag=True,
               help="Start over (discard finished chunks of an interrupted run), and replace an index at --out "
                    "even when the new one has fewer entities or fewer name languages.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def ingest_dump(dump: str, out: str, languages: str, workers: int | None, max_errors: int,
-                chunk_mb: int, extractor: str, no_name_tokens: bool, force: bool, quiet: bool) -> None:
+@progress_option
+def ingest_dump(dump: tuple[str, ...], out: str, languages: str, workers: int | None, max_errors: int,
+                chunk_mb: int, extractor: str, no_name_tokens: bool, force: bool, progress: bool) -> None:
     """Ingest a Wikidata JSON dump into Parquet tables + DuckDB views under --out.
 
     DUMP is the official dump (latest-all.json[.gz|.bz2|.zst]), '-' for stdin (plain or
-    compressed), or a file in the one-entity, {"entities": {...}}, JSON-lines or one-line JSON
-    array shape, each record at most 128 MB; the compression is read from the file's first bytes.
+    compressed), or a file in the one-entity, {"entities": {...}} (Special:EntityData,
+    wbgetentities), JSON-lines or one-line JSON array shape, each record at most 128 MB; the
+    compression is read from the file's first bytes. Several DUMP files, or a folder of them
+    (*.json, *.jsonl, *.ndjson, each possibly compressed; sorted by path), are ingested together
+    into one index whose manifest lists each file.
     Killed runs resume when rerun with the same arguments, and the same command over the index it
     made finds it up to date; DIR keeps the previous index until the new one is complete. A dump
     with no item or property is an error, and an index that would replace one with more entities
-    (or with names in more languages) needs --force. Names with control characters, bidi
-    overrides or more than 250 characters are left out (counted as unusable names), and a QID
-    held twice is named with its lines in a warning.
+    (or with names in more languages) needs --force. Names with control characters, format
+    characters (Unicode Cf: bidi overrides, zero-width spaces and joiners, soft hyphens, the BOM)
+    or more than 250 characters are left out (counted as unusable names), and a QID held twice is
+    named with its lines in a warning.
 
     \b
     Example:
       envbench ingest-dump latest-all.json.gz --out data/index --workers 16
       envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
+      envbench ingest-dump entities/Q42.json entities/Q45.json --out data/entities-index
+      envbench ingest-dump entities/ --out data/entities-index
     """
     from envbench.core.text import name_tokenizer
     from wikidata_index.ingest import ingest_dump as run
 
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="warning: %(message)s", stream=sys.stderr)
-    result = run(dump, out, languages=_languages(languages), workers=workers, max_errors=max_errors,
-                 force=force, progress=not quiet, chunk_bytes=chunk_mb << 20, extractor=extractor,
+    result = run(dump[0] if len(dump) == 1 else list(dump), out, languages=_languages(languages), workers=workers, max_errors=max_errors,
+                 force=force, progress=progress, chunk_bytes=chunk_mb << 20, extractor=extractor,
                  tokenizer=None if no_name_tokens else name_tokenizer())
     click.echo(result.summary())
 
@@ -111,6 +118,10 @@ def info(path: str, as_json: bool, verify: bool) -> None:
     click.echo(f"index: {path}")
     for inp in manifest.get("inputs", []):
         click.echo(f"input: {inp.get('name')} ({inp.get('bytes', 0):,} bytes, sha256 {inp.get('sha256', '')[:16]}...)")
+    from envbench.formats.provenance import describe, index_provenance
+
+    said = describe(index_provenance(manifest))
+    click.echo(f"made from: {said['source']}; {said['names']}")
     if manifest.get("parameters"):
         params = manifest["parameters"]
         click.echo(f"languages: {','.join(params.get('languages', []))}; version {manifest.get('package_version')}")
@@ -162,7 +173,7 @@ def get(path: str, qid: str, lang: str, as_json: bool) -> None:
                                                for v, rank in out["p21"]))
     click.echo(f"  types:       {', '.join(out['types']) or '-'}")
     click.echo(f"  sitelinks:   {out['sitelinks']}" + (f" (enwiki: {out['enwiki']})" if out["enwiki"] else ""))
-    click.echo(f"  popularity:  {out['popularity']}")
+    click.echo(f"  popularity:  {out['popularity'] if out['popularity'] is not None else 'unknown (no statements in the dump)'}")
 
 
 @index_group.command("find")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from envbench.cli._options import progress_option
+
 
 @click.command()
 @click.argument("docs", type=click.Path(dir_okay=False))
@@ -19,8 +21,9 @@ import click
               help="Also write the coverage/accuracy report as JSON here.")
 @click.option("--skip-invalid", is_flag=True, help="Skip invalid documents instead of stopping.")
 @click.option("--force", is_flag=True, help="Link again even when the outputs are up to date.")
+@progress_option
 def link(docs: str, index: str, out: str, gold: str | None, threshold: float, report: str | None,
-         skip_invalid: bool, force: bool) -> None:
+         skip_invalid: bool, force: bool, progress: bool) -> None:
     """Link the entities of a DocRED-format file to Wikidata items of a local index.
 
     Candidates are exact and case/diacritic-folded matches of mention names against English
@@ -40,5 +43,5 @@ def link(docs: str, index: str, out: str, gold: str | None, threshold: float, re
     from envbench.rename.link import link_file
 
     result = link_file(docs, index, out, gold=gold, threshold=threshold, report=report,
-                       skip_invalid=skip_invalid, force=force)
+                       skip_invalid=skip_invalid, force=force, progress=progress)
     click.echo(result.summary())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from envbench.cli._options import progress_option
+
 
 @click.command()
 @click.argument("out", type=click.Path(file_okay=False))
@@ -11,7 +13,8 @@ import click
               help="The index OUT was generated with (its content identity goes into the lock).")
 @click.option("--out", "lock_path", type=click.Path(dir_okay=False), default=None,
               help="Where to write the lock [default: OUT/<stem>_env.lock.json].")
-def lock(out: str, index: str, lock_path: str | None) -> None:
+@progress_option
+def lock(out: str, index: str, lock_path: str | None, progress: bool) -> None:
     """Write the lock of a `generate` output folder: inputs, parameters, index identity, output hashes.
 
     The lock (*.lock.json) is what `envbench verify` checks a regeneration against: the sha256 of
@@ -25,12 +28,13 @@ def lock(out: str, index: str, lock_path: str | None) -> None:
       envbench make-sample --out data/sample
       envbench ingest-dump data/sample/wikidata-sample.json.gz --out data/index
       envbench generate data/sample/docs/test.json --index data/index \\
-          --links data/sample/links.json --seeds 5 --out data/env
+          --links data/sample/links.json --exclude-names-from data/sample/docs/train.json \\
+          --seeds 5 --out data/env
       envbench lock data/env --index data/index
     """
     from envbench.rename.lock import write_lock
 
-    click.echo(f"wrote {write_lock(out, index, lock_path)}")
+    click.echo(f"wrote {write_lock(out, index, lock_path, progress=progress)}")
 
 
 @click.command()
@@ -46,8 +50,9 @@ def lock(out: str, index: str, lock_path: str | None) -> None:
                    "[default: the lock's folder when the outputs are there].")
 @click.option("--exclude-names-from", "exclude_names_from", multiple=True, type=click.Path(dir_okay=False),
               help="Repeatable: the files the lock's run kept new names off (checked by sha256), in its order.")
+@progress_option
 def verify(lock_file: str, docs: str, index: str, links: str | None, published: str | None,
-           exclude_names_from: tuple[str, ...]) -> None:
+           exclude_names_from: tuple[str, ...], progress: bool) -> None:
     """Regenerate the benchmark a lock describes, in a temporary folder, and compare with the lock.
 
     Exit 0 when every output is identical (JSON: bytes; Parquet: rows in order). Otherwise exit 1,
@@ -58,12 +63,13 @@ def verify(lock_file: str, docs: str, index: str, links: str | None, published: 
     \b
     Example (after the `envbench lock` example):
       envbench verify data/env/test_env.lock.json --docs data/sample/docs/test.json \\
-          --index data/index --links data/sample/links.json
+          --index data/index --links data/sample/links.json \\
+          --exclude-names-from data/sample/docs/train.json
     """
     from envbench.rename.lock import verify as run
 
     result = run(lock_file, docs, index, links=links, published=published,
-                 exclude_names_from=exclude_names_from)
+                 exclude_names_from=exclude_names_from, progress=progress)
     click.echo(result.report())
     if not result.ok:
         raise SystemExit(1)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from envbench.cli._options import progress_option
 from etl.io import dumps_json, require_path
 
 
@@ -61,8 +64,12 @@ def make_sample(out: str, seed: int, entities: int | None, docs: int | None, lea
                    "generate keeps them as no_type. Either way none is renamed across kinds.")
 @click.option("--skip-invalid", is_flag=True, help="Skip (and count) invalid documents instead of stopping.")
 @click.option("--force", is_flag=True, help="Build again even when the dump and links are up to date.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every inferred class with its items (by default the 10 largest; all of them are in "
+                   "OUT.manifest.json, report.per_type).")
+@progress_option
 def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | None, untyped: str,
-                   skip_invalid: bool, force: bool) -> None:
+                   skip_invalid: bool, force: bool, verbose: bool, progress: bool) -> None:
     """Build a knowledge base and gold links from DocRED-format documents themselves.
 
     One item per real-world entity (clusters merged across documents by folded name, a leading "the"
@@ -84,8 +91,9 @@ def kb_from_corpus(docs: tuple[str, ...], out: str, links: str, index: str | Non
     """
     from envbench.worlds.kb_from_corpus import kb_from_corpus as run
 
-    result = run(list(docs), out, links, index=index, untyped=untyped, skip_invalid=skip_invalid, force=force)
-    click.echo(result.summary())
+    result = run(list(docs), out, links, index=index, untyped=untyped, skip_invalid=skip_invalid, force=force,
+                 progress=progress)
+    click.echo(result.summary(verbose=verbose))
 
 
 @click.command("validate")
@@ -102,7 +110,9 @@ def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: boo
     Re-DocRED has some), relation ids among the 96 DocRED relations, evidence sentences in range, no
     entity without mentions, unique non-empty titles, tokens of at most 1,000 characters. Warnings,
     which stop nothing: null labels or evidence, a repeated label, fewer than two entities, an empty
-    token, a control or bidirectional control character in a token (read as it is). Without
+    token, a control or bidirectional control character in a token (read as it is). Each file is
+    also named as an official release of DocRED or Re-DocRED (by size and sha256), or as a modified
+    or unknown version, whose scores are not comparable with published ones. Without
     --skip-invalid the first invalid document stops the run with exit code 1; with --json every file
     is reported (an unreadable or invalid one as {"file", "error"}), and the exit code is 1 after.
 
@@ -112,6 +122,7 @@ def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: boo
       envbench validate data/sample/docs/*.json --skip-invalid --show 3
     """
     from envbench.formats.linked_docred import validate_file
+    from envbench.formats.releases import identify
     from etl.io import InputError
 
     failed = False
@@ -128,10 +139,14 @@ def validate(files: tuple[str, ...], skip_invalid: bool, show: int, as_json: boo
             click.echo(dumps_json({"file": path, "error": error}).decode().rstrip("\n"))
             failed = True
             continue
+        release = identify(path) if Path(path).is_file() else None
         if as_json:
-            click.echo(dumps_json(report.to_dict(show)).decode().rstrip("\n"))
+            data = report.to_dict(show) | ({"release": release.to_dict()} if release is not None else {})
+            click.echo(dumps_json(data).decode().rstrip("\n"))
             continue
         click.echo(report.summary())
+        if release is not None:
+            click.echo(f"  {release.line()}")
         for p in report.docset.skipped[:show]:
             click.echo(f"  skipped: {p}")
         for p in report.docset.warnings[:show]:

@@ -174,6 +174,32 @@ class NoteCode(str, Enum):
         "table4_needs_index", Level.NOTE,
         "Table 4 (popularity) skipped: pass --index DIR (from `envbench ingest-dump`)",
     )
+    ROBUSTNESS_NO_PREDICTIONS = (
+        "robustness_no_predictions", Level.WARNING,
+        "no {path}: system {system} is left out of the row of --env {env}; put its predictions on that "
+        "folder's Env file there",
+    )
+    ROBUSTNESS_UNKNOWN_TITLES = (
+        "robustness_unknown_titles", Level.WARNING,
+        "{path}: predictions for {n} titles of no compared document (e.g. {examples}) are left out of every score",
+    )
+    ROBUSTNESS_NEGATIVE_CONTROL = (
+        "robustness_negative_control", Level.NOTE,
+        "type-swap is a negative control: it gives entities names of another coarse type, which breaks what "
+        "the labels assume of their arguments; its fall bounds what names alone can cost, and is no robustness "
+        "figure",
+    )
+    ROBUSTNESS_INTERVALS = (
+        "robustness_intervals", Level.NOTE,
+        "intervals: paired percentile bootstrap over the {n} source documents ({replicates} resamples), each "
+        "document drawn on both sides with all its Env copies; Ign F1 on an Env file discounts the facts of the "
+        "original names (mapped back through its substitutions.parquet)",
+    )
+    TABLE4_NO_POPULARITY = (
+        "table4_no_popularity", Level.NOTE,
+        "Table 4 (popularity) skipped: the index {index} has no popularity (its dump holds no item-valued "
+        "statements to count); ingest a dump with statements",
+    )
     TABLE4_NEEDS_SUBSTITUTIONS = (
         "table4_needs_substitutions", Level.NOTE,
         "Table 4 (popularity) skipped: no substitutions.parquet at {path}; pass --substitutions FILE from "
@@ -182,6 +208,13 @@ class NoteCode(str, Enum):
     TABLE5_NEEDS_TRAIN = (
         "table5_needs_train", Level.NOTE,
         "Table 5 (names seen in training) skipped: pass --train FILE",
+    )
+    RENAMED_NAMES_MORE_FAMILIAR = (
+        "renamed_names_more_familiar", Level.WARNING,
+        "{env_share} of the renamed PER/ORG/LOC/MISC mentions of {env} carry a name of the --train documents, "
+        "more than the {orig_share} of the original mentions: renaming made the names more familiar to the "
+        "model, the opposite of what the benchmark measures; regenerate it with `envbench generate ... "
+        "--exclude-names-from` those training files{how}",
     )
 
 

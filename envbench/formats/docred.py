@@ -24,6 +24,7 @@ from envbench.core.relations import RELATIONS
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.hf import is_dataset_path
 from etl.io import InputError, read_json
+from wikidata_index.names import BIDI_CONTROLS, FORMAT_CHARACTERS, char_class, without
 
 Doc = dict[str, Any]
 # What a reader accepts: DocRED-format documents (Linked-DocRED ones through their DocRED view),
@@ -41,7 +42,10 @@ MAX_TOKEN_CHARS = 1000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Bidirectional embeddings, overrides and isolates: they make the text after them display in another
 # order than it reads (Wikipedia text has some, so they are a warning).
-_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+_BIDI = re.compile(f"[{char_class(BIDI_CONTROLS)}]")
+# The other format characters (Unicode Cf): invisible (a zero-width space or joiner, a right-to-left mark,
+# a byte-order mark, a soft hyphen), they make a name look like another; a warning, as the bidi ones.
+_FORMAT = re.compile(f"[{char_class(without(FORMAT_CHARACTERS, BIDI_CONTROLS))}]")
 
 
 @dataclass(frozen=True)
@@ -181,7 +185,9 @@ def token_problems(sents: Sequence[Sequence[str]]) -> list[tuple[str, str, str, 
             (_CONTROL, "control character", "a token is text on one line; it is read as it is: remove the line "
              "break, tab, NUL or other control character if that is wrong"),
             (_BIDI, "bidirectional control character", "it makes the text after it display in another order than "
-             "it reads; remove it unless the text needs it")):
+             "it reads; remove it unless the text needs it"),
+            (_FORMAT, "invisible format character", "it makes a name look like another (and would come out inside "
+             "new names); remove it unless the text needs it")):
         if pattern.search(joined):
             where, tok = first(lambda t, p=pattern: p.search(t) is not None)
             char = pattern.search(tok).group()  # type: ignore[union-attr]

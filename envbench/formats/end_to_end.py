@@ -19,12 +19,19 @@ Spans are positions in the document the prediction is for: on an Env twin, the t
 whose positions move when a renaming changes a name's token count.
 
 JEREX (lavis-nlp/jerex, ``jerex/evaluation/joint_evaluator.py``, ``store_predictions``) writes a JSON
-list with one object per test document, in the order of the document file it read, without titles:
-``mentions`` (``[start, end]`` token spans counted over the whole document, end exclusive: its
-``TokenSpan.orig_span`` in ``jerex/entities.py``), ``clusters`` (lists of indices into ``mentions``),
-``entities`` (``{"cluster": i, "type": T}``, T the key of its types file, DocRED's PER/ORG/...) and
-``relations`` (``{"head": i, "tail": j, "type": R}`` over ``entities``, R a property id such as P17).
-:func:`from_jerex` maps that onto the envbench format by position in the gold file.
+list with one object per test document, in the order of the document file it read, without titles, in
+one of two layouts. Both have ``mentions``, token spans counted over the whole document, end exclusive
+(its ``TokenSpan.orig_span`` in ``jerex/entities.py``), ``relations`` (``{"head": i, "tail": j, "type":
+R}`` over the entities, R a property id such as P17) and, since April 2021, ``tokens`` (the document's
+tokens, which here must equal the gold document's: they show that the rows follow the gold file).
+
+- the current layout (since June 2021, commit e3db02a): each mention ``{"start": s, "end": e}``, and
+  ``entities`` as ``{"mentions": [mention indices], "type": T}``, one entity per cluster;
+- the first layout (April 2021): each mention ``[s, e]``, ``clusters`` (lists of indices into
+  ``mentions``) and ``entities`` as ``{"cluster": i, "type": T}``.
+
+T is the key of its types file, DocRED's PER/ORG/.... :func:`from_jerex` maps either onto the envbench
+format by position in the gold file.
 
 seq2rel (JohnGiorgi/seq2rel) is not read: its output is a linearised string of mention *texts*
 (``seq2rel/common/util.py``: mentions joined by ``;``, then ``@TYPE@``, relations closed by ``@REL@``),
@@ -35,7 +42,10 @@ to spans is ambiguous wherever a name occurs twice (see docs/pipeline.md).
 Reading (:func:`load_end_to_end`) checks the file's shape and the format; :func:`check_end_to_end`
 checks every document against its gold document. A problem is one line naming the file, the document
 and the field; with ``skip_invalid`` the document's row is skipped instead (its gold entities and
-relations then count as missed) and the skipped rows are counted and listed.
+relations then count as missed) and the skipped rows are counted and listed. Among the problems: a
+mention span in two entities whose mention sets differ (MUC and B³ score a partition of the mentions,
+and on overlapping clusters give recall above 1 or below 0); two entities with the same mentions are
+one cluster, counted once.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ from envbench.core.errors import DataError
 from envbench.core.relations import NAME_TO_ID, RELATIONS
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import json_type, read_json_file
+from etl.io import shorten
 
 Span = tuple[int, int, int]  # (sentence, start, end), end exclusive
 Format = Literal["auto", "envbench", "jerex"]
@@ -104,16 +115,21 @@ class EndToEndPredictions:
 
 # --------------------------------------------------------------------------- reading
 def detect_format(data: Any, source: str) -> str:
-    """``envbench`` or ``jerex`` from the first row's keys; an error naming both shapes otherwise."""
+    """``envbench`` or ``jerex`` from the first row's keys; an error naming both shapes otherwise.
+
+    A row with a title is envbench's; one without a title but with ``mentions`` (a key envbench rows
+    keep inside their entities) is JEREX's, in either layout."""
     first = data[0] if isinstance(data, list) and data else None
     if isinstance(first, Mapping):
-        if "title" in first or ("entities" in first and "clusters" not in first):
+        if "title" in first:
             return "envbench"
-        if "mentions" in first and "clusters" in first:
+        if "mentions" in first:
             return "jerex"
+        if "entities" in first:
+            return "envbench"  # refused row by row: it has no title
     raise DataError(
         f"{source}: neither the envbench end-to-end format (rows {{title, entities, relations}}) nor JEREX's "
-        "predictions.json (rows {mentions, clusters, entities, relations}); see docs/pipeline.md, or pass "
+        "predictions.json (rows {tokens, mentions, entities, relations}); see docs/pipeline.md, or pass "
         "--pred-format"
     )
 
@@ -142,13 +158,121 @@ def _sentence_starts(doc: Mapping[str, Any]) -> list[int]:
     return [*starts, n]
 
 
+class _Fault(Exception):
+    """The first problem of a JEREX row, in JEREX's field names: (field, problem)."""
+
+
+def _jerex_span(span: Any) -> tuple[Any, Any] | None:
+    """(start, end) of a JEREX mention: ``{"start", "end"}`` (the current layout) or ``[start, end]`` (the first)."""
+    if isinstance(span, Mapping) and span.keys() >= {"start", "end"}:
+        return span["start"], span["end"]
+    if isinstance(span, list) and len(span) == 2:
+        return span[0], span[1]
+    return None
+
+
+def _jerex_mentions(row: Mapping[str, Any], starts: Sequence[int]) -> list[list[int]]:
+    """The mentions of a row as envbench spans ``[sentence, start, end]`` of the gold document."""
+    n = starts[-1]
+    form = "[start, end]" if "clusters" in row else "{start, end}"
+    out: list[list[int]] = []
+    for k, span in enumerate(row["mentions"]):
+        got = _jerex_span(span)
+        if got is None or not all(type(x) is int for x in got) or not 0 <= got[0] < got[1] <= n:
+            raise _Fault(f"mentions[{k}]", f"{shorten(repr(span), 60)} is not a {form} token span of the "
+                         f"document ({n} tokens)")
+        start, end = got
+        sid = max(j for j in range(len(starts) - 1) if starts[j] <= start)
+        if end > starts[sid + 1]:
+            raise _Fault(f"mentions[{k}]", f"{[start, end]} crosses the end of sentence {sid} (document tokens "
+                         f"{starts[sid]}-{starts[sid + 1] - 1})")
+        out.append([sid, start - starts[sid], end - starts[sid]])
+    return out
+
+
+def _jerex_indices(indices: Any, where: str, mentions: Sequence[Any]) -> list[Any]:
+    """The mentions that a list of mention indices names."""
+    if not isinstance(indices, list):
+        raise _Fault(where, f"is {json_type(indices)}, not a list of mention indices")
+    for mi in indices:
+        if type(mi) is not int or not 0 <= mi < len(mentions):
+            have = f"0-{len(mentions) - 1}" if mentions else "none"
+            raise _Fault(where, f"holds {shorten(repr(mi), 40)}, not a mention index ({have})")
+    return [mentions[mi] for mi in indices]
+
+
+def _jerex_entities(row: Mapping[str, Any], mentions: Sequence[Any]) -> list[dict[str, Any]]:
+    """The entities of a row, each ``{mentions: spans, type}``, in either layout."""
+    out: list[dict[str, Any]] = []
+    clusters = row.get("clusters")
+    for ei, ent in enumerate(row["entities"]):
+        if not isinstance(ent, Mapping):
+            raise _Fault(f"entities[{ei}]", f"is {json_type(ent)}, not an object")
+        if clusters is None:  # the current layout: the entity lists its mentions
+            spans = _jerex_indices(ent.get("mentions"), f"entities[{ei}].mentions", mentions)
+        else:  # the first layout: the entity names a cluster
+            ci = ent.get("cluster")
+            if type(ci) is not int or not 0 <= ci < len(clusters):
+                raise _Fault(f"entities[{ei}].cluster", f"{shorten(repr(ci), 40)} is not a cluster index "
+                             f"(0-{len(clusters) - 1})")
+            spans = _jerex_indices(clusters[ci], f"clusters[{ci}]", mentions)
+        out.append({"mentions": spans, "type": ent.get("type")})
+    return out
+
+
+def _jerex_relations(row: Mapping[str, Any], n_entities: int) -> list[dict[str, Any]]:
+    """The relations of a row as envbench's ``{h, t, r}``."""
+    rels = row.get("relations", [])
+    if not isinstance(rels, list):
+        raise _Fault("relations", f"is {json_type(rels)}, not a list of relations {{head, tail, type}}")
+    out: list[dict[str, Any]] = []
+    for ri, rel in enumerate(rels):
+        if not isinstance(rel, Mapping):
+            raise _Fault(f"relations[{ri}]", f"is {json_type(rel)}, not an object {{head, tail, type}}")
+        for end in ("head", "tail"):
+            v = rel.get(end)
+            if type(v) is not int or not 0 <= v < n_entities:
+                have = f"0-{n_entities - 1}" if n_entities else "none"
+                raise _Fault(f"relations[{ri}].{end}", f"{shorten(repr(v), 40)} is not an entity of this document "
+                             f"(entities: {have})")
+        r = rel.get("type")
+        if not isinstance(r, str) or r not in RELATIONS:
+            raise _Fault(f"relations[{ri}].type", f"{shorten(repr(r), 40)} is not one of the 96 DocRED relations; "
+                         "JEREX writes the keys of its types file, property ids such as 'P17'")
+        out.append({"h": rel["head"], "t": rel["tail"], "r": r})
+    return out
+
+
+def _jerex_row(row: Any, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """One JEREX row as an envbench row of ``doc``; raises ``_Fault`` at its first problem."""
+    layout = ("mentions", "clusters", "entities") if isinstance(row, Mapping) and "clusters" in row \
+        else ("mentions", "entities")
+    if not isinstance(row, Mapping) or not all(isinstance(row.get(k), list) for k in layout):
+        raise _Fault("row", f"is not an object with the lists {', '.join(layout[:-1])} and {layout[-1]}")
+    tokens = row.get("tokens")
+    gold_tokens = [tok for sent in doc["sents"] for tok in sent]
+    if tokens is not None and tokens != gold_tokens:
+        k = next((i for i, (a, b) in enumerate(zip(tokens, gold_tokens)) if a != b),
+                 min(len(tokens), len(gold_tokens))) if isinstance(tokens, list) else None
+        what = ("is not a list of tokens" if k is None else
+                f"differ from the gold document's at token {k} "
+                f"({shorten(repr(tokens[k]), 30) if k < len(tokens) else 'none'} here, "
+                f"{shorten(repr(gold_tokens[k]), 30) if k < len(gold_tokens) else 'none'} in the gold)")
+        raise _Fault("tokens", f"{what}; JEREX writes one row per document of the file it read, in order, so "
+                     "pass as --gold that very file")
+    mentions = _jerex_mentions(row, _sentence_starts(doc))
+    entities = _jerex_entities(row, mentions)
+    return {"title": doc["title"], "entities": entities, "relations": _jerex_relations(row, len(entities))}
+
+
 def from_jerex(rows: Sequence[Any], gold_docs: Sequence[Mapping[str, Any]], source: str) -> list[Any]:
-    """JEREX's predictions.json as envbench rows, row i for gold document i (JEREX writes no titles).
+    """JEREX's predictions.json (either layout) as envbench rows, row i for gold document i (JEREX writes
+    no titles).
 
     Document-level spans become (sentence, start, end) of the gold document of that position. The first
-    problem of a row (a span that crosses a sentence end or leaves the document, an index that points
-    nowhere) is kept with it, in JEREX's field names, so that :func:`check_end_to_end` reports (or skips)
-    it with the rest.
+    problem of a row (tokens that are not the gold document's, a span that crosses a sentence end or
+    leaves the document, an index that points nowhere, relations that are no list) is kept with it, in
+    JEREX's field names, so that :func:`check_end_to_end` reports (or skips) it with the rest.
     """
     if len(rows) != len(gold_docs):
         raise DataError(
@@ -157,55 +281,28 @@ def from_jerex(rows: Sequence[Any], gold_docs: Sequence[Mapping[str, Any]], sour
         )
     out: list[Any] = []
     for row, doc in zip(rows, gold_docs):
-        title = doc["title"]
-        if not isinstance(row, Mapping) or not all(isinstance(row.get(k), list)
-                                                   for k in ("mentions", "clusters", "entities")):
-            out.append({"title": title, "_jerex_problem": ("row", "is not an object with the lists mentions, "
-                                                            "clusters and entities")})
-            continue
-        starts = _sentence_starts(doc)
-        mentions: list[Any] = []
-        problem: tuple[str, str] | None = None
-        for k, span in enumerate(row["mentions"]):
-            if not (isinstance(span, list) and len(span) == 2 and all(type(x) is int for x in span)
-                    and 0 <= span[0] < span[1] <= starts[-1]):
-                problem = problem or (f"mentions[{k}]", f"{span!r} is not a [start, end] token span of the document "
-                                      f"({starts[-1]} tokens)")
-                mentions.append(None)
-                continue
-            sid = max(j for j in range(len(starts) - 1) if starts[j] <= span[0])
-            if span[1] > starts[sid + 1]:
-                problem = problem or (f"mentions[{k}]", f"{span} crosses the end of sentence {sid} (document tokens "
-                                      f"{starts[sid]}-{starts[sid + 1] - 1})")
-            mentions.append([sid, span[0] - starts[sid], span[1] - starts[sid]])
-        entities: list[Any] = []
-        clusters = row["clusters"]
-        for ei, ent in enumerate(row["entities"]):
-            ci = ent.get("cluster") if isinstance(ent, Mapping) else None
-            if type(ci) is not int or not 0 <= ci < len(clusters) or not isinstance(clusters[ci], list):
-                problem = problem or (f"entities[{ei}].cluster", f"{ci!r} is not a cluster index "
-                                      f"(0-{len(clusters) - 1})")
-                break
-            spans = []
-            for mi in clusters[ci]:
-                if type(mi) is not int or not 0 <= mi < len(mentions):
-                    problem = problem or (f"clusters[{ci}]", f"holds {mi!r}, not a mention index "
-                                          f"(0-{len(mentions) - 1})")
-                    break
-                spans.append(mentions[mi])
-            entities.append({"mentions": spans, "type": ent.get("type")})
-        converted: dict[str, Any] = {"title": title, "entities": entities,
-                                     "relations": [
-                                         {"h": r.get("head"), "t": r.get("tail"), "r": r.get("type")}
-                                         if isinstance(r, Mapping) else r
-                                         for r in row.get("relations", [])]}
-        if problem is not None:
-            converted["_jerex_problem"] = problem
-        out.append(converted)
+        try:
+            out.append(_jerex_row(row, doc))
+        except _Fault as fault:
+            out.append({"title": doc["title"], "_jerex_problem": fault.args})
     return out
 
 
 # --------------------------------------------------------------------------- checking
+def shared_mention(clusters: Sequence[Sequence[Span]]) -> tuple[Span, int, int] | None:
+    """The first mention span that two clusters with different mention sets both hold, as (span, the
+    earlier cluster's index, the later one's); None when the clusters partition their mentions (two
+    clusters with the same mentions are one cluster, as the scorers count them)."""
+    sets = [frozenset(c) for c in clusters]
+    owner: dict[Span, int] = {}
+    for i, cluster in enumerate(clusters):
+        for span in cluster:
+            j = owner.setdefault(span, i)
+            if sets[j] != sets[i]:
+                return span, j, i
+    return None
+
+
 def _span_problem(span: Any, sents: Sequence[Sequence[str]]) -> str | None:
     if not (isinstance(span, list) and len(span) == 3 and all(type(x) is int for x in span)):
         return f"{span!r} is not [sentence, start, end]"
@@ -243,9 +340,16 @@ def _doc_problem(row: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[str, s
                 return f"{where}.mentions[{mi}]", bad
             spans.setdefault((span[0], span[1], span[2]), None)
         ty = ent.get("type")
-        if ty not in COARSE_TYPES:
-            return f"{where}.type", f"{ty!r} is not one of {', '.join(COARSE_TYPES)}"
+        if not isinstance(ty, str) or ty not in COARSE_TYPES:
+            return f"{where}.type", f"{shorten(repr(ty), 40)} is not one of {', '.join(COARSE_TYPES)}"
         entities.append(Entity(tuple(spans), ty))
+    shared = shared_mention([e.mentions for e in entities])
+    if shared is not None:
+        span, first, ei = shared
+        mi = next(k for k, m in enumerate(ents[ei]["mentions"]) if tuple(m) == span)
+        return (f"entities[{ei}].mentions[{mi}]", f"{list(span)} is also a mention of entities[{first}], whose "
+                "mentions differ; a mention belongs to one entity (MUC and B³ score a partition of the mentions): "
+                "merge the two entities, or keep the mention in one")
     relations: list[Relation] = []
     for ri, rel in enumerate(rels):
         where = f"relations[{ri}]"
@@ -257,11 +361,12 @@ def _doc_problem(row: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[str, s
                 have = f"0-{len(entities) - 1}" if entities else "none"
                 return f"{where}.{end}", f"{v!r} is not an entity of this document (entities: {have})"
         r = rel.get("r")
-        if r not in RELATIONS:
+        if not isinstance(r, str) or r not in RELATIONS:  # a list or an object is no id (nor hashable)
             hint = ""
             if isinstance(r, str) and r.strip().casefold() in NAME_TO_ID:
                 hint = f" (did you mean {NAME_TO_ID[r.strip().casefold()]!r}?)"
-            return f"{where}.r", f"{r!r} is not one of the 96 DocRED relations{hint}; use a property id such as 'P17'"
+            return (f"{where}.r", f"{shorten(repr(r), 40)} is not one of the 96 DocRED relations{hint}; use a "
+                    "property id such as 'P17'")
         ev = rel.get("evidence")
         if ev is not None and not (isinstance(ev, list) and all(type(e) is int for e in ev)):
             return f"{where}.evidence", f"{ev!r} is not a list of sentence ids"
@@ -329,4 +434,4 @@ def write_rows(docs: Sequence[DocPrediction]) -> list[dict[str, Any]]:
 
 
 __all__ = ["FORMATS", "DocPrediction", "EndToEndPredictions", "Entity", "Relation", "Skipped", "Span",
-           "check_end_to_end", "detect_format", "from_jerex", "load_end_to_end", "write_rows"]
+           "check_end_to_end", "detect_format", "from_jerex", "load_end_to_end", "shared_mention", "write_rows"]

@@ -28,7 +28,8 @@ document fields; a document without ``labels`` gets empty lists, as the Hub's Do
 
 :func:`read_dataset_docs` is the reader of such Parquet files; :func:`envbench.formats.docred.read_docred`
 hands it any folder or ``.parquet`` path, so every command that reads DocRED documents reads these
-too. A folder stands for its one split other than ``original`` (the Env split); a Parquet file names
+too (evaluate, train, predict, ...), and each file read is held against the sha256 that the folder's
+manifest lists (:func:`check_exported`). A folder stands for its one split other than ``original`` (the Env split); a Parquet file names
 its split (all shards of a sharded one are read).
 """
 
@@ -184,6 +185,40 @@ def _missing_data_files(folder: Path) -> list[str]:
     return [n for n in names if n.startswith(f"{DATA_DIR}/") and not (folder / n).is_file()]
 
 
+def check_exported(path: str | os.PathLike[str]) -> None:
+    """Refuse a file of a folder that `envbench export` wrote (``DIR/data/*.parquet``, ``DIR/substitutions/
+    *.parquet``) whose bytes are not those ``DIR/manifest.json`` lists, naming it: an edited split had been
+    scored as if it were the benchmark. A file outside such a folder (no export manifest two levels up) is
+    not checked; nor is one whose sha256 was checked before with the same size and modification time."""
+    from etl.io import sha256_file
+    from etl.step import read_manifest
+
+    f = Path(path)
+    folder = f.parent.parent
+    manifest = read_manifest(folder / "manifest.json")
+    if not manifest or manifest.get("step") != "export" or not isinstance(manifest.get("outputs"), list):
+        return
+    listed = {o["name"]: o.get("sha256") for o in manifest["outputs"]
+              if isinstance(o, dict) and isinstance(o.get("name"), str)}
+    name = f"{f.parent.name}/{f.name}"
+    if name not in listed:
+        raise DataError(f"{f}: not a file that `envbench export` wrote ({folder / 'manifest.json'} does not list "
+                        "it); remove it, or run `envbench export` again")
+    stat = f.stat()
+    key = (str(f.resolve()), stat.st_size, stat.st_mtime_ns)
+    if _CHECKED.get(key) == listed[name]:
+        return
+    if sha256_file(f) != listed[name]:
+        raise DataError(f"{f}: changed since `envbench export` wrote it (its sha256 is not the one "
+                        f"{folder / 'manifest.json'} lists); run `envbench export` again, or copy the whole folder "
+                        "again")
+    _CHECKED[key] = listed[name]
+
+
+# (path, size, mtime) -> the sha256 it was found to have: readers list and read a split several times
+_CHECKED: dict[tuple[str, int, int], str] = {}
+
+
 def document_files(path: str | os.PathLike[str]) -> list[Path]:
     """The files a documents path reads: a JSON file itself; a dataset folder's Env split shards; a
     Parquet file with the other shards of its split. Errors name a folder that is not a dataset."""
@@ -224,6 +259,7 @@ def read_dataset_docs(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     for f in document_files(path):
         if not f.is_file():
             raise DataError(f"{f}: no such file; pass a DocRED JSON file or a folder that `envbench export` wrote")
+        check_exported(f)
         try:
             table = pq.read_table(f)
         except Exception as exc:  # pyarrow raises several types for a damaged or foreign file
@@ -252,5 +288,5 @@ def default_substitutions(gold: str | os.PathLike[str]) -> Path:
 
 
 __all__ = ["DATA_DIR", "FEATURES_YAML", "ORIGINAL_SEED", "ORIGINAL_SPLIT", "SUBSTITUTIONS_CONFIG", "SUBSTITUTIONS_DIR",
-           "default_substitutions", "document_files", "document_schema", "folder_splits", "from_row",
+           "check_exported", "default_substitutions", "document_files", "document_schema", "folder_splits", "from_row",
            "is_dataset_path", "read_dataset_docs", "shard_name", "split_name", "to_row", "write_split"]

@@ -28,9 +28,11 @@ from envbench.core.errors import DataError, EnvbenchError, shorten
 from envbench.core.types import COARSE_TYPES
 from envbench.formats import hf
 from envbench.formats.docred import read_docs
+from envbench.formats.provenance import describe as describe_provenance
 from envbench.formats.substitutions import FILE_NAME as SUBSTITUTIONS_FILE
 from etl.io import plain_file_name, sha256_file
 from etl.manifest import package_version
+from etl.progress import Stages
 from etl.step import MANIFEST, Step, read_manifest
 
 FORMATS = ("hf",)
@@ -64,16 +66,18 @@ CITATIONS = """\
 # What bench/RESULTS.md measured and the card must say (the figures are Env-Re-DocRED test's).
 KNOWN_LIMITS = (
     "Without a Wikidata dump (an index made by `envbench kb-from-corpus`) the fine types are guessed from "
-    "the corpus: of non-person substitutions read by eye, about 60-70% keep the real type (bench/RESULTS.md, "
+    "the corpus, and fewer non-person substitutions keep the real type than with a dump (bench/RESULTS.md, "
     "\"Typing the offline KB\"); with a dump the type is the item's P31 class.",
     "A new name may be a name that a model met in training; `--exclude-names-from` keeps the names of the "
-    "files it is given out (the names-seen figures below say how many renamed mentions carry a name of the "
-    "source documents or of those files).",
+    "files it is given out (the names-seen figure under Substitution rates, above, says how many renamed "
+    "mentions carry a name of the source documents or of those files).",
     "New names are tokenised as the corpus tokenises them (spaCy's blank English rules): on Env-Re-DocRED "
     "test 99.93% of renamed mentions whose name is a corpus mention name carry exactly the corpus's tokens.",
-    "Labels and evidence are the source document's; the renaming keeps every Wikidata type constraint that "
-    "the original items met (the audit below), not the truth of each fact for the new items.",
-    "Some entities keep their names (the kept reasons below), so a renamed copy is not renamed throughout.",
+    "Labels and evidence are the source document's; the renaming keeps every type constraint of the relations "
+    "that the original items met (the audit under Substitution rates, above), not the truth of each fact for the "
+    "new items.",
+    "Some entities keep their names (the kept reasons under Substitution rates, above), so a renamed copy is not "
+    "renamed throughout.",
     "The Parquet rows carry the DocRED features only: mention fields such as Re-DocRED's `global_pos` and "
     "`index`, and label fields such as DocRED-HWE's `keywords`, are in the JSON files envbench writes, not here.",
 )
@@ -326,6 +330,13 @@ def _verify_command(env: EnvFolder, docs: Path, lock: tuple[Path, dict[str, Any]
     return lines
 
 
+def _licence_lines(header: Mapping[str, Any], prov: Mapping[str, Any]) -> list[str]:
+    """The card's License section: the corpus's licence for the documents, and the new names' own."""
+    corpus = header["license"][0]
+    return [f"The documents are those of the source corpus (license {corpus}). {prov['names'][0].upper()}"
+            f"{prov['names'][1:]}."]
+
+
 def render_card(*, env: EnvFolder, docs: Path, stats: Mapping[str, Any], header: Mapping[str, Any],
                 documents: Sequence[SplitInfo], substitutions: SplitInfo,
                 lock: tuple[Path, dict[str, Any]] | None) -> str:
@@ -338,17 +349,22 @@ def render_card(*, env: EnvFolder, docs: Path, stats: Mapping[str, Any], header:
     seen = stats.get("names_seen") or {}
     kept = stats.get("kept_reasons") or {}
     links = stats.get("links") or {}
+    prov = stats.get("provenance") or describe_provenance({"kind": "unknown"})
+    kb = prov.get("kind") == "corpus_kb"
+    drawn = ("another entity of the same type found in the corpus" if kb else
+             "another Wikidata item of the same type" if prov.get("kind") == "wikidata_dump" else
+             "another item of the same type from the index")
     body = [
         f"# {header['pretty_name']}",
         "",
         f"Renamed copies of the documents of `{docs.name}` for testing how document-level relation extraction "
         "(DocRE) models cope with entity names they have not seen (Meng et al., Findings of ACL 2024): every "
-        "entity of every document takes the names of another Wikidata item of the same type (NUM and TIME "
+        f"entity of every document takes the names of {drawn} (NUM and TIME "
         f"entities a new value in their written format), {seeds} times per document, while the sentences' other "
         f"words, the labels and the evidence stay. `{split}` holds {copies}, "
         f"`{hf.ORIGINAL_SPLIT}` the source documents (`seed` {hf.ORIGINAL_SEED}), so that one "
         "`load_dataset` gives both sides of the robustness comparison. Made offline by "
-        "envbench from a Wikidata index; the same inputs give the same bytes.",
+        f"envbench from {prov['source']}; the same inputs give the same bytes.",
         "",
         "## Splits and configs",
         "",
@@ -377,6 +393,7 @@ def render_card(*, env: EnvFolder, docs: Path, stats: Mapping[str, Any], header:
         "",
         "## How it was built",
         "",
+        f"- names from: {prov['source']}; {prov['names']}.",
         *_built_lines(env, docs, lock),
         "",
         "## Substitution rates",
@@ -389,8 +406,10 @@ def render_card(*, env: EnvFolder, docs: Path, stats: Mapping[str, Any], header:
         "- kept entities by reason: " + (", ".join(f"{k} {v}" for k, v in sorted(kept.items())) or "none") + ".",
         f"- type-constraint audit: {audit['held_after']} of {audit['held_before']} checks still hold "
         f"({audit['rejected']} candidates rejected and redrawn).",
-        f"- links: {links.get('linked')} of {links.get('entities')} entities linked to Wikidata "
-        f"(coverage {links.get('coverage')}).",
+        f"- links: {links.get('linked')} of {links.get('entities')} PER/ORG/LOC/MISC entities linked to "
+        + ("an item of the knowledge base made from the corpus (every entity has one there)" if kb
+           else "a Wikidata item" if prov.get("kind") == "wikidata_dump" else "an item of the index")
+        + f" (coverage {links.get('coverage')}).",
         f"- names seen: {_share(seen.get('renamed', {}).get('in_source_share'))} of "
         f"{seen.get('renamed', {}).get('mentions')} renamed mentions carry a mention name of the source documents"
         + (f"; {_share(seen['renamed']['in_excluded_share'])} a name of {', '.join(seen['exclude_names_from'])}"
@@ -409,9 +428,7 @@ def render_card(*, env: EnvFolder, docs: Path, stats: Mapping[str, Any], header:
         "",
         "## License",
         "",
-        f"The documents are those of the source corpus (license {', '.join(header['license'][:-1]) or 'cc0-1.0'}); "
-        "the new names come "
-        "from Wikidata (CC0 1.0).",
+        *_licence_lines(header, prov),
         "",
         "## Citation",
         "",
@@ -438,15 +455,35 @@ class ExportResult:
                           f"load it: datasets.load_dataset({str(self.out)!r})"])
 
 
+def stats_provenance(env: EnvFolder) -> dict[str, Any]:
+    """The provenance generate recorded in ENV_DIR's stats.json (``{"kind": "unknown"}`` for an older one)."""
+    try:
+        stats = json.loads(env.stats.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"kind": "unknown"}
+    prov = stats.get("provenance") if isinstance(stats, dict) else None
+    return {k: v for k, v in prov.items() if k not in ("source", "names", "licence")} if isinstance(prov, dict) \
+        else {"kind": "unknown"}
+
+
 def _split_info(name: str, table: Any, path: Path, rel: str) -> SplitInfo:
     return SplitInfo(name, table.num_rows, int(table.nbytes), rel, path.stat().st_size)
 
 
 def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: str | Path | None = None,
-              license: str = "mit", name: str | None = None, force: bool = False) -> ExportResult:
-    """Export a generate output folder as a Hugging Face dataset folder (see the module docstring)."""
+              license: str = "mit", name: str | None = None, force: bool = False,
+              progress: bool = False) -> ExportResult:
+    """Export a generate output folder as a Hugging Face dataset folder (see the module docstring).
+    ``progress``: the stages on stderr (``etl.progress.Stages``, on a terminal only)."""
+    with Stages("export", 4, enabled=progress) as stage:
+        return _export_hf(env_dir, out, docs=docs, lock=lock, license=license, name=name, force=force, stage=stage)
+
+
+def _export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: str | Path | None, license: str,
+               name: str | None, force: bool, stage: Stages) -> ExportResult:
     import pyarrow.parquet as pq
 
+    stage("check the inputs")
     env = read_env_folder(env_dir)
     if Path(out).resolve() == env.root.resolve():
         raise EnvbenchError(f"--out {out}: is ENV_DIR itself, whose manifest.json is generate's; export into "
@@ -467,7 +504,8 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
         # the Hub's license ids are lower-case words, digits, dots and dashes ("mit", "cc-by-4.0", "apache-2.0")
         raise EnvbenchError(f"--license {shorten(repr(license))}: not a Hub license id; give one such as mit, "
                             "cc-by-4.0 or apache-2.0")
-    licenses = [license, "cc0-1.0"] if license != "cc0-1.0" else [license]
+    names_licence = describe_provenance(stats_provenance(env)).get("licence")
+    licenses = [license] + ([names_licence] if names_licence and names_licence != license else [])
     if name is not None and (not name.strip() or not name.isprintable() or any(c in name for c in "<>`#")):
         # it heads the card's Markdown: a line break there had opened "## Injected <script>" in its body
         raise EnvbenchError(f"--name {shorten(repr(name))}: give one line of plain text (no line breaks, <, >, ` "
@@ -480,6 +518,7 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
         if step.up_to_date:
             result.up_to_date = True
             return result
+        stage("read the documents")
         skip = bool((env.manifest.get("parameters") or {}).get("skip_invalid"))
         originals = read_docs(docs_path, skip_invalid=skip).docs
         renamed = read_docs(env.documents, skip_flag=None).docs
@@ -488,6 +527,7 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
             raise EnvbenchError(f"{env.root}: {'no renamed documents' if not renamed else 'no substitution rows'}, "
                                 "so the dataset could not be loaded; generate from documents that have entities")
         origin = _origins(env.substitutions, renamed, {d["title"] for d in originals}, env.documents)
+        stage("write the splits")
         data_dir, subs_dir = step.path(f"{hf.DATA_DIR}/"), step.path(f"{hf.SUBSTITUTIONS_DIR}/")
         data_dir.mkdir()
         subs_dir.mkdir()
@@ -503,6 +543,7 @@ def export_hf(env_dir: str | Path, out: str | Path, *, docs: str | Path, lock: s
         shutil.copyfile(env.substitutions, subs_path)
         subs_table = pq.read_table(subs_path)
         subs_info = _split_info(split, subs_table, subs_path, f"{hf.SUBSTITUTIONS_DIR}/{subs_path.name}")
+        stage("write the card")
         stats = json.loads(env.stats.read_text(encoding="utf-8"))
         header = card_header(pretty_name=pretty, licenses=licenses, documents=infos, substitutions=subs_info,
                              substitution_schema=subs_table.schema)

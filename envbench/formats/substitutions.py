@@ -8,7 +8,7 @@ readers (``evaluate``, ``report``) cannot drift apart.
 | title, source_title, seed | the output document, its source and the seed (1..K; 1 for twins) |
 | entity | vertexSet index (the same in the source and the output) |
 | coarse_type | DocRED type of the entity's first mention |
-| kind | linked (renamed through a Wikidata item), num, time (renamed by rule) or kept |
+| kind | linked (renamed through a Wikidata item), num, time (renamed by rule), derived (its names written from other entities' new names: a name that holds another entity's name follows it, ``rename.built_on``) or kept |
 | reason | why a kept entity kept its names (``envbench.core.reasons.KeptReason``), else null |
 | qid, fine_type, new_qid | the entity's item, its fine type, the item whose names it took |
 | old_names, new_names | distinct mention names, paired by position (a mention may carry its new name with "the" written into it, or with a capital where it opens a sentence: "De Glendonwyn" for "de Glendonwyn") |
@@ -18,8 +18,11 @@ readers (``evaluate``, ``report``) cannot drift apart.
 | adjectival | the adjectival forms given to adjectival mention names ("Danish" for "American"), in old-name order |
 | written | the new names written from another new name of the entity rather than taken from the new item, in old-name order: short names ("Long Tom" of "Long Tom River", "SFL"; ``rename.short_names``), other spellings ("U.A.E." of "UAE") and surnames ("LaMarr" of "Phil LaMarr") |
 | gender, gender_from, new_gender | a drawn PER entity's gender (male, female or null), where it came from (p21, document, document_over_p21: the document showed the other gender than P21; context: neither spoke, and every pronoun near its mentions has this gender; null when unknown), and the new item's gender from its P21 (``envbench.rename.gender``) |
+| value_rule | a NUM or TIME entity's role in its document, why its value was kept, derived or drawn (``envbench.core.reasons.ValueRule``: date, drawn, age, interval, listed_count, tied_count, fixed_form, share; ``envbench.rename.coherence``), also on a row kept for a reason; else null |
+| built_on | a derived entity's leaders: the entities whose new names its names hold ("USS Comte de Boulainvilliers" of "Comte de Boulainvilliers"; ``rename.built_on``), else empty |
+| unannotated | where a renamed name was also written outside every annotated mention, as "sentence:start-end" of the source document (Re-DocRED misses mentions; ``rename.unannotated``) |
 
-The last eight say why a substitution is what it is; a file written before them lacks them, and the
+The last eleven say why a substitution is what it is; a file written before them lacks them, and the
 readers here do not need them.
 """
 
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError, first_line
+from envbench.formats.hf import check_exported
 
 FILE_NAME = "substitutions.parquet"
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -38,7 +42,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("fine_type", "string"), ("new_qid", "string"), ("old_names", "list<string>"), ("new_names", "list<string>"),
     ("drawn_by", "list<string>"), ("catch_all", "list<string>"), ("head_noun", "string"),
     ("adjectival", "list<string>"), ("written", "list<string>"), ("gender", "string"), ("gender_from", "string"),
-    ("new_gender", "string"),
+    ("new_gender", "string"), ("value_rule", "string"), ("built_on", "list<int32>"), ("unannotated", "list<string>"),
 )
 
 
@@ -46,7 +50,8 @@ def schema() -> Any:
     """The pyarrow schema of the file."""
     import pyarrow as pa
 
-    types = {"string": pa.string(), "int32": pa.int32(), "list<string>": pa.list_(pa.string())}
+    types = {"string": pa.string(), "int32": pa.int32(), "list<string>": pa.list_(pa.string()),
+             "list<int32>": pa.list_(pa.int32())}
     return pa.schema([(name, types[kind]) for name, kind in COLUMNS])
 
 
@@ -67,6 +72,8 @@ def read_substitutions(path: str | os.PathLike[str]) -> dict[str, dict[int, dict
         raise DataError(f"no substitutions file at {p}; pass the substitutions.parquet that "
                         "`envbench generate` wrote beside the Env gold file (--substitutions)")
     cols = ["title", "entity", "old_names", "new_names"]
+    if p.is_file():
+        check_exported(p)  # the substitutions config of an exported folder, as its manifest lists it
     try:
         if p.is_dir():
             raise IsADirectoryError("a folder")

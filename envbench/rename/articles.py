@@ -100,6 +100,18 @@ def agree(token: str, old_word: str, new_word: str) -> str:
     return same_case(new, token)
 
 
+_APOSTROPHES = ("'", "’")
+
+
+def possessive(token: str, old_last: str, new_last: str) -> str:
+    """The token after a renamed mention whose last token went from ``old_last`` to ``new_last``: a bare
+    apostrophe, the possessive of a name in -s ("Nas ' lyricism"), becomes "'s" where the new name does
+    not end in -s ("Caputto 's lyricism"), in the same apostrophe; any other token stays."""
+    if token not in _APOSTROPHES or old_last[-1:] not in ("s", "S") or new_last[-1:] in ("s", "S", "z", "x"):
+        return token
+    return token + "s"
+
+
 # plural last words of country names ("Netherlands", "Philippines", "Bahamas"; not "Cyprus", "Laos")
 _THE_PLURAL = ("lands", "ines", "mas", "ives", "oros", "elles", "ories", "States", "Emirates")
 # first words of country names written with "the"
@@ -252,6 +264,11 @@ def _country_names() -> frozenset[str]:
     return frozenset(names)
 
 
+def is_country_name(name: str) -> bool:
+    """Whether ``name`` is a country's name (pycountry's names and common names, and ``_OTHER_COUNTRIES``)."""
+    return name in _country_names()
+
+
 def bare_country(name: str) -> bool:
     """Whether ``name`` is a country's name (pycountry's names and common names, and ``_OTHER_COUNTRIES``)
     that goes without "the":
@@ -271,4 +288,4 @@ def reads_bare(name: str, coarse: str) -> bool:
             and not words[0].isupper() and not words[0].endswith("s"))
 
 
-__all__ = ["agree", "article_for", "bare_compass", "bare_country", "keep_the", "needs_the", "reads_bare", "takes_the", "the_before"]
+__all__ = ["agree", "article_for", "possessive", "bare_compass", "bare_country", "is_country_name", "keep_the", "needs_the", "reads_bare", "takes_the", "the_before"]

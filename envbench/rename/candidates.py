@@ -10,9 +10,12 @@ A slot is one (document, seed, entity) to rename. Its eligible items are those t
   names draws from the ">= 4" numbering and skips items with too few names),
 * fall in the requested pool: ``eval`` when the last hex digit of ``md5(qid)`` is 0-7, ``train``
   otherwise; the two pools share no item, so EVRT training twins never reuse a benchmark item
-  (and ``generate`` also keeps twins off any name an eval-pool item carries, see
-  :func:`names_in_pool`),
-* are not the entity's own item.
+  (and ``generate`` also keeps twins off any form an eval-pool item may be written in, its names,
+  demonyms and adjectival labels, see :func:`names_in_pool`; and off the names of the documents a
+  model trained on the twins is scored on, ``--exclude-names-from``),
+* are not the entity's own item,
+* with ``generate --popularity low|high``, are at or below the first quartile (at or above the third)
+  of the popularity of their class's items (``core.attacks.POPULARITY_BINS``; numbered and cached apart).
 
 The draw: the eligible items of a (fine type, pool, name count) group are numbered in the order of
 ``md5(qid)``; a slot starts at ``int(md5(seed US title US entity)[:16], 16) mod N`` (US = chr(31))
@@ -35,7 +38,8 @@ times slower on a 1M-item index (``bench/RESULTS.md#generate``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -45,6 +49,7 @@ import orjson
 from envbench.core.seeding import stable_hash_hex
 from envbench.rename.fine_types import register_rows, register_table, sorted_unique
 from etl.io import atomic_path, write_json_atomic
+from wikidata_index.index import DEMONYM_LANGUAGE, Demonym
 from wikidata_index.names import fold
 
 WINDOW = 4  # size of the first window; window w has WINDOW * 4**w items
@@ -100,23 +105,38 @@ NUMBERING_COLUMNS = ("fine_type", "pool", "min_names", "rnk", "id", "n_names")
 NUMBERING_BATCH = 1 << 20  # items per Arrow batch of the numbering stream: bounds its memory, not its result
 
 
-def _items_in_draw_order_sql(restrict: bool) -> str:
+# ``generate --popularity``: candidates at or below the first quartile (low) or at or above the third
+# (high) of the popularity of their class's items (those with an English label, both pools), the quartiles
+# interpolated as ``statistics.quantiles(method="inclusive")`` and the report's Table 4 compute them
+_POPULARITY_KEEP = {"low": "e.popularity <= q.q1", "high": "e.popularity >= q.q3"}
+
+
+def _items_in_draw_order_sql(restrict: bool, popularity: str | None = None) -> str:
     """Every (class, item) pair that can be drawn, in the draw order: ``md5(id)``, then ``id``.
 
     The hash is compared as two unsigned 64-bit halves, which orders exactly as its hex text does
     (fixed width, lower case) but sorts as integers: far cheaper than sorting 32-character strings.
+    With ``popularity`` (one of ``core.attacks.POPULARITY_BINS``) only the items of that quartile of their class.
     """
     where = "AND class IN (SELECT fine_type FROM _cand_groups)" if restrict else ""
-    return f"""
-        SELECT t.class AS fine_type, {POOL_OF_HASH_SQL.format(h="t.h")} AS pool, t.id, c.n_names
-        FROM (SELECT id, class, md5(id) AS h
+    items = f"""(SELECT id, class, md5(id) AS h
               FROM (SELECT DISTINCT id, class FROM types WHERE rank <> 'deprecated' {where})) t
         JOIN (SELECT id, count(*) AS n_names FROM names WHERE lang = 'en'  -- rows are unique per name
-              GROUP BY id HAVING bool_or(is_label)) c ON c.id = t.id
+              GROUP BY id HAVING bool_or(is_label)) c ON c.id = t.id"""
+    binned = ""
+    if popularity is not None:
+        binned = f"""
+        JOIN entities e ON e.id = t.id
+        JOIN (SELECT t.class, quantile_cont(e.popularity, 0.25) AS q1, quantile_cont(e.popularity, 0.75) AS q3
+              FROM {items} JOIN entities e ON e.id = t.id GROUP BY t.class) q ON q.class = t.class
+        WHERE {_POPULARITY_KEEP[popularity]}"""
+    return f"""
+        SELECT t.class AS fine_type, {POOL_OF_HASH_SQL.format(h="t.h")} AS pool, t.id, c.n_names
+        FROM {items}{binned}
         ORDER BY ('0x' || substr(t.h, 1, 16))::UBIGINT, ('0x' || substr(t.h, 17, 16))::UBIGINT, t.id"""
 
 
-def number_candidates(con: Any, restrict: bool) -> Iterable[Any]:
+def number_candidates(con: Any, restrict: bool, popularity: str | None = None) -> Iterable[Any]:
     """The eligible-item numbering as Arrow record batches of ``NUMBERING_COLUMNS``.
 
     An item of class C and pool P with n English names gets, for each threshold m <= min(n, M_MAX),
@@ -129,7 +149,7 @@ def number_candidates(con: Any, restrict: bool) -> Iterable[Any]:
     import polars as pl
 
     schema = _numbering_schema()
-    reader = con.sql(_items_in_draw_order_sql(restrict)).to_arrow_reader(NUMBERING_BATCH)
+    reader = con.sql(_items_in_draw_order_sql(restrict, popularity)).to_arrow_reader(NUMBERING_BATCH)
     seen = pl.DataFrame(schema={"fine_type": pl.String, "pool": pl.String, "min_names": pl.Int32,
                                 "before": pl.Int64})  # items numbered in earlier batches, per group
     for batch in reader:
@@ -165,9 +185,10 @@ class CandidateSource:
     """
 
     def __init__(self, con: Any, slots: Sequence[Slot], *, cache_dir: str | os.PathLike[str] | None = None,
-                 fingerprint: str | None = None) -> None:
+                 fingerprint: str | None = None, popularity: str | None = None) -> None:
         self.con = con
         self.slots = list(slots)
+        self.popularity = popularity  # a core.attacks.POPULARITY_BINS bin: only its items are numbered (their own cache)
         self.cache_used: str = "memory"
         self._slots_registered = False
         groups = sorted({(s.fine_type, s.pool, min(s.min_names, M_MAX)) for s in self.slots})
@@ -176,7 +197,8 @@ class CandidateSource:
             import pyarrow as pa
 
             register_table(con, "_cand_elig",
-                           pa.Table.from_batches(list(number_candidates(con, restrict=True)), schema=_numbering_schema()))
+                           pa.Table.from_batches(list(number_candidates(con, restrict=True, popularity=popularity)),
+                                                 schema=_numbering_schema()))
         self.totals: dict[tuple[str, str, int], int] = {}
         self.most_names: dict[tuple[str, str, int], int] = {}
         for f, p, n, c, most in con.execute(
@@ -191,8 +213,10 @@ class CandidateSource:
     def _use_cache(self, cache_dir: Path, fingerprint: str) -> bool:
         import duckdb
 
-        data, meta = cache_dir / "candidates.parquet", cache_dir / "candidates.json"
-        want = {"version": CACHE_VERSION, "index": fingerprint, "m_max": M_MAX}
+        stem = "candidates" if self.popularity is None else f"candidates-popularity-{self.popularity}"
+        data, meta = cache_dir / f"{stem}.parquet", cache_dir / f"{stem}.json"
+        want = {"version": CACHE_VERSION, "index": fingerprint, "m_max": M_MAX,
+                **({"popularity": self.popularity} if self.popularity is not None else {})}
         try:
             fresh = meta.is_file() and data.is_file() and orjson.loads(meta.read_bytes()) == want
             if not fresh:
@@ -200,7 +224,7 @@ class CandidateSource:
 
                 # LZ4: a cache of this index that is read back by DuckDB only; writes faster than zstd
                 with atomic_path(data) as tmp, pq.ParquetWriter(tmp, _numbering_schema(), compression="lz4") as out:
-                    for batch in number_candidates(self.con, restrict=False):
+                    for batch in number_candidates(self.con, restrict=False, popularity=self.popularity):
                         out.write_batch(batch)
                 write_json_atomic(meta, want)
                 self.cache_used = "built"
@@ -331,20 +355,91 @@ def _item_names(con: Any, qids: Iterable[str], tokens: bool) -> tuple[dict[str, 
     return names, stored
 
 
-def names_in_pool(con: Any, names: Iterable[str], pool: str) -> set[str]:
-    """The folded forms among ``names`` that some item of ``pool`` carries as an English name.
+# Forms an item gives a name that are not its label or aliases: adjectival_forms strips the last word of an
+# ethnic group's or a language's label ("Vili people" -> "Vili", "Kurdish language" -> "Kurdish").
+DERIVED_FORM_WORDS = ("people", "language")
+SPAN_WORDS = 6  # names of up to this many words give every run of their words as a form (candidate_forms)
+_PUNCT = re.compile(r"\s*([^\w\s]+)\s*")
 
-    Used for the train pool: a training twin never takes a name that an eval-pool item has, so
+
+def _strip_derived(name: str) -> str | None:
+    words = name.split()
+    return " ".join(words[:-1]) if len(words) > 1 and words[-1].casefold() in DERIVED_FORM_WORDS else None
+
+
+def candidate_forms(names: Mapping[str, ItemNames], demonyms: Mapping[str, Sequence[Demonym]]) -> set[str]:
+    """Every form the items of ``names`` may be written in (:func:`names_in_pool`'s forms): their names,
+    their demonyms (``demonyms``: P1549 rows by item), their names less a last "people" or "language",
+    and every run of the words of a name of up to ``SPAN_WORDS`` words, which the rules write from a name
+    (a surname, "Gomes" of "Estêvão Gomes"; a short name, "South Georgia" of "South Georgia Islands")."""
+    forms: set[str] = set()
+    for qid, item in names.items():
+        for name in (item.label, *item.aliases):
+            forms.add(name)
+            if (stripped := _strip_derived(name)) is not None:
+                forms.add(stripped)
+            words = name.split()
+            if 1 < len(words) <= SPAN_WORDS:
+                forms.update(" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+        forms.update(d.text for d in demonyms.get(qid, ()))
+    return forms
+
+
+def folded_forms(name: str) -> tuple[str, ...]:
+    """A written name as :func:`names_in_pool` compares it: folded, and folded without a leading "the"
+    ("the Qataris" of a plural mention is the demonym "Qataris")."""
+    f = fold(name)
+    return (f, f[4:]) if f.startswith("the ") and len(f) > 4 else (f,)
+
+
+def spellings(folded: str) -> tuple[str, ...]:
+    """The folded names that :func:`names_in_pool` counts as one with ``folded``: itself, with a leading
+    "the" ("crazy world of arthur brown", "the crazy world of arthur brown"), and with its punctuation
+    between spaces or left out, as a corpus KB writes names of DocRED's tokens ("saint-malo",
+    "saint - malo", "saint malo"). Not the other way: "saint malo" gives no "saint - malo" (where the
+    punctuation stood is lost), which only ``--exclude-names-from`` holds back."""
+    out = [folded, *(() if folded.startswith("the ") else (f"the {folded}",))]
+    out.append(" ".join(_PUNCT.sub(r" \1 ", folded).split()))
+    out.append(" ".join(_PUNCT.sub(" ", folded).split()))
+    return tuple(dict.fromkeys(x for x in out if x))
+
+
+def names_in_pool(con: Any, names: Iterable[str], pool: str) -> set[str]:
+    """The folded forms among ``names`` that some item of ``pool`` may be written as: one of its English
+    names (label, aliases), one of its English P1549 demonyms in any grammatical form ("Qatari",
+    "Qataris"), or its label less a last "people" or "language" (the adjectival form of an ethnic group
+    or a language, ``demonyms.adjectival_forms``; read from any English name, which may hold back a few
+    more names than needed, never fewer); each also under its other :func:`spellings`.
+
+    Used for the train pool: a training twin never takes a form that an eval-pool item has, so
     the names of training perturbations and of benchmarks stay disjoint even where two items
-    share a name.
+    share a name, and where the shared form is a demonym ("Qatari" of Qatar for "American": 14 names of
+    Env-Re-DocRED test's and the twins of dev, most of them demonyms, when only names were compared;
+    1 with every form). What no item of the pool carries (a short name the rules write, "Andover" of
+    "Andover High School", that one) only the scored documents' names hold back: ``generate --twins
+    --exclude-names-from``.
     """
+    import duckdb
+
     folded = sorted({fold(n) for n in names})
     if not folded:
         return set()
-    register_rows(con, "_cand_folded", ((f,) for f in folded), {"folded": "VARCHAR"})
+    # each form and the names it may be derived from, one equi-join (an OR in the join would scan every pair)
+    keys = {(key, f) for f in folded for form in spellings(f)
+            for key in (form, *(f"{form} {w}" for w in DERIVED_FORM_WORDS))}
+    register_rows(con, "_cand_folded", sorted(keys), {"key": "VARCHAR", "folded": "VARCHAR"})
+    in_pool = POOL_SQL.format(col="n.id")
     rows = con.execute(
-        f"""SELECT DISTINCT n.folded FROM names n SEMI JOIN _cand_folded f ON n.folded = f.folded
-            WHERE n.lang = 'en' AND {POOL_SQL.format(col="n.id")} = ?""",
+        f"""SELECT DISTINCT f.folded FROM _cand_folded f JOIN names n ON n.folded = f.key
+            WHERE n.lang = 'en' AND {in_pool} = ?""",
         [pool],
     ).fetchall()
+    try:  # the demonyms view is empty on an index without the table; a bare connection has none
+        rows += con.execute(
+            f"""SELECT DISTINCT f.folded FROM _cand_folded f JOIN demonyms n ON n.folded = f.key
+                WHERE n.lang = ? AND {in_pool} = ?""",
+            [DEMONYM_LANGUAGE, pool],
+        ).fetchall()
+    except duckdb.CatalogException:
+        pass
     return {r[0] for r in rows}

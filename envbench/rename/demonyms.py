@@ -53,8 +53,10 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from envbench.rename.articles import is_country_short_form
+from envbench.core.demonym_plurals import regular_plural, same_in_plural, singular_of
+from envbench.rename.articles import is_country_name, is_country_short_form
 from envbench.rename.substitute import NewName, pair_names
+from envbench.rename.verb_number import reads_plural
 from wikidata_index.index import DEMONYM_LANGUAGE, Demonym, demonyms_of
 from wikidata_index.names import fold
 
@@ -145,15 +147,33 @@ def adjectival_forms(rows: Sequence[Demonym], label: str, kinds: frozenset[str] 
     return tuple(forms)
 
 
-def plural_forms(rows: Sequence[Demonym]) -> tuple[str, ...]:
-    """The plural demonyms of a candidate (P518 plural, or a last word in -s that is not -ss: "Danes",
-    "Americans"), preferred rank first, one per folded form: what a plural mention ("the Germans") takes."""
+def plural_forms(rows: Sequence[Demonym], label: str = "", kinds: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """What a plural mention ("Many Germans have stayed here", "against the Germans") takes from a
+    candidate, in preference order, one per folded form: its plural demonyms (P518 plural, or a last word in
+    -s that is not -ss: "Danes", "Americans"), preferred rank first; then the plurals of its singular
+    demonyms (``core.demonym_plurals``: "Ghanaian" -> "Ghanaians", "Chinese" as it is), since Wikidata's
+    P1549 mostly holds the adjective alone; then, for an ethnic group, its label where it names a plural
+    ("Yoruba people", "Serbs"). A candidate with none of them gives a plural mention nothing: never "Many
+    Australian Guinea have stayed here" nor "the Shingini language"."""
     seen: set[str] = set()
     out: list[str] = []
-    for d in sorted(rows, key=lambda d: d.rank != "preferred"):
-        if (d.form == PLURAL or looks_plural(d.text)) and d.text.strip() and d.folded not in seen:
-            seen.add(d.folded)
-            out.append(d.text)
+
+    def add(text: str) -> None:
+        if text.strip() and (f := _fold(text)) not in seen:
+            seen.add(f)
+            out.append(text)
+
+    ranked = sorted(rows, key=lambda d: d.rank != "preferred")
+    for d in ranked:
+        if d.form == PLURAL or looks_plural(d.text):
+            add(d.text)
+    for text in usable_demonyms(ranked):
+        if (plural := regular_plural(text)) is not None:
+            add(plural)
+        elif same_in_plural(text):
+            add(text)
+    if ETHNIC_GROUP in kinds and (looks_plural(label) or label.endswith(" people")):
+        add(label)
     return tuple(out)
 
 
@@ -282,12 +302,45 @@ def demonym_names(originals: Sequence[str], own: Sequence[Demonym]) -> list[str]
 
 
 def adjectival_names(originals: Sequence[str], own: Sequence[Demonym], known: frozenset[str] = frozenset(),
-                     written: frozenset[str] = frozenset()) -> list[str]:
+                     written: frozenset[str] = frozenset(), plurals: bool = True) -> list[str]:
     """The entity's adjectival names (the module docstring's rule), in the given order: demonyms of its
     own item, names in ``known`` (folded singular demonyms of any item, :func:`known_demonyms`; the
-    caller passes none for a person) and names ``written`` as adjectives (:func:`written_as_adjective`)."""
+    caller passes none for a person) and names ``written`` as adjectives (:func:`written_as_adjective`);
+    and plural people's names (:func:`plural_people`): the regular plural of a demonym of its own item
+    ("Germans" of Germany, whose P1549 is "German"), or, with ``plurals`` (not for a team: "the Celtics"),
+    of one in ``known``."""
     folded = {d.folded for d in own}
-    return [nm for nm in originals if nm in written or (f := _fold(nm)) in folded or f in known]
+    return [nm for nm in originals if nm in written or (f := _fold(nm)) in folded or f in known
+            or plural_people(nm, folded, known if plurals else frozenset())]
+
+
+# words before a people's name that make it plural ("Many Japanese", "most Swiss") and verbs after it
+_PLURAL_BEFORE = frozenset({"many", "most", "some", "several", "few", "numerous", "these", "those", "other", "all"})
+_PLURAL_VERBS = frozenset({"are", "were", "have", "do"})
+
+
+def used_as_plural(name: str, around: Iterable[tuple[str, str]]) -> bool:
+    """Whether a demonym that is its own plural (``core.demonym_plurals.same_in_plural``: "Japanese",
+    "Swiss") names a people in one of its mentions (``around``: the tokens before and after each): after
+    "many", "most", "some" ... or before "are", "were", "have" ("Many Japanese have stayed here"). Such a
+    name takes a plural ("Many Ghanaians"), where as an adjective it took an adjective ("a Japanese
+    singer" -> "a Ghanaian singer"), never "Many Ghanaian have stayed here"."""
+    if not same_in_plural(name):
+        return False
+    return any(before.casefold() in _PLURAL_BEFORE or after in _PLURAL_VERBS for before, after in around)
+
+
+def plural_people(name: str, own: Iterable[str], known: frozenset[str] = frozenset()) -> bool:
+    """Whether a name is the regular plural of a demonym (``core.demonym_plurals.singular_of``: "Americans",
+    "Israelis") of the entity's own item (``own``: folded demonyms) or in ``known`` (folded singular
+    demonyms of any item): a people, which takes a people's plural (:func:`plural_forms`). A place named so
+    is no people: "the Balkans" (of "Balkan"), "the Philippines" (``verb_number.PLURAL_LAST_WORDS``, the
+    countries' names)."""
+    singular = singular_of(name)
+    if singular is None or reads_plural(name) or is_country_name(name):
+        return False  # a place's plural name ("the Balkans", "the Philippines") is no people
+    f = _fold(singular)
+    return f in known or f in set(own)
 
 
 def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str, aliases: Sequence[str],
@@ -295,7 +348,8 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
                     tokens: Mapping[str, Sequence[str]] | None = None, *,
                     adjectival: Sequence[str] | None = None,
                     kinds: frozenset[str] = frozenset(),
-                    adjectives: frozenset[str] = frozenset()) -> dict[str, NewName] | _NoDemonym | None:
+                    adjectives: frozenset[str] = frozenset(),
+                    plurals: frozenset[str] = frozenset()) -> dict[str, NewName] | _NoDemonym | None:
     """Each original name's new name under the rule of the module docstring.
 
     ``own`` are the P1549 rows of the entity's item, ``demonyms`` those of the candidate, ``kinds``
@@ -305,7 +359,9 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
     other names (as ``pair_names``). ``tokens``: the original names' document tokens, as
     ``pair_names`` takes them. ``adjectives``: folded names that are a singular demonym of some item
     (:func:`known_demonyms`; the caller may pass only those among the candidate's names), which noun
-    names never take unless ``kinds`` makes the candidate a language or an ethnic group.
+    names never take unless ``kinds`` makes the candidate a language or an ethnic group. ``plurals``:
+    adjectival names used as a plural though their form is not one (:func:`used_as_plural`: "Many Japanese"),
+    which take plural forms as the names in -s do.
     """
     if adjectival is None:
         adjectival = demonym_names(originals, own)
@@ -318,11 +374,12 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
     out: dict[str, NewName] = {}
     # singular adjectival names take adjectival forms; plural ones ("the Americans", people) plural
     # demonyms: "the Danes", never "the Dane"
-    for names, forms in (([nm for nm in adjectival if not looks_plural(nm)], lambda: adjectival_forms(demonyms, label, kinds)),
-                         ([nm for nm in adjectival if looks_plural(nm)], lambda: plural_forms(demonyms))):
+    plural = {nm for nm in adjectival if looks_plural(nm) or nm in plurals}
+    for names, forms in (([nm for nm in adjectival if nm not in plural], lambda: adjectival_forms(demonyms, label, kinds)),
+                         ([nm for nm in adjectival if nm in plural], lambda: plural_forms(demonyms, label, kinds))):
         if not names:
             continue
-        usable = forms()
+        usable = forms()  # (the plural forms: its plural demonyms, their regular plurals, a people's label)
         paired = pair_names(names, usable[0], usable[1:], tokens) if len(usable) >= len(names) else None
         if paired is None:
             return NO_DEMONYM
@@ -342,5 +399,6 @@ def pair_item_names(originals: Sequence[str], own: Sequence[Demonym], label: str
 
 __all__ = ["ETHNIC_GROUP", "LANGUAGE", "NO_DEMONYM", "PLURAL", "adjectival_forms", "adjectival_kinds",
            "adjectival_names", "demonym_names", "fetch_demonyms", "known_demonyms", "knows_demonyms",
-           "looks_adjectival", "looks_plural", "modifier_spellings", "names_persons", "pair_item_names", "plural_forms", "reads_adjectival", "usable_demonyms",
+           "looks_adjectival", "looks_plural", "modifier_spellings", "names_persons", "pair_item_names", "plural_forms",
+           "plural_people", "used_as_plural", "reads_adjectival", "usable_demonyms",
            "written_as_adjective", "written_as_modifier"]

@@ -6,14 +6,21 @@ run, so runs may be settled in any grouping (``generate`` settles them in chunks
 settling order:
 
 1. **TIME entities first, all together** (:func:`settle_times`). One document-level shift
-   (``numtime.rename_times``) renames every TIME entity outside the overlap policy. Attempts
+   (``numtime.rename_times``; the gaps between the written years stretch where an age or interval the
+   text ties to two of them takes a new value, ``year_map``) renames every TIME entity outside the
+   overlap policy. Attempts
    0..49 redraw the shift until no new name clashes, no temporal pair (``TEMPORAL_PAIRS``
    between two ends of one head) is reversed and no two dates of the document that name a month
    swap their order (the cyclic month shift would otherwise let "premiered on 26 January, released
    on 7 February" read "premiered on 8 December, released on 17 January" of one year); when none
    succeeds, the attempt with the fewest failing entities, then the fewest swapped pairs, is used,
    the failing entities keep their names (``no_valid_value``; ``no_rule`` for an entity no rule
-   applies to). An entity also fails when it breaks a *number pair* (below).
+   applies to). An entity also fails when it breaks a *number pair* (below). The TIME entities that are
+   figures the text checks against those dates (the document's number plan, ``coherence``: ages,
+   intervals, fixed forms) are not shifted: after the shift they take the value the renamed dates give
+   (:func:`settle_checked`); among the attempts, the first that leaves each a whole value it can write is
+   used, waiting a few attempts for one that gives the figures between stretched years new values no
+   training document writes (:func:`figure_score`).
 2. **Then every other entity, in vertexSet order** (:func:`advance`):
 
    * a mention overlaps a mention of another entity, or two of its own do: kept (``overlap``), unless
@@ -38,14 +45,19 @@ settling order:
      ORG name written "the X" keeping its "the" where the new name needs one (``articles.keep_the``:
      "the United Kingdom" -> "the Mongol Empire", but "Kuwait"); for an
      ORG or LOC name with a head noun its type does not say, the first such candidate of the first
-     ``HEAD_WINDOWS`` windows whose name has that head, where one has (likewise, for an organisation
-     written "the X" as a noun phrase, the first whose name is no bare one-word name: "from the Toyota ."
-     reads wrong); after the last window, an entity with short names (``short_names``: "Yukon" of
+     ``HEAD_WINDOWS`` windows whose name has that head, where one has (an organisation written "the X"
+     as a noun phrase takes no bare one-word name at all: "from the Toyota .", "The Filter has played"
+     read wrong); a name that agrees in number with the verb after it (``verb_number``) and a person's
+     name of the old one's form (``person_forms``); after the last window, an entity with short names (``short_names``: "Yukon" of
      "Yukon River", "NHL" of "National Hockey League") reads the windows of a second slot among items
      with fewer names, the short names written from the new full name ("Orontes River", "Orontes")
      and a candidate that gives none passed over; after that: kept (``no_candidate``);
-   * NUM (:func:`settle_other`): attempts 0..49 of ``numtime.rename_num`` until no new name
-     clashes and no number pair breaks; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
+   * NUM (:func:`settle_other`), by its role in the number plan (``coherence``): a figure the text checks
+     (an age, an interval, a count followed by its list, a fixed form) keeps its value or takes the one its
+     renamed dates give (:func:`settle_checked`: ``checked``, ``fixed_form``); counts of one noun move by
+     one offset (:func:`settle_tied`); any other takes attempts 0..49 of ``numtime.rename_num`` until no
+     new name clashes and no number pair breaks, preferring values no ``--exclude-names-from`` document
+     writes; kept with ``no_valid_value`` when every value clashed or none may change (a "one"
      that counts the noun after it: "one terminal platform"), ``no_rule`` when the name holds no
      number;
    * anything else is kept: ``unlinked`` (no QID), ``no_type`` (a QID without a P31 value) or
@@ -95,30 +107,46 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from envbench.core.demonym_plurals import singular_of
 from envbench.core.gender import GenderEvidence, context_genders, document_genders, pronoun_class
 from envbench.core.heads import name_head, shared_head
-from envbench.core.reasons import KeptReason
+from envbench.core.kind_nouns import KindNoun, document_kind_nouns
+from envbench.core.reasons import KeptReason, ValueRule
 from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
 from envbench.rename.articles import bare_compass, bare_country, is_country_short_form, keep_the, reads_bare
 from envbench.rename.audit import Auditor
+from envbench.rename.built_on import BuiltOn, builder_order, embedded_names, holds
+from envbench.rename.built_on import derive as derive_built_on
 from envbench.rename.candidates import (
     MAX_WINDOWS,
     CandidateSource,
     ItemNames,
     Slot,
+    candidate_forms,
+    folded_forms,
     item_names,
     item_names_and_tokens,
     names_in_pool,
     window_bounds,
 )
+from envbench.rename.coherence import (
+    NamesOf,
+    count_value,
+    derive,
+    following_end,
+    plan_numbers,
+    same_magnitude,
+    tied_offset,
+    with_value,
+)
+from envbench.rename.coherence import change as derived_change
 from envbench.rename.demonyms import (
     adjectival_forms,
     adjectival_kinds,
@@ -130,6 +158,7 @@ from envbench.rename.demonyms import (
     modifier_spellings,
     pair_item_names,
     reads_adjectival,
+    used_as_plural,
     written_as_adjective,
 )
 from envbench.rename.fine_types import by_p31_overlap, class_kinds, is_catch_all, p31_jaccard
@@ -142,6 +171,8 @@ from envbench.rename.gender import (
     person_gender,
     reads_against,
 )
+from envbench.rename.kinds import Kinds, NounClasses, entity_kinds, item_classes
+from envbench.rename.kinds import fits as of_kind
 from envbench.rename.numtime import (
     RENAMERS,
     TEMPORAL_PAIRS,
@@ -150,11 +181,20 @@ from envbench.rename.numtime import (
     date_order,
     date_value,
     document_years,
+    eras_only,
     leading_number,
+    month_of,
     number_range,
     order_kept,
     rename_times,
+    shifted_key,
+    short_spans,
+    span_end_year,
+    weekday_of,
 )
+from envbench.rename.person_forms import keep_forms, peerage_names, titled_names
+from envbench.rename.plausible import entity_roles, item_roles, plausible
+from envbench.rename.plausible_dates import HUMAN_SPAN, decennial, shift_range, year_bounds, year_floors
 from envbench.rename.regnal import any_regnal
 from envbench.rename.short_names import (
     ShortName,
@@ -167,6 +207,7 @@ from envbench.rename.short_names import (
 )
 from envbench.rename.substitute import (
     NewName,
+    Outside,
     clash_keys,
     mention_tokens,
     name_key,
@@ -178,12 +219,29 @@ from envbench.rename.substitute import (
     surnames_follow,
     text_key,
 )
+from envbench.rename.unannotated import Unannotated, occurrences, unannotated_spans
+from envbench.rename.verb_number import breaks_number, verb_numbers
+from envbench.rename.year_map import Offsets, plan_years
 from wikidata_index.index import Demonym
 from wikidata_index.names import fold
 
 NUMTIME_ATTEMPTS = 50
+# CovEReD's plausibility rule (``rename.plausible``), tried and not adopted (bench/plausible.py): "off", "prefer"
+# (among the first HEAD_WINDOWS windows, a candidate that played one of the entity's roles; else the first fit)
+# or "filter" (only such a candidate). Off: neither kept the type measurably better, and "filter" kept
+# entities enough to take the substitution rate below 0.85
+PLAUSIBLE = "off"
+# the first attempts of a drawn NUM value or a tied group that wait for values no training document writes
+# (``--exclude-names-from``); after them the first value that fits is taken (``settle_other``)
+NOVEL_TRIES = 12
+# the last attempts of a document's TIME renaming, which move its years by one shift (``year_map``: a stretch
+# that leaves some figure without a value it can write falls back to the shift that keeps every distance)
+UNIFORM_TRIES = 10
 HEAD_WINDOWS = 2  # windows (4 + 16 candidates) searched for a new name with the head noun before the first fit
 HEAD_TYPES = frozenset({"ORG", "LOC"})  # coarse types whose names keep their head nouns (MISC names are mostly titles)
+# coarse types whose plural names may name a people by a demonym of any item ("Many Americans"; DocRED types
+# them LOC or MISC), not an organisation's ("the Celtics", a team)
+PEOPLE_TYPES = frozenset({"LOC", "MISC"})
 _SENTENCE = "\x1e"  # between the sentences of DocInfo's folded text (no word holds it)
 Request = tuple[int, int]  # (slot index, window number) the run waits for
 NEAR = 2  # tokens on each side of a mention whose words a new name must not double
@@ -199,7 +257,8 @@ _HEAD_ENDS = frozenset({"had", "has", "have", "would", "will", "could", "did", "
 _PHRASE_ENDS = _FUNCTION_WORDS | _HEAD_ENDS
 # what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969")
 _RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
-_SPAN_MARKS = frozenset({"-", "–", "/"})  # between a year and its span's short end ("1980 – 81", "1527 - 8")
+_SPAN_MARKS = frozenset({"-", "–", "/"})
+_DASHES = frozenset({"-", "–", "—", "/"})  # between two names of one compound ("the Canada – US border")  # between a year and its span's short end ("1980 – 81", "1527 - 8")
 # a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
 NumberPair = tuple[int, str, int, str, bool]
 
@@ -256,6 +315,21 @@ _YEAR_IN = "year-in-"
 _YEAR = re.compile(r"[12]\d{3}")
 
 
+def _past_tense(token: str) -> bool:
+    """A lower-case word in -ed, read as a verb after a noun phrase ("The Marine Band played")."""
+    return len(token) > 3 and token.islower() and token.isalpha() and token.endswith("ed")
+
+
+def _modifies(sent: Sequence[str], b: int) -> bool:
+    """Whether the mention ending before token ``b`` stands as a modifier of the lower-case word after it
+    ("New Edition members", "the Toyota factory"): a word of letters that is no function word, phrase end
+    or verb in -ed."""
+    if b >= len(sent):
+        return False
+    after = sent[b]
+    return after.isalpha() and after.islower() and after not in _PHRASE_ENDS and not _past_tense(after)
+
+
 def _is_number(token: str) -> bool:
     return any(ch.isdigit() for ch in token)
 
@@ -273,6 +347,28 @@ def _name_ends(tokens: tuple[str, ...]) -> frozenset[str]:
     if any(_YEAR.fullmatch(t) for t in tokens):
         ends.add(_YEAR_IN)
     return frozenset(ends)
+
+
+# what may stand between a name and the date that dates it ("the January Uprising of 1863", "Expo ( 1967 )")
+_DATE_LINKS = frozenset({"of", "in", ",", "(", "on", "from", "–", "-"})
+
+
+def _date_starts(doc: Doc, coarse: Sequence[str]) -> frozenset[tuple[int, int]]:
+    """(sentence, token) where a TIME mention that writes a year starts."""
+    return frozenset((m["sent_id"], m["pos"][0]) for ei, ent in enumerate(doc["vertexSet"]) if coarse[ei] == "TIME"
+                     for m in ent if any(_YEAR.search(t) for t in doc["sents"][m["sent_id"]][m["pos"][0]:m["pos"][1]]))
+
+
+def _dated_after(sent: Sequence[str], sent_id: int, b: int, dated: frozenset[tuple[int, int]]) -> bool:
+    """Whether a date follows a mention ending at ``b``: a TIME mention with a year, or a year, right
+    after it or after one linking word ("of 1863", "in 2009", "( 1967 )"). A new name holding a year of its
+    own (``_YEAR_IN``) would date the thing twice there: "During the Tzeltal Rebellion of 1712 of 1863"."""
+    for k in (b, b + 1):
+        if k >= len(sent) or (k == b + 1 and sent[b].casefold() not in _DATE_LINKS):
+            return False
+        if (sent_id, k) in dated or _YEAR.fullmatch(sent[k]):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------- the facts of a document
@@ -315,6 +411,14 @@ class DocInfo:
                 self.same_item[ei] = lead
         self.names = [distinct_names(e) for e in doc["vertexSet"]]
         self.tokens = [mention_tokens(doc, e) for e in doc["vertexSet"]]
+        # what each NUM and TIME entity is: a date, a drawn value, or a figure the text checks (``coherence``)
+        self.numbers = plan_numbers(doc, self.coarse, self.tokens)
+        # entities a name of which holds another entity's name ("USS Lyndon B. Johnson"): they follow it
+        # (``built_on``), settled after every other entity, each after the ones it follows
+        self.built_on: BuiltOn = embedded_names(
+            self.names, self.tokens, self.coarse, [*qids, *[None] * (len(self.names) - len(qids))],
+            self.overlap | set(self.followers) | set(self.leaders) | set(self.same_item) | set(self.same_item.values()))
+        self.builders = builder_order(self.built_on)
         # Each sentence as the letters and digits of its folded tokens run together (sentences joined
         # by _SENTENCE), with the offsets where a word starts and ends, so occurs() is a substring
         # search aligned to word boundaries: "Ca" "n't" and "Can't" are both "cant" there, however
@@ -352,9 +456,30 @@ class DocInfo:
         # the TIME entities every seed renames with one shift (settle_times), and the years they write,
         # which each seed's attempts draw the shift against
         self.times = {ei: self.tokens[ei] for ei, c in enumerate(self.coarse)
-                      if c == "TIME" and ei not in self.overlap and ei not in self.followers}
-        self.time_years = document_years(self.times)
+                      if c == "TIME" and ei not in self.overlap and ei not in self.followers
+                      and not self.numbers.settled_with_times(ei)}
+        years, decades = document_years(self.times)
+        # a decade written, or a census year ("the 2010 census"): the years move by tens (``plausible_dates``)
+        self.time_years = (years, decades or decennial(doc, self.times))
         self.span_ends = self._span_ends()
+        # the year a span's short end follows ("81" of "1980 – 81"), which it moves with
+        self.span_starts = {e: d.year for e, s in self.span_ends.items() if (d := self.date(s)) is not None}
+        # the year shifts the dated things allow (``plausible_dates``: films after 1895, living persons, years
+        # inside the centuries and periods named beside them)
+        self.floors, self.bounds = year_floors(doc, self.coarse, self.times), year_bounds(doc, self.times)
+        self.shift_range = shift_range(self.floors, self.bounds)
+        # the gaps between the written years that stretch, so the ages and intervals tied to them take new
+        # values (``year_map``); a span's short end keeps its distance to its start
+        short = [sp for names in self.times.values() for sp in short_spans(names)] + [
+            (y, span_end_year(y, next(iter(self.tokens[e].values()))[0])) for e, y in self.span_starts.items()]
+        self.year_plan = plan_years(self.time_years[0], self.time_years[1], self.numbers.stretch,
+                                    [*self.numbers.rigid, *short], self.numbers.lives)
+        self._seen_shifts: tuple[frozenset[tuple[str, ...]], dict[tuple[int, Offsets], int]] | None = None
+
+    @functools.cached_property
+    def kind_nouns(self) -> list[list[KindNoun]]:
+        """The kind nouns beside each entity's mentions (``core.kind_nouns``: "the 1987 science fiction movie")."""
+        return document_kind_nouns(self.doc)
 
     def _span_ends(self) -> dict[int, int]:
         """The TIME entities written as the short end of a span whose year is another TIME entity, and
@@ -397,15 +522,17 @@ class DocInfo:
           never "the 1922 1984 Winter Olympics"), and ``_YEAR_IN`` after a year (no name holding a year
           there: "the 2015 Africa Cup of Nations" never "the 2003 Eurovision Song Contest 2009");
         * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
-          end, a token that starts with no letter or digit, or a function word ("in the US from", "the
-          UK )"; not "the US court system"). Such a name takes no bare country name, and, for an
-          organisation, prefers among its first ``HEAD_WINDOWS`` windows a name that is no bare one-word
-          name ("from the Toyota ."; ``articles.reads_bare``), unless it was one already ("the
-          Allsvenskan")."""
+          end, a token that starts with no letter or digit, a function word or a verb in -ed ("in the US
+          from", "the UK )", "The Marine Band played"; not "the US court system"). Such a name takes no
+          bare country name, and, for an organisation, no bare one-word name ("from the Toyota .", "The
+          Filter has played"; ``articles.reads_bare``), unless it was one already ("the Allsvenskan").
+          A mention that stands as a modifier before a lower-case word, with no article before it, is
+          given ``_THE`` too ("New Edition members" never "The Clash members")."""
         covered = [bytearray(len(s)) for s in self.doc["sents"]]
         for ent in self.doc["vertexSet"]:
             for m in ent:
                 covered[m["sent_id"]][m["pos"][0]:m["pos"][1]] = b"\x01" * (m["pos"][1] - m["pos"][0])
+        dated = _date_starts(self.doc, self.coarse)
         near_words: list[dict[str, frozenset[str]]] = []
         the_heads: list[frozenset[str]] = []
         for ei, ent in enumerate(self.doc["vertexSet"]):
@@ -426,8 +553,13 @@ class DocInfo:
                         words.add(_THE)
                 if b < len(sent) and _is_number(sent[b]):
                     words.add(_NUMBER_AFTER)
+                if _dated_after(sent, m["sent_id"], b, dated):
+                    words.add(_YEAR_IN)  # "the January Uprising of 1863" never "the Tzeltal Rebellion of 1712 of 1863"
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() in ("a", "an"):
                     words.add(_THE)  # "was a U.S. Army officer" never "was a the 48th Highlanders officer"
+                if self.coarse[ei] != "PER" and _modifies(sent, b) and not (
+                        a > 0 and sent[a - 1].casefold() in ("the", "a", "an")):
+                    words.add(_THE)  # "( excluding Johnny Gill ) New Edition members" never "The Clash members"
                 # "the" before the mention, outside every mention or the article of the entity that follows
                 # this one ("the United Kingdom" around "United Kingdom": "in the Azerbaijan and" reads wrong)
                 follows = ei in self.leaders and any(
@@ -437,7 +569,7 @@ class DocInfo:
                     if not cov[a - 1]:
                         words.add(_THE)
                     after = sent[b] if b < len(sent) else "."
-                    if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS) \
+                    if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS or _past_tense(after)) \
                             and not reads_bare(m["name"], self.coarse[ei]):
                         heads.add(m["name"])
             near_words.append({nm: frozenset(w - name_ends(self.tokens[ei][nm])) for nm, w in near.items() if w})
@@ -514,13 +646,42 @@ class DocInfo:
                     sent = self.doc["sents"][m["sent_id"]]
                     if m["pos"][1] < len(sent):
                         person = (m["sent_id"], m["pos"][1]) in persons
-                        after.setdefault(m["name"], []).append("," if person else sent[m["pos"][1]])
+                        # a short form joined by a dash to the name before it is a noun beside that noun:
+                        # "across the Canada – US border" never reads "the Bulgaria – Kuwaiti border"
+                        joined = m["pos"][0] > 0 and sent[m["pos"][0] - 1] in _DASHES and is_country_short_form(m["name"])
+                        after.setdefault(m["name"], []).append("," if person or joined else sent[m["pos"][1]])
             # a country's short form spelled another way too ("U.S." of "US") is that name, a noun: written
             # as one, it needs a noun; made adjectival, the two would need two demonyms, which few countries have
             twins = {nm for pair in spellings(self.names[ei]).items() for nm in pair}
             out.append(frozenset(nm for nm, toks in after.items() if written_as_adjective(nm, toks)
                                  and not (nm in twins and is_country_short_form(nm))))
         return out
+
+    @functools.cached_property
+    def plural_uses(self) -> list[frozenset[str]]:
+        """Per LOC or MISC entity, its names that are demonyms of their own plural used as a plural
+        (``demonyms.used_as_plural``: "Many Japanese have stayed here")."""
+        out: list[frozenset[str]] = []
+        for c, ent in zip(self.coarse, self.doc["vertexSet"], strict=True):
+            around: dict[str, list[tuple[str, str]]] = {}
+            if c in PEOPLE_TYPES:
+                for m in ent:
+                    sent, (a, b) = self.doc["sents"][m["sent_id"]], m["pos"]
+                    around.setdefault(m["name"], []).append((sent[a - 1] if a > 0 else "", sent[b] if b < len(sent) else ""))
+            out.append(frozenset(nm for nm, ctx in around.items() if used_as_plural(nm, ctx)))
+        return out
+
+    @functools.cached_property
+    def verb_numbers(self) -> list[dict[str, str]]:
+        """Per entity, the number of the verb right after its names' mentions ("is", "are"; ``verb_number``),
+        none for PER, NUM and TIME."""
+        return [verb_numbers(self.doc["sents"], ent) if c not in ("PER", "NUM", "TIME") else {}
+                for c, ent in zip(self.coarse, self.doc["vertexSet"], strict=True)]
+
+    @functools.cached_property
+    def unannotated(self) -> list[Unannotated]:
+        """Runs outside every mention that spell one entity's name (``rename.unannotated``), for every seed."""
+        return occurrences(self.doc, self.tokens)
 
     @functools.cached_property
     def genders(self) -> dict[int, GenderEvidence]:
@@ -551,6 +712,24 @@ class DocInfo:
                 return True
             at = self._text.find(body, at + 1)
         return False
+
+    def seen_shifts(self, excluded: frozenset[tuple[str, ...]]) -> Callable[..., int] | None:
+        """For a year shift (and the offsets of a stretched map, ``year_map``), how many of the document's TIME
+        names without a month ("1995", "the 1990s") it makes names of the ``excluded`` (training) documents;
+        None when it has none or no such set (``numtime.document_shift`` draws among the shifts with the fewest)."""
+        keys = [name_key(t) for ei in sorted(self.times) for t in self.times[ei].values()
+                if not any(month_of(x) is not None for x in t) and any(_YEAR.fullmatch(x[:4]) for x in t)]
+        if not excluded or not keys:
+            return None
+        if self._seen_shifts is None or self._seen_shifts[0] is not excluded:
+            self._seen_shifts = (excluded, {})
+        memo = self._seen_shifts[1]
+
+        def seen(delta: int, offsets: Offsets = ()) -> int:
+            if (delta, offsets) not in memo:
+                memo[(delta, offsets)] = sum(shifted_key(k, delta, offsets) in excluded for k in keys)
+            return memo[(delta, offsets)]
+        return seen
 
     @functools.cached_property
     def month_dates(self) -> list[tuple[int, str, DateValue]]:
@@ -607,6 +786,12 @@ class Row:
     gender: str | None = None
     gender_from: str | None = None
     new_gender: str | None = None
+    # a NUM or TIME entity's role in its document (``coherence``): why its value was kept, derived or drawn
+    value_rule: ValueRule | None = None
+    # a derived entity's leaders: the entities whose new names its names were written from (``built_on``);
+    # and where a renamed name was written outside every mention ("sentence:start-end", ``unannotated``)
+    built_on: tuple[int, ...] = ()
+    unannotated: tuple[str, ...] = ()
 
 
 @dataclass
@@ -640,6 +825,16 @@ class Run:
     # the entities that have tried the item their document's earlier entity of the same item became
     # (``DocInfo.same_item``): once, though settle_linked is entered again after each missing window
     tried_same: set[int] = field(default_factory=set)
+    # the runs of tokens outside every mention that take a new name (``rename.unannotated``), once settled
+    outside: list[Outside] = field(default_factory=list)
+    builders_done: bool = False  # the entities built on others' names are settled last, once
+    pinned: set[int] = field(default_factory=set)  # builders that keep their names (``revert``)
+    # the entities some of whose candidates were of another kind than a noun beside a mention says
+    # (``rename.kinds``): kept as ``kind_noun``, not ``no_candidate``, when none is left
+    kind_missed: set[int] = field(default_factory=set)
+    # tied counts (``coherence``: "five ministers ... four ministers") settled with the first of their
+    # group: entity -> its new tokens (None: kept), read when the run reaches it
+    tied: dict[int, dict[str, list[str]] | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -674,6 +869,17 @@ class Draws:
     regnal_named: dict[str, bool] = field(default_factory=dict)
     # window (slot, number) -> whether a candidate of it has an adjectival form (``form_count`` > 0)
     window_forms: dict[Request, bool] = field(default_factory=dict)
+    nouns: NounClasses | None = None  # the classes of kind nouns (``rename.kinds``); None: no kind is asked
+    item_up: dict[str, frozenset[str]] = field(default_factory=dict)  # an item's classes and their ancestors
+    plausible: str = "off"  # ``PLAUSIBLE`` for this run of the state machine
+    roles: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)  # candidates' (relation, role) pairs
+
+    def classes_up(self, qid: str) -> frozenset[str]:
+        """The P31 classes of ``qid`` with their P279 ancestors (``rename.kinds.item_classes``), remembered."""
+        got = self.item_up.get(qid)
+        if got is None:
+            got = self.item_up[qid] = item_classes(self.auditor.types.get(qid, ()), self.auditor.anc)
+        return got
 
     @functools.cached_property
     def kind_words(self) -> frozenset[str]:
@@ -737,7 +943,7 @@ def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: 
             second: dict[int, int] = {}
             for ei, q in enumerate(info.qids):
                 if q is None or ei in info.overlap or ei in info.followers or info.coarse[ei] in RENAMERS or (
-                        ft := info.fine_type(ei)) is None:
+                        ft := info.fine_type(ei)) is None or ei in info.built_on:
                     continue
                 if is_catch_all(ft):
                     continue  # kept (generic_type): a catch-all class alone says nothing a reader would know
@@ -748,6 +954,8 @@ def plan_runs(infos: Sequence[DocInfo], seeds: Sequence[int], pool: str, twins: 
                     spelled = {**spelled, **modifiers}
                     adjectives = [a for a in adjectives if a not in modifiers]
                 names = [nm for nm in info.names[ei] if nm not in spelled]
+                if info.coarse[ei] == "PER":  # a peerage is written from the new full name ("Viscount Monroe")
+                    names = [nm for nm in names if nm not in peerage_names(names)]
                 need = max(1, len(names) - len(adjectives))
                 slots.append(Slot(ft, need, pool, q, k, info.title, ei))
                 fewer = max(1, need - len(short_names(names, info.coarse[ei], adjectives)))
@@ -764,26 +972,149 @@ def advance(run: Run, draws: Draws) -> Request | None:
     info = run.info
     n = len(info.doc["vertexSet"])
     if not run.times_done:
-        settle_times(run)
+        settle_times(run, draws.excluded)
         run.times_done = True
         for f, lead in sorted(info.followers.items()):
             if info.coarse[lead] == "TIME":
                 settle_follower(run, f, lead)
     while run.cursor < n:
         ei = run.cursor
-        if ei in info.followers:
-            pass  # settled with the entity nested in it
+        if ei in info.followers or ei in info.built_on:
+            pass  # settled with the entity nested in it, or after the entities whose names it holds
         elif ei in run.slots:
             need = settle_linked(run, ei, draws)
             if need is not None:
                 return need
         elif info.coarse[ei] != "TIME" or ei in info.overlap:
-            settle_other(run, ei)
+            settle_other(run, ei, draws.excluded)
         if ei in info.leaders and info.coarse[ei] != "TIME":
             settle_follower(run, info.leaders[ei], ei)
         run.cursor += 1
         run.window = 0
+    if not run.builders_done:
+        run.builders_done = True
+        settle_built_on(run)
+        settle_unannotated(run)
     return None
+
+
+def settle_built_on(run: Run) -> None:
+    """Settle the entities built on other names (``settle_builder``), then make sure no name the renamed
+    document keeps holds a renamed entity's old name: where one does (a kept name that follows no rule of
+    ``built_on``: an entity kept by the overlap policy, "Square Enix" beside "Square"; a given name, "Paul"
+    in "Paul Desmarais Jr."), the renamed entity keeps its names too (``built_on``), with the entities that
+    share its new names (``revert``), and the builders are settled again."""
+    info = run.info
+    while True:
+        for ei in info.builders:
+            settle_builder(run, ei)
+        held = held_names(run)
+        if not held:
+            return
+        for ei in sorted(held):
+            revert(run, ei)
+        for ei in info.builders:  # settled again from what is left
+            _unsettle(run, ei)
+
+
+def held_names(run: Run) -> set[int]:
+    """The renamed entities (not NUM or TIME) an old name of which a name of another entity, as the run
+    writes it now, holds as a shorter run of whole tokens."""
+    info = run.info
+    changed = {ei: [tuple(info.tokens[ei][nm]) for nm, nn in mapping.items() if tuple(info.tokens[ei][nm]) != nn.tokens]
+               for ei, mapping in run.plan.items() if info.coarse[ei] not in RENAMERS}
+    changed = {ei: olds for ei, olds in changed.items() if olds}
+    if not changed:
+        return set()
+    out: set[int] = set()
+    for a, names in enumerate(info.names):
+        if info.coarse[a] in RENAMERS:
+            continue
+        plan = run.plan.get(a, {})
+        final = [plan[nm].tokens if nm in plan else tuple(info.tokens[a][nm]) for nm in names]
+        for b, olds in changed.items():
+            if b != a and b not in out and any(holds(x, y) for x in final for y in olds):
+                out.add(b)
+    return out
+
+
+def _unsettle(run: Run, ei: int) -> None:
+    """Forget what entity ``ei`` became (its row, names and item), so it is settled again or anew."""
+    run.rows = [r for r in run.rows if r.entity != ei]
+    for table in (run.plan, run.new_items, run.new_tokens):
+        table.pop(ei, None)
+
+
+def revert(run: Run, ei: int) -> None:
+    """Entity ``ei`` keeps its names (``built_on``), and so do the entities that took its names or its new
+    item: the "the X" around it or inside it (``overlap``), the entities of its item that took the item it
+    became (``same_item``)."""
+    info = run.info
+    group = {ei}
+    todo = [ei]
+    while todo:
+        e = todo.pop()
+        near = [x for x in (info.leaders.get(e), info.followers.get(e)) if x is not None]
+        if e in run.new_items:
+            item = run.new_items[e]
+            near += [x for x in run.new_items if run.new_items[x] == item and x != e and (
+                info.same_item.get(x) == e or info.same_item.get(e) == x
+                or (x in info.same_item and info.same_item.get(x) == info.same_item.get(e)))]
+        for x in near:
+            if x not in group:
+                group.add(x)
+                todo.append(x)
+    for e in sorted(group):
+        if e in info.builders:
+            run.pinned.add(e)
+        _unsettle(run, e)
+        reason = (KeptReason.BUILT_ON if e == ei or e in info.builders else KeptReason.OVERLAP
+                  if e in info.followers or e in info.leaders else KeptReason.SAME_ITEM)
+        keep(run, e, reason)
+
+
+def settle_builder(run: Run, ei: int) -> None:
+    """Entity ``ei``, a name of which holds another entity's name (``rename.built_on``): each such run
+    takes its leader's new name ("USS Lyndon B. Johnson" -> "USS Comte de Boulainvilliers"), its other
+    names stay; when no run changes, it keeps its names, for the reason it would have had anyway
+    (``unlinked``, ...) or ``built_on``."""
+    info = run.info
+    _unsettle(run, ei)  # settled anew after a leader was reverted
+    mapping: dict[str, NewName] = {}
+    leaders: set[int] = set()
+    for nm, runs in info.built_on[ei].items() if ei not in run.pinned else ():
+        got = derive_built_on(nm, info.tokens[ei][nm], runs, run.plan, person=info.coarse[ei] == "PER")
+        if got is not None:
+            mapping[nm], used = got
+            leaders.update(used)
+    ft = info.fine_type(ei)
+    if not mapping:
+        reason = (KeptReason.UNLINKED if info.qids[ei] is None else KeptReason.NO_TYPE if ft is None
+                  else KeptReason.GENERIC_TYPE if is_catch_all(ft) else KeptReason.BUILT_ON)
+        return keep(run, ei, reason)
+    run.plan[ei] = mapping
+    run.new_tokens[ei] = {nm: list(nn.tokens) for nm, nn in mapping.items()}
+    run.taken.update(k for nn in mapping.values() for k in clash_keys(nn.name))
+    run.rows.append(Row(ei, info.coarse[ei], "derived", None, info.qids[ei], ft, None, info.names[ei],
+                        [mapping[nm].name if nm in mapping else nm for nm in info.names[ei]],
+                        written=tuple(mapping[nm].name for nm in info.names[ei] if nm in mapping),
+                        built_on=tuple(sorted(leaders))))
+
+
+def settle_unannotated(run: Run) -> None:
+    """The renamed names left outside every mention take their new names (``rename.unannotated``); each
+    entity's row lists where."""
+    info = run.info
+    spans = unannotated_spans(info.unannotated, info.coarse, run.plan)
+    if not spans:
+        return
+    where: dict[int, list[str]] = {}
+    for u, nn in spans:
+        run.outside.append((u.sent_id, u.start, u.end, u.name, info.coarse[u.entity], nn))
+        where.setdefault(u.entity, []).append(f"{u.sent_id}:{u.start}-{u.end}")
+    for row in run.rows:
+        if row.entity in where:
+            row.unannotated = tuple(where[row.entity])
 
 
 def has_capital(name: str) -> bool:
@@ -820,7 +1151,8 @@ def settle_follower(run: Run, f: int, lead: int) -> None:
         run.new_tokens[f] = {nm: list(nn.tokens) for nm, nn in mapping.items()}
     run.rows.append(Row(f, info.coarse[f], row.kind, None, info.qids[f], row.fine_type, row.new_qid, info.names[f],
                         [mapping[nm].name if nm in mapping else nm for nm in info.names[f]],
-                        drawn_by=row.drawn_by, written=tuple(nn.name for nn in mapping.values())))
+                        drawn_by=row.drawn_by, written=tuple(nn.name for nn in mapping.values()),
+                        value_rule=info.numbers.rule(f)))
 
 
 def keep(run: Run, ei: int, reason: KeptReason, person: PersonGender = UNKNOWN) -> None:
@@ -829,15 +1161,20 @@ def keep(run: Run, ei: int, reason: KeptReason, person: PersonGender = UNKNOWN) 
     ft = info.fine_type(ei)
     run.rows.append(Row(ei, info.coarse[ei], "kept", reason, q, ft, None, info.names[ei], info.names[ei],
                         catch_all=(ft,) if reason is KeptReason.GENERIC_TYPE and ft is not None else (),
-                        gender=person.gender, gender_from=person.source))
+                        gender=person.gender, gender_from=person.source, value_rule=info.numbers.rule(ei)))
 
 
 def _rule_plan(name_tokens: dict[str, list[str]], new: dict[str, list[str]]) -> dict[str, NewName]:
     return {nm: NewName(respell(nm, name_tokens[nm], t), tuple(t)) for nm, t in new.items() if t != name_tokens[nm]}
 
 
-def settle_other(run: Run, ei: int) -> None:
-    """An entity without a slot: overlap, NUM by rule, or kept as unlinked / without a type."""
+def settle_other(run: Run, ei: int, excluded: frozenset[tuple[str, ...]] = frozenset()) -> None:
+    """An entity without a slot: overlap, NUM by rule, or kept as unlinked / without a type.
+
+    A NUM entity goes by its role in the document's number plan (``coherence``): a figure the text checks
+    by :func:`settle_checked`, a tied count by :func:`settle_tied`, and a value free to change is drawn
+    here; its first ``NOVEL_TRIES`` attempts wait for a value none of the ``excluded`` (training) documents
+    writes as a name ("seven" and "12" are everywhere, "73" is not), the first value that fits otherwise."""
     info = run.info
     coarse = info.coarse[ei]
     if ei in info.overlap:
@@ -847,9 +1184,15 @@ def settle_other(run: Run, ei: int) -> None:
         if info.qids[ei] is None:
             return keep(run, ei, KeptReason.UNLINKED)
         return keep(run, ei, KeptReason.GENERIC_TYPE if is_catch_all(info.fine_type(ei)) else KeptReason.NO_TYPE)
+    rule = info.numbers.rule(ei)
+    if rule is ValueRule.TIED_COUNT:
+        return settle_tied(run, ei, excluded)
+    if rule is not None and rule is not ValueRule.DRAWN and rule is not ValueRule.DATE:
+        return settle_checked(run, ei)
     old = info.tokens[ei]
     extra = {"counting": info.counts_a_noun(ei)} if coarse == "NUM" else {}
     any_rule = False
+    first_fit: tuple[dict[str, list[str]], list[tuple[str, ...]]] | None = None
     for attempt in range(NUMTIME_ATTEMPTS):
         new = renamer(old, run.seed, info.title, ei, attempt, **extra)
         if new is None:
@@ -865,14 +1208,103 @@ def settle_other(run: Run, ei: int) -> None:
             now, later = _tokens_now(run, {ei: new}), _pending(run, ei)
             if any(info.number_clash(p, now, later) for p in pairs):
                 continue  # "one to five years" must not read "nine to nine years" nor "nine to three years"
-        plan = _rule_plan(old, new)
-        run.plan[ei] = plan
-        run.new_tokens[ei] = new
-        run.taken.update(keys)
-        names = [plan[nm].name if nm in plan else nm for nm in info.names[ei]]
-        run.rows.append(Row(ei, coarse, coarse.lower(), None, None, None, None, info.names[ei], names))
-        return None
+        if excluded and attempt < NOVEL_TRIES and any(k in excluded for k in keys):
+            first_fit = first_fit or (new, keys)
+            continue  # a value the training documents write: a few more draws may find a novel one
+        return _rename_by_rule(run, ei, new, keys)
+    if first_fit is not None:
+        return _rename_by_rule(run, ei, *first_fit)
     return keep(run, ei, KeptReason.NO_VALID_VALUE if any_rule else KeptReason.NO_RULE)
+
+
+def _rename_by_rule(run: Run, ei: int, new: dict[str, list[str]], keys: Sequence[tuple[str, ...]]) -> None:
+    """Write a NUM or TIME entity's new tokens into the run (its plan, its row; ``keys`` taken)."""
+    info = run.info
+    old = info.tokens[ei]
+    plan = _rule_plan(old, new)
+    run.plan[ei] = plan
+    run.new_tokens[ei] = new
+    run.taken.update(keys)
+    names = [plan[nm].name if nm in plan else nm for nm in info.names[ei]]
+    coarse = info.coarse[ei]
+    run.rows.append(Row(ei, coarse, coarse.lower(), None, None, None, None, info.names[ei], names,
+                        value_rule=info.numbers.rule(ei)))
+
+
+def _names_now(run: Run) -> NamesOf:
+    """(entity, renamed?) -> its names' tokens in the source, or as the run writes them now."""
+    info = run.info
+
+    def names_of(ei: int, renamed: bool) -> Mapping[str, Sequence[str]]:
+        return run.new_tokens.get(ei, info.tokens[ei]) if renamed else info.tokens[ei]
+    return names_of
+
+
+def settle_checked(run: Run, ei: int) -> None:
+    """A NUM or TIME figure the text checks (``coherence``): a fixed form and a listed count keep their value;
+    an age or an interval takes the value its renamed dates give, which is its own unless a cyclic month or
+    day shift moved one date past the other's day of the year."""
+    info = run.info
+    rule = info.numbers.rule(ei)
+    if rule is ValueRule.FIXED_FORM:
+        return keep(run, ei, KeptReason.FIXED_FORM)
+    new = derive(info.numbers, ei, info.tokens[ei], _names_now(run)) if rule in (ValueRule.AGE, ValueRule.INTERVAL) \
+        else None
+    keys = [name_key(t) for nm, t in new.items() if t != info.tokens[ei][nm]] if new is not None else []
+    if new is None or not keys:
+        return keep(run, ei, KeptReason.CHECKED)
+    # the value the dates give, even where the document writes it elsewhere ("aged 4" beside "4 January"):
+    # the text must agree with itself first (settle_times makes this rare: it prefers shifts that change no figure)
+    return _rename_by_rule(run, ei, new, keys)
+
+
+def settle_tied(run: Run, ei: int, excluded: frozenset[tuple[str, ...]] = frozenset()) -> None:
+    """A count tied to other counts of the same noun (``coherence``: "contained five ministers ... reduced to
+    four ministers"). The first of its group settles the group: one offset (``coherence.tied_offset``) for
+    all, the first attempt whose values stay two or more, clash with nothing and keep the number pairs,
+    preferring (for ``NOVEL_TRIES`` attempts) values no ``excluded`` document writes; every member is
+    kept (``no_valid_value``) when none does."""
+    info = run.info
+    if ei not in run.tied:
+        group = [e for e in info.numbers.ties[ei] if e not in info.overlap]
+        values = [v for e in group if (v := leading_number(next(iter(info.tokens[e].values())))) is not None]
+        chosen: dict[int, dict[str, list[str]]] | None = None
+        first_fit: tuple[dict[int, dict[str, list[str]]], list[tuple[str, ...]]] | None = None
+        keys: list[tuple[str, ...]] = []
+        for attempt in range(NUMTIME_ATTEMPTS if values else 0):
+            k = tied_offset(values, run.seed, info.title, group[0], attempt)
+            moved = {e: with_value(info.tokens[e], k, least=2) for e in group}
+            if any(v is None or not same_magnitude(info.tokens[e], v) for e, v in moved.items()):
+                continue  # "five" stays a single word under ten, "671" a number of three digits
+            new = {e: v for e, v in moved.items() if v is not None}
+            keys = [name_key(t) for e in group for nm, t in new[e].items() if t != info.tokens[e][nm]]
+            if len(set(keys)) != len(keys) or any(nk in run.taken or info.occurs(nk) for nk in keys):
+                continue  # as every new name: none the document has, none given twice
+            now, pending = _tokens_now(run, new), _pending(run, members=frozenset(new))
+            pairs = {p for e in group for p in info.number_pairs.get(e, ())}
+            if any(info.number_clash(p, now, pending) for p in sorted(pairs)):
+                continue
+            if excluded and attempt < NOVEL_TRIES and any(nk in excluded for nk in keys):
+                first_fit = first_fit or (new, keys)
+                continue
+            chosen = new
+            break
+        if chosen is None and first_fit is not None:
+            chosen, keys = first_fit
+        run.taken.update(keys if chosen is not None else ())
+        for e in group:
+            run.tied[e] = chosen.get(e) if chosen is not None else None
+            if chosen is not None:
+                run.new_tokens[e] = chosen[e]  # what the text now says, for the number pairs of later entities
+    new = run.tied.get(ei)
+    if new is None or new == info.tokens[ei]:
+        run.new_tokens.pop(ei, None)
+        return keep(run, ei, KeptReason.NO_VALID_VALUE)
+    plan = _rule_plan(info.tokens[ei], new)
+    run.plan[ei] = plan
+    names = [plan[nm].name if nm in plan else nm for nm in info.names[ei]]
+    run.rows.append(Row(ei, "NUM", "num", None, None, None, None, info.names[ei], names,
+                        value_rule=ValueRule.TIED_COUNT))
 
 
 def _tokens_now(run: Run, trying: Mapping[int, dict[str, list[str]] | None]) -> Callable[[int, str], list[str]]:
@@ -886,48 +1318,128 @@ def _tokens_now(run: Run, trying: Mapping[int, dict[str, list[str]] | None]) -> 
     return tokens
 
 
-def _pending(run: Run, trying: int | None = None) -> Callable[[int], bool]:
-    """Whether an entity is a NUM entity the run settles later than now (not ``trying``, not yet in
-    the rows, not kept for an overlap), which checks its number pairs itself when settled."""
+def _pending(run: Run, trying: int | None = None, members: frozenset[int] = frozenset()) -> Callable[[int], bool]:
+    """Whether an entity is a NUM entity the run draws later than now (not ``trying`` nor one of the
+    ``members`` of a tied group being tried, not yet in the rows or decided with its group, not kept for an
+    overlap, no figure the text checks, which keeps its value), which checks its number pairs itself then."""
     info = run.info
     settled = {r.entity for r in run.rows}
 
     def pending(ei: int) -> bool:
-        return info.coarse[ei] == "NUM" and ei != trying and ei not in settled and ei not in info.overlap
+        return (info.coarse[ei] == "NUM" and ei != trying and ei not in members and ei not in settled
+                and ei not in info.overlap and ei not in run.tied
+                and info.numbers.rule(ei) in (ValueRule.DRAWN, ValueRule.TIED_COUNT))
     return pending
 
 
-def settle_times(run: Run) -> None:
-    """Rename every TIME entity of the run with one document-level shift (rule 1 of the module docstring)."""
+def settle_times(run: Run, excluded: frozenset[tuple[str, ...]] = frozenset()) -> None:
+    """Rename every TIME entity of the run with one document-level map of its years (rule 1 of the module
+    docstring; ``year_map``: one shift, whose gaps between written years stretch where an age or interval
+    follows them), then settle the TIME figures that follow the renamed dates (ages, intervals, fixed forms:
+    :func:`settle_checked`). Among the attempts that clash with nothing and swap no dates, the first that
+    leaves every derived figure a whole value the text can write (:func:`figure_score`) is used, waiting
+    ``NOVEL_TRIES`` attempts for one that gives each figure a stretch spans a new value none of the training
+    documents writes; ``excluded``: the training documents' names, whose years the shift avoids
+    (``DocInfo.seen_shifts``). The last ``UNIFORM_TRIES`` attempts move the years by one shift."""
     info = run.info
     todo = info.times
-    if not todo:
-        return
-    best: tuple[tuple[int, int], dict[int, dict[str, list[str]] | None], set[int]] | None = None
-    for attempt in range(NUMTIME_ATTEMPTS):
-        renamed = rename_times(todo, run.seed, info.title, attempt, years=info.time_years,
-                               span_ends=info.span_ends)
-        failed = time_failures(run, renamed)
-        score = (len(failed), swapped_dates(info, renamed, failed))
-        if best is None or score < best[0]:
-            best = (score, renamed, failed)
-        if score == (0, 0):
-            break
-    assert best is not None
-    _, renamed, failed = best
-    for ei in todo:
-        new = renamed[ei]
-        if new is None:
-            keep(run, ei, KeptReason.NO_RULE)
-        elif ei in failed:
-            keep(run, ei, KeptReason.NO_VALID_VALUE)
-        else:
-            plan = _rule_plan(todo[ei], new)
-            run.plan[ei] = plan
-            run.new_tokens[ei] = new
-            run.taken.update(name_key(p.tokens) for p in plan.values())
-            names = [plan[nm].name if nm in plan else nm for nm in info.names[ei]]
-            run.rows.append(Row(ei, "TIME", "time", None, None, None, None, info.names[ei], names))
+    if todo:
+        seen = info.seen_shifts(excluded)
+        best: tuple[tuple[int, int, int, int], dict[int, dict[str, list[str]] | None], set[int]] | None = None
+        for attempt in range(NUMTIME_ATTEMPTS):
+            offsets = info.year_plan.offsets(run.seed, info.title, attempt) \
+                if attempt < NUMTIME_ATTEMPTS - UNIFORM_TRIES else ()
+            lowest, highest = shift_range(info.floors, info.bounds, offsets) if offsets else info.shift_range
+            # the first half of the attempts draw among the year shifts that leave the fewest names seen in
+            # training; should those all clash, the second half among all
+            seen_now = functools.partial(seen, offsets=offsets) if seen is not None and offsets else seen
+            renamed = rename_times(todo, run.seed, info.title, attempt, years=info.time_years,
+                                   span_ends=info.span_ends, lowest=lowest, highest=highest,
+                                   seen=seen_now if attempt < NUMTIME_ATTEMPTS // 2 else None, offsets=offsets,
+                                   span_starts=info.span_starts)
+            failed = time_failures(run, renamed)
+            broken, missed = figure_score(info, renamed, failed, excluded, stretched=bool(offsets))
+            score = (len(failed), swapped_dates(info, renamed, failed), broken, missed)
+            if best is None or score < best[0]:
+                best = (score, renamed, failed)
+            if best[0][:3] == (0, 0, 0) and (best[0][3] == 0 or attempt + 1 >= NOVEL_TRIES):
+                break
+        assert best is not None
+        _, renamed, failed = best
+        if info.numbers.anchors:  # an interval in days or weeks the shift left not whole: its later date follows it
+            _follow_intervals(run, renamed, failed)
+        for ei in todo:
+            new = renamed[ei]
+            if new is None:  # no rule, or a century or period the document's years date, which stays with them
+                keep(run, ei, KeptReason.CHECKED if info.time_years[0] and eras_only(todo[ei]) else KeptReason.NO_RULE)
+            elif ei in failed:
+                keep(run, ei, KeptReason.NO_VALID_VALUE)
+            else:
+                _rename_by_rule(run, ei, new, [name_key(p.tokens) for p in _rule_plan(todo[ei], new).values()])
+    for ei, c in enumerate(info.coarse):
+        if c == "TIME" and ei not in info.overlap and ei not in info.followers and info.numbers.settled_with_times(ei):
+            settle_checked(run, ei)
+
+
+def _follow_intervals(run: Run, renamed: dict[int, dict[str, list[str]] | None], failed: set[int]) -> None:
+    """Rewrite the later date of each interval in days or weeks that ``renamed`` leaves without a whole span
+    (``coherence.following_end``), where the new date is no name the document or the run has."""
+    info = run.info
+
+    def names_of(ei: int, new: bool) -> Mapping[str, Sequence[str]]:
+        got = renamed.get(ei) if new and ei not in failed else None
+        return got if got is not None else info.tokens[ei]
+    for ei in sorted(info.numbers.anchors):
+        follow = following_end(info.numbers, ei, info.tokens[ei], names_of)
+        if follow is None or follow[0] not in info.times or follow[0] in failed or renamed.get(follow[0]) is None:
+            continue
+        end, names = follow
+        keys = [name_key(t) for t in names.values()]
+        if not any(k in run.taken or info.occurs(k) for k in keys):
+            renamed[end] = names
+
+
+def figure_score(info: DocInfo, renamed: Mapping[int, dict[str, list[str]] | None], failed: set[int],
+                 excluded: frozenset[tuple[str, ...]] = frozenset(), stretched: bool = False) -> tuple[int, int]:
+    """How an attempt of ``settle_times`` leaves the figures that follow the document's dates, as (broken,
+    missed). Broken: the ages and intervals (``coherence``) it leaves without one whole value ("one week later"
+    between two dates a cyclic day shift put ten days apart, unless its later date can follow it:
+    ``coherence.following_end``; two pairs of dates a figure agrees with moved apart unequally), with a value
+    its written form cannot hold ("twenty years" by one more) or past a life ("aged 112"), and the dates
+    written after their weekday it moves to another weekday ("on Friday 20 February 1979", a Tuesday).
+    Missed, where the years' gaps ``stretched``: the figures between stretched years that keep their value,
+    and those whose new value a training document (``excluded``) or the document itself writes as a name
+    ("aged 4" beside "4 January"). An attempt with none broken is preferred, then one with none missed."""
+    numbers = info.numbers
+    if not numbers.pairs and not numbers.anchors and not numbers.weekdays:
+        return 0, 0
+
+    def names_of(ei: int, new: bool) -> Mapping[str, Sequence[str]]:
+        got = renamed.get(ei) if new and ei not in failed else None
+        return got if got is not None else info.tokens[ei]
+    broken = 0  # a weekday written before a date ("on Friday 1 August 2014") the renamed date falls off
+    for ei, day in sorted(numbers.weekdays.items()):
+        value = info.date(ei, {nm: list(t) for nm, t in names_of(ei, True).items()})
+        broken += value is not None and weekday_of(value) != day
+    missed = 0
+    for ei in sorted(numbers.pairs.keys() | numbers.anchors.keys()):
+        if ei in info.overlap or ei in info.followers:
+            continue
+        old = info.tokens[ei]
+        moved = derived_change(numbers, ei, old, names_of)
+        if moved is None:
+            broken += following_end(numbers, ei, old, names_of) is None
+            continue
+        if not moved:
+            missed += stretched and ei in numbers.pairs
+            continue
+        new = derive(numbers, ei, old, names_of)
+        value = count_value(old)
+        if new is None or (numbers.pairs[ei][0].age and value is not None and value + moved > HUMAN_SPAN):
+            broken += 1
+        elif any(k in excluded or info.occurs(k) for k in (name_key(t) for nm, t in new.items() if t != old[nm])):
+            missed += 1  # a value the training documents write, or one the document writes elsewhere ("aged 4")
+    return broken, missed
 
 
 def swapped_dates(info: DocInfo, renamed: dict[int, dict[str, list[str]] | None], failed: set[int]) -> int:
@@ -1039,6 +1551,10 @@ class EntityFacts(NamedTuple):
     written_by_rule: frozenset[str]  # names whose new names no item gives
     common: bool  # a common noun, written wholly in lower case
     regnal: bool | None  # a person with a monarch's name (None: not a person)
+    kinds: Kinds = ()  # the kinds nouns beside its mentions ask of a new item (``rename.kinds``)
+    roles: frozenset[tuple[str, str]] = frozenset()  # its (relation, role) pairs (``rename.plausible``), when asked
+    titled: frozenset[str] = frozenset()  # a person's one-word names written after a title ("General Lee")
+    plurals: frozenset[str] = frozenset()  # demonyms that are their own plural, used so ("Many Japanese")
 
 
 def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws) -> EntityFacts:
@@ -1061,12 +1577,14 @@ def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws)
     originals, tokens, near, heads = info.names[ei], info.tokens[ei], info.near_words[ei], info.the_heads[ei]
     # adjectival names take adjectival forms only ("Barbadian" never "Hungarians" nor "Vili people")
     adjectival = adjectival_names(originals, own, draws.known if info.coarse[ei] != "PER" else frozenset(),
-                                  info.written_adjectives[ei])
-    # the singular adjectival names need as many adjectival forms; plural ones ("Germans") plural forms
-    need_forms = sum(not looks_plural(nm) for nm in adjectival)
+                                  info.written_adjectives[ei], plurals=info.coarse[ei] in PEOPLE_TYPES)
+    # the singular adjectival names need as many adjectival forms; plural ones ("Germans", "Many Japanese")
+    # plural forms
+    plurals = info.plural_uses[ei]
+    need_forms = sum(not looks_plural(nm) and nm not in plurals for nm in adjectival)
     # a person keeps its gender: the document's, else its item's P21, else its pronouns' (``rename.gender``)
     person = (person_gender(info.genders[ei].gender if ei in info.genders else None, draws.genders.get(q),
-                            info.context.get(ei))
+                            info.context.get(ei), originals)
               if info.coarse[ei] == "PER" else UNKNOWN)
     # a name whose head noun is a kind word of the index that its fine type does not say ("Profile Records",
     # a record label) prefers, among its first HEAD_WINDOWS windows, a new name with the same head ("Warp
@@ -1080,11 +1598,15 @@ def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws)
     if modifiers := modifier_spellings(originals, adjectival):  # "the U.S. Representative" as "American" is
         spelled = {**spelled, **modifiers}
         adjectival = [nm for nm in adjectival if nm not in modifiers]
-        need_forms = sum(not looks_plural(nm) for nm in adjectival)
+        need_forms = sum(not looks_plural(nm) and nm not in plurals for nm in adjectival)
     names_now = [nm for nm in originals if nm not in spelled] if spelled else originals
     shorts = short_names(names_now, info.coarse[ei], adjectival) if second else {}
     paired = [nm for nm in names_now if nm not in shorts] if shorts else names_now
-    written_by_rule = frozenset(spelled) | frozenset(shorts)  # old names whose new names no item gives
+    # a person's peerage beside a name of its own is written from the new full name ("1st Viscount Monroe")
+    peerages = frozenset(peerage_names(paired)) if info.coarse[ei] == "PER" else frozenset()
+    if peerages:
+        paired = [nm for nm in paired if nm not in peerages]
+    written_by_rule = frozenset(spelled) | frozenset(shorts) | peerages  # old names whose new names no item gives
     # a thing written in lower case is named by a common noun ("intelligent design", "flamenco", "due east"):
     # it takes one too ("salsa" -> "zarzuela"), never a proper name ("March of the Volunteers", "due Samarqand
     # Region"); with none among the candidates it is kept; and a thing with a proper name takes no common noun
@@ -1093,8 +1615,15 @@ def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws)
     # no one but a person named as a monarch takes a monarch's name ("directed by Frederick I"), and such a
     # person prefers one among all its draws ("Charles IV of Spain" -> "Frederick II of Spain"; ``rename.regnal``)
     regnal = any_regnal(originals) if info.coarse[ei] == "PER" else None
+    # a person's one-word names written after a title that goes with a surname ("General Lee"): surnames
+    titled = titled_names(info.doc["sents"], info.doc["vertexSet"][ei]) if info.coarse[ei] == "PER" else frozenset()
+    # "the 1987 science fiction movie The Hidden": a new name of a film (``rename.kinds``)
+    kinds = (entity_kinds(info.kind_nouns[ei], info.coarse[ei], draws.classes_up(q), draws.nouns,
+                          adjectival=bool(adjectival)) if draws.nouns is not None else ())
     return EntityFacts(required, own, own_types, originals, tokens, near, heads, adjectival, need_forms,
-                       person, want_head, spelled, names_now, shorts, paired, written_by_rule, common, regnal)
+                       person, want_head, spelled, names_now, shorts, paired, written_by_rule, common, regnal, kinds,
+                       entity_roles(info.doc.get("labels") or [], ei) if draws.plausible != "off" else frozenset(),
+                       titled, plurals)
 
 
 def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
@@ -1169,7 +1698,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     # a person some of whose drawn candidates (in any window) had another gender: kept for want of one
     other_gender = not lacking and (ei in run.read_other or any(
         not fits(person, draws.genders.get(c), draws.knows_genders) for c in drawn))
-    reason = KeptReason.NO_DEMONYM if lacking else KeptReason.NO_GENDER if other_gender else KeptReason.NO_CANDIDATE
+    reason = (KeptReason.NO_DEMONYM if lacking else KeptReason.NO_GENDER if other_gender
+              else KeptReason.KIND_NOUN if ei in run.kind_missed else KeptReason.NO_CANDIDATE)
     if reason is KeptReason.NO_CANDIDATE and not second and ei in run.second:
         # every item with enough names failed, not for want of a demonym or a gender, which fewer names would
         # not give: read the items with fewer, whose short names the entity writes itself
@@ -1192,19 +1722,24 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
     info = run.info
     taken, occurs = run.taken, info.occurs
     (required, own, own_types, originals, tokens, near, heads, adjectival, need_forms, person, want_head,
-     spelled, names_now, shorts, paired, written_by_rule, common, regnal) = facts
+     spelled, names_now, shorts, paired, written_by_rule, common, regnal, kinds, roles, titled, plurals) = facts
     types, anc = draws.auditor.types, draws.auditor.anc
     names = draws.names.get(cand)
     if names is None:
         return None
     if not fits(person, draws.genders.get(cand), draws.knows_genders):
         return None  # "her eldest son Barbara Stanwyck"
+    if kinds and not all(of_kind(draws.classes_up(cand), k) for _, k in kinds):
+        run.kind_missed.add(ei)
+        return None  # "the 1987 science fiction movie Shortland Street", a television soap
+    if roles and draws.plausible == "filter" and not plausible(roles, draws.roles.get(cand, frozenset())):
+        return None
     if shorts and not may_follow(shorts, (names.label, *names.aliases)):
         return None  # no name of it could give the short names ("Lake Baikal" for "Yukon" of "Yukon River")
     adjectives = draws.adjective_named.get(cand, frozenset()) if info.coarse[ei] != "PER" else frozenset()
     kinds = adjectival_kinds(types.get(cand, ()), anc) if adjectival or adjectives else frozenset()
     mapping = pair_item_names(paired, own, names.label, names.aliases, draws.demonyms.get(cand, ()), tokens,
-                              adjectival=adjectival, kinds=kinds, adjectives=adjectives)
+                              adjectival=adjectival, kinds=kinds, adjectives=adjectives, plurals=plurals)
     if not isinstance(mapping, dict):  # None (too few names) or NO_DEMONYM
         return None
     if shorts and (mapping := follow(shorts, mapping, info.coarse[ei])) is None:
@@ -1215,6 +1750,8 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
         return None
     if any(bare_compass(nn.name) and not bare_compass(nm) for nm, nn in mapping.items()):
         return None  # "Saxony" never "Eastern" ("a tramway in Eastern , Ghana")
+    if (numbers := info.verb_numbers[ei]) and any(breaks_number(nm, nn.name, numbers.get(nm)) for nm, nn in mapping.items()):
+        return None  # "Tasmania is an island" never "Faroe Islands is an island"
     if regnal is False and any_regnal(nn.name for nn in mapping.values()):
         return None  # "Walt Disney" never "Ptolemaic Queen Cleopatra VII"
     if any(same_by_form(nm, nn.name) for nn in mapping.values() for nm in originals):
@@ -1223,18 +1760,28 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
             opens_lower(nm) for nm in originals):
         return None  # "Bahiyyih Nakhjavani" never "née Alexander"
     written = written_by_rule
+    paired_names = mapping
     if info.coarse[ei] == "PER":  # "Gannibal" of "Abram Petrovich Gannibal" -> "LaMarr" of "Phil LaMarr"
-        paired_names = mapping
         if lead is None:
             mapping = surnames_follow(names_now, mapping)
         else:  # the earlier entity's full names and their new names count as this one's
             both = surnames_follow([*info.names[lead], *names_now], {**run.plan[lead], **mapping})
             mapping = {nm: both[nm] for nm in mapping}
-        if surnamed := frozenset(nm for nm, nn in mapping.items() if nn != paired_names[nm]):
+        # a full name stays one, a surname after a title a surname, a peerage a peerage ("1st Viscount Monroe")
+        formed = keep_forms(names_now, mapping, titled, names.label, run.plan.get(lead) if lead is not None else None)
+        if formed is None:
+            return None  # "Its founding dean was Billy", "Confederate general Matthew"
+        mapping, wrote = formed
+        if surnamed := frozenset(nm for nm, nn in mapping.items() if nn != paired_names.get(nm)) | wrote:
             written = written | surnamed
     if spelled:  # after the surname rule, so "Drossinis’" reads as "Drossinis" does
         mapping = {**mapping, **{nm: spell_like(nm, of, mapping[of]) for nm, of in spelled.items()}}
-    if person.gender is not None and reads_against(person, [nn.name for nn in mapping.values()]):
+    # the names a reader reads a gender from: the full names paired (a surname after a title is written from
+    # one: "Smith" of "Anna Smith"), and the names as written but those a rule wrote (surnames)
+    if person.gender is not None and reads_against(person, [
+            *(nn.name for nn in paired_names.values() if len(nn.tokens) > 1),
+            *(nn.name for nm, nn in mapping.items() if nm not in written and nm not in titled
+              and not any(o != nm and o.split()[-1] == nm for o in originals))]):
         run.read_other.add(ei)
         return None  # "Kyle Richards ... her": P21 female, but a reader takes the name for a man's
     # the written name, tokenisation-proof, with and without a leading "the"
@@ -1243,9 +1790,10 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
         return None  # another entity's new name, or a name the document has (the same item's own excepted)
     if near and any(name_ends(nn.tokens) & near[nm] for nm, nn in mapping.items() if nm in near):
         return None  # "the province of Chubut Province": the name doubles a word beside a mention
-    if heads and any(bare_country(nn.name) for nm, nn in mapping.items() if nm in heads):
-        return None  # "in the US from" never reads "in the Kuwait from"
-    if draws.eval_names and any(fold(nn.name) in draws.eval_names for nn in mapping.values()):
+    if heads and any(bare_country(nn.name) or reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items()
+                     if nm in heads):
+        return None  # "in the US from" never reads "in the Kuwait from", "The Marine Band has" never "The Filter has"
+    if draws.eval_names and any(f in draws.eval_names for nn in mapping.values() for f in folded_forms(nn.name)):
         return None  # a benchmark item has this name: training twins must not use it
     if draws.excluded and any(k in draws.excluded for k in keys):
         return None  # a model trained on the excluded documents has seen this name
@@ -1254,11 +1802,10 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
         draws.auditor.reject(failed[0])
         return None
     if (want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values())) or (
-            heads and any(reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items() if nm in heads)) or (
-            regnal and not any_regnal(nn.name for nn in mapping.values())):
-        # the first fit, should no candidate of the first windows share the head noun, (for "from the
-        # East India Company .") read as more than a bare one-word name ("from the Toyota ."), or give a
-        # monarch's name for one
+            regnal and not any_regnal(nn.name for nn in mapping.values())) or (
+            roles and draws.plausible == "prefer" and not plausible(roles, draws.roles.get(cand, frozenset()))):
+        # the first fit, should no candidate of the first windows share the head noun or give a monarch's
+        # name for one, or (``--plausible prefer``) have played one of the entity's roles
         return mapping, keys, written, False
     return mapping, keys, written, True
 
@@ -1274,8 +1821,9 @@ class Renamer:
 
     def __init__(self, con: Any, auditor: Auditor, pool: str, *, cache_dir: Any = None,
                  fingerprint: str | None = None, excluded: frozenset[tuple[str, ...]] = frozenset(),
-                 stored_tokens: bool = False) -> None:
+                 stored_tokens: bool = False, popularity: str | None = None) -> None:
         self.con = con
+        self.popularity = popularity  # draw only from this popularity bin of each class (``generate --popularity``)
         self.auditor = auditor
         self.pool = pool
         self.cache_dir = cache_dir
@@ -1288,6 +1836,7 @@ class Renamer:
         # (same tokenizer version), so drawn names are tokenised from it and spaCy is never loaded
         self.stored_tokens = stored_tokens
         self.class_kinds = class_kinds(con)  # class -> the kind word its label names
+        self.nouns = NounClasses(con, self.class_kinds)  # the classes of the kind nouns beside mentions
 
     def rename(self, infos: Sequence[DocInfo], seeds: Sequence[int], twins: bool, bar: Any = None,
                lap: Callable[[str], None] | None = None) -> list[Run]:
@@ -1301,20 +1850,24 @@ class Renamer:
         known: frozenset[str] = frozenset()
         if self.has_demonyms:  # the entities' own items' demonyms, and the demonyms among their names
             own = dict(fetch_demonyms(self.con, {q for i in infos for q in i.qids if q is not None}))
-            known = known_demonyms(self.con, {nm for i in infos for ei, c in enumerate(i.coarse)
-                                              if c in ("ORG", "LOC", "MISC") for nm in i.names[ei]})
+            # (and the singulars of plural names: "Americans" is a people where "American" is a demonym)
+            names = {nm for i in infos for ei, c in enumerate(i.coarse) if c in ("ORG", "LOC", "MISC")
+                     for nm in i.names[ei]}
+            known = known_demonyms(self.con, names | {s for nm in names if (s := singular_of(nm)) is not None})
 
         def adjectival(info: DocInfo, ei: int) -> Sequence[str]:
             q = info.qids[ei]
             return adjectival_names(info.names[ei], own.get(q, ()) if q is not None else (),
                                     known if info.coarse[ei] != "PER" else frozenset(),
-                                    info.written_adjectives[ei])
+                                    info.written_adjectives[ei], plurals=info.coarse[ei] in PEOPLE_TYPES)
 
         runs, slots = plan_runs(infos, seeds, self.pool, twins, adjectival if self.has_demonyms else None)
-        source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint)
+        source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint,
+                                 popularity=self.popularity)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders,
-                      class_kinds=self.class_kinds)
+                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE)
+        self.nouns.prepare(kn for i in infos for found in i.kind_nouns for kn in found)
         if self.has_genders:
             draws.genders.update(fetch_genders(self.con, {s.qid for s in slots}))  # the entities' own items
         if self.has_demonyms:
@@ -1355,6 +1908,8 @@ class Renamer:
         else:
             fetched = item_names(self.con, new_qids)
         draws.names.update(fetched)
+        if draws.plausible != "off":
+            draws.roles.update(item_roles(self.con, new_qids))
         if self.has_genders:
             draws.genders.update(fetch_genders(self.con, fetched))
         if self.has_demonyms:
@@ -1364,17 +1919,16 @@ class Renamer:
             for q, v in fetched.items():
                 if known and (hit := frozenset(fold(n) for n in (v.label, *v.aliases) if reads_adjectival(n, known))):
                     draws.adjective_named[q] = hit
-        if self.pool == "train":
-            names = {n for v in fetched.values() for n in (v.label, *v.aliases)}
-            draws.eval_names |= names_in_pool(self.con, names, "eval")
+        if self.pool == "train":  # every form a candidate may be written in: names, demonyms, adjectival labels
+            draws.eval_names |= names_in_pool(self.con, candidate_forms(fetched, draws.demonyms), "eval")
         self.auditor.prepare(new_qids)
         draws.windows.update(got)
 
 
 def progress_bar(total: int, enabled: bool) -> Any:
-    from tqdm import tqdm
+    from etl.progress import bar
 
-    return tqdm(total=total, desc="generate", unit="doc", disable=not enabled, file=sys.stderr)
+    return bar(total=total, desc="generate", unit="doc", enabled=enabled)
 
 
 def substitution_table(runs: Sequence[Run]) -> Any:
@@ -1398,15 +1952,17 @@ def substitution_table(runs: Sequence[Run]) -> Any:
                        ("old_names", "old_names"), ("new_names", "new_names"), ("drawn_by", "drawn_by"),
                        ("catch_all", "catch_all"), ("head_noun", "head_noun"), ("adjectival", "adjectival"),
                        ("written", "written"),
-                       ("gender", "gender"), ("gender_from", "gender_from"), ("new_gender", "new_gender")):
+                       ("gender", "gender"), ("gender_from", "gender_from"), ("new_gender", "new_gender"),
+                       ("value_rule", "value_rule"), ("built_on", "built_on"), ("unannotated", "unannotated")):
         cols[name] = list(map(attrgetter(attr), rows))
     cols["reason"] = [r.value if r is not None else None for r in cols["reason"]]
+    cols["value_rule"] = [r.value if r is not None else None for r in cols["value_rule"]]
     assert list(cols) == [name for name, _ in SUBSTITUTION_COLUMNS]  # every column, in the file's order
     return pa.table(cols, schema=substitution_schema())
 
 
 __all__ = [
     "NUMTIME_ATTEMPTS", "DocInfo", "Draws", "Renamer", "Row", "Run", "advance", "keep", "plan_runs",
-    "progress_bar", "respell", "settle_linked", "settle_other", "settle_times", "substitution_table",
-    "time_failures",
+    "progress_bar", "respell", "settle_checked", "settle_linked", "settle_other", "settle_tied", "settle_times",
+    "substitution_table", "time_failures",
 ]

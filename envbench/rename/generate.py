@@ -19,7 +19,8 @@ staged and published together, the manifest last. Documents are renamed in chunk
 ``CHUNK_RUNS`` runs and written as they are done, so memory stays bounded by the chunk, not by the
 input; chunking never changes a byte of the outputs. ``exclude_names_from`` (inputs of the step,
 hashed into the manifest) keeps new names off the mention names of other documents, such as a
-model's training split (``novelty``).
+model's training split (``novelty``); twins require it: the documents a model trained on them is
+scored on (the test file and its Env version), whose names no twin may take.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from envbench.core.attacks import Attack, make_attack
 from envbench.core.checks import check_choice, check_seeds
 from envbench.core.errors import EnvbenchError
 from envbench.core.text import tokenizer_version, use_stored_tokens, warm_up
@@ -43,8 +44,11 @@ from envbench.core.types import COARSE_TYPES, LINKED_TYPES
 from envbench.formats.docred import Doc, entity_type, read_docs, require_documents
 from envbench.formats.files import JsonListWriter, stem_of
 from envbench.formats.links import read_link_file
+from envbench.formats.provenance import describe as describe_provenance
+from envbench.formats.provenance import index_provenance
 from envbench.formats.substitutions import FILE_NAME as SUBSTITUTIONS
 from envbench.formats.substitutions import write_substitutions
+from envbench.rename.attacks import require_popularity, settle
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import MAX_WINDOWS, POOLS, WINDOW
 from envbench.rename.engine import DocInfo, Renamer, progress_bar, substitution_table
@@ -54,7 +58,7 @@ from envbench.rename.novelty import excluded_names, mention_keys
 from envbench.rename.stats import StatsTally
 from envbench.rename.substitute import apply_plan
 from etl.io import dumps_json
-from etl.step import MANIFEST, Step, check_writable, no_space_hint
+from etl.step import MANIFEST, Step, check_writable
 
 CHUNK_RUNS = 5_000  # (document, seed) runs settled together: bounds memory, never changes results
 DERIVED_DIR = "derived"  # inside the index: the candidate numbering cache (see candidates.CandidateSource)
@@ -82,8 +86,10 @@ class GenerateResult:
             return f"{count} {word}{'' if count == 1 else 's'}"
 
         lines = [f"{n(self.documents, 'document')} x {n(self.seeds, 'seed')} -> "
-                 f"{n(self.stats['output_documents'], 'document')} in {self.seconds:.1f} s",
-                 "type   renamed / entities   rate"]
+                 f"{n(self.stats['output_documents'], 'document')} in {self.seconds:.1f} s"]
+        if (attack := self.stats.get("attack")) is not None:
+            lines.append(f"attack: {Attack(attack['name'], attack['rate'], attack['popularity']).label()}")
+        lines.append("type   renamed / entities   rate")
         for t in (*COARSE_TYPES, "total"):
             lines.append(f"{t:<6} {renamed[t]['renamed']:>7} / {renamed[t]['entities']:<10} {rate[t]:.3f}")
         gender = self.stats.get("gender") or {}
@@ -127,21 +133,38 @@ def generate(
     progress: bool = True,
     skip_invalid: bool = False,
     exclude_names_from: Sequence[str | os.PathLike[str]] = (),
+    allow_training_names: bool = False,
+    attack: str = "rename",
+    rate: float = 1.0,
+    popularity: str | None = None,
 ) -> GenerateResult:
-    """Build the Env benchmark (or EVRT twins) of one DocRED-format file; see the module docstring."""
+    """Build the Env benchmark (or EVRT twins) of one DocRED-format file; see the module docstring.
+    ``attack``, ``rate`` and ``popularity`` choose another attack than the Env renaming (``attacks``).
+
+    A benchmark (``pool="eval"``) measures names a model has not seen, so an attack that draws new names
+    (rename, type-swap) needs the documents the models train on (``exclude_names_from``), or
+    ``allow_training_names`` to build it without that check, which ``stats.json``
+    (``names_seen.training_names``) and the manifest record."""
     t0 = time.perf_counter()
     check_seeds(seeds)
     check_choice(pool, POOLS, "--pool")
+    spec = make_attack(attack, rate, popularity, twins=twins)
     if twins and seeds != 1:
         raise EnvbenchError(f"--twins writes one renamed twin per document, so it needs --seeds 1 (got {seeds})")
     if twins and pool != "train":
         # EVRT's twins must share no name with a benchmark (the paper's rule): the eval pool is the benchmarks'
         raise EnvbenchError("--twins draws EVRT training twins, whose names no benchmark may share; pass --pool train")
+    if twins and not exclude_names_from:
+        # a twin named like a scored document teaches the EVRT arm that name and not the vanilla arm (issue 60)
+        raise EnvbenchError("--twins: pass the documents the models trained on these twins are scored on as "
+                            "--exclude-names-from (the test file and its Env version), so that no twin takes "
+                            "one of their names")
     docs_path, index_path, out = Path(docs_path), Path(index_path), Path(out)
     if links is not None and not Path(links).is_file():
         raise EnvbenchError(f"--links {links}: no such file; check the path, or leave --links out to link "
                             "the entities with `envbench link`'s linker")
     excludes = [Path(p) for p in exclude_names_from]
+    check_training_names(pool, excludes, allow_training_names, spec.name)
     for p in excludes:
         if not p.is_file():
             raise EnvbenchError(f"--exclude-names-from {p}: no such file; give a DocRED-format file whose "
@@ -152,7 +175,10 @@ def generate(
                             "choose an output folder outside the index")
     parameters = {"seeds": seeds, "pool": pool, "twins": twins, "skip_invalid": skip_invalid,
                   "links": "file" if links is not None else "envbench link", "window": WINDOW,
-                  "max_windows": MAX_WINDOWS, "exclude_names_from": [p.name for p in excludes]}
+                  "max_windows": MAX_WINDOWS, "exclude_names_from": [p.name for p in excludes],
+                  "allow_training_names": allow_training_names}
+    if not spec.is_default:  # the Env benchmark's manifest stays as it was
+        parameters["attack"] = spec.record()
     main = f"{stem_of(docs_path)}_{'twins' if twins else 'env'}.json"
     inputs = [docs_path, *([Path(links)] if links is not None else []), *excludes]
     gc_was_enabled = gc.isenabled()
@@ -166,6 +192,8 @@ def generate(
                 _check_other_benchmark(out, main)
             if step.up_to_date:
                 return GenerateResult(out, [], n_docs, seeds, {}, up_to_date=True, seconds=time.perf_counter() - t0)
+            if spec.popularity is not None:
+                require_popularity(index.con, index_path)
             made = index.name_tokenizer_facts()
             stored_tokens = use_stored_tokens(made)
             if made and not stored_tokens:  # the table is there but not for this spaCy: say why it is slower
@@ -181,14 +209,21 @@ def generate(
             clock = _Clock(t0)
             excluded = excluded_names(excludes) if excludes else None
             tally = StatsTally(seeds, excluded=excluded, source_names=frozenset(mention_keys(docs)),
-                               excluded_files=[p.name for p in excludes])
+                               excluded_files=[p.name for p in excludes],
+                               training_names=training_names(pool, excludes, allow_training_names))
             renamer = Renamer(index.con, Auditor.for_docs(index.con, docs), pool, cache_dir=index_path / DERIVED_DIR,
-                              fingerprint=fingerprint, excluded=excluded or frozenset(), stored_tokens=stored_tokens)
-            stats = _write(renamer, docs, links, seeds, twins, progress and sys.stderr.isatty(), step, main, clock,
-                           tally, notes, index_path)
+                              fingerprint=fingerprint, excluded=excluded or frozenset(), stored_tokens=stored_tokens,
+                              popularity=spec.popularity)
+            stats = _write(renamer, docs, links, seeds, twins, progress, step, main, clock,
+                           tally, notes, index_path, spec)
             stats["validation"] = validation
-            if (low := low_rate_note(stats, bool(excludes))) is not None:
+            stats["provenance"] = describe_provenance(index_provenance(index.manifest()))
+            if not spec.is_default:
+                stats["attack"] = spec.record()
+            if spec.rate == 1 and (low := low_rate_note(stats, bool(excludes))) is not None:
                 notes.append(low)
+            if allow_training_names and pool == "eval":
+                notes.append(ALLOWED_NOTE)
             step.path("stats.json").write_bytes(dumps_json(stats, indent=True))
     finally:
         if gc_was_enabled:
@@ -197,6 +232,39 @@ def generate(
     files = [out / f for f in (main, SUBSTITUTIONS, "stats.json", MANIFEST)]
     return GenerateResult(out, files, n_docs, seeds, stats, seconds=time.perf_counter() - t0,
                           timings=clock.rounded(), notes=notes)
+
+
+TRAINING_NAMES = ("excluded", "allowed", "train_pool")  # stats.json's names_seen.training_names
+ALLOWED_NOTE = ("--allow-training-names: no new name was kept off a model's training documents, so a renamed "
+                "mention may carry a name the model saw (stats.json records it); pass --exclude-names-from "
+                "TRAIN.json to build a benchmark of novel names")
+
+
+DRAWING_ATTACKS = ("rename", "type-swap")  # the attacks whose new names come from the index
+
+
+def check_training_names(pool: str, excludes: Sequence[Path], allow: bool, attack: str = "rename") -> None:
+    """A benchmark for evaluation must say which documents its models train on, or that it does not care.
+
+    Without the training documents, about half the new names of Env-Re-DocRED test (KB from dev + test) were
+    mention names of dev, a model's training split there: renaming made names more familiar to the model,
+    the opposite of what the benchmark measures (docs/pipeline.md, "Names novel to a trained model")."""
+    if allow and excludes:
+        raise EnvbenchError("--allow-training-names and --exclude-names-from contradict each other: the second keeps "
+                            "the new names off those files; give one of them")
+    if pool == "eval" and attack in DRAWING_ATTACKS and not excludes and not allow:
+        raise EnvbenchError("--pool eval builds a benchmark of names novel to the models it tests: pass the documents "
+                            "they train on with --exclude-names-from TRAIN.json (repeatable: the training split, the "
+                            "split for early stopping, EVRT twins), or --allow-training-names to build it without that "
+                            "check (recorded in stats.json and manifest.json)")
+
+
+def training_names(pool: str, excludes: Sequence[Path], allow: bool) -> str:
+    """``names_seen.training_names`` of stats.json: "excluded" (--exclude-names-from), "allowed"
+    (--allow-training-names) or "train_pool" (EVRT twins, which are training data themselves)."""
+    if excludes:
+        return "excluded"
+    return "allowed" if allow else "train_pool"
 
 
 LOW_RATE = 0.5  # below this share of linked entity slots renamed, a benchmark is mostly its source
@@ -274,7 +342,7 @@ def _lifecycle(index_path: Path, out: Path, outputs: list[str], inputs: list[Pat
         # The step removes only staging folders with its marker (etl.step); a ".generate-*" folder, the
         # unmarked staging of versions before etl.step, cannot be told from a user's, so it is left alone.
         with Step("generate", root=out, outputs=outputs, inputs=inputs, parameters=parameters,
-                  identity={"index": {"tables_sha256": fingerprint}}, force=force) as step, no_space_hint(out):
+                  identity={"index": {"tables_sha256": fingerprint}}, force=force) as step:
             yield step, index, fingerprint
 
 
@@ -297,7 +365,7 @@ def _chunks(docs: list[Doc], size: int) -> Iterator[tuple[int, list[Doc]]]:
 
 def _write(renamer: Renamer, docs: list[Doc], links: str | os.PathLike[str] | None, seeds: int, twins: bool,
            progress: bool, step: Step, main: str, clock: _Clock, tally: StatsTally, notes: list[str],
-           index_path: Path) -> dict[str, Any]:
+           index_path: Path, attack: Attack = Attack()) -> dict[str, Any]:
     """Rename ``docs`` chunk by chunk into the step's staging files; returns the stats (less validation).
 
     A link file's gaps (documents without an entry, Linked-DocRED entities without a usable link,
@@ -329,9 +397,9 @@ def _write(renamer: Renamer, docs: list[Doc], links: str | os.PathLike[str] | No
     with JsonListWriter(step.path(main)) as writer:
         for start, chunk in _chunks(docs, max(1, CHUNK_RUNS // seeds)):
             infos = [DocInfo(start + i, d, link_map[d["title"]], ftypes) for i, d in enumerate(chunk)]
-            runs = renamer.rename(infos, range(1, seeds + 1), twins, bar, lap=clock.lap)
+            runs = settle(attack, renamer, infos, range(1, seeds + 1), twins, bar, lap=clock.lap)
             for run in runs:  # in (source order, seed) order already
-                doc = apply_plan(run.info.doc, run.plan, run.title)
+                doc = apply_plan(run.info.doc, run.plan, run.title, run.outside)
                 auditor.record(run.info.doc, {e: q for e, q in enumerate(run.info.qids) if q}, run.new_items)
                 tally.add_run(run, doc)
                 clock.lap("substitute")

@@ -317,14 +317,25 @@ def link_file(
     report: str | os.PathLike[str] | None = None,
     skip_invalid: bool = False,
     force: bool = False,
+    progress: bool = False,
 ) -> LinkRun:
     """Link the entities of a DocRED-format file and write ``out`` ({title: [QID or null]}).
 
     ``out`` gets a manifest beside it (``OUT.manifest.json``); a rerun with the same documents,
     gold links, index and parameters writes nothing unless ``force``. ``report`` also writes the
     coverage/accuracy report as JSON. The gold links are checked against the index
-    (:func:`check_links_against_index`).
+    (:func:`check_links_against_index`). ``progress``: the stages on stderr (on a terminal only).
     """
+    from etl.progress import Stages
+
+    with Stages("link", 3, enabled=progress) as stage:
+        return _link_file(docs_path, index_path, out, gold=gold, threshold=threshold, report=report,
+                          skip_invalid=skip_invalid, force=force, stage=stage)
+
+
+def _link_file(docs_path: str | os.PathLike[str], index_path: str | os.PathLike[str], out: str | os.PathLike[str], *,
+               gold: str | os.PathLike[str] | None, threshold: float, report: str | os.PathLike[str] | None,
+               skip_invalid: bool, force: bool, stage: Any) -> LinkRun:
     from etl.io import dumps_json
     from etl.step import Step, check_writable, manifest_beside
     from wikidata_index.index import WikidataIndex, index_fingerprint
@@ -343,6 +354,7 @@ def link_file(
             if inp is not None and report_path.resolve() == Path(inp).resolve():
                 raise DataError(f"--report {report}: it is the input {option}, which the report would overwrite; "
                                 f"give the report another name, e.g. --report {out.with_suffix('')}.report.json")
+    stage("read the documents")
     docset = read_docred(docs_path, skip_invalid=skip_invalid)
     require_documents(docset)
     notes = [n for n in (docset.skip_note(),) if n]
@@ -351,6 +363,7 @@ def link_file(
         if gold_file.alignment is not None:  # a Linked-DocRED file: say how well its mentions aligned
             notes.append(f"gold {gold_file.describe()}")
         notes.extend(f"warning: {w}" for w in gold_file.warnings())
+    stage("open the index")
     with WikidataIndex(index_path) as ix:
         ix.require(*INDEX_TABLES)
         outputs = [out, *([report_path] if report_path is not None else [])]
@@ -367,6 +380,7 @@ def link_file(
                 checked = check_links_against_index(gold_file.links, ix.con, path=gold_file.path, index=index_path)
                 notes.extend(f"warning: {n}" for n in (checked.note(),) if n)
                 gold_links = checked.links
+            stage("link the entities")
             result = link_documents(docset.docs, ix.con, gold=gold_links, threshold=threshold)
             step.path(out).write_bytes(dumps_json(result.links))
             if report_path is not None:

@@ -46,6 +46,7 @@ from envbench.core.errors import EnvbenchError, shorten
 from envbench.rename.candidates import POOLS
 from etl.io import dumps_json, plain_file_name, sha256_file, write_bytes_atomic
 from etl.manifest import package_version
+from etl.progress import Stages
 from etl.step import MANIFEST, read_manifest
 
 LOCK_FORMAT = "envbench-lock/1"
@@ -53,7 +54,7 @@ LOCK_SUFFIX = ".lock.json"
 DOC_HASH_HEX = 16  # per-document hashes: 64 bits name a document; the file's sha256 is the proof
 LIBRARIES = ("duckdb", "pyarrow", "orjson", "spacy")  # spacy only where installed
 # Parameters verify passes to generate; the others (window, max_windows) are the code's constants.
-GENERATE_ARGUMENTS = ("seeds", "pool", "twins", "skip_invalid")
+GENERATE_ARGUMENTS = ("seeds", "pool", "twins", "skip_invalid", "allow_training_names")
 CODE_PARAMETERS = ("window", "max_windows")
 # a hand-edited lock asking for 10**9 seeds would regenerate for ever: the bound generate checks
 MAX_LOCK_SEEDS = MAX_SEEDS
@@ -253,9 +254,12 @@ def dumps_lock(lock: Mapping[str, Any]) -> bytes:
 
 
 def write_lock(out: str | os.PathLike[str], index: str | os.PathLike[str],
-               lock_path: str | os.PathLike[str] | None = None) -> Path:
-    """Build the lock of ``out`` and write it (default: ``default_lock_path(out)``)."""
-    lock = build_lock(out, index)
+               lock_path: str | os.PathLike[str] | None = None, *, progress: bool = False) -> Path:
+    """Build the lock of ``out`` and write it (default: ``default_lock_path(out)``). ``progress``: a line on
+    stderr while the outputs and the index are hashed (``etl.progress.Stages``, on a terminal only)."""
+    with Stages("lock", 1, enabled=progress) as stage:
+        stage("hash the outputs and the index")
+        lock = build_lock(out, index)
     target = Path(lock_path) if lock_path is not None else default_lock_path(out)
     if target.is_dir():
         raise EnvbenchError(f"--out {target}: a folder has that name; give the lock's file path (*.lock.json)")
@@ -329,7 +333,7 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
     if pool is not None and pool not in POOLS:
         pools = " or ".join(f'"{x}"' for x in POOLS)
         raise EnvbenchError(f"{p}: parameters.pool is {_show(pool)}, not {pools}; {fix}")
-    for flag in ("twins", "skip_invalid"):
+    for flag in ("twins", "skip_invalid", "allow_training_names"):
         if lock["parameters"].get(flag) not in (None, True, False):
             raise EnvbenchError(f"{p}: parameters.{flag} is {_show(lock['parameters'][flag])}, not true or false; {fix}")
     seeds = lock["parameters"].get("seeds")
@@ -691,11 +695,12 @@ def _unreadable(lock: Mapping[str, Any], published: Path, explicit: bool) -> lis
 
 def verify(lock_path: str | os.PathLike[str], docs: str | os.PathLike[str], index: str | os.PathLike[str], *,
            links: str | os.PathLike[str] | None = None, published: str | os.PathLike[str] | None = None,
-           exclude_names_from: Sequence[str | os.PathLike[str]] = ()) -> VerifyResult:
+           exclude_names_from: Sequence[str | os.PathLike[str]] = (), progress: bool = False) -> VerifyResult:
     """Regenerate the benchmark a lock describes and compare; see the module docstring.
 
     ``published`` (default: the lock's folder when the locked outputs are there) gives the field of
-    a differing document, and is itself checked against the lock.
+    a differing document, and is itself checked against the lock. ``progress``: generate's bar and the
+    comparison's stage on stderr (on a terminal only).
     """
     from envbench.rename.generate import generate
 
@@ -723,14 +728,23 @@ def verify(lock_path: str | os.PathLike[str], docs: str | os.PathLike[str], inde
                      f"{_show(identity)} now); the verdict rests on the outputs")
     params = lock["parameters"]
     args: dict[str, Any] = {k: params[k] for k in GENERATE_ARGUMENTS if k in params}
+    if isinstance(attack := params.get("attack"), dict):  # a locked attack folder (generate --attack, --rate, ...)
+        args.update(attack=attack.get("name", "rename"), rate=attack.get("rate", 1.0),
+                    popularity=attack.get("popularity"))
     if excludes:
         args["exclude_names_from"] = excludes
+    elif "allow_training_names" not in params:
+        # a lock made before generate asked for the training documents: regenerate as it was made (the
+        # parameters then differ from the lock's, which the verdict names)
+        args["allow_training_names"] = True
     with _scratch(index) as tmp:
-        generate(docs, index, tmp, links=links, progress=False, **args)
-        problems, output_notes = compare_outputs(lock, tmp, published)
-        problems += unreadable
-        if published is not None:
-            problems += check_published(lock, published, tmp)
+        generate(docs, index, tmp, links=links, progress=progress, **args)
+        with Stages("verify", 1, enabled=progress) as stage:
+            stage("compare the outputs with the lock")
+            problems, output_notes = compare_outputs(lock, tmp, published)
+            problems += unreadable
+            if published is not None:
+                problems += check_published(lock, published, tmp)
         # a regeneration under other parameters (a hand-edited window, a key this version does not know)
         # verifies nothing, even where its outputs happen to match
         problems += _parameter_notes(lock, read_manifest(tmp / MANIFEST) or {})

@@ -2,7 +2,7 @@
 
 The rules work token by token on the document's own tokens of a mention, so a name keeps its
 shape and its tokenisation ("13 March 1963" -> "21 June 1971", "the 1990s" -> "the 1970s",
-"1,200,800" -> "7,415,093", "63.93 %" -> "18.27 %", "Ten" -> "Six", "57-year" -> "34-year").
+"1,200,800" -> "1,915,093", "63.93 %" -> "48.27 %", "Ten" -> "Six", "57-year" -> "34-year").
 
 All TIME entities of one renamed document share one :class:`TimeShift` (a year shift, a month shift
 and a day shift), drawn by :func:`document_shift` from ``(seed, title, attempt)``, so every
@@ -10,12 +10,20 @@ year-level order and equality between the document's dates survives ("a 1975 fil
 25 March 1975" keeps one year; "from July 1931 to July 1937" keeps its order):
 
 * years: every year (a 4-digit number 1000-2999) of every TIME entity moves by the same shift
-  ``delta`` in [-40, 40] without 0, chosen so that no year of the document moves past
-  ``MAX_YEAR`` (a year already after it only has to stay below 3000) or below 1000; when the
-  document writes a decade, ``delta`` is a multiple of 10 so decades and years move together; when
-  no shift fits, years stay (months and days still move);
-* decades ("1990s", "the mid 90s", "'60s", "mid-1920s"): by the same ``delta``;
-* the two-digit end of a span ("1983–84", "1963 - 65"): by the same ``delta``; so is the end of a span
+  ``delta`` in [-40, 40] without 0, plus, where the document's number plan lets the gaps between its
+  written years stretch (``year_map``: so an age or interval tied to them takes a new value), the year's
+  own offset (``TimeShift.offsets``; the order of the years is kept), chosen so that no year of the document moves past
+  ``MAX_YEAR`` (a year already after it only has to stay below 3000) or below 1000, nor below a floor
+  the document sets (``plausible_dates``: "the 1923 film" stays a film of 1895 or later, a living person's
+  birth no more than ``plausible_dates.HUMAN_SPAN`` years before ``MAX_YEAR``); when the document writes a
+  decade, ``delta`` is a multiple of 10 so decades and years move together; when no shift fits, years
+  stay (months and days still move). Among the shifts that fit, those that leave the fewest of the
+  document's year names ("1995", "the 1990s") seen in the training documents are drawn from
+  (``seen``: ``generate --exclude-names-from``), so a bare year of 2012 rather moves to 2021 than to
+  1998, which any training corpus writes;
+* decades ("1990s", "the mid 90s", "'60s", "mid-1920s"): by the same ``delta`` (a document that writes one
+  has no offsets);
+* the two-digit end of a span ("1983–84", "1963 - 65"): as its year moves; so is the end of a span
   that the corpus annotates as a TIME entity of its own ("the 1980 – 81 German championship", "( 1527 -
   8 )", ``span_end``), which is otherwise drawn as a number ("the 2004 – 33 German championship");
 * centuries ("20th century", "the eighteenth century", "the mid-19th century", both of "late 14th and
@@ -29,18 +37,22 @@ year-level order and equality between the document's dates survives ("a 1975 fil
 * named periods (``periods``): eras and ages one rung along their ladder in the direction of
   ``delta`` ("the Middle Ages" -> "the Renaissance", "Pleistocene" -> "Holocene", "Edo period" ->
   "Meiji period"), weekdays by one cyclic weekday shift ("Mondays and Tuesdays" -> "Thursdays and
-  Fridays"), and, per entity, a span "a year" by one unit ("a month", "a decade");
+  Fridays");
 * dates of the Hebrew calendar ("18 Elul 5505" -> "4 Elul 5485"): the month stays (its months are
   not the Gregorian ones), the day moves as other days do, and the year, whatever its size, by the
   same ``delta`` as the document's other years (the date names the same time as its Gregorian
   neighbours). Before this rule the day and year were taken for plain numbers ("53 Elul 9672").
 
-Per entity, drawn from ``(seed, title, entity index, attempt)``:
+Durations and ages ("one week later", "19 years younger", "a year", "aged 91") are no dates: the
+document's number plan (``coherence``) keeps them, or derives them from the renamed dates they join, and
+never gives them to these rules. Per entity, drawn from ``(seed, title, entity index, attempt)``:
 
 * clock times ("11:59"): a new hour in the same 12- or 24-hour range and new minutes;
 * other numbers: a new value with the same number of integer digits, the same decimals and the
-  same thousands separators, and a round whole number (one or two digits, then zeros) stays as round
-  ("10,000" -> "40,000", "190,000" -> "630,000", "100" -> "700", where a uniform draw read "44,506 in
+  same thousands separators, from two digits on within half to twice the old value (a third to three
+  times a round number's one-digit head: ``_draw_bounds``, so "152 episodes" in seven months never
+  reads "923 episodes"), and a round whole number (one or two digits, then zeros) stays as round
+  ("10,000" -> "30,000", "190,000" -> "270,000", "100" -> "300", where a uniform draw read "44,506 in
   1953, and another 44,506"; "4810" is drawn as any other);
   number words keep their class (one..nine, ten..nineteen, twenty..ninety), ordinal words too
   (first..ninth, tenth..twentieth; in TIME names only before "century"), and their capitalisation;
@@ -65,6 +77,7 @@ also prefers an attempt that keeps the order of all the document's month-level d
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -96,6 +109,7 @@ for _i, _m in enumerate(MONTHS, start=1):
 _MONTH_OF["sept"] = 9
 # month names of the Hebrew calendar (with the usual English spellings): a name with one of them is a
 # date whose day and year follow the rules for dates, though its month is not shifted
+_HEBREW_EPOCH = 3760  # a year of the Hebrew calendar less this is (mostly) the Gregorian year it falls in
 _HEBREW_MONTHS = frozenset({
     "tishrei", "tishri", "cheshvan", "heshvan", "marcheshvan", "kislev", "tevet", "teves", "shevat", "shvat",
     "adar", "nisan", "iyar", "iyyar", "sivan", "tammuz", "tamuz", "av", "elul",
@@ -112,9 +126,9 @@ _ORDINAL_VALUE: dict[str, int] = {w: i for i, w in enumerate(ORDINALS) if i}
 _CENTURY_WORDS = ("century", "centuries", "millennium")
 # the periods a numbered ordinal moves by one rung of ("19th century", Egypt's "19th Dynasty": never "69th")
 _RUNG_WORDS = (*_CENTURY_WORDS, "dynasty", "dynasties")
-_WORD_VALUE: dict[str, int] = {w: i for i, w in enumerate(UNITS)}
-_WORD_VALUE.update({w: 10 + i for i, w in enumerate(TEENS)})
-_WORD_VALUE.update({w: 10 * i for i, w in enumerate(TENS) if w})
+WORD_VALUES: dict[str, int] = {w: i for i, w in enumerate(UNITS)}
+WORD_VALUES.update({w: 10 + i for i, w in enumerate(TEENS)})
+WORD_VALUES.update({w: 10 * i for i, w in enumerate(TENS) if w})
 
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _YEAR = re.compile(r"(?<!\d)([12]\d{3})(?!\d)")
@@ -146,8 +160,31 @@ class DateValue:
         return tuple(out)
 
 
-def _month_of(token: str) -> int | None:
+def month_of(token: str) -> int | None:
+    """The month a token names ("March", "Mar.", "Sept" -> 3, 3, 9), else None."""
     return _MONTH_OF.get(token.rstrip(".").casefold())
+
+
+def _draw_bounds(plain: str) -> tuple[int, int, int]:
+    """What a number (its digits, no separators) is drawn from: (lowest, highest, trailing zeros kept).
+
+    A round whole number (one or two digits, then zeros) stays round ("10,000" -> "20,000", not "44,506");
+    "4810" or "1,200,800" is a measured value. Either keeps its count of digits, and from two digits on
+    stays within half to twice the old value ("152 episodes" between April and November never "923
+    episodes"; "63.93 %" is drawn from 32 to 99; a round number's one-digit head within a third to three
+    times it: "10,000" -> "20,000" or "30,000"): what the text tells of the size of a thing stays, its
+    exact value does not. A single digit is drawn from 1 to 9."""
+    ints, _, decs = plain.partition(".")
+    if len(ints) == 1:
+        return 1, 9, 0
+    zeros = len(ints) - len(ints.rstrip("0")) if not decs and ints.strip("0") else 0
+    head = len(ints) - zeros
+    if head > 2:
+        zeros, head = 0, len(ints)
+    value = int(ints[:head])
+    if head == 1:
+        return max(1, -(-value // 3)), min(9, 3 * value), zeros  # ceil: "40,000" never "10,000"
+    return max(10 ** (head - 1), -(-value // 2)), min(10 ** head - 1, 2 * value), zeros
 
 
 def _ordinal_suffix(n: int) -> str:
@@ -202,13 +239,13 @@ def agree_counts(old: Sequence[str], new: Sequence[str]) -> list[str]:
 def date_value(tokens: Sequence[str]) -> DateValue | None:
     """The date a TIME name gives, or None when it names no year."""
     year = month = day = None
-    has_month = any(_month_of(t) is not None for t in tokens)
+    has_month = any(month_of(t) is not None for t in tokens)
     for t in tokens:
         if year is None and (m := _YEAR.search(t)) and not _DECADE.match(t):
             year = int(m.group(1))
         elif year is None and (m := _DECADE.match(t)):
             year = int(m.group(2))
-        elif month is None and (mo := _month_of(t)) is not None:
+        elif month is None and (mo := month_of(t)) is not None:
             month = mo
         elif has_month and day is None and (d := _DAY.match(t)) and 1 <= int(d.group(1)) <= 31:
             day = int(d.group(1))
@@ -264,22 +301,11 @@ class _NumberMap:
             return text
         if plain not in self.memo:
             ints, _, decs = plain.partition(".")
-            # a round whole number (one or two digits, then zeros) stays round ("10,000" -> "40,000", not
-            # "44,506"); "4810" or "1,200,800" is a measured value, drawn as any other
-            zeros = len(ints) - len(ints.rstrip("0")) if not decs and ints.strip("0") else 0
-            head = len(ints) - zeros
-            if head > 2:
-                zeros, head = 0, len(ints)
+            lo, hi, zeros = _draw_bounds(plain)
+            if len(ints) == 1 and self.keep_one and not decs:
+                lo = 2
             for k in range(100):
-                if len(ints) == 1:
-                    lo = 2 if self.keep_one and not decs else 1
-                    new_int = str(self.draw.int(lo, 9, "num", plain, k))
-                elif zeros:
-                    lo, hi = (10 ** (head - 1), 10 ** head - 1) if head > 1 else (1, 9)
-                    new_int = str(self.draw.int(lo, hi, "num", plain, k)) + "0" * zeros
-                else:
-                    lo, hi = 10 ** (len(ints) - 1), 10 ** len(ints) - 1
-                    new_int = str(self.draw.int(lo, hi, "num", plain, k))
+                new_int = str(self.draw.int(lo, hi, "num", plain, k)) + "0" * zeros
                 new_dec = "".join(str(self.draw.int(0, 9, "dec", plain, k, i)) for i in range(len(decs)))
                 new = new_int + ("." + new_dec if "." in plain else "")
                 if new != plain:
@@ -294,7 +320,7 @@ class _NumberMap:
 
     def word(self, word: str) -> str:
         self.found = True
-        value = _WORD_VALUE[word.casefold()]
+        value = WORD_VALUES[word.casefold()]
         if self.keep_one and value == 1:
             return word
         key = f"w{value}"
@@ -333,7 +359,7 @@ class _NumberMap:
         if o := _ORDINAL.match(token):  # "1st" -> "7th", not "7st"
             n = self.digits(o.group(1))
             return n + same_case(_ordinal_suffix(int(n)), o.group(2))
-        if token.casefold() in _WORD_VALUE:
+        if token.casefold() in WORD_VALUES:
             return self.word(token)
         return _NUMBER.sub(lambda m: self.digits(m.group(0)), token)
 
@@ -346,6 +372,38 @@ class TimeShift:
     months: int  # 1..11, cyclic
     days: int  # 1..27, cyclic inside 1..28
     weekdays: int = 1  # 1..6, cyclic (``periods``: "Tuesday" -> "Friday")
+    # whether centuries and dated periods move a rung: only in a document that writes no year, where nothing
+    # dates them; beside years they stay, and the year shift keeps those years inside them (``plausible_dates``)
+    eras: bool = True
+    # (year, offset) for each written year, sorted, where the gaps between them stretch (``year_map``): a year
+    # moves by ``years`` plus its offset; empty: every year moves by ``years`` alone
+    offsets: tuple[tuple[int, int], ...] = ()
+
+    def year(self, y: int) -> int:
+        """The year ``y`` becomes: ``y + years`` plus its offset (``year_map.offset_at``)."""
+        return y + self.years + (offset_at(self.offsets, y) if self.offsets else 0)
+
+    def delta_at(self, y: int) -> int:
+        """How far year ``y`` moves."""
+        return self.year(y) - y
+
+
+def offset_at(offsets: Sequence[tuple[int, int]], y: int) -> int:
+    """The offset of year ``y`` under sorted (year, offset) points: its own where it is one, else read
+    off the straight line between the points on either side (rounded down: the map stays monotone), else
+    the nearest end's."""
+    if not offsets:
+        return 0
+    if y <= offsets[0][0]:
+        return offsets[0][1]
+    if y >= offsets[-1][0]:
+        return offsets[-1][1]
+    for (a, oa), (b, ob) in zip(offsets, offsets[1:], strict=False):
+        if a <= y <= b:
+            if y == b:
+                return ob
+            return oa + ((ob - oa) * (y - a)) // (b - a)
+    return offsets[-1][1]
 
 
 def time_years(names: dict[str, list[str]]) -> tuple[list[int], bool]:
@@ -360,35 +418,91 @@ def time_years(names: dict[str, list[str]]) -> tuple[list[int], bool]:
     return years, decade
 
 
-def document_shift(years: Iterable[int], decades: bool, *keys: object) -> TimeShift:
-    """One shift for all TIME entities of a document; ``keys`` are (seed, title, attempt)."""
+def document_shift(years: Iterable[int], decades: bool, *keys: object, lowest: int | None = None,
+                   highest: int | None = None, seen: Callable[[int], int] | None = None,
+                   offsets: Sequence[tuple[int, int]] = ()) -> TimeShift:
+    """One shift for all TIME entities of a document; ``keys`` are (seed, title, attempt).
+
+    ``lowest`` and ``highest``: the year shifts the document's dated things allow (``plausible_dates.shift_range``);
+    ``seen``: for a year shift, how many of the document's year names it would make names of the training
+    documents; the shift is drawn among those with the fewest (the module docstring). ``offsets``: (year,
+    offset) of each written year where the gaps between them stretch (``year_map``); the shift drawn is
+    then the first year's, each year moving by it plus its offset, and one that leaves a year where it was is
+    avoided where another fits."""
     draw = _Draw("time-shift", *keys)
     years = list(years)
+    moved = {y: offset_at(offsets, y) for y in set(years)} if offsets else {}
     past = [y for y in years if y <= MAX_YEAR]
-    hi = min([MAX_SHIFT, *(MAX_YEAR - y for y in past), *(2999 - y for y in years)])
-    lo = max([-MAX_SHIFT, *(1000 - y for y in years)])  # stay a 4-digit year
+    hi = min([MAX_SHIFT, *(MAX_YEAR - y - moved.get(y, 0) for y in past), *(2999 - y - moved.get(y, 0) for y in years)])
+    lo = max([-MAX_SHIFT, *(1000 - y - moved.get(y, 0) for y in years)])  # stay a 4-digit year
+    if lowest is not None and years:
+        lo = max(lo, lowest)
+    if highest is not None and years:
+        hi = min(hi, highest)
     options = [d for d in range(lo, hi + 1) if d != 0 and (not decades or d % 10 == 0)]
+    if moved:
+        options = [d for d in options if all(d + o for o in moved.values())] or options
+    if seen is not None and len(options) > 1:
+        counts = [seen(d) for d in options]
+        options = [d for d, c in zip(options, counts, strict=True) if c == min(counts)]
     delta = options[draw.int(0, len(options) - 1, "delta")] if options else 0
-    return TimeShift(delta, draw.int(1, 11, "month"), draw.int(1, 27, "day"), draw.int(1, 6, "weekday"))
+    return TimeShift(delta, draw.int(1, 11, "month"), draw.int(1, 27, "day"), draw.int(1, 6, "weekday"),
+                     eras=not years, offsets=tuple(offsets) if options else ())
+
+
+def short_spans(names: Mapping[str, Sequence[str]]) -> list[tuple[int, int]]:
+    """The spans a TIME entity writes with a short end ("1983–84", "1963 - 65"), as (start, end) years: the
+    end moves with the start, so the years between keep their distance (``year_map``)."""
+    out: list[tuple[int, int]] = []
+    for toks in names.values():
+        for i, t in enumerate(toks):
+            short = None
+            if m := _SPAN.match(t):
+                start, short = int(m.group(1)), m.group(3)
+            elif i >= 2 and len(t) == 2 and t.isdigit() and toks[i - 1] in ("-", "–", "/") and _YEAR.fullmatch(toks[i - 2]):
+                start, short = int(toks[i - 2]), t
+            if short is not None:
+                out.append((start, span_end_year(start, short)))
+    return out
+
+
+def span_end_year(start: int, short: str) -> int:
+    """The full year a span's short end (its digits as written) names: "84" after 1983 is 1984, "8" after
+    1527 is 1528, "05" after 1999 is 2005."""
+    width = 10 ** len(short)
+    end = start - start % width + int(short)
+    return end if end >= start else end + width
+
+
+def shifted_key(key: Sequence[str], delta: int, offsets: Sequence[tuple[int, int]] = ()) -> tuple[str, ...]:
+    """A name's key (``substitute.text_key``) with every year in it moved by ``delta`` ("1995" ->
+    "2003", "1990s" -> "2000s"), and by its offset where ``offsets`` stretch the years: what the name
+    becomes under that year shift, as far as its years go."""
+    def move(m: re.Match[str]) -> str:
+        y = int(m.group(1))
+        return str(y + delta + (offset_at(offsets, y) if offsets else 0))
+    return tuple(_YEAR.sub(move, part) for part in key)
 
 
 def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | None = None,
-                span_end: bool = False) -> dict[str, list[str]] | None:
+                span_end: bool = False, span_start: int | None = None) -> dict[str, list[str]] | None:
     """New tokens for each distinct name of a TIME entity, or None when no rule applies.
 
     ``keys`` are (seed, title, entity index, attempt); ``shift`` is the document's shift (see
     :func:`rename_times`). Without it the entity is treated as a document of its own. ``span_end``:
     the entity is the last digits of a span whose year is another TIME entity ("81" of "1980 – 81"):
-    its one- and two-digit numbers move by the year shift, modulo their width ("81" -> "05" for +24).
+    its one- and two-digit numbers move as that year does (``span_start``, where known; else by the
+    year shift), modulo their width ("81" -> "05" for +24).
     """
     draw = _Draw("time", *keys)
     if shift is None:
         shift = document_shift(*time_years(names), *keys)
     delta, month_shift, day_shift = shift.years, shift.months, shift.days
     numbers = _NumberMap(draw)
+    end_delta = shift.delta_at(span_start) if span_start is not None else delta
 
     def new_year(y: int) -> int:
-        return y + delta
+        return shift.year(y)
 
     def new_decade(y: int) -> int:
         return (new_year(y) // 10) * 10  # delta is a multiple of 10 when the document has decades
@@ -396,7 +510,7 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
     out: dict[str, list[str]] = {}
     for name, toks in names.items():
         hebrew = any(t.casefold() in _HEBREW_MONTHS for t in toks) and any(t.isdigit() for t in toks)
-        has_month = hebrew or any(_month_of(t) is not None for t in toks)
+        has_month = hebrew or any(month_of(t) is not None for t in toks)
         # "late 14th and early 15th century": every numbered ordinal of a name about centuries is one, and
         # so is a TIME name that is a bare ordinal: all seven in Re-DocRED ("14th" and early 15th century)
         words = [t for t in toks if t.casefold() != "the"]
@@ -405,10 +519,10 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
         new: list[str] = []
         for i, t in enumerate(toks):
             if span_end and t.isdigit() and len(t) <= 2:
-                new.append(f"{(int(t) + delta) % 10 ** len(t):0{len(t)}d}")
+                new.append(f"{(int(t) + end_delta) % 10 ** len(t):0{len(t)}d}")
                 continue
             nxt = next((u for u in toks[i + 1:] if u not in ("-", "–")), "")
-            mo = _month_of(t)
+            mo = month_of(t)
             if mo is not None:
                 m2 = (mo - 1 + month_shift) % 12 + 1
                 full = MONTHS[m2 - 1]
@@ -420,10 +534,11 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
             elif m := _DECADE.match(t):
                 new.append(f"{m.group(1) or ''}{new_decade(int(m.group(2)))}{m.group(3)}")
             elif not has_month and (m := _SPAN.match(t)):  # a season "1983–84" -> "1963–64"; not "1797–17 February"
-                new.append(f"{new_year(int(m.group(1)))}{m.group(2)}{(int(m.group(3)) + delta) % 100:02d}")
+                start = int(m.group(1))
+                new.append(f"{new_year(start)}{m.group(2)}{(int(m.group(3)) + shift.delta_at(start)) % 100:02d}")
             elif not has_month and i >= 2 and len(t) == 2 and t.isdigit() and toks[i - 1] in ("-", "–", "/") \
                     and _YEAR.fullmatch(toks[i - 2]):
-                new.append(f"{(int(t) + delta) % 100:02d}")  # "1963 - 65" -> "1933 - 35"
+                new.append(f"{(int(t) + shift.delta_at(int(toks[i - 2]))) % 100:02d}")  # "1963 - 65" -> "1933 - 35"
             elif m := _SHORT_DECADE.match(t):  # "the mid 90s" -> "the mid 50s" (not "19s")
                 new.append(f"{m.group(1)}{(int(m.group(2)) + delta // 10) % 10}0s")
             elif t.isdigit() and len(t) == 4 and t.endswith("0") and i + 1 < len(toks) \
@@ -439,13 +554,13 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
             elif (o := _ORDINAL.match(_CENTURY_PREFIX.sub("", t))) and (
                     nxt.casefold() in _RUNG_WORDS or (about_centuries and int(o.group(1)) <= 21)):
                 # "19th century", and as the corpus writes it, "mid-19th century" (one token)
-                c = max(1, int(o.group(1)) + (1 if delta >= 0 else -1))
+                c = max(1, int(o.group(1)) + (1 if delta >= 0 else -1)) if shift.eras else int(o.group(1))
                 prefix = t[: len(t) - len(o.group(0))]
                 new.append(f"{prefix}{c}{same_case(_ordinal_suffix(c), o.group(2))}")
             elif t.casefold() in _ORDINAL_VALUE and nxt.casefold() in _RUNG_WORDS:
                 c = _ORDINAL_VALUE[t.casefold()] + (1 if delta >= 0 else -1)
                 c = c if 1 <= c < len(ORDINALS) else _ORDINAL_VALUE[t.casefold()] - (1 if delta >= 0 else -1)
-                new.append(same_case(ORDINALS[c], t))
+                new.append(same_case(ORDINALS[c], t) if shift.eras else t)
             elif (o := _ORDINAL.match(t)) and nxt.casefold() in ("day", "month"):
                 # "the 26th day of the 4th month" (of an era): a day or month moves as dates do, never to "69th"
                 n = int(o.group(1))
@@ -459,19 +574,86 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 width = len(d.group(1)) if d.group(1).startswith("0") else 1  # "05" stays zero-padded
                 new.append(f"{day:0{width}d}{suffix}")
             elif hebrew and t.isdigit() and len(t) == 4:  # "5505" of "18 Elul 5505": a year of its calendar
-                new.append(str(int(t) + delta))
+                new.append(str(int(t) + shift.delta_at(int(t) - _HEBREW_EPOCH)))
             elif _YEAR.search(t):  # with delta 0 (no shift fits the document) a year stays a year
                 new.append(_YEAR.sub(lambda m: str(new_year(int(m.group(1)))), t))
             else:
                 new.append(numbers.token(t))
         new = agree_counts(toks, new)
-        # named periods move with the years, as centuries do; a span "a year" by a unit of its own
-        new = periods.move_periods(new, 1 if delta >= 0 else -1, shift.weekdays) or new
-        if periods.has_span(new):  # drawn only then: this runs for every TIME name of every attempt
-            new = periods.move_span(new, draw.int(0, 1, "span") == 1) or new
+        # named periods move with the years, as centuries do
+        new = periods.move_periods(new, 1 if delta >= 0 else -1, shift.weekdays, eras=shift.eras) or new
+        new = with_weekday(new)
         out[name] = new
     if all(out[n] == names[n] for n in names):
         return None
+    return out
+
+
+_PARTS = {"early": (0, 32), "mid": (33, 65), "middle": (33, 65), "late": (67, 99)}
+
+
+def century_years(tokens: Sequence[str]) -> tuple[int, int] | None:
+    """The years a TIME name about centuries covers: "the 19th century" 1801-1900, "early 17th century"
+    1601-1633, "the mid-19th century" 1834-1866, "late 14th and early 15th century" 1368-1433; None for a
+    name about no century, or one before Christ or "pre-" / "post-" one."""
+    folded = [t.casefold().rstrip(".") for t in tokens]
+    if not any(t in ("century", "centuries") for t in folded) or any(t in ("bc", "bce", "b.c") for t in folded):
+        return None
+    spans: list[tuple[int, int]] = []
+    part: str | None = None
+    for t in tokens:
+        low = t.casefold()
+        if low in _PARTS:
+            part = low
+            continue
+        prefix = _CENTURY_PREFIX.match(t)
+        if prefix and prefix.group(0)[:-1].casefold() in ("pre", "post"):
+            return None
+        n = int(o.group(1)) if (o := _ORDINAL.match(_CENTURY_PREFIX.sub("", t))) else _ORDINAL_VALUE.get(low)
+        if n is None:
+            continue
+        which = prefix.group(0)[:-1].casefold() if prefix else part
+        first = (n - 1) * 100 + 1
+        a, b = _PARTS.get(which or "", (0, 99))
+        spans.append((first + a, first + b))
+        part = None
+    return (min(a for a, _ in spans), max(b for _, b in spans)) if spans else None
+
+
+def eras_only(names: Mapping[str, Sequence[str]]) -> bool:
+    """Whether a TIME entity's names move only as centuries and dated periods do (``TimeShift.eras``): "the
+    19th century", "the 17th", "the 4th century BC", "Edo period"; such a name stays in a document that
+    writes years, which date it."""
+    shift = TimeShift(1, 1, 1)
+    names = {nm: list(t) for nm, t in names.items()}
+    return rename_time(names, 0, "", 0, 0, shift=shift) is not None and rename_time(
+        names, 0, "", 0, 0, shift=TimeShift(1, 1, 1, eras=False)) is None
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def weekday_of(value: DateValue) -> int | None:
+    """The weekday (0 Monday .. 6 Sunday) of a full date, else None."""
+    if value.month is None or value.day is None:
+        return None
+    try:
+        return datetime.date(value.year, value.month, value.day).weekday()
+    except ValueError:
+        return None
+
+
+def with_weekday(tokens: Sequence[str]) -> list[str]:
+    """A date's tokens with a weekday written in it set to the date's own ("Friday 1 August 2014" renamed
+    to "... 20 February 1979" reads "Tuesday 20 February 1979"); other tokens as they are."""
+    out = list(tokens)
+    value = date_value(tokens)
+    day = weekday_of(value) if value is not None else None
+    if day is None:
+        return out
+    for i, t in enumerate(tokens):
+        if t.casefold() in (w.casefold() for w in _WEEKDAYS):
+            out[i] = same_case(_WEEKDAYS[day], t)
     return out
 
 
@@ -489,17 +671,24 @@ def document_years(entities: Mapping[int, dict[str, list[str]]]) -> tuple[tuple[
 
 def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: str, attempt: int, *,
                  years: tuple[tuple[int, ...], bool] | None = None,
-                 span_ends: Collection[int] = ()) -> dict[int, dict[str, list[str]] | None]:
+                 span_ends: Collection[int] = (), lowest: int | None = None, highest: int | None = None,
+                 seen: Callable[[int], int] | None = None, offsets: Sequence[tuple[int, int]] = (),
+                 span_starts: Mapping[int, int] | None = None) -> dict[int, dict[str, list[str]] | None]:
     """Rename all TIME entities of one document with one shared :class:`TimeShift`.
 
     ``entities`` maps entity index -> {distinct name: tokens}; the result maps each index to its new
     tokens per name, or None when no rule applies to it. ``years``: their :func:`document_years`,
     when the caller has them (the same for every seed and attempt of a document). ``span_ends``: the
-    entities that are the short end of a span after a year (:func:`rename_time`'s ``span_end``).
+    entities that are the short end of a span after a year (:func:`rename_time`'s ``span_end``), and
+    ``span_starts`` the year each such end follows, where known. ``lowest``, ``highest``, ``seen`` and
+    ``offsets``: see :func:`document_shift`.
     """
     written, decades = document_years(entities) if years is None else years
-    shift = document_shift(written, decades, seed, title, attempt)
-    return {ei: rename_time(names, seed, title, ei, attempt, shift=shift, span_end=ei in span_ends)
+    shift = document_shift(written, decades, seed, title, attempt, lowest=lowest, highest=highest, seen=seen,
+                           offsets=offsets)
+    starts = span_starts or {}
+    return {ei: rename_time(names, seed, title, ei, attempt, shift=shift, span_end=ei in span_ends,
+                            span_start=starts.get(ei))
             for ei, names in entities.items()}
 
 
@@ -536,7 +725,8 @@ def leading_number(tokens: Sequence[str]) -> float | None:
 
 def number_range(tokens: Sequence[str]) -> tuple[float, float] | None:
     """The lowest and highest value :func:`rename_num` can give a name's :func:`leading_number`: the
-    same count of integer digits ("18" -> 10..99, "7" -> 1..9), the same class of number word
+    same count of integer digits within half to twice the value ("18" -> 10..36, "7" -> 1..9), the same
+    class of number word
     ("five" -> 1..9, "fifteen" -> 10..19, "sixty" -> 20..90, "sixty - eight" -> 21..99) or of
     ordinal ("third" -> 1..9). None when the name has no leading number."""
     head = _number_head(tuple(tokens))
@@ -549,20 +739,20 @@ _HYPHENATED = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")  # "sixty-eight" is two 
 @functools.lru_cache(maxsize=1 << 16)  # the pairs of a document are checked on every attempt
 def _number_head(tokens: tuple[str, ...]) -> tuple[float, tuple[float, float]] | None:
     """(:func:`leading_number`, :func:`number_range`) of a name, from one scan."""
-    if any(_month_of(t) is not None for t in tokens):
+    if any(month_of(t) is not None for t in tokens):
         return None
     words = [w for t in tokens for w in _HYPHENATED.split(t)]
     for i, t in enumerate(words):
         low = t.casefold()
         if m := _NUMBER.search(t):
-            n = len(m.group(0).replace(",", "").partition(".")[0])
-            span = (1.0, 9.0) if n == 1 else (float(10 ** (n - 1)), float(10**n - 1))
-            return float(m.group(0).replace(",", "")), span
+            plain = m.group(0).replace(",", "")
+            lo, hi, zeros = _draw_bounds(plain)
+            return float(plain), (float(lo * 10 ** zeros), float(hi * 10 ** zeros))
         if low in _ORDINAL_VALUE:
             value = _ORDINAL_VALUE[low]
             return float(value), ((1.0, 9.0) if value < 10 else (10.0, 20.0))
-        if low in _WORD_VALUE:
-            value = _WORD_VALUE[low]
+        if low in WORD_VALUES:
+            value = WORD_VALUES[low]
             if value < 10:
                 return float(value), (1.0, 9.0)
             if value < 20:

@@ -1,6 +1,6 @@
-"""Named periods in TIME names: eras, ages, weekdays and spans written as words move along a ladder.
+"""Named periods in TIME names: eras, ages and weekdays written as words move along a ladder.
 
-A TIME name with no number ("the Middle Ages", "Pleistocene", "Tuesdays", "a year") held nothing the
+A TIME name with no number ("the Middle Ages", "Pleistocene", "Tuesdays") held nothing the
 year/month/day rules of ``numtime`` could move, so the entity kept its name (``no_rule``). The rule:
 
 * a *ladder* (:data:`LADDERS`) is a list of rungs in time order; a rung is the spellings of one period
@@ -10,12 +10,14 @@ year/month/day rules of ``numtime`` could move, so the entity kept its name (``n
 * the eras and ages of a renamed document all move one rung in the direction of the document's year
   shift, as centuries do (``numtime``), so "the Torrejonian is preceded by the Puercan" keeps its order
   and "Neolithic ( Late Stone Age )" reads "Chalcolithic ( Late Bronze Age )"; at the end of a ladder a
-  rung moves the other way;
+  rung moves the other way. A period of recorded history (English, European and Japanese periods and
+  eras: :attr:`Ladder.years`) moves so only in a document that writes no year: beside years it stays,
+  and the document's year shift keeps those years inside it (``plausible_dates``), since "active in Elizabethan
+  London from 1573" had read "active in Jacobean London from 1535";
 * weekdays move by the document's weekday shift (1..6, cyclic), so "on Mondays and Tuesdays" reads
   "on Thursdays and Fridays";
-* a span written "a year" or "a month" (an article, then a unit) moves one unit up or down, drawn per
-  entity: "a year and a half" -> "a month and a half" or "a decade and a half". "an hour" stays: an
-  album "just over a day in length" would not read right, nor "a minute";
+* a span written "a year" is a duration, which keeps its length (``coherence``: "released almost a year
+  after their self - titled EP" stays so, since the EP's date moved with the release's);
 * a spelling keeps its form (the same variant of the new rung where it has one: "Tuesdays" ->
   "Fridays", "Palaeocene" -> "Eocene") and its case: a capital where the old name had one, lower case
   for a common word written so ("the mediaeval fortress" -> "the ancient fortress"), a proper name's
@@ -42,18 +44,23 @@ class Ladder:
     """Periods in time order. ``rungs``: the spellings of each period (words separated by spaces);
     ``follow``: folded words one of which must come right after a rung for it to count (empty: none
     needed);
-    ``cyclic``: the rungs wrap around (weekdays), moved by the document's weekday shift."""
+    ``cyclic``: the rungs wrap around (weekdays), moved by the document's weekday shift;
+    ``years``: the first and last year of each rung, for periods of recorded history (the Edo period
+    1603-1868), whose years a document may write beside them."""
 
     name: str
     rungs: tuple[tuple[str, ...], ...]
     follow: frozenset[str] = frozenset()
     cyclic: bool = False
+    years: tuple[tuple[int, int], ...] = ()
 
 
-def _ladder(name: str, rungs: str, follow: str = "", cyclic: bool = False) -> Ladder:
-    """``rungs``: periods separated by ";", the spellings of one period by "/"."""
+def _ladder(name: str, rungs: str, follow: str = "", cyclic: bool = False, years: str = "") -> Ladder:
+    """``rungs``: periods separated by ";", the spellings of one period by "/"; ``years``: "first-last" of
+    each rung, separated by ";"."""
     return Ladder(name, tuple(tuple(s.strip() for s in r.split("/")) for r in rungs.split(";")),
-                  frozenset(w.casefold() for w in follow.split()), cyclic)
+                  frozenset(w.casefold() for w in follow.split()), cyclic,
+                  tuple((int(a), int(b)) for a, b in (r.strip().split("-") for r in years.split(";"))) if years else ())
 
 
 LADDERS: tuple[Ladder, ...] = (
@@ -68,24 +75,26 @@ LADDERS: tuple[Ladder, ...] = (
             "Barstovian; Clarendonian; Hemphillian; Blancan; Irvingtonian; Rancholabrean"),
     _ladder("Stone Age periods", "Paleolithic/Palaeolithic; Mesolithic; Neolithic; Chalcolithic"),
     _ladder("three ages", "Stone; Bronze; Iron", follow="Age Ages"),
-    _ladder("European history", "Roman era; Middle Ages; Renaissance; Enlightenment"),
-    _ladder("European history, as adjectives", "ancient; medieval/mediaeval; early modern"),
-    _ladder("English periods", "Elizabethan; Jacobean; Georgian; Victorian; Edwardian"),
+    _ladder("European history", "Roman era; Middle Ages; Renaissance; Enlightenment",
+            years="0-476; 500-1500; 1400-1600; 1685-1815"),
+    _ladder("European history, as adjectives", "ancient; medieval/mediaeval; early modern",
+            years="0-500; 500-1500; 1500-1800"),
+    _ladder("English periods", "Elizabethan; Jacobean; Georgian; Victorian; Edwardian",
+            years="1558-1603; 1603-1625; 1714-1837; 1837-1901; 1901-1914"),
     _ladder("Temple periods", "First; Second", follow="Temple"),
     _ladder("Japanese periods", "Jōmon/Jomon; Yayoi; Kofun; Asuka; Nara; Heian; Kamakura; Muromachi; Edo; "
-            "Meiji; Taishō/Taisho; Shōwa/Showa; Heisei", follow="period periods era jidai"),
+            "Meiji; Taishō/Taisho; Shōwa/Showa; Heisei", follow="period periods era jidai",
+            years="0-300; 0-300; 300-538; 538-710; 710-794; 794-1185; 1185-1333; 1336-1573; 1603-1868; 1868-1912; "
+                  "1912-1926; 1926-1989; 1989-2019"),
     _ladder("Japanese eras", "Tenshō/Tensho; Bunroku; Keichō/Keicho; Genna; Shōhō/Shoho; Keian; Meireki; Manji; "
             "Kanbun; Enpō/Enpo; Tenna; Jōkyō/Jokyo; Genroku; Hōei/Hoei; Shōtoku/Shotoku; Kyōhō/Kyoho",
-            follow="era"),
+            follow="era", years="1573-1592; 1592-1596; 1596-1615; 1615-1624; 1644-1648; 1648-1652; 1655-1658; "
+                                "1658-1661; 1661-1673; 1673-1681; 1681-1684; 1684-1688; 1688-1704; 1704-1711; "
+                                "1711-1716; 1716-1736"),
     _ladder("times of day", "midnight; noon"),
     _ladder("weekdays", "Monday/Mondays; Tuesday/Tuesdays; Wednesday/Wednesdays; Thursday/Thursdays; "
             "Friday/Fridays; Saturday/Saturdays; Sunday/Sundays", cyclic=True),
 )
-
-# spans "a year": the units a span may move between, in order of length ("hour" is left out above)
-SPAN_UNITS: tuple[str, ...] = ("day", "week", "month", "year", "decade")
-_SPAN_ARTICLES = frozenset({"a"})  # not "an": the one unit it would open, "hour", is left out
-
 
 @functools.cache
 def _spellings() -> dict[str, tuple[tuple[tuple[str, ...], Ladder, int, int], ...]]:
@@ -101,16 +110,29 @@ def _spellings() -> dict[str, tuple[tuple[tuple[str, ...], Ladder, int, int], ..
     return {w: tuple(sorted(es, key=lambda e: -len(e[0]))) for w, es in by_first.items()}
 
 
-def move_periods(tokens: Sequence[str], step: int, weekdays: int) -> list[str] | None:
+def move_periods(tokens: Sequence[str], step: int, weekdays: int, eras: bool = True) -> list[str] | None:
     """``tokens`` with every period of a ladder moved: ``step`` (+1 or -1) rungs for an era or age,
     ``weekdays`` rungs for a weekday; None when the name holds no period. The new tokens may be more or
-    fewer than the old ("Middle Ages" -> "Renaissance")."""
-    moved = _moved(tuple(tokens), step, weekdays)
+    fewer than the old ("Middle Ages" -> "Renaissance"). ``eras`` False: a period with years
+    (``Ladder.years``) stays, as in a document that writes years, whose shift keeps them inside it."""
+    moved = _moved(tuple(tokens), step, weekdays, eras)
     return list(moved) if moved is not None else None
 
 
+def period_years(tokens: Sequence[str]) -> tuple[int, int] | None:
+    """The years of the dated periods a name holds ("Edo period" 1603-1868, "Elizabethan London"
+    1558-1603), first to last; None when it holds none."""
+    folded = [t.casefold() for t in tokens]
+    spans: list[tuple[int, int]] = []
+    for i in range(len(folded)):
+        hit = _match(folded, i) if folded[i] in _spellings() else None
+        if hit is not None and hit[1].years:
+            spans.append(hit[1].years[hit[2]])
+    return (min(a for a, _ in spans), max(b for _, b in spans)) if spans else None
+
+
 @functools.lru_cache(maxsize=1 << 16)  # every TIME name is renamed again on every attempt of its document
-def _moved(tokens: tuple[str, ...], step: int, weekdays: int) -> tuple[str, ...] | None:
+def _moved(tokens: tuple[str, ...], step: int, weekdays: int, eras: bool = True) -> tuple[str, ...] | None:
     folded = [t.casefold() for t in tokens]
     index = _spellings()
     if not any(w in index for w in folded):
@@ -127,6 +149,10 @@ def _moved(tokens: tuple[str, ...], step: int, weekdays: int) -> tuple[str, ...]
         n, ladder, rung, variant = hit
         found = True
         size = len(ladder.rungs)
+        if ladder.years and not eras:
+            out.extend(tokens[i:i + n])
+            i += n
+            continue
         if ladder.cyclic:
             new = (rung + weekdays) % size
         else:
@@ -149,32 +175,3 @@ def _match(folded: Sequence[str], i: int) -> tuple[int, Ladder, int, int] | None
             continue
         return n, ladder, rung, variant
     return None
-
-
-def has_span(tokens: Sequence[str]) -> bool:
-    """Whether :func:`move_span` would move something in ``tokens``."""
-    return _has_span(tuple(tokens))
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _has_span(tokens: tuple[str, ...]) -> bool:
-    return any(tokens[i].casefold() in _SPAN_ARTICLES and tokens[i + 1].casefold() in SPAN_UNITS
-               for i in range(len(tokens) - 1))
-
-
-def move_span(tokens: Sequence[str], up: bool) -> list[str] | None:
-    """A span written "a <unit>" moved one unit longer (``up``) or shorter: ["a", "year"] -> ["a",
-    "decade"] or ["a", "month"]; at the end of :data:`SPAN_UNITS` the other way. None when the name
-    holds no such span."""
-    out = list(tokens)
-    found = False
-    for i in range(len(tokens) - 1):
-        unit = tokens[i + 1].casefold()
-        if tokens[i].casefold() in _SPAN_ARTICLES and unit in SPAN_UNITS:
-            k = SPAN_UNITS.index(unit)
-            new = k + (1 if up else -1)
-            if not 0 <= new < len(SPAN_UNITS):
-                new = k - (1 if up else -1)
-            out[i + 1] = same_case(SPAN_UNITS[new], tokens[i + 1])
-            found = True
-    return out if found else None

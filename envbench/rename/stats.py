@@ -9,7 +9,7 @@
 | links | linked entities among those a link can exist for (NUM and TIME are renamed by rule) |
 | overlap_policy | entities (and documents with any) kept because their mentions overlap |
 | p31_overlap | linked substitutes by P31 Jaccard with the entity's item (bins "0", "(0,0.25]" .. "(0.75,1)", "1") and the mean |
-| gender | PER entities that were drawn for (renamed, or kept as ``no_candidate``, ``no_demonym``, ``no_gender``): ``persons``, whose gender came ``from_p21``, ``from_document`` (``document_over_p21`` of them against their P21), ``from_context`` (the one gender of the pronouns near it) or is ``unknown``; ``renamed`` of them, ``matched`` (renamed with a known gender and a new item of that gender), and ``kept_no_gender`` (``rename.gender``) |
+| gender | PER entities that were drawn for (renamed, or kept as ``no_candidate``, ``no_demonym``, ``no_gender``): ``persons``, whose gender came ``from_p21``, ``from_document`` (``document_over_p21`` of them against their P21), ``from_context`` (the one gender of the pronouns near it), ``from_name`` (its own given names, read by the lexicon) or is ``unknown``; ``renamed`` of them, ``matched`` (renamed with a known gender and a new item of that gender), and ``kept_no_gender`` (``rename.gender``) |
 | demonyms | linked entities, distinct names and mentions paired as demonyms (``demonyms``), and entities kept for want of one (``no_demonym``) |
 | written_names | linked entities with new names written from another of their new names (``Row.written``: short names, other spellings, surnames), those names, and the entities renamed by a second draw (``short_names``) |
 | audit | ``audit.Auditor.summary()``: type-constraint checks before and after |
@@ -24,7 +24,9 @@ without the option) and in the source documents (``in_source``); and, for compar
 the source mentions carry a name that occurs in the excluded documents. Shares are the counts over
 ``mentions``. Each row is given in total and per coarse type (``by_type``). Example: with dev as
 the excluded file, ``renamed.in_excluded_share`` 0.05 means 5% of the new names are names a model
-trained on dev saw.
+trained on dev saw. ``training_names`` says how the run treated training names: ``excluded``
+(``--exclude-names-from``), ``allowed`` (``--allow-training-names``: a benchmark built without the check)
+or ``train_pool`` (EVRT twins, themselves training data).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from envbench.core.reasons import KeptReason
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc
 from envbench.rename.engine import DocInfo, Row, Run
-from envbench.rename.gender import DOCUMENT_OVER_P21, FROM_CONTEXT, FROM_P21
+from envbench.rename.gender import DOCUMENT_OVER_P21, FROM_CONTEXT, FROM_NAME, FROM_P21
 from envbench.rename.novelty import NameKey, keys_of
 from envbench.rename.numtime import RENAMERS
 
@@ -65,10 +67,12 @@ class StatsTally:
     """Counts over source documents (:meth:`add_source`) and renamed runs (:meth:`add_run`)."""
 
     def __init__(self, seeds: int, *, excluded: frozenset[NameKey] | None = None,
-                 source_names: frozenset[NameKey] = frozenset(), excluded_files: list[str] | None = None) -> None:
+                 source_names: frozenset[NameKey] = frozenset(), excluded_files: list[str] | None = None,
+                 training_names: str | None = None) -> None:
         self.seeds = seeds
         self.excluded, self.source_names = excluded, source_names
         self.excluded_files = excluded_files or []
+        self.training_names = training_names or ("excluded" if excluded is not None else "allowed")
         # (row, coarse type) -> mentions, in_excluded, in_source; rows "renamed" and "source"
         self.seen: dict[tuple[str, str], Counter[str]] = {}
         self.counts: dict[str, Counter[str]] = {t: Counter() for t in (*COARSE_TYPES, "total")}
@@ -165,7 +169,7 @@ class StatsTally:
             g["unknown"] += 1
         else:
             g["from_p21" if r.gender_from == FROM_P21 else "from_context" if r.gender_from == FROM_CONTEXT
-              else "from_document"] += 1
+              else "from_name" if r.gender_from == FROM_NAME else "from_document"] += 1
             g["document_over_p21"] += r.gender_from == DOCUMENT_OVER_P21
         if r.kind == "linked":
             g["renamed"] += 1
@@ -189,6 +193,7 @@ class StatsTally:
 
         return {
             "exclude_names_from": self.excluded_files,
+            "training_names": self.training_names,
             "renamed": row("renamed", SEEN_TYPES),
             "source": row("source", SEEN_TYPES),
             "by_type": {t: {"renamed": row("renamed", (t,)), "source": row("source", (t,))} for t in SEEN_TYPES},
@@ -221,7 +226,7 @@ class StatsTally:
                                                        "entities_kept")},
             "written_names": {k: self.written[k] for k in ("entities", "names", "second_draw")},
             "gender": {k: self.gender[k] for k in ("persons", "from_p21", "from_document", "document_over_p21",
-                                                   "from_context", "unknown", "renamed", "matched", "kept_no_gender")},
+                                                   "from_context", "from_name", "unknown", "renamed", "matched", "kept_no_gender")},
             "audit": audit,
             "names_seen": self.names_seen(),
         }

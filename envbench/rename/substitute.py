@@ -30,7 +30,8 @@ sentences, the entities and their order, the labels and the evidence stay as the
 
 Articles: an indefinite article right before a renamed mention (and outside every mention) agrees
 with the new name, "a British soldier" -> "an Italian soldier" (``articles.agree``); one token
-changes, the token count does not.
+changes, the token count does not. So does a possessive's apostrophe right after one: "critics praising
+Nas ' lyricism" renamed "Caputto" reads "Caputto 's lyricism" (``articles.possessive``).
 
 Capitals: a new name that starts a sentence (only punctuation before it) whose old first word was
 capitalised takes a capital first letter (:func:`capitalised`): "Michá was active" renamed "de
@@ -50,7 +51,7 @@ import orjson
 
 from envbench.core.text import latin_script, tokenize
 from envbench.formats.docred import Doc, distinct_names
-from envbench.rename.articles import agree, the_before
+from envbench.rename.articles import agree, possessive, the_before
 from wikidata_index.names import fold
 
 
@@ -310,7 +311,7 @@ def _moved(repl: Sequence[tuple[int, int, int]], i: int, as_end: bool) -> int:
     return i + shift
 
 
-_PARTICLES = frozenset({"da", "de", "di", "del", "della", "der", "den", "van", "von", "du", "dos", "das", "le", "la",
+PARTICLES = frozenset({"da", "de", "di", "del", "della", "der", "den", "van", "von", "du", "dos", "das", "le", "la",
                         "ter", "ten", "bin", "ibn", "al"})
 _NOT_A_SURNAME = frozenset({"jr", "jr.", "sr", "sr.", "i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"})
 
@@ -320,7 +321,7 @@ def opens_lower(name: str) -> bool:
     de Clery et de Boulainviller" (corpus persons made from such mentions) do; "da Vinci", "van Gogh",
     "d'Holbach" and "Joh Keun-shik" do not. ``generate`` gives such a name only to a person written so."""
     first = name.split(maxsplit=1)[0] if name.strip() else ""
-    return first[:1].islower() and first not in _PARTICLES and not first.startswith(("d'", "d’"))
+    return first[:1].islower() and first not in PARTICLES and not first.startswith(("d'", "d’"))
 
 
 def surnames_follow(originals: Sequence[str], mapping: Mapping[str, NewName]) -> dict[str, NewName]:
@@ -343,7 +344,7 @@ def surnames_follow(originals: Sequence[str], mapping: Mapping[str, NewName]) ->
         if len(full.tokens) < 2 or not last.isalpha() or not last[:1].isupper() or last.casefold() in _NOT_A_SURNAME:
             continue
         # a surname with its particle: "Leonardo da Vinci" -> "da Vinci", "Jefferson Madeira da Silva" -> "da Silva"
-        words = (full.tokens[-2], last) if len(full.tokens) >= 3 and full.tokens[-2] in _PARTICLES else (last,)
+        words = (full.tokens[-2], last) if len(full.tokens) >= 3 and full.tokens[-2] in PARTICLES else (last,)
         surname = " ".join(words)
         if out[short].name == surname or any(nn.name == surname for o, nn in out.items() if o != short):
             continue
@@ -375,11 +376,18 @@ def capitalised(old_first: str, tokens: tuple[str, ...], name: str) -> tuple[tup
     return (up, *tokens[1:]), up + name[len(first):]
 
 
-def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
-    """A renamed copy of ``doc`` titled ``title``; ``doc`` itself is not changed.
+# a run of tokens outside every mention that takes a new name (``rename.unannotated``): sentence, start,
+# end, the name it spells, that name's entity's coarse type, and the new name
+Outside = tuple[int, int, int, str, str, NewName]
+
+
+def apply_plan(doc: Doc, plan: Plan, title: str, outside: Sequence[Outside] = ()) -> Doc:
+    """A renamed copy of ``doc`` titled ``title``; ``doc`` itself is not changed. ``outside`` are runs of
+    tokens outside every mention that take a new name too (a renamed name Re-DocRED did not annotate
+    there, ``rename.unannotated``): written as a mention of the name would be, no mention's name changes.
 
     Raises ValueError if a renamed entity overlaps another mention (callers keep such entities,
-    see :func:`overlapping_entities`).
+    see :func:`overlapping_entities`), or a run of ``outside`` overlaps a replaced span.
     """
     # A deep copy (orjson's round trip is much faster than copy.deepcopy), less the sentences, which
     # are copied list by list: their tokens are strings (``docred.validate_document``), which need no copy.
@@ -390,24 +398,33 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
     vertex_set = out["vertexSet"]
     # sentence -> {(start, end): new tokens}
     repl: dict[int, dict[tuple[int, int], tuple[str, ...]]] = {}
+
+    def written(sid: int, span: tuple[int, int], old: str, coarse: str, nn: NewName) -> tuple[tuple[str, ...], str]:
+        """The tokens and text a name takes at ``span`` of sentence ``sid``, entered into ``repl``."""
+        tokens, name = nn.tokens, nn.name
+        before = sents[sid][span[0] - 1] if span[0] > 0 else None
+        if (article := the_before(before, old, nn.name, coarse)) is not None:
+            tokens, name = (article, *tokens), f"{article} {name}"  # "held in the United Arab Emirates"
+        elif tokens and opens_sentence(sents[sid], span[0]):
+            tokens, name = capitalised(sents[sid][span[0]], tokens, name)  # "De Glendonwyn was"
+        spans = repl.setdefault(sid, {})
+        prev = spans.get(span)
+        if prev is not None and prev != tokens:
+            raise ValueError(f"{doc['title']!r}: two names for the span {span} in sentence {sid}")
+        spans[span] = tokens
+        return tokens, name
+
     for ei, mapping in plan.items():
         for m in vertex_set[ei]:
             nn = mapping.get(m["name"])
             if nn is None:  # a name the plan leaves as it is
                 continue
-            span = (m["pos"][0], m["pos"][1])
-            tokens, name = nn.tokens, nn.name
-            before = sents[m["sent_id"]][span[0] - 1] if span[0] > 0 else None
-            if (article := the_before(before, m["name"], nn.name, str(m.get("type", "")))) is not None:
-                tokens, name = (article, *tokens), f"{article} {name}"  # "held in the United Arab Emirates"
-            elif tokens and opens_sentence(sents[m["sent_id"]], span[0]):
-                tokens, name = capitalised(sents[m["sent_id"]][span[0]], tokens, name)  # "De Glendonwyn was"
-            spans = repl.setdefault(m["sent_id"], {})
-            prev = spans.get(span)
-            if prev is not None and prev != tokens:
-                raise ValueError(f"{doc['title']!r}: two names for the span {span} in sentence {m['sent_id']}")
-            spans[span] = tokens
-            m["name"] = name  # the copy's mention takes its new name here; its pos is moved below
+            _, m["name"] = written(m["sent_id"], (m["pos"][0], m["pos"][1]), m["name"], str(m.get("type", "")), nn)
+            # (the copy's mention takes its new name here; its pos is moved below)
+    for sid, a, b, old_name, coarse, nn in outside:
+        if any(_spans_overlap((a, b), span) for span in repl.get(sid, {})):
+            raise ValueError(f"{doc['title']!r}: the run {(a, b)} of sentence {sid} overlaps a mention")
+        written(sid, (a, b), old_name, coarse, nn)
     # sentence -> its replacements as sorted (start, end, new length), for _moved; and (sentence,
     # start, end) -> the new (start, end) of each replaced span, which is what _moved gives a mention
     # at that span, read without the walk (most mentions are renamed ones). Left out for a sentence
@@ -430,6 +447,15 @@ def apply_plan(doc: Doc, plan: Plan, title: str) -> Doc:
             if _spans_overlap(a, b):
                 raise ValueError(f"{doc['title']!r}: replaced spans {a} and {b} overlap in sentence {sid}")
         old = sents[sid]
+        starts = {a for (a, _), _ in ordered}
+        for (_, e), toks in ordered:  # "Nas ' lyricism" -> "Caputto 's lyricism" (one token, outside mentions)
+            if toks and e < len(old) and e not in starts and old[:e].count(old[e]) % 2 == 0 and (
+                    mark := possessive(old[e], old[e - 1], toks[-1])) != old[e]:  # (an odd count: a closing quote)
+                if covered is None:
+                    covered = {(m["sent_id"], i) for entity in vertex_set for m in entity if m["sent_id"] in repl
+                               for i in range(m["pos"][0], m["pos"][1])}
+                if (sid, e) not in covered:
+                    old = [*old[:e], mark, *old[e + 1:]]
         new: list[str] = []
         cursor = 0
         direct = all(s < e for (s, e), _ in ordered)
@@ -492,6 +518,6 @@ def mention_tokens(doc: Doc, entity: Sequence[Mapping[str, Any]]) -> dict[str, l
 
 
 __all__ = [
-    "NewName", "Plan", "apply_plan", "clash_keys", "distinct_names", "mention_tokens", "name_key",
+    "NewName", "Outside", "PARTICLES", "Plan", "apply_plan", "clash_keys", "distinct_names", "mention_tokens", "name_key",
     "new_name", "overlapping_entities", "pair_names", "self_overlapping_entities", "text_key", "with_article_dropped",
 ]

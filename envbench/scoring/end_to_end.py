@@ -20,6 +20,11 @@ statistics type it); the metrics follow JEREX's paper (Eberts and Ulges, EACL 20
     alignment of key and response clusters (Kuhn-Munkres); recall = Φ / #key, precision = Φ / #response;
   - their mean F1 (the CoNLL F1, as the coreference literature reports it);
 
+  all three read each side as a partition of its mentions (on overlapping clusters MUC and B³ leave
+  [0, 1]): predicted entities that share a mention but not all are refused when the file is read
+  (:mod:`envbench.formats.end_to_end`), and a gold mention in two entities counts in the first one
+  only (:func:`gold_partition`; the cluster, entity and relation scores use the gold entities as they are);
+
 - **relation, strict**: ``(head, tail, r)`` with head and tail compared as (mention set, type): both
   arguments must be exact gold entities, with their types;
 - **relation, relaxed**: an argument matches a gold entity when they share at least one mention span
@@ -38,12 +43,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from envbench.formats.end_to_end import DocPrediction, Span
-from envbench.scoring.metrics import prf
+from envbench.core.errors import DataError
+from envbench.formats.end_to_end import DocPrediction, Span, shared_mention
+from envbench.scoring.metrics import Counts, prf
 
 Cluster = frozenset[Span]
 EntityKey = tuple[Cluster, str]  # (mention spans, type)
 RelationKey = tuple[EntityKey, EntityKey, str]
+FRACTION_SLACK = 1e-9  # rounding of float sums (B³), never a count
 
 # The headline metrics: each has _precision, _recall and _f1 in a scores dict; the table shows F1.
 METRICS: tuple[str, ...] = ("mention", "cluster", "entity", "muc", "b3", "ceafe", "coref", "relation_strict",
@@ -73,6 +80,32 @@ def pred_view(pred: DocPrediction | None) -> tuple[list[EntityKey], set[Relation
 
 
 # --------------------------------------------------------------------------- coreference
+def gold_partition(clusters: Sequence[Cluster]) -> set[Cluster]:
+    """The gold clusters as a partition of their mentions, for MUC, B³ and CEAF-e: a mention that two gold
+    entities with different mentions share (DocRED-HWE's dev has one such document of 699) counts in the
+    first of them only; entities with the same mentions are one cluster. See :func:`gold_overlaps`."""
+    seen: set[Span] = set()
+    out: set[Cluster] = set()
+    for cluster in dict.fromkeys(clusters):
+        kept = cluster - seen
+        seen |= cluster
+        if kept:
+            out.add(frozenset(kept))
+    return out
+
+
+def gold_overlaps(gold_docs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """``'T': mention [s, a, b] in vertexSet[i] and vertexSet[j]`` for each gold document with a mention in two
+    entities whose mentions differ (its first such mention), which :func:`gold_partition` counts once."""
+    out = []
+    for doc in gold_docs:
+        shared = shared_mention([sorted(e[0]) for e in gold_view(doc)[0]])
+        if shared is not None:
+            span, i, j = shared
+            out.append(f"{doc['title']!r}: mention {list(span)} in vertexSet[{i}] and vertexSet[{j}]")
+    return out
+
+
 def muc_counts(key: Sequence[Cluster], response: Sequence[Cluster]) -> tuple[int, int]:
     """MUC's (numerator, denominator) of recall of ``response`` against ``key`` (swap for precision)."""
     num = den = 0
@@ -192,8 +225,8 @@ def _relation_order(key: RelationKey) -> tuple[Any, ...]:
 
 
 # --------------------------------------------------------------------------- tallies
-class Tally:
-    """Raw counts of a set of documents; tallies add up, so any grouping is scored from one pass."""
+class Tally(Counts):
+    """The counts of the end-to-end metrics (see the module docstring)."""
 
     __slots__ = (
         "docs", "pred_docs",
@@ -206,18 +239,6 @@ class Tally:
         "relation_gold", "relation_pred", "relation_strict_correct", "relation_relaxed_correct",
     )
 
-    def __init__(self) -> None:
-        for name in self.__slots__:
-            setattr(self, name, 0)
-
-    def __iadd__(self, other: Tally) -> Tally:
-        for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        return self
-
-    def as_dict(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
 
 def tally_document(gold: Mapping[str, Any], pred: DocPrediction | None) -> tuple[Tally, set[tuple[int, int, str]]]:
     """The counts of one document, and the gold labels (h, t, r) that a strict prediction got right."""
@@ -226,6 +247,12 @@ def tally_document(gold: Mapping[str, Any], pred: DocPrediction | None) -> tuple
     t.pred_docs = int(pred is not None)
     gold_ents, labels = gold_view(gold)
     pred_ents, pred_rels = pred_view(pred)
+    shared = shared_mention([sorted(e[0]) for e in pred_ents])
+    if shared is not None:  # check_end_to_end refuses such rows; this guards a caller's own DocPrediction
+        span, i, j = shared
+        raise DataError(f"document {gold['title']!r}: mention {list(span)} is in predicted entities {i} and {j}, "
+                        "whose mentions differ; MUC and B³ score a partition of the mentions, so a mention belongs "
+                        "to one entity: merge the two, or keep the mention in one")
 
     gold_mentions = set().union(*(e[0] for e in gold_ents)) if gold_ents else set()
     pred_mentions = set().union(*(e[0] for e in pred_ents)) if pred_ents else set()
@@ -240,7 +267,8 @@ def tally_document(gold: Mapping[str, Any], pred: DocPrediction | None) -> tuple
     t.entity_gold, t.entity_pred = len(gold_typed), len(pred_typed)
     t.entity_correct = len(gold_typed & pred_typed)
 
-    key, response = sorted(gold_clusters, key=sorted), sorted(pred_clusters, key=sorted)
+    key = sorted(gold_partition([e[0] for e in gold_ents]), key=sorted)
+    response = sorted(pred_clusters, key=sorted)
     t.muc_r_num, t.muc_r_den = muc_counts(key, response)
     t.muc_p_num, t.muc_p_den = muc_counts(response, key)
     t.b3_r_num, t.b3_r_den = b3_counts(key, response)
@@ -277,6 +305,12 @@ def finalize(t: Tally) -> dict[str, Any]:
     put("coref", *(sum(out[f"{m}_{k}"] for m in ("muc", "b3", "ceafe")) / 3 for k in ("precision", "recall", "f1")))
     put("relation_strict", *prf(t.relation_strict_correct, t.relation_pred, t.relation_gold))
     put("relation_relaxed", *prf(t.relation_relaxed_correct, t.relation_pred, t.relation_gold))
+    for key, value in out.items():
+        # a fraction is in [0, 1] when every response is a partition of its mentions (tally_document checks);
+        # B³'s float sums may pass 1 by a rounding step on a perfect score, which is 1
+        if not -FRACTION_SLACK <= value <= 1 + FRACTION_SLACK:
+            raise AssertionError(f"{key} = {value} is outside [0, 1]; the counts are {t.as_dict()}")
+        out[key] = min(max(value, 0.0), 1.0)
     out.update({f"n_{name}": getattr(t, name) for name in Tally.__slots__})
     return out
 
@@ -289,5 +323,6 @@ def score_documents(gold_docs: Sequence[Mapping[str, Any]], preds: Mapping[str, 
     return finalize(total)
 
 
-__all__ = ["LABELS", "METRICS", "Tally", "b3_counts", "ceafe_phi", "finalize", "gold_view", "max_assignment",
-           "max_matching", "muc_counts", "pred_view", "relaxed_correct", "score_documents", "tally_document"]
+__all__ = ["LABELS", "METRICS", "Tally", "b3_counts", "ceafe_phi", "finalize", "gold_overlaps", "gold_partition",
+           "gold_view", "max_assignment", "max_matching", "muc_counts", "pred_view", "relaxed_correct",
+           "score_documents", "tally_document"]

@@ -46,6 +46,7 @@ from envbench.formats.predictions import (
 from envbench.formats.substitutions import read_substitutions
 from envbench.scoring.metrics import SCORE_KEYS, score, score_groups, train_facts
 from etl.io import compression_of, dumps_json, sha256_file
+from etl.progress import Stages
 from etl.step import Step, manifest_beside
 
 EXAMPLE_TITLES = 3  # titles quoted in a warning about many documents
@@ -476,9 +477,21 @@ def score_file(
     env: bool | None = None,
     skip_invalid_train: bool = False,
     only_predicted: bool = False,
+    progress: bool = False,
 ) -> EvaluateResult:
-    """Read and score; writes nothing (see :func:`evaluate`)."""
+    """Read and score; writes nothing (see :func:`evaluate`). ``progress``: the stages on stderr
+    (``etl.progress.Stages``, on a terminal only)."""
+    with Stages("evaluate", 4 if train else 3, enabled=progress) as stage:
+        return _score_file(gold, pred, train=train, substitutions=substitutions, scorer=scorer, env=env,
+                           skip_invalid_train=skip_invalid_train, only_predicted=only_predicted, stage=stage)
+
+
+def _score_file(gold: str | os.PathLike[str], pred: str | os.PathLike[str], *, train: Sequence[str | os.PathLike[str]],
+                substitutions: str | os.PathLike[str] | None, scorer: str, env: bool | None, skip_invalid_train: bool,
+                only_predicted: bool, stage: Stages) -> EvaluateResult:
+    stage("read the gold documents")
     all_gold: list[Doc] = read_gold(gold)
+    stage("read the predictions")
     preds = load_predictions(pred)
     covers = read_covers(pred)
     cov = coverage(all_gold, preds, covers)
@@ -490,7 +503,10 @@ def score_file(
             none = (f"the only document of {gold} has no prediction" if len(all_gold) == 1
                     else f"none of the {len(all_gold):,} documents of {gold} has a prediction")
             raise DataError(f"--only-predicted: {none} in {pred}; check that --pred was made for this --gold")
+    if train:
+        stage("read the training documents")
     facts = load_train_facts(train, skip_invalid=skip_invalid_train)
+    stage("score")
     source = str(pred)
     # whether gold is an Env benchmark is a property of the whole file, not of the subset scored
     seeds = env_seeds(all_gold)
@@ -556,6 +572,7 @@ def evaluate(
     env: bool | None = None,
     skip_invalid_train: bool = False,
     only_predicted: bool = False,
+    progress: bool = False,
 ) -> EvaluateResult:
     """Score a prediction file against a gold file; write scores.json when ``out`` is given.
 
@@ -574,7 +591,8 @@ def evaluate(
     input twice, so a rerun always scores again rather than asking whether ``out`` is up to date.
     """
     kwargs: dict[str, Any] = {"train": train, "substitutions": substitutions, "scorer": scorer, "env": env,
-                              "skip_invalid_train": skip_invalid_train, "only_predicted": only_predicted}
+                              "skip_invalid_train": skip_invalid_train, "only_predicted": only_predicted,
+                              "progress": progress}
     if out is None:
         return score_file(gold, pred, **kwargs)
     refuse_compressed_out(out)

@@ -30,7 +30,7 @@ from typing import Any
 from envbench.core.errors import DataError
 from envbench.formats.docred import Doc
 from envbench.formats.end_to_end import EndToEndPredictions, check_end_to_end, load_end_to_end
-from envbench.scoring.end_to_end import LABELS, METRICS, Tally, finalize, tally_document
+from envbench.scoring.end_to_end import LABELS, METRICS, Tally, finalize, gold_overlaps, tally_document
 from envbench.scoring.evaluate import (
     env_seed_problem,
     env_seeds,
@@ -42,6 +42,7 @@ from envbench.scoring.evaluate import (
     spread_label,
 )
 from etl.io import dumps_json
+from etl.progress import Stages
 from etl.step import Step, manifest_beside
 
 SHOWN_SKIPS = 5  # skipped rows listed on the console (scores.json lists them all)
@@ -117,6 +118,17 @@ def _skipped(checked: EndToEndPredictions) -> list[dict[str, Any]]:
     return [{"file": checked.source, "row": s.row, "title": s.title, "problem": s.problem} for s in checked.skipped]
 
 
+def overlap_warnings(path: str | os.PathLike[str], gold_docs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A warning when gold documents put a mention in two entities (MUC, B³ and CEAF-e count it once)."""
+    found = gold_overlaps(gold_docs)
+    if not found:
+        return []
+    n = len(found)
+    return [f"{n} gold document{'s' if n != 1 else ''} of {path} put{'s' if n == 1 else ''} a mention in two "
+            f"entities whose mentions differ (the first: {found[0]}); MUC, B³ and CEAF-e count such a mention "
+            "in the first of them only"]
+
+
 @dataclass
 class EndToEndResult:
     """What ``envbench evaluate --end-to-end`` computed; ``scores`` is the content of --out."""
@@ -179,29 +191,44 @@ def score_files(
     env_pred: str | os.PathLike[str] | None = None,
     pred_format: str = "auto",
     skip_invalid: bool = False,
+    progress: bool = False,
 ) -> EndToEndResult:
-    """Read and score; writes nothing (see :func:`evaluate_end_to_end`)."""
+    """Read and score; writes nothing (see :func:`evaluate_end_to_end`). ``progress``: the stages on stderr
+    (``etl.progress.Stages``, on a terminal only)."""
     if (env_gold is None) != (env_pred is None):
         given, missing = ("--env-gold", "--env-pred") if env_pred is None else ("--env-pred", "--env-gold")
         raise DataError(f"{given} needs {missing}: the Env copies are scored from their own gold file and predictions")
+    with Stages("evaluate", 2 if env_gold is None else 4, enabled=progress) as stage:
+        return _score_files(gold, pred, env_gold=env_gold, env_pred=env_pred, pred_format=pred_format,
+                            skip_invalid=skip_invalid, stage=stage)
+
+
+def _score_files(gold: str | os.PathLike[str], pred: str | os.PathLike[str], *,
+                 env_gold: str | os.PathLike[str] | None, env_pred: str | os.PathLike[str] | None, pred_format: str,
+                 skip_invalid: bool, stage: Stages) -> EndToEndResult:
+    stage("read the gold documents and predictions")
     gold_docs: list[Doc] = read_gold(gold)
+    warnings: list[str] = overlap_warnings(gold, gold_docs)
     checked = check_end_to_end(load_end_to_end(pred), gold_docs, source=str(pred), pred_format=pred_format,
                                skip_invalid=skip_invalid)
     own_seeds = env_seeds(gold_docs)
+    stage("score")
     orig = score_set(gold_docs, checked, own_seeds)
     s: dict[str, Any] = {"mode": "end-to-end", "format": checked.format, "scores": orig.scores}
     if orig.seeds is not None:
         s["seeds"] = _env_block(orig)
     skipped = _skipped(checked)
-    warnings: list[str] = []
     if env_gold is not None and env_pred is not None:
+        stage("read the Env documents and predictions")
         env_docs: list[Doc] = read_gold(env_gold)
+        warnings += overlap_warnings(env_gold, env_docs)
         seeds = env_seeds(env_docs, consecutive=False)
         if seeds is None:
             raise DataError(f"{env_gold}: --env-gold needs {env_seed_problem(env_docs)}; pass as --env-gold the Env "
                             "file `envbench generate` wrote, whole")
         env_checked = check_end_to_end(load_end_to_end(env_pred), env_docs, source=str(env_pred),
                                        pred_format=pred_format, skip_invalid=skip_invalid)
+        stage("score the Env copies")
         env = score_set(env_docs, env_checked, seeds)
         block = {"pooled": env.scores, **_env_block(env)}
         block["fall"] = {k: orig.scores[k] - block["mean"][k] for k in block["mean"]}
@@ -247,10 +274,11 @@ def evaluate_end_to_end(
     pred_format: str = "auto",
     skip_invalid: bool = False,
     out: str | os.PathLike[str] | None = None,
+    progress: bool = False,
 ) -> EndToEndResult:
     """Score end-to-end predictions (and their Env copies); write ``out`` and its manifest as a step."""
     kwargs: dict[str, Any] = {"env_gold": env_gold, "env_pred": env_pred, "pred_format": pred_format,
-                              "skip_invalid": skip_invalid}
+                              "skip_invalid": skip_invalid, "progress": progress}
     if out is None:
         return score_files(gold, pred, **kwargs)
     refuse_compressed_out(out)

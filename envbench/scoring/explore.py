@@ -43,12 +43,14 @@ from pathlib import Path
 from typing import Any
 
 from envbench.core.errors import DataError
+from envbench.core.reasons import KeptReason
 from envbench.core.relations import RELATIONS
 from envbench.core.types import COARSE_TYPES
 from envbench.formats.docred import Doc, entity_type, read_docs
 from envbench.formats.predictions import Fact, check_predictions, load_predictions
 from envbench.scoring.evaluate import split_seed
 from etl.io import dumps_json
+from etl.progress import Stages
 from etl.step import Step
 
 ASSETS = ("index.html", "app.js", "style.css")
@@ -145,12 +147,24 @@ def build_site(
     report: str | os.PathLike[str] | None = None,
     index: str | os.PathLike[str] | None = None,
     force: bool = False,
+    progress: bool = False,
 ) -> ExploreResult:
     """Write the site for one Env benchmark; see the module docstring for what it shows.
 
     ``index``: the index the benchmark was generated with; QIDs and fine types are then shown with
-    their labels ("human (Q5)") instead of bare QIDs."""
-    env_gold, original_gold, out = Path(env_gold), Path(original_gold), Path(out)
+    their labels ("human (Q5)") instead of bare QIDs. ``progress``: the stages on stderr
+    (``etl.progress.Stages``, on a terminal only)."""
+    with Stages("explore", 4, enabled=progress) as stage:
+        return _build_site(Path(env_gold), Path(original_gold), Path(out), substitutions=substitutions,
+                           original_pred=original_pred, env_pred=env_pred, report=report, index=index, force=force,
+                           stage=stage)
+
+
+def _build_site(env_gold: Path, original_gold: Path, out: Path, *, substitutions: str | os.PathLike[str] | None,
+                original_pred: str | os.PathLike[str] | None, env_pred: str | os.PathLike[str] | None,
+                report: str | os.PathLike[str] | None, index: str | os.PathLike[str] | None, force: bool,
+                stage: Stages) -> ExploreResult:
+    stage("read the documents")
     if substitutions is None and (env_gold.parent / "substitutions.parquet").is_file():
         substitutions = env_gold.parent / "substitutions.parquet"
     originals = read_docs(original_gold, skip_flag=None).docs  # explore has no --skip-invalid to name
@@ -182,6 +196,7 @@ def build_site(
                                 f"{title!r} has {len(src['vertexSet'])}; a twin keeps its source's entities, so these "
                                 "files do not belong together")
 
+    stage("read the predictions and substitutions")
     unknown: dict[str, int] = {}
     orig_pred: dict[str, set[Triple]] | None = None
     twin_pred: dict[str, set[Triple]] | None = None
@@ -206,10 +221,12 @@ def build_site(
         read_index_manifest(index)  # not an index: says so and how to make one, before anything is hashed
         inputs.append(Path(index) / MANIFEST)  # the index's content, by its manifest
     params = {"seeds": seeds, "report_plots": [p.name for p in plots]}
+    stage("check the inputs")
     with Step("explore", root=out, outputs=outputs, inputs=[*inputs, *plots], parameters=params,
               force=force) as step:
         if step.up_to_date:
             return ExploreResult(out, len(ordered), len(twins), seeds, 0, up_to_date=True)
+        stage("write the pages")
         labels = _labels(index, subs) if index is not None else {}
         data_dir = step.path("data/")
         (data_dir / "docs").mkdir(parents=True)
@@ -270,6 +287,33 @@ def _as_script(key: str, obj: Any) -> bytes:
         dumps_json(key).rstrip(b"\n") + b"] = " + body + b";\n"
 
 
+KEPT_VALUES = frozenset(r.value for r in KeptReason)
+
+
+def _add(total: list[int], correct: set[Triple], pred: set[Triple], gold: set[Triple]) -> None:
+    total[0] += len(correct)
+    total[1] += len(pred)
+    total[2] += len(gold)
+
+
+def _micro(c: list[int]) -> dict[str, Any]:
+    p = c[0] / c[1] if c[1] else 0.0
+    r = c[0] / c[2] if c[2] else 0.0
+    return {"precision": round(p, 4), "recall": round(r, 4), "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+            "correct": c[0], "predicted": c[1], "gold": c[2]}
+
+
+def _f1_table(totals: Mapping[str, list[int]], seeds: Sequence[int]) -> dict[str, Any]:
+    """The summary page's original-against-Env table: micro P/R/F1 of the originals, of each seed's twins, their
+    mean, and the drop (the original's F1 minus the seeds' mean). The facts counted are the gold labels of the
+    documents shown; `envbench evaluate` gives the official scorer's figures (Ign F1, evidence, ...)."""
+    rows = {"original": _micro(totals["original"]), **{f"seed {k}": _micro(totals[str(k)]) for k in seeds}}
+    per_seed = [rows[f"seed {k}"]["f1"] for k in seeds]
+    mean = round(sum(per_seed) / len(per_seed), 4) if per_seed else None
+    return {"rows": rows, "env_mean_f1": mean,
+            "drop": round(rows["original"]["f1"] - mean, 4) if mean is not None else None}
+
+
 def doc_file_name(number: int) -> str:
     return f"{number:04d}.js"
 
@@ -292,7 +336,10 @@ def _write_documents(
     held_rel: Counter[str] = Counter()
     fine_types: Counter[str] = Counter()
     with_predictions = orig_pred is not None and twin_pred is not None
-    for number, src in enumerate(ordered, start=1):
+    # micro-averaged F1 of the whole file: [correct, predicted, gold] on the originals and per seed on the twins
+    totals: dict[str, list[int]] = {"original": [0, 0, 0], **{str(k): [0, 0, 0] for k in seeds}}
+    # numbered from 0, as every envbench message numbers documents ("document 0 'Anna'")
+    for number, src in enumerate(ordered):
         title = src["title"]
         gold = _gold(src)
         record: dict[str, Any] = {"original": _doc_view(src), "twins": {}}
@@ -308,6 +355,7 @@ def _write_documents(
             p0 = orig_pred.get(title, set())  # type: ignore[union-attr]
             correct_orig = gold & p0
             f1_orig = _f1(gold, p0)
+            _add(totals["original"], correct_orig, p0, gold)
             record["original_fp"] = _facts(p0 - gold)
         for k in seeds:
             twin = groups[title].get(k)
@@ -356,6 +404,7 @@ def _write_documents(
                 gold_k = _gold(twin)
                 correct_k = gold_k & pk
                 f1 = _f1(gold_k, pk)
+                _add(totals[str(k)], correct_k, pk, gold_k)
                 if f1 is not None:
                     f1_twins.append(f1)
                 lost = correct_orig - correct_k
@@ -377,6 +426,8 @@ def _write_documents(
             "renamed": renamed, "kept": kept, "types": sorted(doc_types), "fine_types": sorted(doc_fine),
             "reasons": sorted(doc_reasons), "f1_original": f1_orig,
             "f1_twins": round(sum(f1_twins) / len(f1_twins), 4) if f1_twins else None,
+            # how much F1 the renaming cost this document (original minus the twins' mean), for sorting
+            "f1_drop": round(f1_orig - sum(f1_twins) / len(f1_twins), 4) if f1_twins and f1_orig is not None else None,
             "consistency_failures": failures if with_predictions else None,
         })
     summary = {
@@ -389,6 +440,8 @@ def _write_documents(
         "relations": RELATIONS,
         "fine_types": [t for t, _ in sorted(fine_types.items(), key=lambda kv: (-kv[1], kv[0]))],
         "fine_type_labels": {t: labels[t] for t in sorted(fine_types) if t in labels},
+        "f1": _f1_table(totals, seeds) if with_predictions else None,
+        "kept_reason_text": {r: (KeptReason(r).description if r in KEPT_VALUES else r) for r in sorted(reasons)},
         "consistency": {r: {"name": RELATIONS.get(r, r), "correct_on_original": kept_rel[r],
                             "still_correct": held_rel[r], "rate": round(held_rel[r] / kept_rel[r], 4)}
                         for r in sorted(kept_rel)},

@@ -26,8 +26,19 @@ min(K, n) / K in the precision form and H(min(K, n)) / K (H the harmonic number)
 one: :func:`ideal_ap_curve`. The chance level, a random ranking's expected AP, is
 :func:`random_ap_curve`.
 
-Evidence words are the union of all of a fact's keyword spans by default (``spans="all"``); the
-official script keeps only the last span of each fact (``spans="last"``), offered for comparison.
+Which words are a fact's evidence (``spans``, ``envbench understand --spans``):
+
+- ``context``, the default: the words of all the fact's keyword spans except the head's and tail's
+  own mention words, which are also left out of the ranking. Annotators often mark the pair's names
+  as evidence (a head or tail mention word is in the spans of 1,468 of the 7,342 facts), and an
+  attribution ranks those names first almost always; scored as hits they reward the very reliance on
+  names that a renaming benchmark exists to expose. This mode asks whether the model's attribution
+  *beyond* the pair's names falls on the words humans marked. 247 facts have no evidence word besides
+  the names and are left out of this mode (``facts_scored``).
+- ``last``: the last keyword span of each fact, the evidence DocRED-HWE's ``MAP_metric.py`` reads (its
+  ``keywords_dict.pkl`` holds each label's last span: equal on all 644 labelled documents); the pair's
+  names stay in the ranking and in the evidence where the span holds them (1,170 facts).
+- ``all``: every keyword span, names included: the mode that scores name reliance as understanding.
 h and t index the HWE file's own ``vertexSet``: 81 of its documents have entity lists that differ
 from Re-DocRED's, so never resolve them against Re-DocRED.
 
@@ -52,8 +63,19 @@ from etl.io import write_bytes_atomic, write_json_atomic
 
 MAX_K = 100  # MAP(K) is computed for K = 1..MAX_K, as the official script does
 TABLE_KS: tuple[int, ...] = (1, 5, 10, 20, 50)
-SPAN_MODES: tuple[str, ...] = ("all", "last")
+SPAN_MODES: tuple[str, ...] = ("context", "last", "all")  # see the module docstring; context first, the default
 MAP_FORMS: tuple[str, ...] = ("official", "precision")  # see the module docstring; official first, the default
+# What each span mode takes as a fact's evidence, for the command's output.
+SPAN_NAMES: dict[str, str] = {
+    "context": "all keyword spans less the head's and tail's mentions (which are not ranked either)",
+    "last": "the last keyword span (DocRED-HWE's MAP_metric.py)",
+    "all": "all keyword spans, the pair's names included",
+}
+# What each form is, for tables and plots: which curve uses which form must be said where it is shown.
+FORM_NAMES: dict[str, str] = {
+    "official": "official MAP (DocRED-HWE's MAP_metric.py: a hit at rank i adds 1/i)",
+    "precision": "precision MAP (the paper's Eq. 5: a hit at rank i adds precision@i)",
+}
 HWE_HINT = "pass DocRED-HWE's dev_keys_new.json (../shared/data/docred-hwe/dev_keys_new.json)"
 
 
@@ -104,13 +126,22 @@ def word_count(doc: Doc) -> int:
     return sum(len(s) for s in doc["sents"])
 
 
-def evidence_words(doc: Doc, fact: HweFact, spans: str = "all") -> frozenset[int]:
-    """Flat indices of the fact's evidence words: every span's words (``"all"``) or the last span's."""
+def pair_words(doc: Doc, fact: HweFact) -> frozenset[int]:
+    """Flat indices of the words of every mention of the fact's head and tail entities."""
+    offsets = sentence_offsets(doc)
+    return frozenset(offsets[m["sent_id"]] + i for e in (fact.h, fact.t) for m in doc["vertexSet"][e]
+                     for i in range(m["pos"][0], m["pos"][1]))
+
+
+def evidence_words(doc: Doc, fact: HweFact, spans: str = "context") -> frozenset[int]:
+    """Flat indices of the fact's evidence words: every span's words less the head's and tail's mention
+    words (``"context"``), the last span's (``"last"``) or every span's (``"all"``)."""
     if spans not in SPAN_MODES:
         raise ValueError(f"spans={spans!r}; use one of {SPAN_MODES}")
     offsets = sentence_offsets(doc)
-    chosen = fact.spans if spans == "all" else fact.spans[-1:]
-    return frozenset(offsets[sid] + i for sid, start, end in chosen for i in range(start, end))
+    chosen = fact.spans[-1:] if spans == "last" else fact.spans
+    words = frozenset(offsets[sid] + i for sid, start, end in chosen for i in range(start, end))
+    return words - pair_words(doc, fact) if spans == "context" else words
 
 
 def read_titles(paths: Iterable[str | os.PathLike[str]]) -> set[str]:
@@ -324,7 +355,7 @@ def map_curves(facts: Iterable[tuple[Sequence[int], frozenset[int]]], max_k: int
 
 @dataclass
 class RunMap:
-    """What one run scored: MAP curves per span mode and the facts behind them."""
+    """What one run scored: MAP curves per span mode, on its own facts and on the facts every run keeps."""
 
     run: str  # the run folder as given
     label: str  # short unique name for tables and the plot
@@ -332,41 +363,73 @@ class RunMap:
     facts_kept: int  # facts whose gold relation is among the model's top-k relations
     curves: dict[str, dict[str, dict[str, list[float]]]]  # form -> span mode -> {"model": [...], "ideal": [...], ...}
     extra: dict[str, Any] = field(default_factory=dict)  # completeness, timing, above-threshold count, ...
+    facts_scored: dict[str, int] = field(default_factory=dict)  # span mode -> kept facts with evidence in that mode
+    # the same curves over the facts that every compared run keeps (empty for a single run): a difference between
+    # two runs' own curves may come from their different fact sets, a difference here from their rankings alone
+    common: dict[str, dict[str, dict[str, list[float]]]] = field(default_factory=dict)
+    facts_common: dict[str, int] = field(default_factory=dict)  # span mode -> facts every run keeps
+
+    def scored(self, spans: str) -> int:
+        """Facts behind the run's own curve of ``spans``."""
+        return self.facts_scored.get(spans, self.facts_kept)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"run": self.run, "label": self.label, "facts_total": self.facts_total,
-                "facts_kept": self.facts_kept, "map": self.curves, **self.extra}
+        out = {"run": self.run, "label": self.label, "facts_total": self.facts_total,
+               "facts_kept": self.facts_kept, "facts_scored": self.facts_scored, "map": self.curves}
+        if self.common:
+            out.update(facts_common=self.facts_common, map_common=self.common)
+        return {**out, **self.extra}
 
 
 def write_map_json(path: str | os.PathLike[str], runs: Sequence[RunMap], settings: Mapping[str, Any]) -> None:
-    """map.json: MAP(K), K = 1..100 (list index K - 1), per run, MAP form and span mode, beside the settings."""
+    """map.json: MAP(K), K = 1..100 (list index K - 1), per run, MAP form and span mode, beside the settings;
+    with several runs also each run's curves over the facts all of them keep (``map_common``)."""
     write_json_atomic(path, {"settings": dict(settings), "k": list(range(1, MAX_K + 1)),
-                             "runs": [r.as_dict() for r in runs]}, indent=True)
+                             "forms": dict(FORM_NAMES), "runs": [r.as_dict() for r in runs]}, indent=True)
+
+
+def _row(name: str, facts: str, values: Sequence[float], ks: Sequence[int], width: int) -> str:
+    return f"{name:<{width}}  {facts:>6}  " + "  ".join(f"{values[k - 1]:>6.4f}" for k in ks)
+
+
+def _model_rows(label: str, facts: str, c: Mapping[str, list[float]], ks: Sequence[int], width: int) -> list[str]:
+    """A run's curve, and in the official form its elbow variant."""
+    lines = [_row(label, facts, c["model"], ks, width)]
+    if "elbow" in c:
+        lines.append(_row("  elbow variant (saved)", "", c["elbow"], ks, width))
+    return lines
+
+
+def _reference_rows(c: Mapping[str, list[float]], ks: Sequence[int], width: int) -> list[str]:
+    """The perfect and (when known) random rankings of the same facts."""
+    lines = [_row("  ideal (perfect ranking)", "", c["ideal"], ks, width)]
+    if "random" in c:
+        lines.append(_row("  random ranking", "", c["random"], ks, width))
+    return lines
 
 
 def format_table(runs: Sequence[RunMap], spans: str, form: str = "official", ks: Sequence[int] = TABLE_KS) -> str:
-    """MAP at a few K per run, each run followed by the ideal (and chance) curves of its own facts, and in the
-    official form by its elbow variant."""
-    width = max([len(r.label) for r in runs] + [len("ideal (perfect ranking)") + 2])
-    head = f"{'run':<{width}}  {'facts':>6}  " + "  ".join(f"{'K=' + str(k):>6}" for k in ks)
-    lines = [head]
+    """MAP at a few K per run on its own facts, each run followed by the ideal (and chance) curves of those facts,
+    and in the official form by its elbow variant; with several runs then each run on the facts all of them keep."""
+    width = max([len(r.label) + 2 for r in runs] + [len("ideal (perfect ranking)") + 2])
+    lines = [f"{'run':<{width}}  {'facts':>6}  " + "  ".join(f"{'K=' + str(k):>6}" for k in ks)]
     for r in runs:
         c = r.curves[form][spans]
-        lines.append(f"{r.label:<{width}}  {r.facts_kept:>6}  " + "  ".join(f"{c['model'][k - 1]:>6.4f}" for k in ks))
-        if "elbow" in c:
-            lines.append(f"{'  elbow variant (saved)':<{width}}  {'':>6}  "
-                         + "  ".join(f"{c['elbow'][k - 1]:>6.4f}" for k in ks))
-        lines.append(f"{'  ideal (perfect ranking)':<{width}}  {'':>6}  "
-                     + "  ".join(f"{c['ideal'][k - 1]:>6.4f}" for k in ks))
-        if "random" in c:
-            lines.append(f"{'  random ranking':<{width}}  {'':>6}  "
-                         + "  ".join(f"{c['random'][k - 1]:>6.4f}" for k in ks))
+        lines += _model_rows(r.label, str(r.scored(spans)), c, ks, width) + _reference_rows(c, ks, width)
+    shared = [r for r in runs if r.common]
+    if shared:
+        n = shared[0].facts_common.get(spans, 0)
+        lines.append(f"on the {n} facts every run keeps:")
+        for r in shared:
+            lines += _model_rows(f"  {r.label}", str(n), r.common[form][spans], ks, width)
+        lines += _reference_rows(shared[0].common[form][spans], ks, width)
     return "\n".join(lines)
 
 
 def plot_map(path: str | os.PathLike[str], runs: Sequence[RunMap], spans: str, title: str, form: str = "official") -> Path:
     """map.png: every run's MAP(K) (solid; its elbow variant dash-dotted), its ideal (dashed) and chance (dotted)
-    curves, same colour."""
+    curves, same colour. With several runs the curves are those over the facts every run keeps (the comparison
+    that differs only in the rankings); the legend says which, and the y label which MAP form."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -375,16 +438,19 @@ def plot_map(path: str | os.PathLike[str], runs: Sequence[RunMap], spans: str, t
     ks = list(range(1, MAX_K + 1))
     fig, ax = plt.subplots(figsize=(6.4, 4), dpi=100)
     for i, r in enumerate(runs):
-        colour, c = f"C{i % 10}", r.curves[form][spans]
-        ax.plot(ks, c["model"], "-", color=colour, label=f"{r.label} ({r.facts_kept} facts)")
+        if r.common:
+            colour, c, what = f"C{i % 10}", r.common[form][spans], f"{r.facts_common.get(spans, 0)} facts all runs keep"
+        else:
+            colour, c, what = f"C{i % 10}", r.curves[form][spans], f"{r.scored(spans)} facts"
+        ax.plot(ks, c["model"], "-", color=colour, label=f"{r.label} ({what})")
         if "elbow" in c:
             ax.plot(ks, c["elbow"], "-.", color=colour, linewidth=0.8, label=f"{r.label}: elbow variant")
         ax.plot(ks, c["ideal"], "--", color=colour, linewidth=0.8, label=f"{r.label}: ideal")
         if "random" in c:
             ax.plot(ks, c["random"], ":", color=colour, linewidth=0.8, label=f"{r.label}: random")
-    ax.set_xlabel("K (top words)")
-    ax.set_ylabel("MAP(K)")
-    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("K (top units)")
+    ax.set_ylabel(FORM_NAMES[form].split(" (")[0] + " (K)" + (", 1/i" if form == "official" else ", precision@i"))
+    ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     buf = io.BytesIO()

@@ -31,7 +31,7 @@ and crashes on predictions for unknown titles when splitting intra/inter.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from envbench.core.errors import DataError
 from envbench.core.notes import Note, NoteCode, note
@@ -77,8 +77,30 @@ def train_facts(train_docs: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str,
     return frozenset(facts)
 
 
-class Tally:
-    """Raw counts of a set of documents; tallies add up, so any grouping is scored from one pass."""
+_C = TypeVar("_C", bound="Counts")
+
+
+class Counts:
+    """Raw counts of a set of documents, one per slot, all 0 at first; counts add up (``+=``), so any
+    grouping of documents is scored from one pass. A scorer's tally names its counts in ``__slots__``."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, 0)
+
+    def __iadd__(self: _C, other: Counts) -> _C:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class Tally(Counts):
+    """The counts of the official scorers' metrics (see the module docstring)."""
 
     __slots__ = (
         "docs", "gold", "submitted", "correct",
@@ -90,18 +112,6 @@ class Tally:
         "in_train", "in_train_original",
         "duplicates", "unknown_title_preds", "unknown_titles",
     )
-
-    def __init__(self) -> None:
-        for name in self.__slots__:
-            setattr(self, name, 0)
-
-    def __iadd__(self, other: Tally) -> Tally:
-        for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        return self
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in self.__slots__}
 
 
 def tally(

@@ -34,8 +34,11 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     mention that itself follows a comma is not counted: in "Venice , California , a neighborhood" and in
     lists ("Kitchen Confidential , South Park , The Sarah Silverman Program") it defines another name.
 ``context``
-    A kind noun just before a mention ("the album X", "the village of X"); a MISC mention in quotes votes
-    for song (weight 1). Weight 2 per mention, at most 2 counted.
+    A kind noun just before a mention ("the album X", "the village of X", "the soap opera X"); a MISC mention
+    in quotes votes for song (weight 1). Weight 2 per mention, at most 2 counted; before a work's (MISC)
+    mention the word says its kind as plainly as a definition and weighs as one (4): "the album Somewhere in
+    England" outvotes the film its producer and release date vote for, "the soap opera Shortland Street" the
+    film its cast votes for.
 ``relations``
     The roles the cluster plays in gold relations through the type table: each (relation, head/tail)
     votes for the first class of its list that fits the coarse type; generic votes (administrative
@@ -63,6 +66,17 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     same head. A one-word name ("Huskies"), or a head too rare, stays at the catch-all, and its entity is
     kept rather than renamed across kinds.
 
+``kind``
+    Last, for the clusters still at a catch-all class: a kind noun that plainly says the cluster's kind in
+    some document (``core.kind_nouns.STRONG``: "The Reichskommissariat of Belgium and Northern France was a
+    German civil administration", "the cruiser Aurora"; after a name only a work's, "the ITS tanker") and is
+    a kind word at all (the kind-word table's, a class's, or the head noun of some name of the corpus; not
+    "popular", "greater") gives the class learned for it, as the ``head`` signal learns a head's: the class
+    that at least ``HEAD_LEARNED_MIN`` clusters typed otherwise share, and ``HEAD_LEARNED_SHARE`` of those
+    with that noun beside a mention or as their name's head ("administration" -> government agency, from
+    "Farm Security Administration"); else, when ``HEAD_MIN_ITEMS`` such clusters share the noun, the KB-made
+    class of that noun ("cruiser (head noun)").
+
 A gazetteer city is a city of its country: a KB-made class "city of France" (``city_class_qid``, a subclass of
 city), as Wikidata types a French town "commune of France" and an American one "city of the United States",
 so that Chicago is swapped with Louisville, not with Tobolsk.
@@ -87,6 +101,8 @@ from importlib import resources
 from typing import Any
 
 from envbench.core.heads import name_head, singular
+from envbench.core.kind_nouns import STRONG as KIND_STRONG
+from envbench.core.kind_nouns import KindNoun
 from envbench.core.seeding import stable_hash_hex
 from envbench.core.types import CATCH_ALL_CLASSES
 from envbench.worlds.gazetteers import Gazetteer, Place, load_gazetteer, name_key
@@ -97,7 +113,7 @@ from wikidata_index.names import fold
 # federated one), "League of Nations", "Legion of Christ", "North Division of the Chinese Basketball Association",
 # "Organization of Military Museums of Canada" (no intergovernmental body)
 HEADS_NOT_BEFORE_OF = frozenset({"state", "league", "legion", "division", "organization", "organisation", "union"})
-SIGNALS = ("adjectival", "name", "gazetteer", "definition", "context", "relations", "learned", "head")
+SIGNALS = ("adjectival", "name", "gazetteer", "definition", "context", "relations", "learned", "head", "kind")
 WEIGHTS = {"name": 5.0, "name_alias": 3.0, "gazetteer": 3.0, "gazetteer_other": 1.0, "definition": 4.0,
            "context": 2.0, "quote": 1.0, "relations": 1.0}
 MAX_COUNTED = {"definition": 2, "context": 2, "relations": 3}
@@ -152,12 +168,14 @@ class MentionContext:
     # which of ``after`` were written with a capital: a plural kind noun that is the end of another name
     # ("between Aspen and Twin Lakes") is no noun two names share ("between the Salt and Gila rivers")
     capitals: tuple[bool, ...] = ()
+    # the kind nouns beside the mention (``core.kind_nouns``: "the ITS tanker", "in Westchester County , New York")
+    kinds: tuple[KindNoun, ...] = ()
 
     @staticmethod
-    def of(sentence: Sequence[str], start: int, end: int) -> MentionContext:
+    def of(sentence: Sequence[str], start: int, end: int, kinds: Sequence[KindNoun] = ()) -> MentionContext:
         return MentionContext(tuple(t.lower() for t in sentence[max(0, start - 3):start]),
                               tuple(t.lower() for t in sentence[end:end + 12]),
-                              tuple(t[:1].isupper() for t in sentence[end:end + 12]))
+                              tuple(t[:1].isupper() for t in sentence[end:end + 12]), tuple(kinds))
 
 
 @dataclass
@@ -442,6 +460,61 @@ class FineTyper:
                     out[i] = Typing(q, "head", place=typed[i].place, scores=typed[i].scores)
         return out
 
+    def kind_pass(self, evidences: Sequence[Evidence], typed: list[Typing]) -> list[Typing]:
+        """The ``kind`` signal of the module docstring: a cluster left at a catch-all class takes the class learned
+        for a kind noun that plainly says its kind in some document ("The Reichskommissariat of Belgium and
+        Northern France was a German civil administration"; ``core.kind_nouns.STRONG``): the class that at least
+        ``HEAD_LEARNED_MIN`` clusters typed otherwise share, and ``HEAD_LEARNED_SHARE`` of those with that noun
+        (as their name's head noun or beside a mention: "Farm Security Administration" -> government agency),
+        or, where ``HEAD_MIN_ITEMS`` such clusters share the noun and no class is learned, the KB-made class of
+        that noun (:meth:`head_class`)."""
+        def nouns(ev: Evidence) -> list[str]:
+            out: list[str] = []
+            for c in ev.contexts:
+                for kn in c.kinds:
+                    # (a noun after a name says the kind of a work or product, "the ITS tanker"; after another name it
+                    # is often another thing's: "the Warsaw Metro station", "the Samyukta Vidhayak Dal government")
+                    if kn.pattern in KIND_STRONG and (kn.pattern != "after" or ev.coarse == "MISC") \
+                            and not kn.negated and kn.words[-1] not in out:
+                        out.append(kn.words[-1])
+            return out
+
+        # a word counts as a kind where something names that kind: the kind-word table, a class, or the head noun
+        # of some name of the corpus ("cruiser" beside "the cruiser Aurora", not "popular", "greater")
+        known = set(self.fine.cues) | {info.head for info in self.fine.classes.values()} | {
+            h for ev in evidences if ev.names and (h := name_head(ev.names[0])) is not None}
+        found = [[w for w in nouns(ev) if w in known] if ev.coarse != "PER" and not untypeable(ev) else []
+                 for ev in evidences]
+        learned: dict[tuple[str, str], Counter[str]] = {}
+        for ev, t, ws in zip(evidences, typed, found):
+            if t.qid in CATCH_ALL_CLASSES or t.adjectival or ev.coarse == "PER":
+                continue
+            head = name_head(ev.names[0]) if ev.names else None
+            for w in {*ws, *([head] if head else [])}:
+                learned.setdefault((ev.coarse, w), Counter())[t.qid] += 1
+        out = list(typed)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, (ev, t, ws) in enumerate(zip(evidences, typed, found)):
+            if not ws or t.qid not in CATCH_ALL_CLASSES or t.adjectival:
+                continue
+            for w in ws:
+                votes = learned.get((ev.coarse, w))
+                if votes:
+                    top, k = min(votes.items(), key=lambda kv: (-kv[1], int(kv[0][1:])))
+                    if k >= HEAD_LEARNED_MIN and k >= HEAD_LEARNED_SHARE * sum(votes.values()):
+                        out[i] = Typing(top, "kind", place=t.place, scores=t.scores)
+                        break
+            else:
+                groups.setdefault((ev.coarse, ws[0]), []).append(i)
+        taken = set(self.head_classes)
+        for key in sorted(groups):
+            if len(groups[key]) >= HEAD_MIN_ITEMS:
+                q = next((c for c, info in self.head_classes.items() if (info.coarse, info.head) == ((key[0],), key[1])),
+                         None) or self.head_class(*key, taken)
+                for i in groups[key]:
+                    out[i] = Typing(q, "kind", place=typed[i].place, scores=typed[i].scores)
+        return out
+
     # -- the signals ---------------------------------------------------------------------------------------
 
     def adjectival(self, ev: Evidence) -> Typing | None:
@@ -673,10 +746,11 @@ class FineTyper:
             b = c.before
             q = None
             if b:
-                q = self.cue_class(b[-1], coarse)
+                # "the soap opera Shortland Street" is a television series, not an opera
+                q = (self.cue_class(f"{b[-2]} {b[-1]}", coarse) if len(b) >= 2 else None) or self.cue_class(b[-1], coarse)
                 if q is None and len(b) >= 2 and b[-1] == "of" and coarse == "LOC":
                     q = self.cue_class(b[-2], coarse)  # "the village of X", "the city of X"
-            plain = False
+            plain = q is not None and coarse == "MISC"  # "the album X": a work's kind, as plain as a definition
             if q is None and coarse == "LOC" and (shared := self.shared_plural_cue(c)) is not None:
                 # a plural kind noun in lower case that two names share says what both are as plainly as a
                 # definition does: "the Salt and Gila rivers" outvotes the gazetteer's small city of Salt, Spain
@@ -733,6 +807,7 @@ class FineTyper:
         typed = self._type_all(evidences)
         self.head_classes = {}
         typed = self.head_pass(evidences, typed) if "head" in self.signals else typed
+        typed = self.kind_pass(evidences, typed) if "kind" in self.signals else typed
         if "relations" in self.signals:
             typed = self.league_pass(evidences, self.alliance_pass(evidences, self.level_pass(evidences, typed)))
         return typed

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from envbench.core.demonym_plurals import regular_plural
 from wikidata_index.names import fold
 
 PLACES_FILE = "data/places.tsv.gz"
@@ -97,16 +98,6 @@ class Gazetteer:
         k = name_key(key_name)
         if k and place not in self.places.setdefault(k, []):
             self.places[k].append(place)
-
-
-def _plural(form: str) -> str | None:
-    """The regular plural of a demonym ("American" -> "Americans", "Israeli" -> "Israelis"); None for forms
-    that have none ("French", "Chinese", "Swiss")."""
-    if " " in form or not form[:1].isupper():
-        return None
-    if form.endswith(("an", "i", "ine", "ite", "er")):
-        return form + "s"
-    return None
 
 
 def _read_adjectival(text: str) -> list[Adjectival]:
@@ -167,7 +158,7 @@ def load_gazetteer() -> Gazetteer:
         gz._add_place(p.name, p)
     for a in _read_adjectival(adjectival_raw):
         forms = [a]
-        plural = _plural(a.form) if a.kind in ("country", "region", "ethnic", "subdivision") else None
+        plural = regular_plural(a.form) if a.kind in ("country", "region", "ethnic", "subdivision") else None
         # a regular plural that names the place itself is that place's name, no demonym: "Philippines"
         # (of "Philippine"), "the Balkans" (of "Balkan")
         if plural and (name_key(plural) == name_key(a.refers_to) or gz.places_for(plural)):

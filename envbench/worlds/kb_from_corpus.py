@@ -13,7 +13,8 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
 * label = the most frequent mention name over the cluster written in Latin letters (any name when it has
   none), aliases = its other distinct names;
 * P31 = one fine class per cluster from the signals of ``envbench.worlds.fine_typing``: adjectival
-  forms, the name's kind word, gazetteers, definition sentences, kind nouns next to mentions, and the
+  forms, the name's kind word, gazetteers, definition sentences, kind nouns next to mentions (each
+  mention's read by ``envbench.core.kind_nouns``), and the
   roles the cluster plays in gold relations through the type table (envbench/data/relation_types.json),
   several relations voting; with ``index=`` a real index's property constraints replace the table's
   classes and decide alone (the other signals name classes the index may not have); the coarse type's
@@ -72,6 +73,7 @@ from envbench.core.gender import (
     one_word_gender,
     with_lexicon,
 )
+from envbench.core.kind_nouns import document_kind_nouns
 from envbench.core.relations import RELATIONS
 from envbench.core.seeding import stable_hash_hex
 from envbench.core.text import latin_script
@@ -155,17 +157,25 @@ class KbResult:
                 "finer_related", "alias_histogram", "constraint_source", "decided_by", "demonym_items",
                 "untyped_items", "gendered_items", "lexicon_items")
 
-    def summary(self) -> str:
+    def summary(self, verbose: bool = False) -> str:
+        """A short report: the largest ``SUMMARY_TYPES`` classes; ``verbose`` lists every class (all of them are
+        in the manifest's ``report.per_type`` either way)."""
         if self.up_to_date:
             return (f"{self.out_kb} and {self.links} are up to date (same documents, index and options); "
                     "nothing to do. Pass --force to build them again.")
         lines = [
             f"wrote {self.out_kb} ({self.items} items, {self.classes} classes) and {self.links} "
             f"from {self.documents} documents ({self.entities} PER/ORG/LOC/MISC entities) in {self.seconds:.1f} s",
-            f"types from the {self.constraint_source}; items per inferred type:",
+            f"types from the {self.constraint_source}; items per inferred type"
+            + (":" if verbose or len(self.per_type) <= SUMMARY_TYPES else f", the {SUMMARY_TYPES} largest:"),
         ]
-        for label, n in sorted(self.per_type.items(), key=lambda kv: (-kv[1], kv[0])):
+        ranked = sorted(self.per_type.items(), key=lambda kv: (-kv[1], kv[0]))
+        for label, n in ranked if verbose else ranked[:SUMMARY_TYPES]:
             lines.append(f"  {label:<40} {n:>7}")
+        if not verbose and len(ranked) > SUMMARY_TYPES:
+            rest = ranked[SUMMARY_TYPES:]
+            lines.append(f"  ... and {len(rest)} more classes of {sum(n for _, n in rest)} items (every class: "
+                         f"--verbose, or report.per_type in {self.out_kb}.manifest.json)")
         lines.append(f"typed finer than coarse: {self.finer_items:.1%} of items; "
                      f"{self.finer_related:.1%} of the {self.related_entities} entities that take part in a relation")
         hist = ", ".join(f"{k}: {v}" for k, v in self.alias_histogram.items())
@@ -319,6 +329,7 @@ def kb_from_corpus(
     signals: Sequence[str] = SIGNALS,
     min_class_items: int = MIN_CLASS_ITEMS,
     untyped: str = "coarse",
+    progress: bool = False,
 ) -> KbResult:
     """Build a Wikidata-format dump and a linking ``{title: [QID or null]}`` from DocRED-format files.
 
@@ -330,9 +341,21 @@ def kb_from_corpus(
     coarse type's class: organization, geographic location, entity): ``"coarse"`` (the default) writes that
     class, a catch-all (``core.types.CATCH_ALL_CLASSES``) whose entities ``generate`` keeps (reason
     ``generic_type``) rather than swap them across kinds ("NBC News" -> "Royal Court"); ``"keep"`` writes
-    no P31, so ``generate`` keeps them as ``no_type``. On Re-DocRED (KB from dev + test) the substitution
-    rate of Env test is 0.845 (bench/RESULTS.md). Persons are always typed human.
+    no P31, so ``generate`` keeps them as ``no_type``. The substitution rate this gives Env-Re-DocRED test
+    (KB from dev + test) is in bench/RESULTS.md ("Renaming on real data and the lock"). Persons are always
+    typed human. ``progress``: the stages on stderr (``etl.progress.Stages``, on a terminal only).
     """
+    from etl.progress import Stages
+
+    with Stages("kb-from-corpus", 4, enabled=progress) as stage:
+        return _kb_from_corpus(docs_paths, out_kb, links_out, index=index, skip_invalid=skip_invalid, force=force,
+                               signals=signals, min_class_items=min_class_items, untyped=untyped, stage=stage)
+
+
+def _kb_from_corpus(docs_paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+                    out_kb: str | os.PathLike[str], links_out: str | os.PathLike[str], *,
+                    index: str | os.PathLike[str] | None, skip_invalid: bool, force: bool, signals: Sequence[str],
+                    min_class_items: int, untyped: str, stage: Any) -> KbResult:
     from etl.step import Step, check_writable, manifest_beside
 
     t0 = time.perf_counter()
@@ -343,6 +366,7 @@ def kb_from_corpus(
     _check_paths(docs_paths, out_kb, links_out)
     check_writable(out_kb, "--out")
     check_writable(links_out, "--links")
+    stage("read the documents")
     docsets = _read_all(docs_paths, skip_invalid)
     notes = [n for ds in docsets for n in (ds.skip_note(),) if n]
     out_kb, links_out = Path(out_kb), Path(links_out)
@@ -363,7 +387,7 @@ def kb_from_corpus(
             fields = {k: reported.get(k) for k in KbResult.REPORTED}
             return KbResult(out_kb=out_kb, links=links_out, seconds=time.perf_counter() - t0, notes=notes,
                             up_to_date=True, **fields)  # type: ignore[arg-type]
-        result = _build(docsets, index, step.path(out_kb), step.path(links_out), typer, untyped)
+        result = _build(docsets, index, step.path(out_kb), step.path(links_out), typer, untyped, stage)
         step.info["report"] = result.report()
     result.out_kb, result.links = out_kb, links_out
     result.notes = notes
@@ -389,6 +413,9 @@ def _read_all(docs_paths: Sequence[str | os.PathLike[str]], skip_invalid: bool) 
                         f"{' (all were invalid and skipped)' if skip_invalid else ''}; "
                         "pass DocRED-format files with documents, e.g. dev_revised.json")
     return docsets
+
+
+SUMMARY_TYPES = 10  # classes the summary lists without --verbose (Re-DocRED dev + test have 233)
 
 
 @dataclass
@@ -453,6 +480,7 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
             row: list[Cluster | None] = []
             here: dict[tuple[str, str], Cluster] = {}  # (coarse type, folded name) -> its item in this document
             genders = document_genders(doc)
+            kinds_of = document_kind_nouns(doc)
             for ei, ent in enumerate(doc["vertexSet"]):
                 coarse = entity_type(ent)
                 if coarse not in LINKED_TYPES:
@@ -479,13 +507,15 @@ def cluster_corpus(docsets: Sequence[DocSet]) -> Corpus:
                 for n in names:
                     here.setdefault((coarse, cluster_name(n)), cl)
                 sents = doc["sents"]
+                kinds = kinds_of[ei]
                 for m in ent:
                     cl.mention_names[m["name"]] += 1
                     if m["name"] not in cl.first_seen:
                         cl.first_seen[m["name"]] = order
                         order += 1
                     if len(cl.contexts) < MAX_CONTEXTS:
-                        cl.contexts.append(MentionContext.of(sents[m["sent_id"]], m["pos"][0], m["pos"][1]))
+                        cl.contexts.append(MentionContext.of(sents[m["sent_id"]], m["pos"][0], m["pos"][1], [
+                            k for k in kinds if k.sent_id == m["sent_id"] and k.start == m["pos"][0]]))
                 cl.members.append((title, ei))
                 if ei in genders:
                     cl.gender += genders[ei]
@@ -530,8 +560,10 @@ def corpus_evidence(corpus: Corpus) -> tuple[list[Cluster], list[Evidence]]:
 
 
 def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_kb: Path, links_out: Path,
-           typer: FineTyper, untyped: str = "coarse") -> KbResult:
-    """Cluster the entities, type the clusters and write the dump and the links (to staging paths)."""
+           typer: FineTyper, untyped: str = "coarse", stage: Any = None) -> KbResult:
+    """Cluster the entities, type the clusters and write the dump and the links (to staging paths);
+    ``stage(name)`` is called as each long part starts (``etl.progress.Stages``)."""
+    stage = stage or (lambda name: None)
     table = load_type_table()
     overrides: dict[tuple[str, str], tuple[str, ...]] = {}
     extra_coarse: dict[str, str] = {}
@@ -541,6 +573,7 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
         overrides, extra_coarse, extra_info = _constraints_from_index(index, table)
         source = f"index at {index} (type table where it has no constraint)"
 
+    stage("cluster the entities")
     corpus = cluster_corpus(docsets)
     links: dict[str, list[str | None]] = {}
     slots, doc_labels, related = corpus.slots, corpus.doc_labels, corpus.related
@@ -549,6 +582,7 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
     parents = {c: parent for c, (_, parent) in extra_info.items()}
     _assign_qids(all_clusters)
     _assign_genders(all_clusters)
+    stage("type the items")
     ordered, evidences = corpus_evidence(corpus)
     typings = typer.type_all(evidences)
     for cl, t in zip(ordered, typings):
@@ -581,6 +615,7 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
             if a not in class_set:
                 needed.add(a)
     new_classes = sorted(needed, key=lambda q: int(q[1:]))
+    stage("write the dump and the links")
     with wj.DumpWriter(out_kb) as w:
         for ent in wj.schema_entities(constraints=overrides or None):
             w.write(ent)

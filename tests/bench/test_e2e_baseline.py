@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from envbench.formats.end_to_end import Entity, Relation
+from tests.conftest import bench_script
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def base():
-    spec = importlib.util.spec_from_file_location("bench_e2e_baseline", REPO / "bench" / "e2e_baseline.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_e2e_baseline"] = module
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("e2e_baseline")
 
 
 def m(sid: int, a: int, b: int, typ: str, name: str = "x") -> dict:

@@ -103,6 +103,27 @@ def sample_world() -> SampleWorld:
     return SampleWorld(root, root / "sample", root / "index", res.links, docs / "test.json", docs / "train.json")
 
 
+@functools.cache
+def _sample_env() -> Path:
+    """The sample benchmark, generated once per test process."""
+    from envbench.rename.generate import generate
+
+    w = sample_world()
+    out = w.root / "env"
+    generate(w.test, w.index, out, links=w.links, seeds=5, progress=False, allow_training_names=True)
+    return out
+
+
+def sample_env(dest: Path) -> Path:
+    """The sample world's test split renamed as the demo renames it, but without the
+    training documents (``generate --seeds 5 --links --allow-training-names``; the demo's own, whose new names avoid
+    train.json and dev.json, is pinned in tests/envbench/rename/test_generate.py): a copy
+    at ``dest`` (which must not exist yet), for the caller to write beside or read. Generated once per test
+    process (the CLI tests, export, lock and generate each had generated their own)."""
+    shutil.copytree(_sample_env(), dest)
+    return dest
+
+
 def tiny_world() -> Builder:
     """A hand-made index: 40 humans, 30 cities, 6 countries, a few odd items; see the tests."""
     b = Builder()

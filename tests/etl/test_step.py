@@ -577,3 +577,64 @@ def test_an_output_inside_a_protected_folder_is_refused(tmp_path: Path, inp: Pat
     assert str(e.value) == f"--out {index / 'sub' / 'o.txt'}: inside {index}, which this step reads; " \
                            "choose an output outside it"
     assert not (index / "sub").exists()
+
+
+KILL_WHILE_PUBLISHING = """
+import os, signal, sys
+from pathlib import Path
+from etl.step import Step
+
+real = os.replace
+
+def replace(src, dst):
+    if Path(dst).name == sys.argv[3]:  # the temporary file is written whole: SIGKILL before its rename
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(src, dst)
+
+os.replace = replace
+with Step("demo", root=sys.argv[1], outputs=["a.txt", "b.txt"], inputs=[sys.argv[2]], parameters={"k": 1}) as step:
+    for name in ("a.txt", "b.txt"):
+        step.path(name).write_text("killed-" + name)
+"""
+
+
+@pytest.mark.parametrize("target", [".manifest.json.publishing", "manifest.json"])
+def test_a_sigkill_while_the_claim_or_manifest_is_written_leaves_nothing_the_rerun_keeps(
+        tmp_path: Path, inp: Path, target: str) -> None:
+    """Issue 56: one SIGKILL in 30 of `generate` left `..manifest.json.publishing.<hex>.tmp` in OUT, which no
+    rerun removed. The temporary files of the claim and the manifest are made in the step's marked staging
+    folder, which the rerun removes; a file of the user's named like one is kept."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "o"
+    out.mkdir()
+    users = out / f".{target}.0badc0de.tmp"
+    users.write_text("mine")
+    proc = subprocess.run([sys.executable, "-c", KILL_WHILE_PUBLISHING, str(out), str(inp), target],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    left = [p for p in out.rglob("*.tmp") if p.name.startswith(f".{target}.") and p != users]
+    assert len(left) == 1 and left[0].parent.name.startswith(".staging-demo-"), sorted(out.rglob("*"))
+    assert not _run(out, inp).up_to_date
+    assert _names(out) == sorted(["a.txt", "b.txt", "manifest.json", users.name])
+    assert users.read_text() == "mine" and (out / "a.txt").read_text() == "a-a.txt"
+
+
+def test_a_full_disk_or_a_size_limit_names_the_output_not_the_staging_folder(tmp_path: Path, inp: Path) -> None:
+    """Issue 56: a write that names no file (pyarrow's, gzip's) is named by the step's output, and one in the
+    staging folder by the output it stages; other errors pass unchanged."""
+    import errno
+
+    out = tmp_path / "o"
+    cases = [(lambda staged: OSError("[errno 28] No space left on device"), errno.ENOSPC, out),
+             (lambda staged: OSError(errno.EFBIG, "File too large"), errno.EFBIG, out),
+             (lambda staged: OSError(errno.ENOSPC, "No space left on device", str(staged)), errno.ENOSPC, out / "a.txt"),
+             (lambda staged: OSError(errno.ENOSPC, "No space left on device", "/elsewhere/x"), errno.ENOSPC,
+              Path("/elsewhere/x")),
+             (lambda staged: OSError(errno.EIO, "Input/output error"), errno.EIO, None)]
+    for make, code, named in cases:
+        with pytest.raises(OSError) as err, Step("demo", root=out, outputs=["a.txt"], inputs=[inp]) as step:
+            raise make(step.path("a.txt"))
+        assert err.value.errno == code and (err.value.filename == (None if named is None else str(named)))
+        assert not out.exists()

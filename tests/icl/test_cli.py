@@ -311,7 +311,7 @@ def run_args(prompts: Path, url: str, out: Path, *more: str) -> list[str]:
 def test_run_refuses_an_out_another_run_is_writing(runner: CliRunner, tmp_path: Path) -> None:
     import os
 
-    from icl.client import _hold
+    from icl.run_folder import hold_out as _hold
 
     p = write_world(tmp_path)
     assert runner.invoke(cli, ["icl", "prompts", "--docs", str(p["test"]), "--train", str(p["train"]),

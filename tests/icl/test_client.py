@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 from envbench.core.errors import EnvbenchError
-from icl.client import ChatClient, FatalError, endpoint_url, run_prompts
+from icl.client import ChatClient, FatalError
+from icl.openai_format import endpoint_url
 from icl.prompts import build_prompts
+from icl.run import run_prompts
 from tests.icl.test_prompts import write_world
 
 TIMEOUT = 0.3  # client timeout in these tests; the server stalls longer to provoke it
@@ -35,8 +37,8 @@ test_title.__test__ = False  # type: ignore[attr-defined]  # a helper, not a tes
 
 def fake_tokens(messages: list[dict[str, str]]) -> int:
     """The FakeServer's token count of a prompt: a token per word, plus the chat template's tokens as
-    icl.client reckons them (so the client's count agrees with the server's)."""
-    from icl.client import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_PROMPT
+    icl.server reckons them (so the client's count agrees with the server's)."""
+    from icl.server import CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_PROMPT
 
     return CHAT_TOKENS_PER_PROMPT + sum(len(m["content"].split()) + CHAT_TOKENS_PER_MESSAGE for m in messages)
 
@@ -582,9 +584,9 @@ def test_a_reply_past_the_size_cap_is_refused_unread(
     server: FakeServer, prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, announced: bool
 ) -> None:
     # regression: a 200 MB completion was accepted and cached, memory peaking at 612 MB
-    import icl.client
+    import icl.transport
 
-    monkeypatch.setattr(icl.client, "MAX_REPLY_BYTES", 2**20)
+    monkeypatch.setattr(icl.transport, "MAX_REPLY_BYTES", 2**20)
     server.faults = {"Hans": [("huge", 4 * 2**20, announced)]}
     res = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
     (fail,) = res.failed
@@ -621,7 +623,7 @@ def test_an_api_key_a_header_cannot_carry_is_refused(key: str, what: str) -> Non
 
 def test_a_second_run_into_the_same_out_is_refused(server: FakeServer, prompts: Path, tmp_path: Path) -> None:
     # regression: two runs into one --out both sent every request, so each answer was paid twice
-    from icl.client import _hold
+    from icl.run_folder import hold_out as _hold
 
     out = tmp_path / "run"
     held = _hold(out)  # the other run
@@ -732,11 +734,11 @@ def test_a_cached_rerun_asks_the_server_nothing_and_keeps_what_it_knew(
 def test_a_silent_model_list_is_said_and_the_last_facts_are_kept(
     server: FakeServer, prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import icl.client
+    import icl.server
 
     server.models, server.props = ["test-model"], {"total_slots": 2}
     run_prompts(prompts, tmp_path / "run", make_client(server.url, max_tokens=7), progress=False)
-    monkeypatch.setattr(icl.client, "PROBE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(icl.server, "PROBE_TIMEOUT_S", 0.2)
     server.get_stall = 1.0
     said: list[str] = []
     client = ChatClient(server.url, "test-model", timeout=5.0, sleep=lambda s: None)  # nothing cached for it
@@ -772,7 +774,7 @@ def test_numbers_a_server_cannot_mean_are_unknown(server: FakeServer, prompts: P
 
 
 def test_server_count_bounds() -> None:
-    from icl.client import MAX_SERVER_COUNT, server_count
+    from icl.openai_format import MAX_SERVER_COUNT, server_count
 
     assert [server_count(v) for v in (0, 4096, MAX_SERVER_COUNT)] == [0, 4096, MAX_SERVER_COUNT]
     assert [server_count(v) for v in (-1, MAX_SERVER_COUNT + 1, True, 4096.0, "4096", None)] == [None] * 6
@@ -822,3 +824,27 @@ def test_an_out_with_files_no_run_wrote_is_refused_before_sending(server: FakeSe
     shutil.copytree(run / "cache", shared / "answers-cache")
     assert run_prompts(prompts, shared, make_client(server.url), cache_dir=shared / "answers-cache",
                        progress=False).cache_hits == 3
+
+
+def test_proxy_variables_are_not_used(server: FakeServer, prompts: Path, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/icl.md: the client talks to the server directly. A client that reads HTTPS_PROXY (httpx2 and the openai
+    # SDK do by default) sent every request to a dead proxy here: no answer, each document failed as a connection error
+    import socket
+
+    trap = socket.socket()
+    trap.bind(("127.0.0.1", 0))
+    trap.listen(8)
+    trap.settimeout(0)
+    try:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{trap.getsockname()[1]}")
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        server.models = ["test-model"]
+        res = run_prompts(prompts, tmp_path / "run", make_client(server.url), progress=False)
+        assert (res.answered, res.failed) == (3, []) and server.total == 3 and server.gets["/v1/models"] == 1
+        with pytest.raises(BlockingIOError):
+            trap.accept()  # nothing connected to the proxy
+    finally:
+        trap.close()

@@ -12,9 +12,9 @@ from envbench.core.errors import EnvbenchError
 from envbench.core.relations import RELATIONS
 from envbench.formats.docred import distinct_names
 from envbench.scoring.metrics import score
-from icl.client import run_prompts
 from icl.parse import covered_titles, entity_number, parse_answer, parse_run, relation_id
 from icl.prompts import build_prompts, entity_order, render_document, triple_lines
+from icl.run import run_prompts
 from icl.templates import TEMPLATES
 from tests.icl.test_client import FakeServer, make_client, test_title
 from tests.icl.test_prompts import write_world

@@ -453,3 +453,26 @@ def test_skipped_documents_are_counted_and_old_folders_named(tmp_path: Path) -> 
         read_index(old)
     assert str(exc.value) == (f"{old / 'index.json'} was written by an older envbench (prompt files beside "
                               f"index.json); rebuild it with `envbench icl prompts ... --out {old}`")
+
+
+def test_limit_on_an_env_file_counts_source_documents() -> None:
+    """--limit 2 on an Env file: two source documents with every renamed copy, never one document twice."""
+    from icl.prompts import first_documents
+
+    env = [{"title": f"{t}-{k}"} for t in ("A", "B", "C") for k in (1, 2, 3)]
+    assert [d["title"] for d in first_documents(env, 2)] == ["A-1", "A-2", "A-3", "B-1", "B-2", "B-3"]
+    plain = [{"title": t} for t in ("A", "B-1", "C")]  # not an Env file: the first N as they come
+    assert [d["title"] for d in first_documents(plain, 2)] == ["A", "B-1"]
+
+
+def test_the_template_help_says_what_the_templates_do() -> None:
+    from click.testing import CliRunner
+
+    from envbench.cli import cli
+
+    out = CliRunner().invoke(cli, ["icl", "prompts", "--help"]).output
+    flat = " ".join(out.split())
+    assert "vertexSet order" not in flat and "'mention [N]'" not in flat
+    assert ("paper: the paper's Appendix A word for word (entities numbered in the order of their first mention, each "
+            "mention enclosed as '[N] mention [N]'") in flat
+    assert "of an Env file, the first N source documents with all their renamed copies" in flat

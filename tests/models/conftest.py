@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,11 @@ import pytest
 PEOPLE = ["Anna Berg", "Carl Dahl", "Eva Fors", "Gus Holm", "Ida Juhl", "Karl Lund", "Maja Nord", "Olof Pers"]
 CITIES = ["Umea", "Lulea", "Kiruna", "Gavle", "Malmo", "Lund", "Boras", "Visby"]
 COUNTRIES = ["Sweden", "Norway", "Finland", "Denmark"]
+
+
+# `envbench train` options that keep a run on the tiny encoder small and quick
+TINY = ["--set", "emb_size=32", "--set", "block_size=8", "--set", "batch_size=2", "--set", "progress=false",
+        "--set", "lr_encoder=1e-3", "--set", "lr_classifier=1e-3", "--set", "dtype=fp32"]
 
 
 def tiny_doc(i: int, *, rename: bool = False) -> dict[str, Any]:
@@ -81,3 +87,22 @@ def _one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    """Four training documents, their renamed twins and two dev documents, as JSON files in ``tmp_path``."""
+    paths = {"train": tmp_path / "train.json", "twins": tmp_path / "twins.json", "dev": tmp_path / "dev.json"}
+    paths["train"].write_text(json.dumps(tiny_docs(4)))
+    paths["twins"].write_text(json.dumps(tiny_docs(4, rename=True)))
+    paths["dev"].write_text(json.dumps(tiny_docs(2)))
+    return paths
+
+
+def invoke(args: list[str]) -> Any:
+    """``envbench ARGS`` through click's runner, exceptions raised (a traceback is a failure, not an exit code)."""
+    from click.testing import CliRunner
+
+    from envbench.cli import cli
+
+    return CliRunner().invoke(cli, args, catch_exceptions=False)

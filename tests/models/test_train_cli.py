@@ -4,33 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from envbench.cli import cli
 from envbench.core.errors import EnvbenchError
 from models.config import TrainConfig
-from tests.models.conftest import tiny_docs
+from tests.models.conftest import TINY, tiny_docs
+from tests.models.conftest import invoke as _invoke
 
 pytestmark = pytest.mark.train
-
-TINY = ["--set", "emb_size=32", "--set", "block_size=8", "--set", "batch_size=2", "--set", "progress=false",
-        "--set", "lr_encoder=1e-3", "--set", "lr_classifier=1e-3", "--set", "dtype=fp32"]
-
-
-@pytest.fixture
-def files(tmp_path: Path) -> dict[str, Path]:
-    paths = {"train": tmp_path / "train.json", "twins": tmp_path / "twins.json", "dev": tmp_path / "dev.json"}
-    paths["train"].write_text(json.dumps(tiny_docs(4)))
-    paths["twins"].write_text(json.dumps(tiny_docs(4, rename=True)))
-    paths["dev"].write_text(json.dumps(tiny_docs(2)))
-    return paths
-
-
-def _invoke(args: list[str]):
-    return CliRunner().invoke(cli, args, catch_exceptions=False)
 
 
 def test_config_overrides_parse_by_type() -> None:
@@ -133,7 +117,8 @@ def test_bad_config_file_is_one_line(tmp_path: Path) -> None:
     assert r.output.startswith(f"Error: {bad}: not a valid config file (")
     bad.write_text("[1]")
     r = _invoke(["train", "--show-config", "--config", str(bad)])
-    assert r.output == f"Error: --config {bad}: expected a JSON object of config fields, e.g. a saved config.json\n"
+    assert r.output == (f"Error: --config {bad}: expected a JSON object of config fields, found a JSON list; pass a "
+                        "config.json saved beside a checkpoint, or a .toml of `field = value` lines\n")
 
 
 def test_clear_errors(files: dict[str, Path], tmp_path: Path) -> None:
@@ -547,10 +532,10 @@ def test_a_checkpoint_folder_never_mixes_two_saves(tmp_path: Path) -> None:
     # weights beside the old epoch's scores
     import torch
 
-    from models.train import _save_weights
+    from models.train import save_weights
 
     folder = tmp_path / "best"
-    _save_weights(torch.nn.Linear(2, 2), TrainConfig(), {"f1": 0.1}, folder)
+    save_weights(torch.nn.Linear(2, 2), TrainConfig(), {"f1": 0.1}, folder)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
 
     class Interrupted(TrainConfig):
@@ -558,9 +543,9 @@ def test_a_checkpoint_folder_never_mixes_two_saves(tmp_path: Path) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _save_weights(torch.nn.Linear(2, 2), Interrupted(), {"f1": 0.9}, folder)
+        save_weights(torch.nn.Linear(2, 2), Interrupted(), {"f1": 0.9}, folder)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # the old save, whole; no temporary file
-    _save_weights(torch.nn.Linear(2, 2), TrainConfig(), {"f1": 0.9}, folder)
+    save_weights(torch.nn.Linear(2, 2), TrainConfig(), {"f1": 0.9}, folder)
     assert json.loads((folder / "metrics.json").read_text()) == {"f1": 0.9}
     assert sorted(p.name for p in folder.iterdir()) == ["config.json", "metrics.json", "model.pt"]
 
@@ -641,10 +626,9 @@ def test_a_train_that_stops_before_its_first_checkpoint_leaves_no_run_behind(
             _invoke(base)
         assert not run.exists()  # this run made the folder: it goes with what it wrote
         run.mkdir()
-        (run / "notes.txt").write_text("mine\n")
         with pytest.raises(RuntimeError, match="boom"):
             _invoke(base)
-        assert sorted(p.name for p in run.iterdir()) == ["notes.txt"]  # the user's file and folder stay
+        assert run.is_dir() and not any(run.iterdir())  # the user's empty folder stays, as empty as it was
     # one that stops after a checkpoint keeps it: last/ resumes
     r = _invoke([*base, "--set", "max_steps=2"])
     assert r.exit_code == 0, r.output
@@ -760,3 +744,123 @@ def test_predict_refuses_documents_that_were_all_skipped_as_invalid(files: dict[
     assert (r.exit_code, r.output) == (1, f"Error: {docs}: all 2 documents are invalid and were skipped; run without "
                                           "--skip-invalid to see the first problem\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "dev.json", "run", "train.json", "twins.json"]
+
+
+# --- issue 56: hostile input to train, predict and understand ---
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"" for p in sorted(folder.rglob("*"))}
+
+
+def test_train_writes_only_into_a_new_empty_or_own_run_folder(files: dict[str, Path], tiny_encoder: Path,
+                                                              tmp_path: Path) -> None:
+    """`--out r --set out=/etc --set max_steps=2` wrote a whole run into /etc: --set silently won over --out, and a
+    folder of unrelated files counted as a run folder as long as none of its names collided."""
+    etc = tmp_path / "etc"
+    (etc / "ssh").mkdir(parents=True)
+    for name in ("passwd", "hosts", "fstab", "ssh/sshd_config"):
+        (etc / name).write_text(f"{name}\n")
+    before = _listing(etc)
+    base = ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+            "--epochs", "1", *TINY, "--set", "max_steps=2"]
+    r = _invoke([*base, "--out", str(tmp_path / "r"), "--set", f"out={etc}"])
+    assert (r.exit_code, r.output) == (1, f"Error: --out {tmp_path / 'r'} and --set out={etc} disagree; give out "
+                                          "once\n")
+    refused = (f"Error: --out {etc}: holds fstab, hosts, passwd and 1 more, which `envbench train` did not write; it "
+               "writes only into a new folder, an empty one or a run folder of its own (its config.json a training "
+               "config); choose a new or empty --out folder\n")
+    for where in (["--out", str(etc)], ["--set", f"out={etc}"], ["--out", str(etc), "--set", f"out={etc}/."]):
+        r = _invoke([*base, *where])
+        assert (r.exit_code, r.output) == (1, refused)
+    assert _listing(etc) == before and not (tmp_path / "r").exists()
+    # options and --set of other fields: the same rule; the same value twice is no conflict
+    r = _invoke([*base, "--out", str(tmp_path / "r"), "--epochs", "2", "--set", "epochs=3"])
+    assert (r.exit_code, r.output) == (1, "Error: --epochs 2.0 and --set epochs=3 disagree; give epochs once\n")
+    r = _invoke(["train", "--show-config", "--no-evrt", "--set", "evrt=true"])
+    assert (r.exit_code, r.output) == (1, "Error: --no-evrt and --set evrt=true disagree; give evrt once\n")
+    r = _invoke(["train", "--show-config", "--out", "runs/a", "--set", "out=./runs/a"])
+    assert r.exit_code == 0 and json.loads(r.output)["out"] == "./runs/a"
+    # an empty folder, and a run folder of train's own (rerun: up to date), are where it writes
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = _invoke([*base, "--out", str(empty)])
+    assert r.exit_code == 0, r.output
+    r = _invoke([*base, "--out", str(empty)])
+    assert r.exit_code == 0 and r.stdout.startswith(f"up to date: {empty} finished its 2 steps"), r.output
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("lr_encoder=-1", "lr_encoder=-1.0: must be 0 or more; e.g. --set lr_encoder=5e-05"),
+    ("epochs=nan", "epochs=nan: must be a finite number; e.g. --set epochs=8.0"),
+    ("batch_size=0", "batch_size=0: must be at least 1; e.g. --set batch_size=4"),
+    ("dtype=fp8", "dtype='fp8'; use 'auto' or 'bf16' or 'fp32'"),
+    # AdamW divides by sqrt(v) + eps: where a gradient is 0, eps 0 gave NaN weights, saved as best/
+    ("adam_eps=0", "adam_eps=0: must be more than 0 (AdamW divides by the root of its second moment plus adam_eps, "
+                   "which is 0 where a gradient is 0); e.g. --set adam_eps=1e-06"),
+])
+def test_show_config_prints_only_a_config_that_trains(files: dict[str, Path], tmp_path: Path, setting: str,
+                                                      message: str) -> None:
+    """`--show-config` printed lr_encoder=-1, epochs=nan, batch_size=0 and dtype=fp8 as the resolved config, exit 0."""
+    r = _invoke(["train", "--show-config", "--set", setting])
+    assert (r.exit_code, r.output) == (1, f"Error: {message}\n")
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--out", str(tmp_path / "run"),
+                 "--set", setting])
+    assert (r.exit_code, r.output) == (1, f"Error: {message}\n")
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_encoder_that_is_a_run_or_no_model_is_named(files: dict[str, Path], tiny_encoder: Path,
+                                                       tmp_path: Path) -> None:
+    """`--encoder RUN` (it holds encoder/ and a config.json) gave a transformers traceback, then "module 'torch' has
+    no attribute 'fp32'"; a config.json of {} another traceback."""
+    run = tmp_path / "run"
+    base = ["train", "--train", str(files["train"]), "--dev", str(files["dev"]), *TINY, "--epochs", "1"]
+    r = _invoke([*base, "--encoder", str(tiny_encoder), "--out", str(run)])
+    assert r.exit_code == 0, r.output
+    fix = (f"pass the encoder that run was trained from (--encoder {tiny_encoder}), and --set "
+           f"init_from={run / 'best' / 'model.pt'} to start from its trained weights")
+    r = _invoke([*base, "--encoder", str(run), "--out", str(tmp_path / "again")])
+    assert (r.exit_code, r.output) == (1, f"Error: --encoder {run}: a run folder of `envbench train` (its config.json "
+                                          f"is a training config), not an encoder; {fix}\n")
+    r = _invoke([*base, "--encoder", str(run / "encoder"), "--out", str(tmp_path / "again")])
+    assert (r.exit_code, r.output) == (1, f"Error: --encoder {run / 'encoder'}: the encoder/ folder of the run {run} "
+                                          f"(tokenizer and config, no weights); {fix}\n")
+    empty = tmp_path / "enc"
+    empty.mkdir()
+    (empty / "config.json").write_text("{}")
+    r = _invoke([*base, "--encoder", str(empty), "--out", str(tmp_path / "again")])
+    assert (r.exit_code, r.output) == (1, f"Error: --encoder {empty}: its config.json is not a Hugging Face model "
+                                          "config (no model_type and hidden_size); pass --encoder DIR with a local "
+                                          "Hugging Face model folder (config.json, weights, tokenizer files), e.g. "
+                                          "bert-base-cased saved with save_pretrained\n")
+    shutil.copy(tiny_encoder / "config.json", empty / "config.json")  # a model config, and no weights beside it
+    r = _invoke([*base, "--encoder", str(empty), "--out", str(tmp_path / "again")])
+    assert (r.exit_code, r.output) == (1, f"Error: --encoder {empty}: no weights there (model.safetensors or "
+                                          "pytorch_model.bin); pass --encoder DIR with a local Hugging Face model "
+                                          "folder (config.json, weights, tokenizer files), e.g. bert-base-cased saved "
+                                          "with save_pretrained\n")
+    assert not (tmp_path / "again").exists()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[1, 2]", "expected a JSON object of config fields, found a JSON list"),  # was a TypeError (sequence item 0)
+    ('"agile"', "expected a JSON object of config fields, found a JSON string"),  # was "unknown fields , a, g, i"
+    (None, "model='nosuch'; use 'atlop' or 'docunet' or 'kd-docre'"),  # predicted without a word
+])
+def test_predict_reads_a_run_config_as_train_does(files: dict[str, Path], tiny_encoder: Path, tmp_path: Path,
+                                                  text: str | None, message: str) -> None:
+    run = tmp_path / "run"
+    r = _invoke(["train", "--train", str(files["train"]), "--dev", str(files["dev"]), "--encoder", str(tiny_encoder),
+                 "--out", str(run), "--epochs", "1", *TINY])
+    assert r.exit_code == 0, r.output
+    config = run / "best" / "config.json"
+    config.write_text(text or json.dumps({**json.loads(config.read_text()), "model": "nosuch"}))
+    pred = tmp_path / "pred.json"
+    r = _invoke(["predict", "--run", str(run), "--docs", str(files["dev"]), "--out", str(pred)])
+    assert (r.exit_code, r.output) == (1, f"Error: {config}: {message}; it must be the config.json `envbench train` "
+                                          "saved beside the checkpoint; copy the run again\n")
+    assert not pred.exists()
+    r = _invoke(["train", "--show-config", "--config", str(config)])  # train --config reads it with the same reader
+    # (and checks the values once options and --set are applied: `--model atlop` would mend this one)
+    assert (r.exit_code, r.output.split("; pass ")[0]) == (1, f"Error: --config {config}: {message}" if text
+                                                           else f"Error: {message}\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from click.testing import CliRunner
 
 from envbench.cli import cli
 from models.understand import rank_words, top_relation_classes, word_scores
+from tests.conftest import reference_elbow, shared_path
 from tests.models.conftest import make_tiny_encoder, tiny_docs
 
 pytestmark = pytest.mark.train
@@ -233,19 +235,30 @@ def test_understand_end_to_end(tiny_run: dict[str, Path], tmp_path: Path) -> Non
     lines = r.stdout.splitlines()
     assert lines[0] == ("4 documents, 12 facts (2 documents excluded, 0 without labels, 0 past --max-docs); IG with 4 "
                         "steps; a fact counts when its relation is in the model's top 4")
-    assert lines[1] == "official MAP(K) of words, evidence = all keyword spans of each fact:"
+    assert lines[1] == ("official MAP (DocRED-HWE's MAP_metric.py: a hit at rank i adds 1/i), of words; evidence: "
+                        "all keyword spans less the head's and tail's mentions (which are not ranked either)")
     assert lines[2].split() == ["run", "facts", "K=1", "K=5", "K=10", "K=20", "K=50"]
-    assert [ln.split()[0] for ln in lines[3:11]] == ["run#1", "elbow", "ideal", "random",
-                                                     "run#2", "elbow", "ideal", "random"]
-    assert lines[12].startswith("precision MAP: run#1 K=1 ")
+    assert [ln.split()[0] for ln in lines[3:18]] == ["run#1", "elbow", "ideal", "random", "run#2", "elbow", "ideal",
+                                                     "random", "on", "run#1", "elbow", "run#2", "elbow", "ideal",
+                                                     "random"]
+    assert lines[18].startswith("evidence last (own facts): run#1 K=1 ")
+    assert lines[19].startswith("evidence all (own facts): run#1 K=1 ")
+    assert lines[20].startswith("precision MAP (own facts): run#1 K=1 ")
+    assert lines[21].startswith("the head's or tail's own mention ranked first among the words: run#1 ")
     data = json.loads((out / "map.json").read_text())
     assert data["settings"]["selection"]["documents"] == 4 and data["settings"]["steps"] == 4
     assert data["settings"]["map"] == "official"
     a, b = data["runs"]
     assert a["map"] == b["map"] and a["facts_total"] == 12 and 0 < a["facts_kept"] <= 12
-    assert set(a["map"]) == {"official", "precision"} and set(a["map"]["official"]) == {"all", "last"}
+    assert set(a["map"]) == {"official", "precision"} and set(a["map"]["official"]) == {"context", "all", "last"}
     assert set(a["map"]["official"]["all"]) == {"model", "elbow", "ideal", "random"}
     assert set(a["map"]["precision"]["all"]) == {"model", "ideal", "random"}
+    # the same run twice keeps the same facts: its curves over the common facts are its own
+    assert a["map_common"] == a["map"] and a["facts_common"] == a["facts_scored"]
+    # labels 0 and 2 lose "Berg" (their head's name) from the evidence, label 1 loses nothing: all keep evidence
+    assert a["facts_scored"] == {"context": a["facts_kept"], "last": a["facts_kept"], "all": a["facts_kept"]}
+    assert 0 <= a["pair_first"] <= a["facts_kept"]
+    assert data["forms"]["precision"] == "precision MAP (the paper's Eq. 5: a hit at rank i adds precision@i)"
     official, precision = a["map"]["official"]["all"], a["map"]["precision"]["all"]
     assert len(official["model"]) == 100
     for c in (official, precision):
@@ -266,16 +279,32 @@ def test_understand_end_to_end(tiny_run: dict[str, Path], tmp_path: Path) -> Non
                for f in kept)
     r = _invoke([*args, "--map", "precision"])  # the cached attributions, the other form printed
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[1] == "precision MAP(K) of words, evidence = all keyword spans of each fact:"
+    assert r.stdout.splitlines()[1] == ("precision MAP (the paper's Eq. 5: a hit at rank i adds precision@i), of "
+                                        "words; evidence: all keyword spans less the head's and tail's mentions "
+                                        "(which are not ranked either)")
     assert json.loads((out / "map.json").read_text())["runs"][0]["documents_computed"] == 0
     # every wordpiece position ranked, as the reference: [CLS], markers and [SEP] compete with the words
     assert all(len(f["piece_ranking"]) == min(100, x["wordpieces"]) for x in recs for f in x["facts"] if f["kept"])
-    r = _invoke([*args, "--units", "wordpiece"])
+    r = _invoke([*args, "--units", "wordpiece", "--spans", "all"])
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[1] == "official MAP(K) of wordpieces, evidence = all keyword spans of each fact:"
+    assert r.stdout.splitlines()[1] == ("official MAP (DocRED-HWE's MAP_metric.py: a hit at rank i adds 1/i), of input "
+                                        "positions; evidence: all keyword spans, the pair's names included")
     pieces_map = json.loads((out / "map.json").read_text())
     assert pieces_map["settings"]["units"] == "wordpiece" and pieces_map["runs"][0]["documents_computed"] == 0
     assert pieces_map["runs"][0]["map"]["official"]["all"]["model"] != official["model"]
+    # DocRED-HWE's own evidence positions: the last span only, and the same cached attributions
+    r = _invoke([*args, "--units", "reference"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1] == ("official MAP (DocRED-HWE's MAP_metric.py: a hit at rank i adds 1/i), of input "
+                                        "positions; evidence: the positions DocRED-HWE's MAP_metric.py checks (last "
+                                        "span, not shifted for [CLS])")
+    ref = json.loads((out / "map.json").read_text())
+    assert ref["settings"]["spans"] == "last" and set(ref["runs"][0]["map"]["official"]) == {"last"}
+    assert ref["runs"][0]["documents_computed"] == 0
+    r = _invoke([*args, "--units", "reference", "--spans", "all"])
+    assert r.exit_code == 1
+    assert r.output == ("Error: --spans all: --units reference scores DocRED-HWE's own evidence, the last keyword "
+                        "span; leave --spans out (or pass --spans last)\n")
     # a rerun reuses the attributions (and keeps those it does not need); --max-docs keeps the first documents
     r = _invoke([*args, "--max-docs", "1"])
     assert r.exit_code == 0, r.output
@@ -421,3 +450,260 @@ def test_understand_never_writes_into_a_run_it_reads(tiny_run: dict[str, Path]) 
         assert (r.exit_code, r.output) == (1, f"Error: --out {out / 'map.json'}: inside {run}, which this step reads; "
                                               "choose an output outside it\n")
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[1, 2]", "expected a JSON object of config fields, found a JSON list"),  # was a TypeError (sequence item 0)
+    ('"agile"', "expected a JSON object of config fields, found a JSON string"),
+    (None, "model='nosuch'; use 'atlop' or 'docunet' or 'kd-docre'"),
+])
+def test_a_run_config_that_is_no_config_is_one_line(tiny_run: dict[str, Path], tmp_path: Path, text: str | None,
+                                                    message: str) -> None:
+    """Issue 56: a run whose best/config.json is a JSON list crashed `understand`; one reader (TrainConfig.of_checkpoint)
+    serves predict and understand as `train --config`."""
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run["run"], run)
+    config = run / "best" / "config.json"
+    config.write_text(text or json.dumps({**json.loads(config.read_text()), "model": "nosuch"}))
+    r = _invoke(["--run", str(run), "--hwe", str(tiny_run["hwe"]), "--out", str(tmp_path / "u"), "--steps", "2",
+                 "--threads", "1"])
+    assert (r.exit_code, r.output.splitlines()[-1]) == (1, f"Error: {config}: {message}; it must be the config.json "
+                                                           "`envbench train` saved beside the checkpoint; copy the run "
+                                                           "again")
+
+
+# --- DocRED-HWE's own evidence positions (--units reference), against a transcription of its rule ---
+
+def _minilm_tokenizer():
+    from models.encoder import default_encoder_path, load_tokenizer
+
+    try:
+        return load_tokenizer(default_encoder_path())
+    except Exception as exc:  # noqa: BLE001 - the package is optional
+        pytest.skip(f"MiniLM not installed: {exc}")
+
+
+def _reference_rule(doc: dict, tokenizer, max_length: int = 1024) -> tuple[list[int], dict[tuple, set[int]]]:
+    """DocRED-HWE's MAP_metric.py, transcribed: the input ids and each fact's ``key_inds``.
+
+    Every token is tokenised on its own; a "*" goes before a token that starts some mention and after one that
+    ends some mention (one each, however many mentions share the token); ``sent_map[s][t]`` is the offset among
+    those pieces (no [CLS]) where token t's pieces (its "*" first) begin, and ``sent_map[s][len]`` where the
+    sentence ends. Its keywords_dict.pkl holds, per label, the label's last keyword span (checked: equal to
+    dev_keys_new.json's last span on all 644 labelled documents); a fact's key_inds are
+    range(sent_map[s][st], sent_map[s][ed]), compared as they are with positions of the input, [CLS] first.
+    """
+    starts = {(m["sent_id"], m["pos"][0]) for e in doc["vertexSet"] for m in e}
+    ends = {(m["sent_id"], m["pos"][1] - 1) for e in doc["vertexSet"] for m in e}
+    pieces: list[str] = []
+    sent_map = []
+    for s, sent in enumerate(doc["sents"]):
+        offsets = {}
+        for t, token in enumerate(sent):
+            if token not in _TOKENIZE:
+                _TOKENIZE[token] = tokenizer.tokenize(token)
+            wp = _TOKENIZE[token]
+            wp = (["*"] if (s, t) in starts else []) + wp + (["*"] if (s, t) in ends else [])
+            offsets[t] = len(pieces)
+            pieces.extend(wp)
+        offsets[len(sent)] = len(pieces)
+        sent_map.append(offsets)
+    ids = [tokenizer.cls_token_id, *tokenizer.convert_tokens_to_ids(pieces[: max_length - 2]), tokenizer.sep_token_id]
+    keys = {}
+    for lab in doc["labels"]:
+        kw = lab["keywords"][-1]
+        s, (st, ed) = kw["sent_id"], kw["pos"]
+        keys[(lab["h"], lab["t"], lab["r"])] = set(range(sent_map[s][st], sent_map[s][ed]))
+    return ids, keys
+
+
+_TOKENIZE: dict[str, list[str]] = {}  # the transcription's tokenize(token), memoised: a pure function of the token
+
+
+@pytest.fixture(scope="module")
+def hwe_labelled() -> list[dict]:
+    """The labelled documents of the real DocRED-HWE file (read once: the reader validates all 699)."""
+    from envbench.scoring.hwe import read_hwe
+
+    return [d for d in read_hwe(shared_path("docred-hwe", "dev_keys_new.json")) if d.get("labels")]
+
+
+@pytest.mark.slow
+def test_reference_positions_equal_docred_hwe_rule_on_every_real_document(torch_mod, hwe_labelled) -> None:
+    from envbench.scoring.hwe import hwe_facts
+    from models.data import build_feature
+    from models.understand import document_layout, reference_positions
+
+    tok = _minilm_tokenizer()
+    docs = hwe_labelled
+    facts = same = 0
+    cache: dict[str, list[int]] = {}  # word -> ids, shared across documents as training shares it
+    for doc in docs:
+        ids, keys = _reference_rule(doc, tok)
+        layout = document_layout(doc, tok, cache=cache)
+        assert layout.input_ids == ids == build_feature(doc, tok, cache=cache).input_ids, doc["title"]  # same input
+        for f in hwe_facts(doc):
+            facts += 1
+            same += reference_positions(layout, f) == keys[(f.h, f.t, f.r)]
+    assert (len(docs), facts, same) == (644, 7342, 7342)
+
+
+def _reference_map(ig: list, keys: list[set[int]], max_k: int = 100) -> tuple[list[float], list[float]]:
+    """MAP_metric.py's cal_mAP for K = 1..max_k, transcribed: (the 1/i MAP, the saved elbow variant).
+
+    Per fact: the top K positions by IG (argsort, best first); the elbow from the top-100 IG values scaled by
+    1/sum(v^2), sorted descending, a cubic interp1d over linspace(0, 100, 100), derivatives by central
+    differences of step 0.1 at 0.1, 0.2, ..., 10.0 (scipy.misc.derivative's rule); a hit at rank i adds 1/i,
+    or 1/min(i, m + 1) in the variant; each AP divided by K, then averaged over facts.
+    """
+    np = pytest.importorskip("numpy")
+    plain, capped = np.zeros(max_k), np.zeros(max_k)
+    for vals, key in zip(ig, keys):
+        vals = np.asarray(vals)
+        m = reference_elbow(vals)
+        # argsort(...)[-topk:] reversed is, for every topk, the first topk of the whole descending order
+        order = np.argsort(vals).tolist()[::-1][:max_k]
+        hits = [pos for pos in range(max_k) if order[pos] in key]
+        for k in range(1, max_k + 1):
+            plain[k - 1] += sum(1 / (pos + 1) for pos in hits if pos < k) / k
+            capped[k - 1] += sum(1 / ((pos + 1) if pos <= m else (m + 1)) for pos in hits if pos < k) / k
+    return (plain / len(keys)).tolist(), (capped / len(keys)).tolist()
+
+
+def test_reference_map_equals_docred_hwe_rule_on_real_documents(torch_mod, hwe_labelled) -> None:
+    """``--units reference``: the 1/i MAP and its elbow variant of synthetic attributions on the first 20 labelled
+    DocRED-HWE documents equal the transcribed cal_mAP, K = 1..100."""
+    np = pytest.importorskip("numpy")
+    from envbench.scoring.hwe import hwe_facts
+    from models.understand import curves_of, document_layout, rankings, scored_facts
+
+    tok = _minilm_tokenizer()
+    docs = hwe_labelled[:20]
+    rng = np.random.default_rng(60)
+    records, layouts, ig, keys = [], {}, [], []
+    for doc in docs:
+        layout = layouts[doc["title"]] = document_layout(doc, tok)
+        ref_ids, ref_keys = _reference_rule(doc, tok)
+        assert len(ref_ids) >= 100  # the reference's argpartition needs 100 positions
+        facts = []
+        for f in hwe_facts(doc):
+            # attributions with 6 decimals (what the attributions file keeps), some weight near the evidence
+            vals = np.round(rng.normal(size=len(ref_ids)) + 2 * np.isin(np.arange(len(ref_ids)),
+                            list(ref_keys[(f.h, f.t, f.r)])) * rng.random(), 6)
+            ig.append(vals.tolist())
+            keys.append(ref_keys[(f.h, f.t, f.r)])
+            facts.append({"label": f.label_index, "kept": True, **rankings(vals.tolist(), layout, doc, f)})
+        records.append({"title": doc["title"], "words": sum(len(s) for s in doc["sents"]),
+                        "wordpieces": len(layout.input_ids), "facts": facts})
+    scored = scored_facts(records, {d["title"]: d for d in docs}, layouts, "reference", "last")
+    assert len(scored) == len(keys) > 200
+    ours = curves_of(scored)["official"]
+    plain, capped = _reference_map(ig, keys)
+    assert ours["model"] == pytest.approx(plain, abs=1e-6)
+    assert ours["elbow"] == pytest.approx(capped, abs=1e-6)
+    assert max(plain) > 0.05  # the evidence is found often enough for the comparison to mean something
+    # --units wordpiece's evidence (the last span's word pieces, after [CLS]) is never the reference's: the
+    # reference's positions lie one to the left and take in the span's markers
+    pieces = scored_facts(records, {d["title"]: d for d in docs}, layouts, "wordpiece", "last")
+    assert [s.key for s in pieces] == [s.key for s in scored]
+    assert sum(a.evidence == b.evidence for a, b in zip(pieces, scored)) == 0
+
+
+# --- the span modes: evidence beyond the pair's names, and the reference's positions, by hand ---
+
+def _tiny_hwe_doc() -> dict:
+    """Doc 0 of the tiny documents: words 0-6 "Anna Berg was born in Umea .", 7-13 "Umea is a town in Sweden .",
+    14-20 "Later Berg moved away from Sweden ."; label 0 (Anna Berg, Umea) has spans "Berg was" and "in", label
+    1 (Umea, Sweden) only the name "Umea" of sentence 1."""
+    doc = _hwe_docs(tiny_docs(1))[0]
+    doc["labels"][1]["keywords"] = [{"name": "Umea", "sent_id": 1, "pos": [0, 1]}]
+    return doc
+
+
+def test_layout_and_the_reference_positions_by_hand(torch_mod, tiny_encoder: Path) -> None:
+    from envbench.scoring.hwe import hwe_facts
+    from models.encoder import load_tokenizer
+    from models.understand import document_layout, pair_positions, reference_positions
+
+    tok = load_tokenizer(str(tiny_encoder))
+    doc = _tiny_hwe_doc()
+    lay = document_layout(doc, tok)
+    # input: [CLS] * anna berg * was born in * umea * . | * umea * is a town in * sweden * . | later * berg * ...
+    assert tok.convert_ids_to_tokens(lay.input_ids[:12]) == ["[CLS]", "*", "anna", "berg", "*", "was", "born", "in",
+                                                             "*", "umea", "*", "."]
+    assert lay.pieces[:7] == [[2], [3], [5], [6], [7], [9], [11]]
+    assert lay.markers[(0, 0, "start")] == 1 and lay.markers[(0, 1, "end")] == 4 and (0, 1, "start") not in lay.markers
+    # the reference's sent_map: offsets without [CLS], a token's block starting at its start marker
+    assert lay.blocks[0] == [0, 2, 4, 5, 6, 7, 10, 11] and lay.blocks[1][0] == 11 and lay.blocks[1][-1] == 22
+    f0, f1, _ = hwe_facts(doc)
+    # label 0's last span is "in" (input position 7): the reference checks position 6, "born"
+    assert reference_positions(lay, f0) == frozenset({6})
+    # label 1's "Umea" of sentence 1: offsets 11..13 = "* umea *" unshifted, i.e. ". * umea" of the input
+    assert reference_positions(lay, f1) == frozenset({11, 12, 13})
+    assert tok.convert_ids_to_tokens([lay.input_ids[p] for p in (11, 12, 13)]) == [".", "*", "umea"]
+    # the pair's positions: every piece of Anna Berg (twice) and Umea (twice), and their markers, not Sweden's
+    pair = pair_positions(lay, doc, f0)
+    names = {p for w in (0, 1, 5, 7, 15) for p in lay.pieces[w]}
+    marks = {lay.markers[k] for k in lay.markers if (k[0], k[1]) in {(0, 0), (0, 1), (0, 5), (1, 0), (2, 1)}}
+    assert pair == frozenset(names | marks) and len(marks) == 8
+    assert not {lay.markers[(1, 5, "start")], lay.markers[(2, 5, "end")]} & pair
+
+
+def _records(doc: dict) -> list[dict]:
+    """One document's attributions by hand: words ranked 1 (Berg), 5 (Umea), 2 (was), 0 (Anna), 4 (in), then the
+    rest in order, for both facts."""
+    first = [1, 5, 2, 0, 4]
+    ranking = first + [w for w in range(21) if w not in first]
+    scores = [float(21 - i) for i in range(21)]
+    facts = [{"label": i, "kept": True, "ranking": ranking, "top_scores": scores} for i in (0, 1)]
+    return [{"title": doc["title"], "words": 21, "wordpieces": 36, "facts": facts}]
+
+
+def test_context_mode_leaves_the_pair_out_of_evidence_and_ranking() -> None:
+    from models.understand import pair_first, scored_facts
+
+    doc = _tiny_hwe_doc()
+    docs, recs = {doc["title"]: doc}, _records(doc)
+    every = scored_facts(recs, docs, {}, "word", "all")
+    assert [(s.key, s.evidence, s.size) for s in every] == [(("Doc 0", 0), frozenset({1, 2, 4}), 21),
+                                                            (("Doc 0", 1), frozenset({7}), 21)]
+    context = scored_facts(recs, docs, {}, "word", "context")
+    # label 1's evidence is the name "Umea" alone: nothing left beyond the names, so the fact is not scored
+    assert [s.key for s in context] == [("Doc 0", 0)]
+    (c,) = context
+    assert c.evidence == frozenset({2, 4}) and c.size == 21 - 5  # Anna, Berg, Umea, Umea, Berg are not ranked
+    assert c.ranking[:3] == [2, 4, 3] and not {0, 1, 5, 7, 15} & set(c.ranking)
+    assert scored_facts(recs, docs, {}, "word", "last")[0].evidence == frozenset({4})
+    # "Berg" ranks first for both facts: a name of label 0's pair, not of label 1's (Umea, Sweden)
+    assert pair_first(recs, docs, {}, "word") == 1
+    with pytest.raises(ValueError):
+        scored_facts(recs, docs, {}, "reference", "context")
+
+
+def test_the_metric_over_the_facts_every_run_keeps() -> None:
+    from envbench.scoring.hwe import RunMap, format_table
+    from models.understand import ScoredFact, add_common, curves_of
+
+    def fact(title: str, hit: bool) -> ScoredFact:
+        return ScoredFact((title, 0), [0, 1, 2], frozenset({0 if hit else 2}), 3, 0)
+
+    a = {"context": [fact("A", True), fact("B", True)]}  # run a keeps A and B, and ranks both well
+    b = {"context": [fact("B", False), fact("C", True)]}  # run b keeps B (ranked badly) and C
+    runs = [RunMap(name, name, 3, 2, {form: {"context": c} for form, c in curves_of(s["context"]).items()},
+                   facts_scored={"context": 2}) for name, s in (("a", a), ("b", b))]
+    assert runs[0].curves["official"]["context"]["model"][0] == 1.0
+    assert runs[1].curves["official"]["context"]["model"][0] == 0.5  # its own facts: B missed, C hit
+    add_common(runs, [a, b])
+    assert runs[0].facts_common == runs[1].facts_common == {"context": 1}  # only B
+    assert runs[0].common["official"]["context"]["model"][0] == 1.0
+    assert runs[1].common["official"]["context"]["model"][0] == 0.0  # on the same fact, b ranks it third
+    lines = format_table(runs, "context", "official", ks=(1, 3)).splitlines()
+    assert [ln.split() for ln in lines[9:]] == [
+        ["on", "the", "1", "facts", "every", "run", "keeps:"],
+        ["a", "1", "1.0000", "0.3333"], ["elbow", "variant", "(saved)", "1.0000", "0.3333"],
+        # b's hit at rank 3 adds 1/3 (so 1/9 at K = 3), and 1 in the variant capped at its elbow (rank 1)
+        ["b", "1", "0.0000", "0.1111"], ["elbow", "variant", "(saved)", "0.0000", "0.3333"],
+        ["ideal", "(perfect", "ranking)", "1.0000", "0.3333"], ["random", "ranking", "0.3333", "0.2037"]]
+    solo = [RunMap("a", "a", 3, 2, runs[0].curves)]
+    add_common(solo, [a])
+    assert not solo[0].common and "every run keeps" not in format_table(solo, "context")

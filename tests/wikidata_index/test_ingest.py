@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -604,10 +605,44 @@ def test_unusable_names_are_never_written_and_are_counted(tmp_path: Path) -> Non
         assert pq.read_table(tmp_path / extractor / "demonyms").column("text").to_pylist() == ["Good"]
         assert res.stats["unusable_names"] == 5
         assert res.summary().splitlines()[-1] == (
-            "records: 3, items 3, properties 0, malformed 0, unusable names 5 (left out: control characters, "
-            "bidi overrides or more than 250 characters)")
+            "records: 3, items 3, properties 0, malformed 0, unusable names 5 (left out: control or format "
+            "characters, or more than 250 characters)")
         tables.append(_table_bytes(tmp_path / extractor))
     assert all(t == tables[0] for t in tables)
+
+
+INVISIBLE = {"zero-width joiner": "\u200d", "zero-width space": "\u200b", "right-to-left mark": "\u200f",
+             "byte-order mark": "\ufeff", "soft hyphen": "\u00ad", "word joiner": "\u2060", "tag": "\U000e0041"}
+
+
+def test_names_with_a_format_character_are_left_out_as_bidi_overrides_are(tmp_path: Path) -> None:
+    """Issue 56: a zero-width joiner or space, a right-to-left mark, a BOM or a soft hyphen inside a name
+    became a KB label, then part of new names in renamed documents; every Unicode Cf character is treated as
+    U+202E is: the name is left out and counted."""
+    items = [_item(k + 1, [5], label=f"Ana{ch}Lind", aliases=[f"Lind {k}"]) for k, ch in enumerate(INVISIBLE.values())]
+    items[0]["claims"]["P1549"] = [_demonym("Vor\u200ddian"), _demonym("Vordian")]
+    dump = _write(tmp_path / "d.json", _dump_bytes(items))
+    for extractor in _extractors():
+        res = ingest_dump(dump, tmp_path / extractor, workers=1, progress=False, extractor=extractor)
+        names = pq.read_table(tmp_path / extractor / "names").column("name").to_pylist()
+        assert sorted(names) == [f"Lind {k}" for k in range(len(INVISIBLE))]
+        assert pq.read_table(tmp_path / extractor / "demonyms").column("text").to_pylist() == ["Vordian"]
+        assert res.stats["unusable_names"] == len(INVISIBLE) + 1
+
+
+def test_the_format_character_table_covers_unicodedata() -> None:
+    """FORMAT_CHARACTERS is fixed (the same names left out on every machine); it must hold every Cf
+    character of this Python's Unicode database, or a newer Unicode's Cf would slip through."""
+    import unicodedata
+
+    from wikidata_index.names import FORMAT_CHARACTERS, char_class
+
+    table = {cp for a, b in FORMAT_CHARACTERS for cp in range(a, b + 1)}
+    cf = {cp for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Cf"}
+    assert cf <= table, [f"U+{cp:04X}" for cp in sorted(cf - table)]
+    assert all(unicodedata.category(chr(cp)) in ("Cf", "Cn") for cp in table)  # nothing else: unassigned at most
+    pattern = re.compile(f"[{char_class(FORMAT_CHARACTERS)}]")
+    assert all(pattern.fullmatch(chr(cp)) for cp in table) and not pattern.search("Ana Lind, ad\u00e9le")
 
 
 def test_a_qid_held_twice_warns_naming_it_and_its_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -871,12 +906,12 @@ def test_the_cli_refuses_an_empty_folder_with_the_stages_own_name(tmp_path: Path
     stage = out / f".staging-{_staging_key(str(dump), ('en',), None, DEFAULT_CHUNK_BYTES)}"
     stage.mkdir(parents=True)
     for force in ([], ["--force"]):
-        code, text = run("ingest-dump", dump, "--out", out, "--workers", 1, "-q", *force)
+        code, text = run("ingest-dump", dump, "--out", out, "--workers", 1, "--no-progress", *force)
         assert (code, text) == (1, f"Error: --out {out}: {stage.name} there was not made by an ingest-dump run (it "
                                    f"has no .envbench-staging file); move it out of {out}, or choose another --out\n")
         assert [p.name for p in out.iterdir()] == [stage.name] and not any(stage.iterdir())
     stage.rmdir()  # the fix the message names: then the same command ingests
-    code, text = run("ingest-dump", dump, "--out", out, "--workers", 1, "-q")
+    code, text = run("ingest-dump", dump, "--out", out, "--workers", 1, "--no-progress")
     assert code == 0, text
     assert not list(out.glob(".staging-*")) and not list(out.glob(".envbench-new-*"))
 
@@ -975,10 +1010,10 @@ def test_workers_and_chunk_mb_are_bounded(tmp_path: Path) -> None:
 
     dump = _write(tmp_path / "d.json", _dump_bytes(_synthetic(12)))
     out = tmp_path / "ix"
-    code, text = run("ingest-dump", dump, "--out", out, "--workers", 3000, "-q")
+    code, text = run("ingest-dump", dump, "--out", out, "--workers", 3000, "--no-progress")
     assert (code, text) == (1, f"Error: --workers 3000 is more than 256, the most parsing processes an ingest starts; "
                                f"give at most 256 (about the number of cores, {os.cpu_count()} here, is fastest)\n")
-    code, text = run("ingest-dump", dump, "--out", out, "--chunk-mb", 100_000_000, "-q")
+    code, text = run("ingest-dump", dump, "--out", out, "--chunk-mb", 100_000_000, "--no-progress")
     assert (code, text) == (1, "Error: --chunk-mb 100000000 is more than 1024; give at most 1024 (memory is about "
                                "4 x workers x --chunk-mb; the default, 32, is fastest)\n")
     assert not out.exists()

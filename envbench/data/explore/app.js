@@ -6,7 +6,10 @@
   const INDEX = DATA.index;
   const app = document.getElementById("app");
   const docCache = {};
-  const listState = { q: "", type: "", fine: "", reason: "", failures: false };
+  const listState = { q: "", type: "", fine: "", reason: "", failures: false, sort: "n", desc: false };
+  // the columns the document list sorts by (click a header; again for the other direction)
+  const SORTS = { n: "#", title: "title", entities: "entities", renamed: "renamed", kept: "kept",
+                  f1_original: "F1 original", f1_twins: "mean F1 twins", f1_drop: "F1 drop" };
 
   function esc(s) {
     return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
@@ -61,18 +64,36 @@
       '<label><input type="checkbox" id="failures"' + (listState.failures ? " checked" : "") +
       (s.has_predictions ? "" : " disabled") + "> has consistency failures</label>" +
       '<span id="count" class="muted"></span></div>' +
-      '<table id="docs"><thead><tr><th class="num">#</th><th>title</th><th class="num">entities</th>' +
-      '<th class="num">renamed</th><th class="num">kept</th><th class="num">F1 original</th>' +
-      '<th class="num">mean F1 twins</th></tr></thead><tbody></tbody></table>';
+      '<table id="docs"><thead><tr>' + Object.entries(SORTS).map(([key, label]) =>
+        '<th class="sortable' + (key === "title" ? "" : " num") + (listState.sort === key ? " sorted" : "") +
+        '" data-sort="' + key + '" title="sort by ' + esc(label) + '">' + esc(label) +
+        (listState.sort === key ? (listState.desc ? " ▼" : " ▲") : "") + "</th>").join("") +
+      '<th>kept because</th></tr></thead><tbody></tbody></table>';
+    const value = (d, key) => (d[key] === null || d[key] === undefined ? -Infinity : d[key]);
     const draw = () => {
-      const rows = INDEX.documents.filter(matches);
+      const key = listState.sort;
+      const rows = INDEX.documents.filter(matches).slice().sort((x, y) => {
+        const a = value(x, key), b = value(y, key);
+        const c = a < b ? -1 : a > b ? 1 : x.n - y.n;
+        return listState.desc ? -c : c;
+      });
       document.getElementById("count").textContent = rows.length + " of " + INDEX.documents.length + " documents";
       document.querySelector("#docs tbody").innerHTML = rows.map((d) =>
         '<tr class="doc-row" data-n="' + d.n + '"><td class="num">' + d.n + "</td><td>" + esc(d.title) +
         '</td><td class="num">' + d.entities + '</td><td class="num">' + d.renamed + '</td><td class="num">' + d.kept +
-        '</td><td class="num">' + fmt(d.f1_original) + '</td><td class="num">' + fmt(d.f1_twins) + "</td></tr>").join("");
+        '</td><td class="num">' + fmt(d.f1_original) + '</td><td class="num">' + fmt(d.f1_twins) +
+        '</td><td class="num">' + fmt(d.f1_drop) + '</td><td class="reasons">' +
+        d.reasons.map((r) => '<span class="tag">' + esc(r) + "</span>").join(" ") + "</td></tr>").join("");
       rendered();
     };
+    document.querySelector("#docs thead").addEventListener("click", (e) => {
+      const th = e.target.closest("th[data-sort]");
+      if (!th) return;
+      const key = th.dataset.sort;
+      // a second click turns the order round; F1 drop starts with the largest
+      const desc = listState.sort === key ? !listState.desc : key === "f1_drop";
+      location.hash = "#/sort/" + key + "/" + (desc ? "desc" : "asc");
+    });
     for (const id of ["q", "type", "fine", "reason"]) {
       document.getElementById(id).addEventListener("input", (e) => { listState[id] = e.target.value; draw(); });
     }
@@ -166,7 +187,25 @@
     return html;
   }
 
+  // every entity of the twin that kept its names, with the reason in words: readable without hovering
+  function keptHtml(entry, orig) {
+    const kept = (entry.substitutions || []).filter((s) => s.kind === "kept");
+    if (!kept.length) return "<div class='panel' id='kept'><h3>Kept names</h3><p class='muted'>none: every entity " +
+      "with a substitution row was renamed</p></div>";
+    const words = INDEX.summary.kept_reason_text || {};
+    return "<div class='panel' id='kept'><h3>Kept names (" + kept.length + ")</h3><ul>" + kept.map((s) =>
+      "<li><span class='m' data-e='" + s.entity + "' style='background:" + colour(s.entity) + "'>" +
+      esc(entityName(orig, s.entity)) + "</span> <span class='tag'>" + esc(s.reason || "") + "</span> " +
+      esc(words[s.reason] || "") + "</li>").join("") + "</ul></div>";
+  }
+
   function renderDoc(n, seed) {
+    const count = INDEX.documents.length;
+    if (!Number.isInteger(n) || n < 0 || n >= count) {
+      app.innerHTML = "<p>There is no document " + esc(String(n)) + ": the documents are numbered 0 to " + (count - 1) +
+        ", as in the source file. <a href='#/'>The document list</a>.</p>";
+      return;
+    }
     app.innerHTML = "<p class='muted'>Loading document " + n + "…</p>";
     loadDoc(n).then((rec) => {
       const seeds = Object.keys(rec.twins).map(Number).sort((a, b) => a - b);
@@ -197,7 +236,8 @@
           ">" + esc(twin.title.replace(/-\d+$/, "")) + "-" + s + "</button>").join("") +
         " <span class='muted'>F1 original " + fmt(rec.f1_original) + " · twin " + fmt(entry.f1) + "</span></div>" +
         "<div class='layout'><div><div class='pair' id='pair'><h3>Original</h3><h3>" + esc(twin.title) + "</h3>" + rows +
-        "</div></div><div><div class='panel' id='entity'><p class='muted'>Hover or click a mention.</p></div>" +
+        "</div></div><div>" + keptHtml(entry, orig) +
+        "<div class='panel' id='entity'><p class='muted'>Hover or click a mention for its substitution.</p></div>" +
         "<div class='panel' id='facts'><h3>Facts</h3>" + facts + "</div></div></div>";
       rendered();
       app.querySelector(".seeds").addEventListener("click", (e) => {
@@ -231,17 +271,29 @@
   // ------------------------------------------------------------------ summary
   function renderSummary() {
     const s = INDEX.summary;
+    const keptWords = s.kept_reason_text || {};
     const rate = Object.entries(s.substitution_rate).map(([t, c]) =>
       "<tr><td>" + esc(t) + "</td><td class='num'>" + c.renamed + "</td><td class='num'>" + c.entities +
       "</td><td class='num'>" + (c.rate === null ? "–" : c.rate.toFixed(3)) + "</td></tr>").join("");
-    const kept = Object.entries(s.kept_reasons).map(([r, n]) => "<tr><td>" + esc(r) + "</td><td class='num'>" + n + "</td></tr>").join("");
+    const kept = Object.entries(s.kept_reasons).map(([r, n]) => "<tr><td>" + esc(r) + "</td><td class='num'>" + n +
+      "</td><td>" + esc(keptWords[r] || "") + "</td></tr>").join("");
     const gender = Object.entries(s.gender || {}).map(([k, n]) => "<tr><td>" + esc(k) + "</td><td class='num'>" + n + "</td></tr>").join("");
     const cons = Object.entries(s.consistency).sort((x, y) => x[1].rate - y[1].rate).map(([r, c]) =>
       "<tr><td>" + esc(r) + "</td><td>" + esc(c.name) + "</td><td class='num'>" + c.correct_on_original +
       "</td><td class='num'>" + c.still_correct + "</td><td class='num'>" + c.rate.toFixed(3) + "</td></tr>").join("");
-    app.innerHTML = "<h2>Summary</h2><h3>Substitution rate by type</h3><table><tr><th>type</th><th class='num'>renamed</th>" +
+    const f1 = s.f1 ? Object.entries(s.f1.rows).map(([k, r]) => "<tr><td>" + esc(k) + "</td><td class='num'>" +
+      fmt(r.precision) + "</td><td class='num'>" + fmt(r.recall) + "</td><td class='num'>" + fmt(r.f1) +
+      "</td><td class='num'>" + r.correct + "</td><td class='num'>" + r.predicted + "</td><td class='num'>" + r.gold +
+      "</td></tr>").join("") : "";
+    app.innerHTML = "<h2>Summary</h2><h3>F1, original against Env</h3>" + (s.f1 ?
+      "<table id='f1'><tr><th></th><th class='num'>precision</th><th class='num'>recall</th><th class='num'>F1</th>" +
+      "<th class='num'>correct</th><th class='num'>predicted</th><th class='num'>gold</th></tr>" + f1 + "</table>" +
+      "<p>Env mean F1 " + fmt(s.f1.env_mean_f1) + ", a drop of " + fmt(s.f1.drop) + " points from the original " +
+      "<span class='muted'>(micro-averaged over the documents shown; `envbench evaluate` gives the official " +
+      "scorer's figures)</span></p>" : "<p class='muted'>Needs --original-pred and --env-pred.</p>") +
+      "<h3>Substitution rate by type</h3><table><tr><th>type</th><th class='num'>renamed</th>" +
       "<th class='num'>entities</th><th class='num'>rate</th></tr>" + rate + "</table>" +
-      "<h3>Kept entities by reason</h3>" + (kept ? "<table><tr><th>reason</th><th class='num'>entities</th></tr>" + kept + "</table>" : "<p class='muted'>none</p>") +
+      "<h3>Kept entities by reason</h3>" + (kept ? "<table><tr><th>reason</th><th class='num'>entities</th><th>why</th></tr>" + kept + "</table>" : "<p class='muted'>none</p>") +
       (gender ? "<h3>Persons by gender source</h3><table><tr><th>PER entities</th><th class='num'>count</th></tr>" + gender + "</table>" : "") +
       "<h3>Consistency per relation</h3>" + (s.has_predictions ? "<table><tr><th>id</th><th>relation</th>" +
         "<th class='num'>correct on original</th><th class='num'>still correct on twins</th><th class='num'>rate</th></tr>" + cons + "</table>" :
@@ -254,9 +306,13 @@
     if (!INDEX) { app.innerHTML = "<p>data/index.js is missing: rebuild the site with envbench explore.</p>"; return; }
     document.getElementById("source").textContent = INDEX.summary.sources.env_gold + " vs " + INDEX.summary.sources.original_gold;
     const h = location.hash.replace(/^#\/?/, "").split("/");
-    if (h[0] === "doc" && h[1]) renderDoc(Number(h[1]), Number(h[2] || 0));
+    if (h[0] === "doc" && h[1] !== undefined && h[1] !== "") renderDoc(Number(h[1]), Number(h[2] || 0));
     else if (h[0] === "summary") renderSummary();
-    else renderList();
+    else if (h[0] === "sort" && SORTS[h[1]]) {  // #/sort/f1_drop/desc: a list order one can link to
+      listState.sort = h[1];
+      listState.desc = h[2] ? h[2] === "desc" : h[1] === "f1_drop";
+      renderList();
+    } else renderList();
   }
   window.addEventListener("hashchange", route);
   route();

@@ -112,8 +112,19 @@ def type_order(ty: str) -> tuple[int, str]:
     return (TYPES.index(ty) if ty in TYPES else len(TYPES), ty)
 
 
+def has_popularity(index: str | os.PathLike[str]) -> bool:
+    """Whether the index knows any item's popularity: an index made from a dump without item-valued
+    statements has it null for every item (``wikidata_index.ingest``)."""
+    from wikidata_index.index import WikidataIndex
+
+    with WikidataIndex(index) as ix:
+        ix.require("entities")
+        return bool(ix.con.execute("SELECT count(popularity) FROM entities").fetchall()[0][0])
+
+
 def popularity(index: str | os.PathLike[str], qids: Iterable[str]) -> dict[str, int]:
-    """Popularity of each item id in the index (missing ids are left out), by one SQL join."""
+    """Popularity of each item id in the index (missing ids, and ids whose popularity the index does not
+    know, are left out), by one SQL join."""
     ids = sorted(set(qids))
     if not ids:
         return {}
@@ -124,7 +135,7 @@ def popularity(index: str | os.PathLike[str], qids: Iterable[str]) -> dict[str, 
     with WikidataIndex(index) as ix:
         ix.require("entities")
         rows = ix.con.execute(query, {"ids": ids}).fetchall()
-    return {qid: int(pop or 0) for qid, pop in rows}
+    return {qid: int(pop) for qid, pop in rows if pop is not None}
 
 
 def _relative(change: float, original: float) -> float | None:

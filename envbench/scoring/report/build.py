@@ -16,10 +16,11 @@ from typing import Any
 
 from envbench.core.errors import DataError, shorten
 from envbench.core.notes import HasNotes, Level, Note, NoteCode, note, texts
-from envbench.core.types import COARSE_TYPES
+from envbench.core.types import COARSE_TYPES, LINKED_TYPES
 from envbench.formats.docred import Doc, read_docs, read_json_file
 from envbench.formats.predictions import load_predictions, read_covers
 from envbench.formats.substitutions import read_substitution_rows
+from envbench.scoring.compare import fall_intervals
 from envbench.scoring.evaluate import (
     coverage,
     env_seed_problem,
@@ -38,6 +39,7 @@ from envbench.scoring.report import analyses as A
 from envbench.scoring.report.markdown import LABELS, render_markdown
 from envbench.scoring.report.plots import PLOT_FILES, plots
 from etl.io import dumps_json
+from etl.progress import Stages
 from etl.step import Step
 
 REPORT_FILES = ("report.json", "report.md", *PLOT_FILES)
@@ -62,6 +64,9 @@ class ReportResult(HasNotes):
             env = mean_std_text(f"{100 * row['env_mean']:7.2f}", std, n).ljust(15)
             lines.append(f"{LABELS[k]:<12} {100 * row['original']:8.2f}   {env}"
                          f"   {100 * row['env_pooled']:10.2f}   {100 * row['change']:+7.2f}")
+        prov = self.report.get("provenance")
+        if prov:
+            lines.insert(0, f"benchmark made from {prov['source']}")
         c = self.report["consistency"]["overall"]
         if c["rate"] is not None:
             lines.append(f"consistency rate: {100 * c['rate']:.2f}% of {c['original_correct']} facts "
@@ -97,6 +102,37 @@ def _read_stats(path: Path) -> dict[str, Any]:
     return data
 
 
+def _more_familiar(table5: dict[str, Any], env_gold: str | os.PathLike[str], stats_path: Path) -> Note | None:
+    """The warning for an Env benchmark whose renamed PER/ORG/LOC/MISC mentions carry names of the training
+    documents more often than the original mentions do (Table 5; NUM and TIME are renamed by rule)."""
+    def share(rows: dict[str, Any]) -> float:
+        n = sum((rows.get(t) or {}).get("mentions", 0) for t in LINKED_TYPES)
+        return sum((rows.get(t) or {}).get("in_train", 0) for t in LINKED_TYPES) / n if n else 0.0
+
+    orig, env = share(table5["original"]), share(table5["env"])
+    if env <= orig:
+        return None
+    how = ""
+    if stats_path.is_file():
+        made = ((read_json_file(stats_path, "stats.json") or {}).get("names_seen") or {}).get("training_names")
+        if made == "allowed":
+            how = f" ({stats_path} records that it was built with --allow-training-names)"
+    return note(NoteCode.RENAMED_NAMES_MORE_FAMILIAR, env=env_gold, env_share=f"{env:.1%}", orig_share=f"{orig:.1%}",
+                how=how)
+
+
+def _provenance(prov: Any) -> dict[str, str] | None:
+    """stats.json's provenance, its two sentences only, when they are plain one-line text (they go into report.md
+    as they are; a hand-edited stats.json must not write a table or a tag there), else None."""
+    if not isinstance(prov, dict):
+        return None
+    said = {k: prov.get(k) for k in ("kind", "source", "names", "licence")}
+    if not all(isinstance(said[k], str) and said[k].isprintable() and not any(c in said[k] for c in "<>|")
+               for k in ("kind", "source", "names")):
+        return None
+    return said
+
+
 def make_report(
     original_gold: str | os.PathLike[str],
     original_pred: str | os.PathLike[str],
@@ -109,11 +145,13 @@ def make_report(
     substitutions: str | os.PathLike[str] | None = None,
     stats: str | os.PathLike[str] | None = None,
     scorer: str = "docred",
+    progress: bool = False,
 ) -> ReportResult:
     """Compute every analysis, write report.json, report.md and the plots into ``out``.
 
     Recomputing is cheap, so ``out`` is always rewritten (never skipped as up to date); its
-    ``manifest.json`` records the inputs' sha256 and the parameters.
+    ``manifest.json`` records the inputs' sha256 and the parameters. ``progress``: the stages on stderr
+    (``etl.progress.Stages``, on a terminal only).
     """
     out_dir = Path(out)
     env_dir = Path(env_gold).parent
@@ -124,11 +162,12 @@ def make_report(
     inputs = [original_gold, original_pred, env_gold, env_pred, *train, *optional]
     parameters = {"scorer": scorer, "index": str(index) if index is not None else None}
     with Step("report", root=out_dir, outputs=REPORT_FILES, inputs=inputs, parameters=parameters,
-              rerun=True, force_flag=None) as step:
+              rerun=True, force_flag=None) as step, Stages("report", 5 + bool(train), enabled=progress) as stage:
         report, messages = _analyse(original_gold, original_pred, env_gold, env_pred, index=index, train=train,
                                     substitutions=substitutions, sub_path=sub_path, stats_path=stats_path,
-                                    scorer=scorer)
+                                    scorer=scorer, stage=stage)
         # plots first: matplotlib is what most likely fails, and staging keeps the old folder until the end
+        stage("draw the plots")
         for name, png in plots(report["figure4_f1_by_entities"], report["per_type_f1"]).items():
             step.path(name).write_bytes(png)
         step.path("report.md").write_bytes(render_markdown(report).encode("utf-8"))
@@ -160,8 +199,10 @@ def _analyse(
     sub_path: Path,
     stats_path: Path,
     scorer: str,
+    stage: Stages,
 ) -> tuple[dict[str, Any], list[Note]]:
     """report.json's content and the notes, from the inputs."""
+    stage("read the gold documents and predictions")
     og: list[Doc] = read_gold(original_gold)
     eg: list[Doc] = read_gold(env_gold)
     op = load_predictions(original_pred)
@@ -173,13 +214,17 @@ def _analyse(
     _check_same_benchmark(env_gold, original_gold, og, eg)
     og, op, uncovered = A.covered_originals(og, op, eg)
     train_docs: list[Doc] = []
+    if train:
+        stage("read the training documents")
     for p in train:
         train_docs.extend(read_docs(p, skip_flag=None).docs)
     facts = train_facts(train_docs) if train else None
     subs_rows = read_substitution_rows(sub_path) if sub_path.exists() else None
 
+    stage("score the original")
     ni = name_independent(env_gold, eg, facts, substitutions)
     orig_scores = score(og, op, facts=facts, scorer=scorer, source=str(original_pred))
+    stage("score the Env copies")
     env_pooled, env_summary = score_env(eg, ep, seeds=seeds, facts=facts, original_names=ni.names,
                                         scorer=scorer, source=str(env_pred))
     messages: list[Note] = [*train_is_gold_notes(train, [("--original-gold", original_gold),
@@ -202,15 +247,23 @@ def _analyse(
                                  n=len(cov.missing), total=cov.total, examples=example_titles(cov.missing)))
     messages += ni.notes
 
+    stage("analyses by type, entities, popularity and names")
     oc = A.checked(og, op, str(original_pred))
     ec = A.checked(eg, ep, str(env_pred))
 
     table5 = A.names_in_train(og, eg, train_docs) if train_docs else None
     if table5 is None:
         messages.append(note(NoteCode.TABLE5_NEEDS_TRAIN))
+    else:
+        familiar = _more_familiar(table5, env_gold, stats_path)
+        if familiar is not None:
+            messages.append(familiar)
 
+    provenance = None
     if stats_path.exists():
-        table1 = A.substitution_rates_from_stats(_read_stats(stats_path), str(stats_path))
+        read_stats = _read_stats(stats_path)
+        table1 = A.substitution_rates_from_stats(read_stats, str(stats_path))
+        provenance = _provenance(read_stats.get("provenance"))
     elif subs_rows is not None:
         table1 = A.substitution_rates_from_rows(subs_rows)
         messages.append(note(NoteCode.TABLE1_FROM_SUBSTITUTIONS, path=stats_path))
@@ -223,6 +276,8 @@ def _analyse(
         messages.append(note(NoteCode.TABLE4_NEEDS_SUBSTITUTIONS, path=sub_path))
     elif index is None:
         messages.append(note(NoteCode.TABLE4_NEEDS_INDEX))
+    elif not A.has_popularity(index):
+        messages.append(note(NoteCode.TABLE4_NO_POPULARITY, index=index))
     else:
         table4 = A.popularity_table(subs_rows, index, eg, ec)
 
@@ -236,6 +291,7 @@ def _analyse(
                    "env_gold": str(env_gold), "env_pred": str(env_pred), "train": [str(t) for t in train],
                    "index": str(index) if index else None, "substitutions": str(sub_path) if subs_rows else None},
         "seeds": seeds,
+        "provenance": provenance,
         "original": orig_scores,
         "env": {"pooled": env_pooled, **env_summary},
         "table1_substitution_rates": table1,
@@ -246,6 +302,8 @@ def _analyse(
         "figure4_f1_by_entities": A.f1_by_entities(og, oc, eg, ec),
         "per_type_f1": A.per_type_f1(og, oc, eg, ec),
         "consistency": consistency,
+        # the fall with its interval: a bootstrap over the documents, each with its renamed copies (compare)
+        "bootstrap": fall_intervals(og, op, eg, ep),
         "notes": texts(messages, Level.NOTE),
         "warnings": texts(messages, Level.WARNING),
     }

@@ -37,6 +37,7 @@ def _header(rep: Mapping[str, Any]) -> list[str]:
     return ["# envbench report: original vs Env", "",
             f"Original: {code(inp['original_gold'])} with {code(inp['original_pred'])}; "
             f"Env: {code(inp['env_gold'])} with {code(inp['env_pred'])} (seeds {', '.join(map(str, rep['seeds']))}).",
+            *([f"Benchmark made from {prov['source']}; {prov['names']}."] if (prov := rep.get("provenance")) else []),
             ""]
 
 
@@ -54,6 +55,18 @@ def _table2(rows: Mapping[str, Any], n: int) -> list[str]:
         lines.append(f"| {LABELS[k]} | {pct(row['original'])} | {mean_std(row['env_mean'], row['env_std'], n)} | "
                      f"{100 * row['change']:+.2f} | {rel} |")
     return lines
+
+
+def _interval(boot: Mapping[str, Any] | None) -> list[str]:
+    """The F1 fall with its interval (``compare.fall_intervals``), below Table 2."""
+    if not boot:
+        return []
+    if "skipped" in boot:
+        return ["", f"F1 fall: no interval ({boot['skipped']})."]
+    f = boot["fall_f1"]
+    return ["", f"F1 fall (original minus Env mean): {pct(f['estimate'])} points, {round(100 * f['level'])}% CI "
+                f"[{pct(f['low'])}, {pct(f['high'])}] (bootstrap over the {boot['documents']} original documents, "
+                f"each with its {boot['env_copies']} renamed copies; {boot['samples']} samples, `envbench compare`'s)."]
 
 
 def _table3(rows: Mapping[str, Any], n: int) -> list[str]:
@@ -92,25 +105,28 @@ def _figure4(f4: Mapping[str, Any]) -> list[str]:
 
 def _per_type(rows: Mapping[str, Any]) -> list[str]:
     lines = ["## F1 by entity type (facts whose head or tail has the type)", "",
-             "| type | original F1 | Env F1 | drop (points) |", "|---|---:|---:|---:|"]
+             "| type | gold facts (original) | gold facts (Env, all seeds) | original F1 | Env F1 | drop (points) |",
+             "|---|---:|---:|---:|---:|---:|"]
     for ty, row in rows.items():
         drop = "–" if row["drop"] is None else f"{100 * row['drop']:.2f}"
-        lines.append(f"| {ty} | {pct(row['original_f1'])} | {pct(row['env_f1'])} | {drop} |")
-    return lines + ["", "Plot: `type_drop.png`."]
+        lines.append(f"| {ty} | {row.get('n_gold_original', 0):,} | {row.get('n_gold_env', 0):,} | "
+                     f"{pct(row['original_f1'])} | {pct(row['env_f1'])} | {drop} |")
+    return lines + ["", "A type with few gold facts has a wide F1: read its drop with its count. Plot: `type_drop.png` "
+                        "(the fact count under each type)."]
 
 
 def _table4(t4: Mapping[str, Any] | None) -> list[str]:
     lines = ["## Popularity of renamed entities (Table 4)", ""]
     if t4 is None:
         return lines + ["Skipped (needs --index and substitutions.parquet)."]
-    lines += ["| type | renamed | not in index | original median | new median | new Q1 / Q2 / Q3 "
+    lines += ["| type | renamed | not in index | original Q1 / Q2 / Q3 | renamed Q1 / Q2 / Q3 "
               "| Env F1 by new-name quartile Q1 / Q2 / Q3 / Q4 |",
-              "|---|---:|---:|---:|---:|---|---|"]
+              "|---|---:|---:|---|---|---|"]
     for ty, row in t4["per_type"].items():
-        qs = " / ".join(f"{q:g}" for q in row["new_quartiles"] or [])
+        old = " / ".join(f"{q:g}" for q in row["original_quartiles"] or []) or "–"
+        qs = " / ".join(f"{q:g}" for q in row["new_quartiles"] or []) or "–"
         f1s = " / ".join(pct(v) for v in row["env_f1_by_new_popularity_quartile"].values())
-        lines.append(f"| {ty} | {row['renamed']} | {row['missing_in_index']} | {row['original_median']:g} | "
-                     f"{row['new_median']:g} | {qs} | {f1s} |")
+        lines.append(f"| {ty} | {row['renamed']} | {row['missing_in_index']} | {old} | {qs} | {f1s} |")
     return lines + ["", t4["note"] + "."]
 
 
@@ -167,7 +183,7 @@ def _notes(rep: Mapping[str, Any]) -> list[str]:
 def render_markdown(rep: Mapping[str, Any]) -> str:
     """report.md: every table of report.json, percentages with two decimals."""
     sections = [
-        _table2(rep["table2_precision_recall"], len(rep["seeds"])),
+        _table2(rep["table2_precision_recall"], len(rep["seeds"])) + _interval(rep.get("bootstrap")),
         _table3(rep["table3_intra_inter"], len(rep["seeds"])),
         _seeds(rep["env"]),
         _figure4(rep["figure4_f1_by_entities"]),

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from envbench.cli import cli
 from tests.envbench.scoring.test_evaluate import tiny_env, write  # noqa: F401 - tiny_env is a fixture
-from tests.envbench.scoring.test_metrics import tiny_doc
+from tests.envbench.scoring.test_metrics import mention, tiny_doc
 
 
 def run(*args: str):
@@ -423,11 +423,20 @@ def test_subset_predictions_warn_and_only_predicted_scores_the_subset(tmp_path: 
 
 
 # --------------------------------------------------------------------------- --end-to-end
+def e2e_doc() -> dict:
+    """tiny_doc with Paris a token of its own beside Ann (in tiny_doc they share a span, which end-to-end
+    coreference scores cannot take as a partition of the mentions)."""
+    doc = tiny_doc()
+    doc["sents"][0] = ["a", "p"]
+    doc["vertexSet"][1] = [mention("Paris", 0, (1, 2), typ="LOC")]
+    return doc
+
+
 def e2e_files(tmp_path: Path, row: dict | None = None) -> tuple[Path, Path]:
     """The tiny document and one end-to-end row for it: Ann/Annie, Paris, France, relation P19 right."""
-    gold = write(tmp_path / "g.json", [tiny_doc()])
+    gold = write(tmp_path / "g.json", [e2e_doc()])
     base = {"title": "Tiny",
-            "entities": [{"mentions": [[0, 0, 1], [2, 0, 1]], "type": "PER"}, {"mentions": [[0, 0, 1]], "type": "LOC"}],
+            "entities": [{"mentions": [[0, 0, 1], [2, 0, 1]], "type": "PER"}, {"mentions": [[0, 1, 2]], "type": "LOC"}],
             "relations": [{"h": 0, "t": 1, "r": "P19"}]}
     return gold, write(tmp_path / "e2e.json", [base | (row or {})])
 
@@ -438,9 +447,9 @@ def test_end_to_end_prints_the_metrics(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert lines[0].split() == ["F1", "all"]
-    # tiny_doc's mentions are Ann (0,0,1), Annie (2,0,1), Paris (0,0,1), France (3,0,1): Ann and Paris share a
-    # span, so the gold has 3 distinct spans, of which the 2 predicted are right: P 1, R 2/3, F1 0.8
-    assert lines[1].split() == ["Mention", "80.00"]
+    # the gold mentions are Ann (0,0,1), Paris (0,1,2), Annie (2,0,1), France (3,0,1); the 3 predicted are
+    # right: P 1, R 3/4, F1 6/7
+    assert lines[1].split() == ["Mention", "85.71"]
     # relation strict and relaxed: 1 predicted, right; 3 gold: P 1, R 1/3, F1 2 * 1/3 / (4/3) = 0.5
     assert [ln.split()[:2] + ln.split()[-1:] for ln in lines[8:10]] == [["Relation", "strict", "50.00"],
                                                                         ["Relation", "relaxed", "50.00"]]
@@ -463,6 +472,47 @@ def test_end_to_end_bad_rows_are_one_line_errors(tmp_path: Path, row: dict, prob
     assert res.exit_code == 1
     assert res.stderr == f"Error: {pred}: {problem}; or pass --skip-invalid to skip such rows\n"
     assert "Traceback" not in res.output
+
+
+@pytest.mark.parametrize(("row", "problem"), [
+    # issue 56: "TypeError: unhashable type" for r as a list or an object, with --skip-invalid too
+    ({"relations": [{"h": 0, "t": 1, "r": ["P17"]}]},
+     "relations[0].r ['P17'] is not one of the 96 DocRED relations; use a property id such as 'P17'"),
+    ({"relations": [{"h": 0, "t": 1, "r": {"id": "P17"}}]},
+     "relations[0].r {'id': 'P17'} is not one of the 96 DocRED relations; use a property id such as 'P17'"),
+    # issue 56: predicted entities sharing a mention made B³ 100.29 and MUC recall negative
+    ({"entities": [{"mentions": [[0, 0, 1], [2, 0, 1]], "type": "PER"}, {"mentions": [[2, 0, 1]], "type": "PER"}]},
+     "entities[1].mentions[0] [2, 0, 1] is also a mention of entities[0], whose mentions differ; a mention belongs "
+     "to one entity (MUC and B³ score a partition of the mentions): merge the two entities, or keep the mention in "
+     "one"),
+])
+def test_end_to_end_hostile_rows_are_one_line_and_skippable(tmp_path: Path, row: dict, problem: str) -> None:
+    gold, pred = e2e_files(tmp_path, row)
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred))
+    assert (res.exit_code, res.stderr) == (1, f"Error: {pred}: document 'Tiny' (row 0): {problem}; or pass "
+                                              "--skip-invalid to skip such rows\n")
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred), "--skip-invalid")
+    assert res.exit_code == 0 and res.stderr.splitlines()[0] == (
+        f"Warning: skipped 1 invalid row of {pred} (--skip-invalid; their documents count as predicting nothing): "
+        f"{pred}: document 'Tiny' (row 0): {problem}")
+    assert all(line.split()[-1] == "0.00" for line in res.stdout.splitlines()[1:10])
+
+
+@pytest.mark.parametrize(("relations", "shown"), [(None, "null"), (5, "an integer")])
+def test_end_to_end_jerex_relations_that_are_no_list_are_one_line(tmp_path: Path, relations: object,
+                                                                   shown: str) -> None:
+    # issue 56: JEREX rows whose relations are null or 5 gave "TypeError: ... not iterable", with --skip-invalid too
+    gold = write(tmp_path / "g.json", [e2e_doc()])
+    row = {"tokens": ["a", "p", "b", "c", "d"], "mentions": [{"start": 0, "end": 1}, {"start": 1, "end": 2}],
+           "entities": [{"mentions": [0], "type": "PER"}, {"mentions": [1], "type": "LOC"}], "relations": relations}
+    pred = write(tmp_path / "predictions.json", [row])
+    problem = (f"{pred}: document 'Tiny' (row 0): relations is {shown}, not a list of relations {{head, tail, type}}")
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred))
+    assert (res.exit_code, res.stderr) == (1, f"Error: {problem}; or pass --skip-invalid to skip such rows\n")
+    res = run("evaluate", "--end-to-end", "--gold", str(gold), "--pred", str(pred), "--skip-invalid")
+    assert res.exit_code == 0 and res.stderr == (
+        f"Warning: skipped 1 invalid row of {pred} (--skip-invalid; their documents count as predicting nothing): "
+        f"{problem}\n")
 
 
 def test_end_to_end_skip_invalid_counts_and_lists_the_rows(tmp_path: Path) -> None:

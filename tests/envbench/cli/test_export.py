@@ -11,17 +11,12 @@ import pytest
 
 from tests.envbench.cli.invoke import run as _run
 from tests.envbench.cli.invoke import run_examples
-from tests.envbench.index_fixture import sample_world
+from tests.envbench.index_fixture import sample_env, sample_world
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    w = sample_world()
-    out = tmp_path_factory.mktemp("cli-export") / "env"
-    code, text = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "5",
-                      "--out", str(out), "--no-progress")
-    assert code == 0, text
-    return out
+    return sample_env(tmp_path_factory.mktemp("cli-export") / "env")
 
 
 def test_export_prints_what_it_wrote_then_up_to_date(env: Path, tmp_path: Path) -> None:
@@ -105,7 +100,7 @@ def test_export_of_a_benchmark_with_no_substitutions_is_refused(tmp_path: Path) 
     docs = [{**d, "vertexSet": [], "labels": []} for d in json.loads(w.test.read_text())[:2]]
     src = tmp_path / "noents.json"
     src.write_text(json.dumps(docs))
-    code, text = _run("generate", str(src), "--index", str(w.index), "--seeds", "1", "--out", str(tmp_path / "g"),
+    code, text = _run("generate", "--allow-training-names", str(src), "--index", str(w.index), "--seeds", "1", "--out", str(tmp_path / "g"),
                       "--no-progress")
     assert code == 0, text
     code, text = _run("export", str(tmp_path / "g"), "--docs", str(src), "--out", str(tmp_path / "hf"))
@@ -160,3 +155,71 @@ def test_help_example_runs_when_pasted(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     run_examples("export")
     assert (tmp_path / "data" / "env-hf" / "data" / "test_env-00000-of-00001.parquet").is_file()
+
+
+def test_export_onto_a_full_disk_names_the_folder_and_its_own_free_space(env: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 56: pyarrow's ENOSPC names no file, and the message gave the free space of the current folder's
+    file system ("69.4 GB free" for a 40 KB tmpfs); it names --out and the space of --out's file system."""
+    import envbench.cli._errors as errors
+    import envbench.formats.hf as hf
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError("[Errno 28] Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    class Usage:
+        def __init__(self, free: int) -> None:
+            self.free = free
+
+    monkeypatch.setattr(hf, "write_split", full)
+    monkeypatch.setattr(errors.shutil, "disk_usage",
+                        lambda p: Usage(40_000 if Path(p).is_relative_to(tmp_path) else 69_400_000_000))
+    out = tmp_path / "hf"
+    code, text = _run("export", str(env), "--docs", str(sample_world().test), "--out", str(out))
+    assert (code, text) == (1, f"Error: {out}: no space left on the device (40.0 KB free there); free some space "
+                               "there, or write elsewhere (an --out on another disk)\n")
+    assert not out.exists()
+
+
+def test_export_into_another_steps_folder_offers_no_force_that_it_refuses(env: Path, tmp_path: Path) -> None:
+    """Issue 56: the message suggested --force, which export then refused (its folder is its own)."""
+    docs, other = str(sample_world().test), tmp_path / "other"
+    shutil.copytree(env, other)  # a folder of `generate` that is not ENV_DIR
+    before = sorted(p.name for p in other.iterdir())
+    code, text = _run("export", str(env), "--docs", docs, "--out", str(other))
+    assert (code, text) == (1, f"Error: --out {other}: manifest.json there describes the output of `generate` "
+                               "(stats.json, substitutions.parquet, test_env.json), not `export`; choose another "
+                               "--out\n")
+    code, text = _run("export", str(env), "--docs", docs, "--out", str(other), "--force")
+    assert (code, text) == (1, f"Error: --out {other}: holds manifest.json, stats.json, substitutions.parquet and 1 "
+                               "more, which no `export` run wrote; choose a new or empty folder for --out, or move "
+                               "them out\n")
+    assert sorted(p.name for p in other.iterdir()) == before
+
+
+def test_evaluate_names_an_edited_data_file_of_an_export(env: Path, tmp_path: Path) -> None:
+    """Issue 56: every relation of the exported Env split set to P17 scored perfect predictions at F1 10.28,
+    with no word; the file's sha256 is held against the manifest's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from envbench.formats import hf
+
+    out = tmp_path / "hf"
+    assert _run("export", str(env), "--docs", str(sample_world().test), "--out", str(out))[0] == 0
+    data = out / "data" / "test_env-00000-of-00001.parquet"
+    rows = pq.read_table(data).to_pylist()
+    for r in rows:
+        r["labels"]["relation_id"] = ["P17"] * len(r["labels"]["relation_id"])
+    pq.write_table(pa.Table.from_pylist(rows, schema=hf.document_schema()), data, compression="zstd")
+    pred = tmp_path / "pred.json"
+    pred.write_text("[]")
+    code, text = _run("evaluate", "--gold", str(out), "--pred", str(pred))
+    assert (code, text) == (1, f"Error: {data}: changed since `envbench export` wrote it (its sha256 is not the one "
+                               f"{out / 'manifest.json'} lists); run `envbench export` again, or copy the whole "
+                               "folder again\n")
+    stray = out / "data" / "extra-00000-of-00001.parquet"
+    shutil.copy(data, stray)
+    code, text = _run("evaluate", "--gold", str(stray), "--pred", str(pred))
+    assert (code, text) == (1, f"Error: {stray}: not a file that `envbench export` wrote ({out / 'manifest.json'} "
+                               "does not list it); remove it, or run `envbench export` again\n")

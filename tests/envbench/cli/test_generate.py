@@ -6,16 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from envbench.rename.generate import ALLOWED_NOTE
+from tests.envbench.cli.docs import DOC, out_of_range, write_docs
 from tests.envbench.cli.invoke import run as _run
 from tests.envbench.cli.invoke import run_examples
-from tests.envbench.index_fixture import mention, sample_world
-
-DOC = {
-    "title": "Anna",
-    "sents": [["Anna", "lives", "in", "Rome", "."]],
-    "vertexSet": [[mention("Anna", 0, [0, 1], "PER")], [mention("Rome", 0, [3, 4], "LOC")]],
-    "labels": [{"h": 0, "t": 1, "r": "P551", "evidence": [0]}],
-}
+from tests.envbench.index_fixture import sample_world
 
 
 def _files(path: Path) -> list[str]:
@@ -26,12 +21,12 @@ def _files(path: Path) -> list[str]:
 
 def test_generate_command(tmp_path: Path) -> None:
     w = sample_world()  # `link` writing the link file: tests/envbench/cli/test_link.py
-    code, out = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links),
+    code, out = _run("generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--links", str(w.links),
                      "--seeds", "2", "--out", str(tmp_path / "env"), "--no-progress")
     assert code == 0, out
     assert out.startswith("20 documents x 2 seeds -> 40 documents")
     assert _files(tmp_path / "env") == ["manifest.json", "stats.json", "substitutions.parquet", "test_env.json"]
-    code, out = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links),
+    code, out = _run("generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--links", str(w.links),
                      "--seeds", "2", "--out", str(tmp_path / "env"))
     assert code == 0 and out == (f"{tmp_path / 'env'} is up to date (same inputs, index and parameters); "
                                  "nothing to do. Pass --force to regenerate.\n")
@@ -45,7 +40,7 @@ def test_help_has_examples() -> None:
 
 def test_seeds_below_one(tmp_path: Path) -> None:
     w = sample_world()
-    code, out = _run("generate", str(w.test), "--index", str(w.index), "--seeds", "0", "--out", str(tmp_path / "o"))
+    code, out = _run("generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--seeds", "0", "--out", str(tmp_path / "o"))
     assert code == 1
     assert out == "Error: --seeds must be at least 1 (got 0); pass --seeds 5 for the Env-DocRED setting\n"
     assert _files(tmp_path / "o") == []
@@ -54,7 +49,7 @@ def test_seeds_below_one(tmp_path: Path) -> None:
 def test_seeds_past_the_bound_fail_before_any_work(tmp_path: Path) -> None:
     # --seeds 99999999999 had run on with no end in sight
     w = sample_world()
-    for command in (["generate", str(w.test), "--index", str(w.index)], ["demo"]):
+    for command in (["generate", "--allow-training-names", str(w.test), "--index", str(w.index)], ["demo"]):
         code, out = _run(*command, "--seeds", "99999999999", "--out", str(tmp_path / "o"))
         assert (code, out) == (1, "Error: --seeds must be at most 1000 (got 99999999999); pass --seeds 5 for the "
                                   "Env-DocRED setting\n")
@@ -63,11 +58,8 @@ def test_seeds_past_the_bound_fail_before_any_work(tmp_path: Path) -> None:
 
 def test_out_of_range_positions(tmp_path: Path) -> None:
     w = sample_world()
-    bad = json.loads(json.dumps(DOC))
-    bad["vertexSet"][1][0]["pos"] = [3, 9]
-    docs = tmp_path / "bad.json"
-    docs.write_text(json.dumps([bad]))
-    code, out = _run("generate", str(docs), "--index", str(w.index), "--out", str(tmp_path / "o"))
+    docs = write_docs(tmp_path / "bad.json", [out_of_range()])
+    code, out = _run("generate", "--allow-training-names", str(docs), "--index", str(w.index), "--out", str(tmp_path / "o"))
     assert code == 1
     assert out == (f"Error: {docs}: document 0 'Anna': entity 1 mention 0: pos [3, 9] is out of range for "
                    "sentence 0 (5 tokens); pos is a [start, end) token span inside the sentence; fix it; "
@@ -81,7 +73,7 @@ def test_link_count_mismatch(tmp_path: Path) -> None:
     docs.write_text(json.dumps([DOC]))
     links = tmp_path / "links.json"
     links.write_text(json.dumps({"Anna": ["Q1"]}))
-    code, out = _run("generate", str(docs), "--index", str(w.index), "--links", str(links), "--out", str(tmp_path / "o"))
+    code, out = _run("generate", "--allow-training-names", str(docs), "--index", str(w.index), "--links", str(links), "--out", str(tmp_path / "o"))
     assert code == 1
     assert out == (f"Error: {links}: document 0 'Anna': the link file lists 1 entities but the document has 2; "
                    "give a QID or null for each entity index (or regenerate it with `envbench link`)\n")
@@ -95,7 +87,7 @@ def test_missing_index_table(tmp_path: Path) -> None:
     shutil.rmtree(index / "property_constraints")
     docs = tmp_path / "docs.json"
     docs.write_text(json.dumps([DOC]))
-    code, out = _run("generate", str(docs), "--index", str(index), "--out", str(tmp_path / "o"))
+    code, out = _run("generate", "--allow-training-names", str(docs), "--index", str(index), "--out", str(tmp_path / "o"))
     assert code == 1
     assert out == (f"Error: index at {index} has no table 'property_constraints'; "
                    f"rerun `envbench ingest-dump DUMP --out {index} --force`\n")
@@ -105,7 +97,7 @@ def test_missing_index_table(tmp_path: Path) -> None:
 def test_no_index(tmp_path: Path) -> None:
     docs = tmp_path / "docs.json"
     docs.write_text(json.dumps([DOC]))
-    code, out = _run("generate", str(docs), "--index", str(tmp_path / "none"), "--out", str(tmp_path / "o"))
+    code, out = _run("generate", "--allow-training-names", str(docs), "--index", str(tmp_path / "none"), "--out", str(tmp_path / "o"))
     assert code == 1
     assert out == (f"Error: no index at {tmp_path / 'none'}; run `envbench ingest-dump DUMP --out "
                    f"{tmp_path / 'none'}` first\n")
@@ -131,7 +123,7 @@ def test_link_file_for_other_documents(tmp_path: Path) -> None:
     expected = (f"Error: {links}: none of the 1 document titles (e.g. 'Anna') is in this link file (1 titles, "
                 "e.g. 'Other'); pass the link file made for these documents, or make one with "
                 "`envbench link DOCS --index DIR --out LINKS.json`\n")
-    code, out = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(links),
+    code, out = _run("generate", "--allow-training-names", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(links),
                      "--out", str(tmp_path / "o"))
     assert (code, out) == (1, expected) and _files(tmp_path / "o") == []
 
@@ -139,7 +131,7 @@ def test_link_file_for_other_documents(tmp_path: Path) -> None:
 def test_docred_file_given_as_links(tmp_path: Path) -> None:
     w = sample_world()
     docs = _docs(tmp_path)
-    code, out = _run("generate", str(docs), "--index", str(w.index), "--links", str(docs), "--out", str(tmp_path / "o"))
+    code, out = _run("generate", "--allow-training-names", str(docs), "--index", str(w.index), "--links", str(docs), "--out", str(tmp_path / "o"))
     assert code == 1
     assert out == (f"Error: {docs}: not a link file: it holds DocRED documents (vertexSet) without links; pass "
                    "{title: [QID or null per entity index]} as `envbench link DOCS --index DIR --out LINKS.json` "
@@ -150,7 +142,7 @@ def test_docred_file_given_as_links(tmp_path: Path) -> None:
 def test_missing_link_file(tmp_path: Path) -> None:
     w = sample_world()
     missing = tmp_path / "nope.json"
-    code, out = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(missing),
+    code, out = _run("generate", "--allow-training-names", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(missing),
                      "--out", str(tmp_path / "o"))
     assert code == 1
     assert out == (f"Error: --links {missing}: no such file; check the path, or leave --links out to link the "
@@ -162,7 +154,7 @@ def test_predictions_given_as_docs(tmp_path: Path) -> None:
     w = sample_world()
     preds = tmp_path / "preds.json"
     preds.write_text(json.dumps([{"title": "Anna", "h_idx": 0, "t_idx": 1, "r": "P551"}]))
-    code, out = _run("generate", str(preds), "--index", str(w.index), "--out", str(tmp_path / "o"))
+    code, out = _run("generate", "--allow-training-names", str(preds), "--index", str(w.index), "--out", str(tmp_path / "o"))
     assert code == 1
     assert out == (f"Error: {preds}: holds predictions (a list of {{title, h_idx, t_idx, r}}), not DocRED "
                    "documents; give a DocRED-format file (title, sents, vertexSet) here, and predictions to "
@@ -174,7 +166,7 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path: Path) -> None:
     w = sample_world()
     blocker = tmp_path / "file.txt"
     blocker.write_text("")
-    code, out = _run("generate", str(w.test), "--index", str(w.index), "--out", str(blocker / "env"))
+    code, out = _run("generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--out", str(blocker / "env"))
     assert (code, out) == (1, f"Error: --out {blocker / 'env'}: {blocker} is a file, not a folder; "
                               "choose another path\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
@@ -182,7 +174,7 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path: Path) -> None:
 
 def test_bad_pool(tmp_path: Path) -> None:
     w = sample_world()
-    code, out = _run("generate", str(w.test), "--index", str(w.index), "--pool", "bad", "--out", str(tmp_path / "o"))
+    code, out = _run("generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--pool", "bad", "--out", str(tmp_path / "o"))
     assert code == 2 and out.endswith("Error: Invalid value for '--pool': 'bad' is not one of 'eval', 'train'.\n")
     assert _files(tmp_path / "o") == []
 
@@ -207,16 +199,12 @@ def test_demo_refuses_an_empty_out(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def test_no_documents(tmp_path: Path) -> None:
     w = sample_world()
-    empty = tmp_path / "empty.json"
-    empty.write_text("[]")
-    code, out = _run("generate", str(empty), "--index", str(w.index), "--out", str(tmp_path / "o"))
+    empty = write_docs(tmp_path / "empty.json", [])
+    code, out = _run("generate", "--allow-training-names", str(empty), "--index", str(w.index), "--out", str(tmp_path / "o"))
     assert (code, out) == (1, f"Error: {empty}: holds no documents; give a DocRED-format file with at least "
                               "one document\n")
-    bad = json.loads(json.dumps(DOC))
-    bad["vertexSet"][1][0]["pos"] = [3, 9]
-    invalid = tmp_path / "invalid.json"
-    invalid.write_text(json.dumps([bad]))
-    code, out = _run("generate", str(invalid), "--index", str(w.index), "--skip-invalid", "--out", str(tmp_path / "o"))
+    invalid = write_docs(tmp_path / "invalid.json", [out_of_range()])
+    code, out = _run("generate", "--allow-training-names", str(invalid), "--index", str(w.index), "--skip-invalid", "--out", str(tmp_path / "o"))
     assert (code, out) == (1, f"Error: {invalid}: all 1 documents are invalid and were skipped; run without "
                               "--skip-invalid to see the first problem\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.json", "invalid.json"]
@@ -235,18 +223,18 @@ def test_an_input_that_is_an_output_is_refused_and_kept(tmp_path: Path) -> None:
     out.mkdir()
     shutil.copy(w.links, out / "stats.json")
     before = (out / "stats.json").read_bytes()
-    code, res = _run("generate", str(w.test), "--index", str(w.index), "--links", str(out / "stats.json"),
+    code, res = _run("generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--links", str(out / "stats.json"),
                      "--seeds", "1", "--out", str(out))
     assert (code, res) == (1, f"Error: --out {out}: the input {out / 'stats.json'} would be overwritten by this "
                               f"step's output {out / 'stats.json'}; choose another output location or move the input\n")
     assert (out / "stats.json").read_bytes() == before and _files(out) == ["stats.json"]
     # an output of the previous run, which this run would remove, counts too
-    code, res = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "1",
+    code, res = _run("generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "1",
                      "--out", str(tmp_path / "env"))
     assert code == 0, res
     again = tmp_path / "env" / "test_env.json"
     kept = again.read_bytes()
-    code, res = _run("generate", str(again), "--index", str(w.index), "--seeds", "1", "--out", str(tmp_path / "env"))
+    code, res = _run("generate", "--allow-training-names", str(again), "--index", str(w.index), "--seeds", "1", "--out", str(tmp_path / "env"))
     assert (code, res) == (1, f"Error: --out {tmp_path / 'env'}: the input {again} would be overwritten by this "
                               f"step's output {again}; choose another output location or move the input\n")
     assert again.read_bytes() == kept
@@ -255,7 +243,7 @@ def test_an_input_that_is_an_output_is_refused_and_kept(tmp_path: Path) -> None:
 def test_out_inside_the_index_is_refused(tmp_path: Path) -> None:
     w = sample_world()
     for out in (w.index, w.index / "names"):
-        code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--out", str(out))
+        code, res = _run("generate", "--allow-training-names", str(_docs(tmp_path)), "--index", str(w.index), "--out", str(out))
         assert (code, res) == (1, f"Error: --out {out}: it is the index folder {w.index} or a folder inside it; "
                                   "choose an output folder outside the index\n")
 
@@ -267,7 +255,7 @@ def test_a_manifest_that_is_not_an_object_is_replaced_with_force(tmp_path: Path)
     out = tmp_path / "o"
     out.mkdir()
     (out / "manifest.json").write_text("[1,2]\n")
-    args = ["generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
+    args = ["generate", "--allow-training-names", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
             "--seeds", "1", "--out", str(out)]
     code, res = _run(*args)
     assert (code, res) == (1, f"Error: --out {out}: manifest.json there is not a manifest an envbench step wrote "
@@ -283,12 +271,8 @@ def test_a_manifest_that_is_not_an_object_is_replaced_with_force(tmp_path: Path)
 def test_skip_invalid_says_how_many_and_why(tmp_path: Path) -> None:
     # issue 17 #14: --skip-invalid dropped documents without a word on the console
     w = sample_world()
-    bad = json.loads(json.dumps(DOC))
-    bad["title"] = "Anna 2"
-    bad["vertexSet"][1][0]["pos"] = [3, 9]
-    docs = tmp_path / "docs.json"
-    docs.write_text(json.dumps([DOC, bad]))
-    code, res = _run("generate", str(docs), "--index", str(w.index), "--links", str(_links(tmp_path)),
+    docs = write_docs(tmp_path / "docs.json", [DOC, out_of_range("Anna 2")])
+    code, res = _run("generate", "--allow-training-names", str(docs), "--index", str(w.index), "--links", str(_links(tmp_path)),
                      "--seeds", "1", "--skip-invalid", "--out", str(tmp_path / "o"))
     assert code == 0, res
     assert (f"warning: skipped 1 invalid document of {docs}; the first: document 1 'Anna 2': entity 1 mention 0: "
@@ -312,7 +296,7 @@ def test_staging_left_by_a_killed_run_is_removed_and_a_users_folder_kept(tmp_pat
     for mine in (".generate-backup", ".staging-generate-mine"):
         (out / mine).mkdir()
         (out / mine / "keep.txt").write_text("precious")
-    code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
+    code, res = _run("generate", "--allow-training-names", str(_docs(tmp_path)), "--index", str(w.index), "--links", str(_links(tmp_path)),
                      "--seeds", "1", "--out", str(out))
     assert code == 0, res
     assert sorted(p.name for p in out.iterdir()) == [".generate-backup", ".staging-generate-mine", "docs_env.json",
@@ -332,7 +316,7 @@ def test_a_second_run_into_the_same_out_fails_at_once(tmp_path: Path) -> None:
     fd = os.open(out, os.O_RDONLY)  # what the first run holds while it writes
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        code, res = _run("generate", str(_docs(tmp_path)), "--index", str(w.index), "--links",
+        code, res = _run("generate", "--allow-training-names", str(_docs(tmp_path)), "--index", str(w.index), "--links",
                          str(_links(tmp_path)), "--seeds", "1", "--out", str(out))
     finally:
         os.close(fd)
@@ -351,7 +335,7 @@ def test_a_sigkilled_run_leaves_nothing_a_rerun_keeps(tmp_path: Path) -> None:
 
     w = sample_world()
     out = tmp_path / "o"
-    args = ["generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--no-progress",
+    args = ["generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--links", str(w.links), "--no-progress",
             "--out", str(out)]
     proc = subprocess.Popen([sys.executable, "-m", "envbench", *args, "--seeds", "60"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -387,21 +371,30 @@ def test_exclude_names_from_keeps_training_names_out(tmp_path: Path) -> None:
     w = sample_world()
     base = ["generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "2", "--no-progress"]
     code, res = _run(*base, "--out", str(tmp_path / "plain"))
+    assert (code, res.split(" (")[0]) == (1, "Error: --pool eval builds a benchmark of names novel to the models it "
+                                             "tests: pass the documents they train on with --exclude-names-from "
+                                             "TRAIN.json")
+    assert not (tmp_path / "plain").exists()
+    code, res = _run(*base, "--allow-training-names", "--out", str(tmp_path / "plain"))
     assert code == 0 and "names seen" not in res, res
+    assert f"warning: {ALLOWED_NOTE}\n" in res
     train = excluded_names([w.train])
     plain = _renamed_mention_keys(tmp_path / "plain")
     assert sum(seen(k, train) for k in plain) > 0  # without the option, training names do come up
     plain_stats = json.loads((tmp_path / "plain" / "stats.json").read_text())["names_seen"]
     assert plain_stats["exclude_names_from"] == [] and plain_stats["renamed"]["in_excluded"] is None
+    assert plain_stats["training_names"] == "allowed"
+    assert json.loads((tmp_path / "plain" / "manifest.json").read_text())["parameters"]["allow_training_names"]
 
     out = tmp_path / "novel"
     code, res = _run(*base, "--exclude-names-from", str(w.train), "--out", str(out))
     assert code == 0, res
-    assert "names seen in train.json: 0.0% of 600 renamed mentions (source mentions: 53.7%)\n" in res
+    assert "names seen in train.json: 0.0% of 588 renamed mentions (source mentions: 53.7%)\n" in res
     novel = _renamed_mention_keys(out)
-    assert len(novel) == 600 and not any(seen(k, train) for k in novel)
+    assert len(novel) == 588 and not any(seen(k, train) for k in novel)
     stats = json.loads((out / "stats.json").read_text())["names_seen"]
-    assert stats["renamed"]["mentions"] == 600 and stats["renamed"]["in_excluded"] == 0
+    assert stats["renamed"]["mentions"] == 588 and stats["renamed"]["in_excluded"] == 0
+    assert stats["training_names"] == "excluded"
     assert (stats["source"]["in_excluded"], stats["source"]["mentions"]) == (176, 328)
     code, res = _run(*base, "--exclude-names-from", str(w.train), "--out", str(tmp_path / "again"))
     assert code == 0, res
@@ -422,20 +415,22 @@ def test_exclude_names_from_keeps_training_names_out(tmp_path: Path) -> None:
 def test_exclude_names_from_errors(tmp_path: Path) -> None:
     w = sample_world()
     base = ["generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "1", "--no-progress"]
+    code, res = _run(*base, "--allow-training-names", "--exclude-names-from", str(w.train), "--out", str(tmp_path / "o"))
+    assert (code, res) == (1, "Error: --allow-training-names and --exclude-names-from contradict each other: the "
+                              "second keeps the new names off those files; give one of them\n")
     missing = tmp_path / "nope.json"
     code, res = _run(*base, "--exclude-names-from", str(missing), "--out", str(tmp_path / "o"))
     assert (code, res) == (1, f"Error: --exclude-names-from {missing}: no such file; give a DocRED-format file "
                               "whose mention names the new names must avoid (a model's training split)\n")
     assert _files(tmp_path / "o") == []
-    empty = tmp_path / "empty.json"
-    empty.write_text("[]")
+    empty = write_docs(tmp_path / "empty.json", [])
     code, res = _run(*base, "--exclude-names-from", str(empty), "--out", str(tmp_path / "o"))
     assert (code, res) == (1, f"Error: {empty}: holds no documents; give a DocRED-format file with at least one "
                               "document\n")
     assert _files(tmp_path / "o") == []
     # an output of the folder (here the previous run's benchmark) is refused, and kept
     out = tmp_path / "env"
-    code, res = _run(*base, "--out", str(out))
+    code, res = _run(*base, "--exclude-names-from", str(w.train), "--out", str(out))
     assert code == 0, res
     env = out / "test_env.json"
     kept = env.read_bytes()
@@ -448,8 +443,14 @@ def test_exclude_names_from_errors(tmp_path: Path) -> None:
 def test_twins_are_drawn_from_the_train_pool_only(tmp_path: Path) -> None:
     # --twins --pool eval was accepted: twins named from the benchmarks' pool (hostile-input probe)
     w = sample_world()
-    code, out = _run("generate", str(w.train), "--index", str(w.index), "--links", str(w.links), "--seeds", "1",
+    code, out = _run("generate", "--allow-training-names", str(w.train), "--index", str(w.index), "--links", str(w.links), "--seeds", "1",
                      "--twins", "--out", str(tmp_path / "t"), "--no-progress")
     assert (code, out) == (1, "Error: --twins draws EVRT training twins, whose names no benchmark may share; pass "
                               "--pool train\n")
+    assert not (tmp_path / "t").exists()
+    code, out = _run("generate", str(w.train), "--index", str(w.index), "--links", str(w.links), "--seeds", "1",
+                     "--pool", "train", "--twins", "--out", str(tmp_path / "t"), "--no-progress")
+    assert (code, out) == (1, "Error: --twins: pass the documents the models trained on these twins are scored on "
+                              "as --exclude-names-from (the test file and its Env version), so that no twin takes "
+                              "one of their names\n")
     assert not (tmp_path / "t").exists()

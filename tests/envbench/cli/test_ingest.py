@@ -25,7 +25,7 @@ MOCK = ("wikidata-samples", "wikidata-toolkit", "mock-dump-for-long-testing.json
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli") / "index"
     dump = shared_path("wikidata-samples", "syvb-wikidata", "Q42.json")
-    res = CliRunner().invoke(cli, ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "-q"])
+    res = CliRunner().invoke(cli, ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert res.output.startswith(f"index written to {out} in ")
     assert "rows: entities 1, names 4, types 1," in res.output
@@ -64,7 +64,7 @@ def test_index_get_shows_demonyms(tmp_path: Path, index: Path) -> None:
     out = tmp_path / "pt"
     dump = shared_path("wikidata-samples", "syvb-wikidata", "Q45.json")
     res = CliRunner().invoke(cli, ["ingest-dump", str(dump), "--out", str(out), "--languages", "fr",
-                                   "--workers", "1", "-q"])
+                                   "--workers", "1", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "property_constraints 0, demonyms 3" in res.output
     res = CliRunner().invoke(cli, ["index", "get", str(out), "Q45"])
@@ -147,7 +147,7 @@ def test_ingest_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_bytes(b"[\n{oops,\n{oops\n]\n")
     res = CliRunner().invoke(cli, ["ingest-dump", str(bad), "--out", str(tmp_path / "o"), "--max-errors", "1",
-                                   "-q", "--workers", "1"])
+                                   "--no-progress", "--workers", "1"])
     assert res.exit_code == 1
     assert res.output.endswith(
         f"Error: {bad}: 2 malformed entities, more than --max-errors 1 (first at line 2: invalid JSON); "
@@ -163,7 +163,7 @@ def test_help_has_examples() -> None:
 
 def test_ingest_from_stdin(tmp_path: Path) -> None:
     data = shared_path("wikidata-samples", "wikidata-toolkit", "mock-dump-for-testing.json").read_bytes()
-    res = CliRunner().invoke(cli, ["ingest-dump", "-", "--out", str(tmp_path / "o"), "-q", "--workers", "1"],
+    res = CliRunner().invoke(cli, ["ingest-dump", "-", "--out", str(tmp_path / "o"), "--no-progress", "--workers", "1"],
                              input=data)
     assert res.exit_code == 0, res.output
     assert "rows: entities 3, names 0," in res.output and "skipped_lexeme 1" in res.output
@@ -175,7 +175,7 @@ def test_a_file_that_is_not_a_dump_is_refused(tmp_path: Path) -> None:
     docs = tmp_path / "dev.json"
     docs.write_bytes(orjson.dumps([{"title": "T", "sents": [["a"]], "vertexSet": []}]))
     out = tmp_path / "index"
-    res = CliRunner().invoke(cli, ["ingest-dump", str(docs), "--out", str(out), "--workers", "1", "-q"])
+    res = CliRunner().invoke(cli, ["ingest-dump", str(docs), "--out", str(out), "--workers", "1", "--no-progress"])
     assert res.exit_code == 1
     assert res.output.splitlines()[-1] == (
         f"Error: {docs}: none of its 1 records is a Wikidata entity (line 1: record is not a JSON object); "
@@ -189,7 +189,7 @@ def test_extractor_c_without_the_build_names_the_fix(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(ingest, "fast_extractor", lambda: None)
     dump = shared_path("wikidata-samples", "syvb-wikidata", "Q42.json")
-    args = ["ingest-dump", str(dump), "--out", str(tmp_path / "ix"), "--workers", "1", "-q"]
+    args = ["ingest-dump", str(dump), "--out", str(tmp_path / "ix"), "--workers", "1", "--no-progress"]
     res = CliRunner().invoke(cli, [*args, "--extractor", "c"])
     assert res.exit_code == 1
     assert res.output == (
@@ -202,7 +202,7 @@ def test_extractor_c_without_the_build_names_the_fix(tmp_path: Path, monkeypatch
 
 
 def _ingest(*args: str, input: bytes | None = None):  # noqa: A002 - click's name
-    return CliRunner().invoke(cli, ["ingest-dump", *args, "-q", "--workers", "1"], input=input)
+    return CliRunner().invoke(cli, ["ingest-dump", *args, "--no-progress", "--workers", "1"], input=input)
 
 
 def _reingest(path: Path) -> str:
@@ -292,7 +292,7 @@ def test_a_full_disk_in_the_final_step_keeps_the_chunks_for_a_resume(tmp_path: P
     monkeypatch.setattr(ing.PartWriter, "close", full)
     monkeypatch.setattr(ing.shutil, "disk_usage", lambda p: _Usage)
     out = tmp_path / "new"
-    res = CliRunner().invoke(cli, ["ingest-dump", str(shared_path(*MOCK)), "--out", str(out), "-q", "--workers", "1",
+    res = CliRunner().invoke(cli, ["ingest-dump", str(shared_path(*MOCK)), "--out", str(out), "--no-progress", "--workers", "1",
                                    "--chunk-mb", "1"])
     assert res.exit_code == 1
     assert res.output.startswith(f"Error: {out}: no space left on the device while writing the index (10.0 KB free")
@@ -387,7 +387,7 @@ def test_generate_and_popularity_name_a_damaged_table(tmp_path: Path) -> None:
     flipped = _damaged_copy(w.index, tmp_path, "flipped")
     damaged = (f"index at {flipped}: table 'names' is damaged (names/part-00000.parquet does not match its "
                f"sha256 in manifest.json); {_reingest(flipped)}")
-    res = CliRunner().invoke(cli, ["generate", str(w.test), "--index", str(flipped), "--links", str(w.links),
+    res = CliRunner().invoke(cli, ["generate", "--allow-training-names", str(w.test), "--index", str(flipped), "--links", str(w.links),
                                    "--seeds", "1", "--out", str(tmp_path / "env"), "--no-progress"])
     assert (res.exit_code, res.output.splitlines()[-1]) == (1, f"Error: {damaged}")
     entities = flipped / "entities" / "part-00000.parquet"
@@ -436,7 +436,7 @@ def test_empty_input_never_aborts_at_exit(tmp_path: Path) -> None:
         runs = []
         for i in range(start, min(start + 3, 50)):
             src = sources[i % 3]
-            cmd = [sys.executable, "-m", "envbench", "ingest-dump", src, "--out", str(tmp_path / f"o{i}"), "-q"]
+            cmd = [sys.executable, "-m", "envbench", "ingest-dump", src, "--out", str(tmp_path / f"o{i}"), "--no-progress"]
             runs.append((i, src, subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                                   stderr=subprocess.PIPE, env=env, text=True)))
         for i, src, proc in runs:
@@ -470,7 +470,7 @@ def test_ingest_stores_name_tokens_unless_told_not_to(tmp_path: Path) -> None:
     dump = shared_path("wikidata-samples", "syvb-wikidata", "Q42.json")
     for flag, tokenizer in (([], tokenizer_version()), (["--no-name-tokens"], None)):
         out = tmp_path / f"ix{len(flag)}"
-        res = CliRunner().invoke(cli, ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "-q", *flag])
+        res = CliRunner().invoke(cli, ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "--no-progress", *flag])
         assert res.exit_code == 0, res.output
         shown = CliRunner().invoke(cli, ["index", "info", str(out)]).output
         assert ("  name_tokens                        2  (tokens of spacy " in shown) == (tokenizer is not None)
@@ -486,7 +486,7 @@ _LIMITED = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))  # ulimit -f 64
 from envbench.cli import main
-sys.argv = ["envbench", "ingest-dump", sys.argv[1], "--out", sys.argv[2], "--workers", "1", "-q"]
+sys.argv = ["envbench", "ingest-dump", sys.argv[1], "--out", sys.argv[2], "--workers", "1", "--no-progress"]
 main()
 """
 
@@ -510,7 +510,7 @@ def test_a_file_size_limit_names_the_index_and_blames_no_permission(tmp_path: Pa
 def test_the_same_ingest_again_is_up_to_date(tmp_path: Path) -> None:
     dump = shared_path("wikidata-samples", "syvb-wikidata", "Q42.json")
     out = tmp_path / "ix"
-    args = ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "-q"]
+    args = ["ingest-dump", str(dump), "--out", str(out), "--workers", "1", "--no-progress"]
     assert CliRunner().invoke(cli, args).exit_code == 0
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
@@ -560,3 +560,40 @@ def test_index_get_with_its_arguments_swapped_or_an_empty_id(index: Path, tmp_pa
                                               "folder first)\n")
     res = CliRunner().invoke(cli, ["index", "get", str(index), ""])
     assert (res.exit_code, res.output) == (1, f"Error: '' is not in the index at {index}; check the id (e.g. Q42)\n")
+
+
+def test_ingest_of_a_device_or_pipe_says_not_a_regular_file(tmp_path: Path) -> None:
+    """Issue 56: `ingest-dump /dev/zero` said "no such dump file"; every other reader says "not a regular file"."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for dump in (Path("/dev/zero"), fifo):
+        res = _ingest(str(dump), "--out", str(tmp_path / "o"))
+        assert (res.exit_code, res.output) == (1, f"Error: {dump}: not a regular file (a pipe, socket or device); "
+                                                  "save what it gives to a file, and give that\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+
+
+@pytest.mark.parametrize(("args", "what", "shown", "at"), [
+    (["find", "caf\udce9"], "the name", "'caf\\xe9'", "byte 0xE9 at character 3"),
+    (["get", "Q\udce942"], "the id", "'Q\\xe942'", "byte 0xE9 at character 1"),
+    (["find", "Adams", "--lang", "e\udcffn"], "the language", "'e\\xffn'", "byte 0xFF at character 1"),
+    (["get", "Q42", "--lang", "\udce9"], "the language", "'\\xe9'", "byte 0xE9 at character 0"),
+])
+def test_index_lookups_name_text_that_is_not_utf8(index: Path, args: list[str], what: str, shown: str,
+                                                  at: str) -> None:
+    """Issue 56: a Latin-1 terminal typing "café" (Python reads the byte 0xE9 as the surrogate U+DCE9) gave a
+    DuckDB InvalidInputException traceback."""
+    res = CliRunner().invoke(cli, ["index", args[0], str(index), *args[1:]])
+    assert (res.exit_code, res.output) == (1, f"Error: {what} {shown} is not UTF-8 text ({at}); the terminal sent "
+                                              "another encoding: set it to UTF-8 (e.g. LANG=C.UTF-8) and type it "
+                                              "again\n")
+
+
+def test_index_find_with_latin1_bytes_on_the_command_line(index: Path) -> None:
+    """The same through a real process, whose argv holds the raw byte."""
+    res = subprocess.run([sys.executable, "-m", "envbench", "index", "find", str(index).encode(), b"caf\xe9"],
+                         capture_output=True, env=dict(os.environ, PYTHONPATH=str(REPO), LC_ALL="C.UTF-8"),
+                         check=False)
+    assert (res.returncode, res.stderr.decode()) == (
+        1, "Error: the name 'caf\\xe9' is not UTF-8 text (byte 0xE9 at character 3); the terminal sent another "
+           "encoding: set it to UTF-8 (e.g. LANG=C.UTF-8) and type it again\n")

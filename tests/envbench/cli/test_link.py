@@ -8,18 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.envbench.cli.docs import DOC, out_of_range, write_docs
 from tests.envbench.cli.invoke import run as _run
 from tests.envbench.cli.invoke import run_examples
-from tests.envbench.index_fixture import mention, sample_world
-
-DOC = {
-    "title": "Anna",
-    "sents": [["Anna", "lives", "in", "Rome", "."]],
-    "vertexSet": [[mention("Anna", 0, [0, 1], "PER")], [mention("Rome", 0, [3, 4], "LOC")]],
-    "labels": [{"h": 0, "t": 1, "r": "P551", "evidence": [0]}],
-}
-
-
+from tests.envbench.index_fixture import sample_world
 
 
 def _docs(tmp_path: Path) -> Path:
@@ -45,7 +37,7 @@ def test_link_then_generate(tmp_path: Path) -> None:
                      "--gold", str(w.links), "--force")
     assert code == 0 and "against gold" in out
     # the link file is what `generate --links` reads
-    code, out = _run("generate", str(w.test), "--index", str(w.index), "--links", str(tmp_path / "l.json"),
+    code, out = _run("generate", "--allow-training-names", str(w.test), "--index", str(w.index), "--links", str(tmp_path / "l.json"),
                      "--seeds", "1", "--out", str(tmp_path / "env"), "--no-progress")
     assert code == 0, out
 
@@ -117,8 +109,7 @@ def test_the_documents_are_never_overwritten(tmp_path: Path) -> None:
 
 def test_no_documents(tmp_path: Path) -> None:
     w = sample_world()
-    empty = tmp_path / "empty.json"
-    empty.write_text("[]")
+    empty = write_docs(tmp_path / "empty.json", [])
     code, out = _run("link", str(empty), "--index", str(w.index), "--out", str(tmp_path / "l.json"))
     assert (code, out) == (1, f"Error: {empty}: holds no documents; give a DocRED-format file with at least "
                               "one document\n")
@@ -128,11 +119,7 @@ def test_no_documents(tmp_path: Path) -> None:
 def test_skip_invalid_says_how_many_and_why(tmp_path: Path) -> None:
     # regression (issue 17, item 14): skipped documents went without a word
     w = sample_world()
-    bad = json.loads(json.dumps(DOC))
-    bad["title"] = "Bad"
-    bad["vertexSet"][1][0]["pos"] = [3, 9]
-    docs = tmp_path / "docs.json"
-    docs.write_text(json.dumps([DOC, bad]))
+    docs = write_docs(tmp_path / "docs.json", [DOC, out_of_range("Bad")])
     code, out = _run("link", str(docs), "--index", str(w.index), "--out", str(tmp_path / "l.json"), "--skip-invalid")
     assert code == 0, out
     assert out.splitlines()[-2:] == [

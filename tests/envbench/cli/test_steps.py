@@ -30,10 +30,10 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     sample = root / "sample"
     assert _run("make-sample", "--out", sample)[0] == 0
     index = root / "index"
-    code, out = _run("ingest-dump", sample / "wikidata-sample.json.gz", "--out", index, "--quiet")
+    code, out = _run("ingest-dump", sample / "wikidata-sample.json.gz", "--out", index, "--no-progress")
     assert code == 0, out
     env = root / "env"
-    code, out = _run("generate", w.test, "--index", w.index, "--links", w.links, "--seeds", "1", "--out", env,
+    code, out = _run("generate", "--allow-training-names", w.test, "--index", w.index, "--links", w.links, "--seeds", "1", "--out", env,
                      "--no-progress")
     assert code == 0, out
     docs = json.loads(w.test.read_text())
@@ -64,8 +64,8 @@ def _command(step: str, out: Path, f: dict[str, Path]) -> list[object]:
     env = f["generate"]
     return {
         "make-sample": ["make-sample", "--out", out],
-        "ingest-dump": ["ingest-dump", f["make-sample"] / "wikidata-sample.json.gz", "--out", out, "--quiet"],
-        "generate": ["generate", w.test, "--index", w.index, "--links", w.links, "--seeds", "1", "--out", out,
+        "ingest-dump": ["ingest-dump", f["make-sample"] / "wikidata-sample.json.gz", "--out", out, "--no-progress"],
+        "generate": ["generate", "--allow-training-names", w.test, "--index", w.index, "--links", w.links, "--seeds", "1", "--out", out,
                      "--no-progress"],
         "report": ["report", "--original-gold", w.test, "--original-pred", f["_pred"], "--env-gold",
                    env / "test_env.json", "--env-pred", f["_env_pred"], "--out", out],

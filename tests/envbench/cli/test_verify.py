@@ -13,16 +13,13 @@ import pytest
 from etl.io import sha256_file
 from tests.envbench.cli.invoke import run as _run
 from tests.envbench.cli.invoke import run_examples
-from tests.envbench.index_fixture import sample_world
+from tests.envbench.index_fixture import sample_env, sample_world
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     w = sample_world()
-    out = tmp_path_factory.mktemp("cli-verify") / "env"
-    code, text = _run("generate", str(w.test), "--index", str(w.index), "--links", str(w.links), "--seeds", "5",
-                      "--out", str(out), "--no-progress")
-    assert code == 0, text
+    out = sample_env(tmp_path_factory.mktemp("cli-verify") / "env")
     code, text = _run("lock", str(out), "--index", str(w.index))
     assert (code, text) == (0, f"wrote {out / 'test_env.lock.json'}\n")
     return out

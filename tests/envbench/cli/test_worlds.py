@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from envbench.cli import cli
+from etl.io import sha256_file
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,9 @@ def test_make_sample_rejects_tiny_worlds(tmp_path: Path) -> None:
 def test_validate_reports_per_file(sample: Path) -> None:
     r = CliRunner().invoke(cli, ["validate", str(sample / "docs/test.json"), str(sample / "docs/test.linked-docred.json")])
     assert r.exit_code == 0, r.output
-    lines = r.output.splitlines()
+    releases = [x for x in r.output.splitlines() if x.startswith("  release: ")]
+    assert len(releases) == 2 and all("a modified or unknown version" in x for x in releases)  # not DocRED's files
+    lines = [x for x in r.output.splitlines() if not x.startswith("  release: ")]
     assert lines[:2] == [
         f"{sample / 'docs/test.json'}: DocRED, 6 documents, 6 valid, 0 skipped, 0 warnings",
         f"{sample / 'docs/test.linked-docred.json'}: Linked-DocRED, 6 documents, 6 valid, 0 skipped, 7 warnings",
@@ -71,7 +74,8 @@ def test_validate_stops_on_the_first_invalid_document_unless_skipping(sample: Pa
     r = CliRunner().invoke(cli, ["validate", str(bad), "--skip-invalid"])
     assert r.exit_code == 0
     assert r.output.splitlines()[0] == f"{bad}: DocRED, 6 documents, 5 valid, 1 skipped, 0 warnings"
-    assert r.output.splitlines()[1].startswith(f"  skipped: {bad}: document 1 {title!r}: label 0")
+    assert r.output.splitlines()[1].startswith("  release: a modified or unknown version")
+    assert r.output.splitlines()[2].startswith(f"  skipped: {bad}: document 1 {title!r}: label 0")
     r = CliRunner().invoke(cli, ["validate", str(bad), "--skip-invalid", "--json"])
     assert json.loads(r.output)["skipped"] == 1
 
@@ -86,11 +90,20 @@ def test_kb_from_corpus_prints_the_report(sample: Path, tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["kb-from-corpus", str(sample / "docs/dev.json"), str(sample / "docs/test.json"),
                                  "--out", str(tmp_path / "kb.json.gz"), "--links", str(tmp_path / "links.json")])
     assert r.exit_code == 0, r.output
-    assert "items per inferred type:" in r.output and "human (Q5)" in r.output
+    assert "items per inferred type, the 10 largest:" in r.output and "human (Q5)" in r.output
     assert "typed finer than coarse:" in r.output and "aliases per item: 0:" in r.output
     assert "typed by: " in r.output and "items carry demonyms (P1549)" in r.output
     links = json.loads((tmp_path / "links.json").read_text())
     assert len(links) == 12
+    per_type = json.loads((tmp_path / "kb.json.gz.manifest.json").read_text())["report"]["per_type"]
+    listed = [x for x in r.output.splitlines() if x.startswith("  ") and not x.startswith("  ...")]
+    assert len(per_type) > 10 and len(listed) == 10
+    assert f"  ... and {len(per_type) - 10} more classes of " in r.output and "--verbose" in r.output
+    r = CliRunner().invoke(cli, ["kb-from-corpus", str(sample / "docs/dev.json"), str(sample / "docs/test.json"),
+                                 "--out", str(tmp_path / "kb.json.gz"), "--links", str(tmp_path / "links.json"),
+                                 "--force", "--verbose"])
+    assert r.exit_code == 0, r.output
+    assert len([x for x in r.output.splitlines() if x.startswith("  ")]) == len(per_type)
 
 
 def test_help_texts_have_examples() -> None:
@@ -199,7 +212,9 @@ def test_validate_json_reports_every_file_even_an_invalid_one(sample: Path, tmp_
         {"file": str(cut), "error": f"{cut}: cannot decompress it (zstd frame ends early); the file is corrupt or "
                                     "ends early; download it again or compress it again"},
         {"file": str(good), "format": "DocRED", "documents": 6, "valid": 6, "skipped": 0, "warnings": 0,
-         "skipped_examples": [], "warning_examples": []},
+         "skipped_examples": [], "warning_examples": [],
+         "release": {"official": False, "corpus": None, "split": None, "bytes": good.stat().st_size,
+                     "sha256": sha256_file(good)}},
     ]
     # without --json the first invalid file stops the run, as before
     r = CliRunner().invoke(cli, ["validate", str(cut), str(good)])
@@ -331,3 +346,23 @@ def test_make_sample_refuses_a_seed_beyond_64_bits(tmp_path: Path) -> None:
     assert r.exit_code == 2 and r.output.endswith(f"Error: Invalid value for '--seed': {2**70} is not in the range "
                                                   "-9223372036854775808<=x<=9223372036854775807.\n")
     assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("char", ["\u200d", "\u200b", "\u200f", "\ufeff", "\u00ad"])
+def test_validate_warns_of_a_format_character_as_of_u202e(sample: Path, tmp_path: Path, char: str) -> None:
+    """Issue 56: zero-width joiner and space, right-to-left mark, BOM and soft hyphen passed `validate` silently
+    (only U+202E was caught); each is a warning naming the document, the token and the code point."""
+    docs = json.loads((sample / "docs/dev.json").read_text())
+    docs[1]["sents"][0].append(f"Vor{char}dia")
+    bad = tmp_path / "zw.json"
+    bad.write_text(json.dumps(docs))
+    r = CliRunner().invoke(cli, ["validate", str(bad)])
+    assert r.exit_code == 0, r.output
+    n = len(docs[1]["sents"][0]) - 1
+    # the "release:" line (a modified file, not an official one) is validate's own and tested with it
+    lines = [line for line in r.output.splitlines() if not line.startswith("  release: ")]
+    assert lines[:2] == [
+        f"{bad}: DocRED, 6 documents, 6 valid, 0 skipped, 1 warnings",
+        f"  warning: {bad}: document 1 {docs[1]['title']!r}: sentence 0 token {n}: holds the invisible format "
+        f"character U+{ord(char):04X}; it makes a name look like another (and would come out inside new names); "
+        "remove it unless the text needs it"]

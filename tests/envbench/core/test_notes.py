@@ -46,3 +46,9 @@ def test_scoring_never_tests_message_text() -> None:
                     re.search(r"\.text\s*(==|!=|\.startswith|\.endswith)|\bin\s+\w+\.text\b", line):
                 bad.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
     assert not bad, "control flow on note text:\n" + "\n".join(bad)
+
+
+def test_every_kept_reason_has_a_few_words() -> None:
+    from envbench.core.reasons import KeptReason
+
+    assert all(0 < len(r.short.split()) <= 9 for r in KeptReason)

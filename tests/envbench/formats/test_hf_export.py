@@ -21,19 +21,16 @@ from envbench.formats.docred import read_docs
 from envbench.formats.hf_export import export_hf, to_yaml
 from etl.io import sha256_file
 from tests.envbench.formats.test_hf import docred_view
-from tests.envbench.index_fixture import sample_world
+from tests.envbench.index_fixture import sample_env, sample_world
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample benchmark (generate --seeds 5, as the demo), with its lock beside it."""
-    from envbench.rename.generate import generate
     from envbench.rename.lock import write_lock
 
-    w = sample_world()
-    out = tmp_path_factory.mktemp("export") / "env"
-    generate(w.test, w.index, out, links=w.links, seeds=5, progress=False)
-    write_lock(out, w.index, None)
+    out = sample_env(tmp_path_factory.mktemp("export") / "env")
+    write_lock(out, sample_world().index, None)
     return out
 
 
@@ -150,7 +147,7 @@ def test_card_header_and_figures_equal_stats(env: Path, exported: Path) -> None:
     assert "envbench verify test_env.lock.json --docs test.json --index INDEX \\\n    --links links.json\n" in text
     for cite in ("meng2024robustness", "yao2019DocRED", "tan2022revisiting"):
         assert f"@inproceedings{{{cite}," in text
-    assert "## Known limits" in text and "about 60-70% keep the real type" in text
+    assert "## Known limits" in text and "fewer non-person substitutions keep the real type than with a dump" in text
 
 
 def test_a_rerun_is_up_to_date_and_force_exports_again(env: Path, exported: Path, tmp_path: Path) -> None:
@@ -297,7 +294,8 @@ def test_evrt_twins_export_under_their_source_titles(tmp_path: Path) -> None:
     from envbench.rename.generate import generate
 
     w = sample_world()
-    generate(w.train, w.index, tmp_path / "twins", links=w.links, seeds=1, pool="train", twins=True, progress=False)
+    generate(w.train, w.index, tmp_path / "twins", links=w.links, seeds=1, pool="train", twins=True, progress=False,
+             exclude_names_from=[w.test])
     result = export_hf(tmp_path / "twins", tmp_path / "hf", docs=w.train)
     assert list(result.splits) == ["original", "train_twins", "substitutions"]
     rows = pq.read_table(tmp_path / "hf" / "data" / hf.shard_name("train_twins")).to_pylist()
@@ -329,3 +327,60 @@ def test_a_folder_missing_a_split_its_manifest_lists_is_refused(exported: Path, 
         document_files(copy)
     assert str(err.value) == (f"{copy}: data/{env_split.name} is missing, though the folder's manifest lists it; "
                               "copy the whole folder again, or rerun `envbench export`")
+
+
+def _build_and_export(dump: Path, links: Path | None, tmp_path: Path) -> str:
+    """ingest DUMP, generate the sample test split (new names kept off train.json), export: the card."""
+    from envbench.rename.generate import generate
+    from wikidata_index.ingest import ingest_dump
+
+    w = sample_world()
+    ingest_dump(dump, tmp_path / "index", progress=False, workers=1)
+    generate(w.test, tmp_path / "index", tmp_path / "env", links=links or w.links, seeds=1, progress=False,
+             exclude_names_from=[w.train])
+    export_hf(tmp_path / "env", tmp_path / "hf", docs=w.test)
+    return (tmp_path / "hf" / "README.md").read_text()
+
+
+def test_cards_say_where_the_names_come_from_with_their_licence(tmp_path: Path) -> None:
+    """A knowledge base made from the corpus is no Wikidata, and its names are the corpus's (no CC0); a
+    Wikidata dump's names are CC0 and the card names the dump and its date. The card's pointers to figures
+    point where they are: every figure the limits name is in a section before them."""
+    from envbench.worlds.kb_from_corpus import kb_from_corpus
+
+    w = sample_world()
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    kb_from_corpus([w.train, w.test], kb_dir / "kb.json.gz", kb_dir / "links.json", min_class_items=1)
+    kb = _build_and_export(kb_dir / "kb.json.gz", kb_dir / "links.json", kb_dir)
+    assert card_header_text(kb)["license"] == ["mit"]
+    assert ("- names from: a knowledge base made by `envbench kb-from-corpus` from the documents train.json, "
+            "test.json; no Wikidata dump; the new names are mention names of those documents (other entities of the "
+            "corpus), under those documents' licence.\n") in kb
+    assert "takes the names of another entity of the same type found in the corpus" in kb
+    assert "linked to an item of the knowledge base made from the corpus" in kb
+    assert "Wikidata item" not in kb and "CC0" not in kb and "from a Wikidata index" not in kb
+    assert ("## License\n\nThe documents are those of the source corpus (license mit). The new names are mention "
+            "names of those documents (other entities of the corpus), under those documents' licence.\n") in kb
+
+    dump_dir = tmp_path / "dump"
+    dump_dir.mkdir()
+    dump = dump_dir / "wikidata-20240101-all.json.gz"  # a dump with no manifest beside it: Wikidata's
+    shutil.copyfile(w.sample / "wikidata-sample.json.gz", dump)
+    wd = _build_and_export(dump, None, dump_dir)
+    assert card_header_text(wd)["license"] == ["mit", "cc0-1.0"]
+    assert ("- names from: the Wikidata JSON dump wikidata-20240101-all.json.gz, dated 2024-01-01 by its name; the "
+            "new names are Wikidata labels and aliases, under Wikidata's CC0 1.0.\n") in wd
+    assert "takes the names of another Wikidata item of the same type" in wd and "linked to a Wikidata item" in wd
+    assert ("The documents are those of the source corpus (license mit). The new names are Wikidata labels and "
+            "aliases, under Wikidata's CC0 1.0.\n") in wd
+    for card in (kb, wd):
+        assert " below" not in card
+        rates, limits = card.index("## Substitution rates"), card.index("## Known limits")
+        assert rates < limits and card.count("under Substitution rates, above") == 3
+
+
+def card_header_text(text: str) -> dict[str, Any]:
+    import yaml
+
+    return yaml.safe_load(text.split("---\n")[1])

@@ -202,3 +202,19 @@ def test_which_names_read_wrong_after_the_as_a_noun_phrase_of_their_own() -> Non
 def test_a_compass_word_alone_is_no_place_name() -> None:
     assert bare_compass("North") and bare_compass("Eastern") and bare_compass("the South") and bare_compass("WEST")
     assert not bare_compass("North Korea") and not bare_compass("Eastern Cape") and not bare_compass("Northumbria")
+
+
+def test_a_possessive_apostrophe_agrees_with_the_new_name() -> None:
+    # "critics praising Nas ' lyricism" had read "critics praising Caputto ' lyricism"
+    from envbench.rename.articles import possessive
+
+    assert possessive("'", "Nas", "Caputto") == "'s" and possessive("’", "Nas", "Caputto") == "’s"
+    assert possessive("'", "Nas", "Jones") == "'" and possessive("'", "Bloom", "Caputto") == "'"
+    assert possessive("'s", "Nas", "Caputto") == "'s"
+    doc = {"title": "T", "sents": [["critics", "praised", "Nas", "'", "lyricism", "and", "the", "song", "'", "Hits",
+                                    "'", "."]],
+           "vertexSet": [[{"name": "Nas", "sent_id": 0, "pos": [2, 3], "type": "PER"}],
+                         [{"name": "Hits", "sent_id": 0, "pos": [9, 10], "type": "MISC"}]], "labels": []}
+    out = apply_plan(doc, {0: {"Nas": NewName("Caputto", ("Caputto",))}, 1: {"Hits": NewName("Blue", ("Blue",))}}, "T-1")
+    assert out["sents"][0] == ["critics", "praised", "Caputto", "'s", "lyricism", "and", "the", "song", "'", "Blue",
+                               "'", "."]  # the closing quote after "Hits" stays

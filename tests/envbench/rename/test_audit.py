@@ -49,7 +49,7 @@ def test_generate_rejects_candidates_that_break_a_constraint(tmp_path: Path) -> 
     docs.write_text(json.dumps([DOC]))
     links = tmp_path / "links.json"
     links.write_text(json.dumps({"Person 0": ["Q100", "Q200"]}))
-    res = generate(docs, index, tmp_path / "out", links=links, seeds=5, progress=False)
+    res = generate(docs, index, tmp_path / "out", links=links, seeds=5, progress=False, allow_training_names=True)
     subs = pl.read_parquet(tmp_path / "out" / "substitutions.parquet")
     cities = subs.filter(pl.col("entity") == 1)["new_qid"].to_list()
     assert all(q in CAPITALS and pool_of(q) == "eval" for q in cities), cities
@@ -58,7 +58,7 @@ def test_generate_rejects_candidates_that_break_a_constraint(tmp_path: Path) -> 
     assert audit["per_relation"]["P19"]["held_after"] == audit["per_relation"]["P19"]["held_before"] == 10
     # an index without a manifest is fingerprinted from its table files, not from the cache in derived/
     assert (index / "derived" / "candidates.parquet").is_file()
-    again = generate(docs, index, tmp_path / "out", links=links, seeds=5, progress=False)
+    again = generate(docs, index, tmp_path / "out", links=links, seeds=5, progress=False, allow_training_names=True)
     assert again.up_to_date
 
 

@@ -8,10 +8,13 @@ from envbench.rename.candidates import (
     CandidateSource,
     Slot,
     article_twins_dropped,
+    candidate_forms,
+    folded_forms,
     item_names,
     names_in_pool,
     number_candidates,
     pool_of,
+    spellings,
     window_bounds,
 )
 from tests.envbench.index_fixture import connect, tiny_world
@@ -77,6 +80,46 @@ def test_names_in_pool(tmp_path: Path) -> None:
     evals = [f"Person {k}" for k in range(40) if pool_of(f"Q{100 + k}") == "eval"]
     trains = [f"Person {k}" for k in range(40) if pool_of(f"Q{100 + k}") == "train"]
     assert names_in_pool(con, ["PERSON " + evals[0][7:], trains[0], "nobody"], "eval") == {evals[0].lower()}
+
+
+def _pooled(label: str, pool: str, start: int = 500) -> str:
+    """The first QID from ``start`` up whose pool is ``pool`` (the split hashes the QID)."""
+    return next(f"Q{k}" for k in range(start, start + 100) if pool_of(f"Q{k}") == pool)
+
+
+def test_names_in_pool_compares_demonyms_adjectival_labels_and_spellings(tmp_path: Path) -> None:
+    # regression (issue 60): pools split by item only let a twin take "Qatari", the demonym of an eval-pool
+    # item, that Env test had given for "American"; 12 such names, mostly demonyms
+    b = tiny_world()
+    qatar, vili, malo, brown = (_pooled(x, "eval", s) for x, s in (("q", 500), ("v", 600), ("m", 700), ("b", 800)))
+    other = _pooled("t", "train", 900)
+    b.item(qatar, "Qatar", p31=("Q6256",)).item(vili, "Vili people", p31=("Q6256",))
+    b.item(malo, "Saint - Malo", p31=("Q515",)).item(brown, "The Crazy World of Arthur Brown", p31=("Q515",))
+    b.item(other, "Qatari", p31=("Q515",))  # a train-pool item named like the eval item's demonym
+    b.rows["demonyms"] = [{"id": qatar, "lang": "en", "text": t, "rank": "normal", "form": f, "folded": t.lower()}
+                          for t, f in (("Qatari", None), ("Qataris", "Q146786"))]
+    con = connect(b.write(tmp_path))
+    asked = ["Qatari", "QATARIS", "Vili", "Saint-Malo", "Saint Malo", "Crazy World of Arthur Brown", "Kurdish",
+             "Qatar people"]
+    # "Saint Malo" is not matched: where a space stood for the hyphen, no spelling of it gives "saint - malo"
+    assert names_in_pool(con, asked, "eval") == {"qatari", "qataris", "vili", "saint-malo",
+                                                 "crazy world of arthur brown"}
+    assert names_in_pool(con, ["Qatari", "Vili"], "train") == {"qatari"}  # the train item's own name
+    assert names_in_pool(connect(tiny_world().write(tmp_path / "bare")), ["Qatari"], "eval") == set()
+
+
+def test_the_forms_a_candidate_may_be_written_in() -> None:
+    from envbench.rename.candidates import ItemNames
+    from wikidata_index.index import Demonym
+
+    names = {"Q1": ItemNames("Estêvão Gomes", ()), "Q2": ItemNames("Vili people", ("Vili",)),
+             "Q3": ItemNames("Denmark", ())}
+    demonyms = {"Q3": (Demonym("Danish", "normal", None, "danish"), Demonym("Danes", "normal", "Q146786", "danes"))}
+    assert candidate_forms(names, demonyms) == {"Estêvão Gomes", "Estêvão", "Gomes", "Vili people", "Vili", "people",
+                                                "Denmark", "Danish", "Danes"}
+    assert folded_forms("the Qataris") == ("the qataris", "qataris") and folded_forms("Rome") == ("rome",)
+    assert spellings("saint-malo") == ("saint-malo", "the saint-malo", "saint - malo", "saint malo")
+    assert spellings("the who") == ("the who",)
 
 
 def test_cached_numbering_equals_the_in_memory_one(tmp_path: Path) -> None:

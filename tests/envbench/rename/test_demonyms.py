@@ -10,6 +10,8 @@ from envbench.core.reasons import KeptReason
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import ItemNames
 from envbench.rename.demonyms import (
+    ETHNIC_GROUP,
+    LANGUAGE,
     NO_DEMONYM,
     PLURAL,
     demonym_names,
@@ -18,7 +20,9 @@ from envbench.rename.demonyms import (
     names_persons,
     pair_item_names,
     plural_forms,
+    plural_people,
     usable_demonyms,
+    used_as_plural,
     written_as_modifier,
 )
 from envbench.rename.engine import DocInfo, Draws, plan_runs, settle_linked
@@ -161,3 +165,57 @@ def test_a_plural_demonym_mention_takes_a_plural_form() -> None:
     # a candidate without a plural demonym cannot serve it
     assert pair_item_names(["Germans"], germans, "Denmark", (), (dem("Danish"),)) is NO_DEMONYM
     assert plural_forms(DK) == ("Danes",) and plural_forms((dem("Danish"),)) == ()
+
+
+def test_a_plural_takes_the_plural_of_a_demonym_where_the_item_has_no_plural_form() -> None:
+    # Wikidata's P1549 mostly holds the adjective alone: the plural is made from it, or is the label of a people
+    assert plural_forms((dem("Ghanaian"),)) == ("Ghanaians",)
+    assert plural_forms((dem("Chinese"),)) == ("Chinese",) and plural_forms((dem("Danish"),)) == ()
+    assert plural_forms((), "Yoruba people", frozenset({ETHNIC_GROUP})) == ("Yoruba people",)
+    assert plural_forms((), "Serbs", frozenset({ETHNIC_GROUP})) == ("Serbs",)
+    assert plural_forms((), "Shingini language", frozenset({LANGUAGE})) == ()
+    # a plural people's name: the regular plural of a demonym of its own item, or of any item's (``known``)
+    assert plural_people("Americans", {"american"}) and plural_people("Israelis", set(), frozenset({"israeli"}))
+    assert not plural_people("Celtics", set()) and not plural_people("Swiss", {"swiss"})
+
+
+def test_many_americans_take_a_plural_demonym_or_the_entity_is_kept() -> None:
+    from tests.envbench.rename.test_built_on import _doc, _settle
+
+    # main path: "Many Americans have stayed here" had read "Many Australian Guinea have stayed here"
+    doc = _doc(["Many Americans have stayed here ."], [[("Americans", 0, "LOC")]])
+    cands = [("Q7", ItemNames("Australian Guinea", ())), ("Q8", ItemNames("Denmark", ())), ("Q9", ItemNames("Ghana", ()))]
+    demonyms = {"Q30": (dem("American"),), "Q8": (dem("Danish"),), "Q9": (dem("Ghanaian"),)}
+    run = _settle(doc, ["Q30"], {0: cands}, demonyms=demonyms)
+    from envbench.rename.substitute import apply_plan
+
+    assert " ".join(apply_plan(doc, run.plan, "T-1")["sents"][0]) == "Many Ghanaians have stayed here ."
+    run = _settle(doc, ["Q30"], {0: cands[:2]}, demonyms=demonyms)
+    assert [(r.kind, r.reason) for r in run.rows] == [("kept", KeptReason.NO_CANDIDATE)]  # none had a plural
+
+
+def test_germans_linked_to_a_people_never_become_a_language() -> None:
+    from tests.envbench.rename.test_built_on import _doc, _settle
+
+    # "Germans" had become "Shingini language": the people's item has no P1549; "German" is a demonym of some item
+    doc = _doc(["Most Germans fled or were expelled ."], [[("Germans", 0, "LOC")]])
+    auditor = Auditor(con=None, constraints={}, types={"Q7": {"Q34770"}, "Q8": {"Q41710"}},
+                      anc={"Q34770": frozenset({"Q34770"}), "Q41710": frozenset({"Q41710"})})
+    cands = [("Q7", ItemNames("Shingini language", ())), ("Q8", ItemNames("Yoruba people", ()))]
+    run = _settle(doc, ["Q42884"], {0: cands}, auditor=auditor, known=frozenset({"german"}))
+    assert run.plan[0]["Germans"].name == "Yoruba people"
+
+
+def test_a_demonym_that_is_its_own_plural_names_a_people_after_many_or_before_have() -> None:
+    from tests.envbench.rename.test_built_on import _doc, _settle
+
+    assert used_as_plural("Japanese", [("Many", "have")]) and used_as_plural("Swiss", [("the", "were")])
+    assert not used_as_plural("Japanese", [("a", "singer")]) and not used_as_plural("Germans", [("Many", "have")])
+    # "Many Japanese have stayed here" never "Many Ghanaian have stayed here"; "a Japanese singer" an adjective
+    ghana = {"Q1": (dem("Japanese"),), "Q9": (dem("Ghanaian"),)}
+    doc = _doc(["Many Japanese have stayed here ."], [[("Japanese", 0, "LOC")]])
+    run = _settle(doc, ["Q1"], {0: [("Q9", ItemNames("Ghana", ()))]}, demonyms=ghana)
+    assert run.plan[0]["Japanese"].name == "Ghanaians"
+    doc = _doc(["He is a Japanese singer ."], [[("Japanese", 0, "LOC")]])
+    run = _settle(doc, ["Q1"], {0: [("Q9", ItemNames("Ghana", ()))]}, demonyms=ghana)
+    assert run.plan[0]["Japanese"].name == "Ghanaian"

@@ -19,12 +19,14 @@ from envbench.rename.gender import (
     DOCUMENT_OVER_P21,
     FROM_CONTEXT,
     FROM_DOCUMENT,
+    FROM_NAME,
     FROM_P21,
     UNKNOWN,
     PersonGender,
     fetch_genders,
     fits,
     knows_genders,
+    name_gender,
     person_gender,
     reads_against,
 )
@@ -107,7 +109,7 @@ def test_no_candidate_of_the_gender_keeps_the_person_as_no_gender() -> None:
     got = tally.as_dict({})
     assert got["kept_reasons"] == {"no_gender": 1}
     assert got["gender"] == {"persons": 1, "from_p21": 0, "from_document": 1, "document_over_p21": 0,
-                             "from_context": 0, "unknown": 0, "renamed": 0, "matched": 0, "kept_no_gender": 1}
+                             "from_context": 0, "from_name": 0, "unknown": 0, "renamed": 0, "matched": 0, "kept_no_gender": 1}
     # without any drawn candidate it is no_candidate, not no_gender
     assert _settle({}, {}).rows[0].reason is KeptReason.NO_CANDIDATE
 
@@ -165,7 +167,8 @@ def test_main_path_over_a_dump_whose_humans_carry_p21(tmp_path: Path) -> None:
         assert ix.has("genders")
         assert {g for (g,) in ix.con.execute("SELECT DISTINCT gender FROM genders").fetchall()} == {P21_MALE, P21_FEMALE}
     res = generate(tmp_path / "sample" / "docs" / "test.json", tmp_path / "index", tmp_path / "env",
-                   links=sample.links, seeds=2, progress=False)
+                   links=sample.links, seeds=2, progress=False,
+                   exclude_names_from=[tmp_path / "sample" / "docs" / "train.json"])
     rows = [r for r in pq.read_table(tmp_path / "env" / "substitutions.parquet").to_pylist()
             if r["coarse_type"] == "PER" and r["kind"] == "linked"]
     assert rows and all(r["gender"] in ("male", "female") and r["new_gender"] == r["gender"] for r in rows)
@@ -188,7 +191,7 @@ def _actor_doc(tmp_path: Path) -> tuple[Path, Path]:
 def test_generate_keeps_gender_over_an_index_with_genders_and_warns_once_without(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from envbench.rename.generate import generate
+    from envbench.rename.generate import ALLOWED_NOTE, generate
     from tests.envbench.index_fixture import tiny_world
 
     docs, links = _actor_doc(tmp_path)
@@ -196,15 +199,15 @@ def test_generate_keeps_gender_over_an_index_with_genders_and_warns_once_without
     # humans Q100..Q139: the even ones men, the odd ones women; Q103 itself has no P21 (the document says he)
     world.rows["genders"] = [{"id": f"Q{100 + k}", "gender": P21_MALE if k % 2 == 0 else P21_FEMALE, "rank": "normal"}
                              for k in range(40) if k != 3]
-    res = generate(docs, world.write(tmp_path / "index"), tmp_path / "out", links=links, seeds=8, progress=False)
+    res = generate(docs, world.write(tmp_path / "index"), tmp_path / "out", links=links, seeds=8, progress=False, allow_training_names=True)
     rows = [r for r in pq.read_table(tmp_path / "out" / "substitutions.parquet").to_pylist() if r["entity"] == 0]
     assert len(rows) == 8 and all(r["kind"] == "linked" for r in rows)
     assert all(int(r["new_qid"][1:]) % 2 == 0 and r["gender_from"] == FROM_DOCUMENT and r["new_gender"] == "male"
                for r in rows)
-    assert res.notes == []
+    assert res.notes == [ALLOWED_NOTE]
     # the same index without the genders table: renamed as before, and said once
     res = generate(docs, tiny_world().write(tmp_path / "old", skip=("genders",)), tmp_path / "out2", links=links,
-                   seeds=8, progress=False)
+                   seeds=8, progress=False, allow_training_names=True)
     notes = [n for n in res.notes if "genders table" in n]
     assert notes == [f"{tmp_path / 'old'}: the index has no genders table (P21), so no candidate's gender is known "
                      f"and persons may change gender; rerun `envbench ingest-dump DUMP --out {tmp_path / 'old'} "
@@ -254,3 +257,28 @@ def test_one_seeds_draws_never_decide_another_seeds_kept_reason() -> None:
 
     assert kept([2]) == {2: KeptReason.NO_CANDIDATE}
     assert kept([1, 2]) == {1: KeptReason.NO_GENDER, 2: KeptReason.NO_CANDIDATE}
+
+
+def test_a_one_word_name_is_read_as_a_given_name_too() -> None:
+    # main path: "His wife , Napoleon , … she": the new name was one word, which the first-name check skipped
+    woman, man = person_gender("female", None), person_gender("male", None)
+    assert reads_against(woman, ["Napoleon"]) and not reads_against(man, ["Napoleon"])
+    assert reads_against(man, ["Josephine"]) and not reads_against(woman, ["Josephine"])
+    assert not reads_against(woman, ["Tempah"])  # no given name the lexicon counts: either
+
+
+def test_a_person_nothing_else_genders_is_read_by_its_own_given_names() -> None:
+    assert person_gender(None, None, None, ["Josephine"]) == PersonGender("female", FROM_NAME, P21_FEMALE)
+    assert person_gender(None, None, None, ["Charles Kothe", "Kothe"]) == PersonGender("male", FROM_NAME, P21_MALE)
+    assert person_gender(None, None, None, ["Jean Seberg"]) == UNKNOWN  # a name of either
+    assert person_gender(None, None, None, ["Tempah"]) == UNKNOWN
+    assert person_gender(None, P21_MALE, None, ["Josephine"]).source == FROM_P21  # read last
+    assert name_gender(["Napoleon"]) is None  # fewer carriers than a person's one word needs to tell
+
+
+def test_his_wife_never_becomes_napoleon() -> None:
+    from tests.envbench.rename.test_built_on import _doc, _names, _settle
+
+    doc = _doc(["His wife , Josephine , was born in Martinique ."], [[("Josephine", 0, "PER")]])
+    run = _settle(doc, ["Q1"], {0: [("Q7", ItemNames("Napoleon", ())), ("Q8", ItemNames("Hortense", ()))]})
+    assert _names(run, 0) == ["Hortense"]

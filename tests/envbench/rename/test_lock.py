@@ -35,7 +35,7 @@ from envbench.rename.lock import (
     write_lock,
 )
 from etl.io import sha256_file
-from tests.envbench.index_fixture import sample_world
+from tests.envbench.index_fixture import sample_env, sample_world
 from wikidata_index.ingest import ingest_dump, write_tables
 
 REPO = Path(__file__).resolve().parents[3]
@@ -45,8 +45,7 @@ REPO = Path(__file__).resolve().parents[3]
 def locked(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample benchmark and its lock, OUT/test_env.lock.json (read only: tests copy it)."""
     w = sample_world()
-    out = tmp_path_factory.mktemp("locked") / "env"
-    generate(w.test, w.index, out, links=w.links, seeds=5, progress=False)
+    out = sample_env(tmp_path_factory.mktemp("locked") / "env")
     write_lock(out, w.index)
     return out
 
@@ -59,6 +58,15 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 
 def _tree(path: Path) -> list[tuple[str, str]]:
     return sorted((str(p.relative_to(path)), sha256_file(p) if p.is_file() else "dir") for p in path.rglob("*"))
+
+
+@pytest.fixture(autouse=True)
+def _own_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's temporary folders go to this test's own folder, so other processes' runs of verify (tests
+    in parallel, another checkout's suite) never show up in what a test counts as left behind."""
+    own = tmp_path / "tmp"
+    own.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
 
 
 def _verify_temp_dirs() -> set[str]:
@@ -127,7 +135,7 @@ def test_changed_parameter_names_document_entity_and_field(locked: Path, tmp_pat
     other = tmp_path / "other"
     index = tmp_path / "index"
     shutil.copytree(w.index, index)  # the candidate cache is per index; keep the shared one untouched
-    generate(w.test, index, other, links=w.links, seeds=5, progress=False)
+    generate(w.test, index, other, links=w.links, seeds=5, progress=False, allow_training_names=True)
     expected = _name_diff(json.loads((locked / "test_env.json").read_text()),
                           json.loads((other / "test_env.json").read_text()))
     before = _verify_temp_dirs()
@@ -278,7 +286,7 @@ def with_threads(self, path, **kw):
     init(self, path, **{**kw, "threads": threads})
 wi.WikidataIndex.__init__ = with_threads
 g.CHUNK_RUNS = chunk
-g.generate(sys.argv[1], sys.argv[2], sys.argv[4], links=sys.argv[3], seeds=5, progress=False)
+g.generate(sys.argv[1], sys.argv[2], sys.argv[4], links=sys.argv[3], seeds=5, progress=False, allow_training_names=True)
 """
 
 

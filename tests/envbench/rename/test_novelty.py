@@ -32,8 +32,8 @@ def _training_doc() -> dict[str, Any]:
 def _doc() -> dict[str, Any]:
     return {
         "title": "Anna",
-        "sents": [["Anna", "Vance", "lives", "in", "Rome", "."], ["Anna", "sings", "."]],
-        "vertexSet": [[mention("Anna Vance", 0, [0, 2], "PER"), mention("Anna", 1, [0, 1], "PER")],
+        "sents": [["Anna", "Vance", "lives", "in", "Rome", "."], ["Vance", "sings", "."]],
+        "vertexSet": [[mention("Anna Vance", 0, [0, 2], "PER"), mention("Vance", 1, [0, 1], "PER")],
                       [mention("Rome", 0, [4, 5], "LOC")]],
         "labels": [],
     }
@@ -84,13 +84,14 @@ def _run_and_draws(names: dict[str, ItemNames], excluded: frozenset[tuple[str, .
 
 
 def test_a_candidate_with_a_seen_name_is_passed_over() -> None:
-    # "Maria Lopez" pairs with "Anna Vance" and its alias "Lopez" with "Anna"; "maria lopez" was seen
-    names = {"Q8": ItemNames("Maria Lopez", ("Lopez",)), "Q9": ItemNames("Tom Ash", ("Ash",))}
+    # "Maria Lopez" pairs with "Anna Vance" and its alias "Lopez" with "Vance"; "maria lopez" was seen
+    # (women's names: "Anna" reads as a woman's, ``rename.gender``)
+    names = {"Q8": ItemNames("Maria Lopez", ("Lopez",)), "Q9": ItemNames("Rosa Ash", ("Ash",))}
     run, draws = _run_and_draws(names, frozenset(mention_keys([_training_doc()])))
     assert settle_linked(run, 0, draws) is None
-    assert [(r.new_qid, r.new_names) for r in run.rows] == [("Q9", ["Tom Ash", "Ash"])]
+    assert [(r.new_qid, r.new_names) for r in run.rows] == [("Q9", ["Rosa Ash", "Ash"])]
     # one seen name is enough: here only the alias "Paris" was seen
-    names = {"Q8": ItemNames("Tom Ash", ("Pâris",)), "Q9": ItemNames("Eve Moor", ("Moor",))}
+    names = {"Q8": ItemNames("Rosa Pâris", ("Pâris",)), "Q9": ItemNames("Eve Moor", ("Moor",))}
     run, draws = _run_and_draws(names, frozenset(mention_keys([_training_doc()])))
     settle_linked(run, 0, draws)
     assert [r.new_qid for r in run.rows] == ["Q9"]
@@ -145,12 +146,18 @@ def test_real_re_docred_test_is_novel_to_a_dev_trained_model(tmp_path: Path) -> 
                    progress=False, exclude_names_from=[dev])
     # issue 20 asked >= 0.90; since issue 31 catch-all entities are kept (generic_type): 0.845 with five
     # seeds (the lock), issue 31 asks >= 0.85; renamed or kept as catch-alls, 0.95
+    # (since issue 57 a NUM or TIME figure the text checks, or a fixed form, keeps its value: counted with the
+    # renamed, so every other entity is held to the rate it had)
     total = res.stats["renamed"]["total"]
-    assert res.stats["substitution_rate"]["total"] >= 0.84 and res.stats["audit"]["preserved"]
-    assert (total["renamed"] + res.stats["kept_reasons"]["generic_type"]) / total["entities"] > 0.945
+    kept = res.stats["kept_reasons"]
+    checked = kept.get("checked", 0) + kept.get("fixed_form", 0)
+    assert (total["renamed"] + checked) / total["entities"] >= 0.84 and res.stats["audit"]["preserved"]
+    assert (total["renamed"] + checked + kept["generic_type"]) / total["entities"] > 0.945
     names = res.stats["names_seen"]
-    # > 9000 renamed mentions before issue 31's catch-all rule kept some entities; 8,094 since
-    assert names["renamed"]["in_excluded"] == 0 and names["renamed"]["mentions"] > 8000
+    # > 9000 renamed mentions before issue 31's catch-all rule kept some entities; 8,094 since; 7,450 since
+    # issue 58, whose names built on other names are derived from them, not drawn (their mentions are no
+    # drawn names, which this counts)
+    assert names["renamed"]["in_excluded"] == 0 and names["renamed"]["mentions"] > 7000
     assert 0.2 < names["source"]["in_excluded_share"] < 0.3  # the original test mentions (26.2%)
     # read back from the written benchmark, not from the tally
     import pyarrow.parquet as pq

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -58,7 +59,7 @@ def test_lost_gained_and_f1_per_twin(tmp_path: Path) -> None:
     assert row["title"] == "Anna" and row["consistency_failures"] is True
     assert row["f1_original"] == round(2 * 3 / 7, 4)  # 3 correct of 4 predicted, 3 gold
     assert row["f1_twins"] == round((round(2 * 1 / 4, 4) + 1.0) / 2, 4)
-    doc = _data(tmp_path / "site", "data/docs/0001.js")
+    doc = _data(tmp_path / "site", "data/docs/0000.js")
     t1, t2 = doc["twins"]["1"]["facts"], doc["twins"]["2"]["facts"]
     assert t1["lost"] == [[0, 2, "P27"], [1, 0, "P26"]] and t1["both"] == [[0, 1, "P26"]] and t1["gained"] == []
     assert t2["lost"] == [] and len(t2["both"]) == 3
@@ -77,7 +78,7 @@ def test_names_never_close_the_script_element(tmp_path: Path) -> None:
     env[0]["vertexSet"][0][0]["name"] = "</script><b>"
     w["env"].write_text(json.dumps(env))
     build_site(w["env"], w["orig"], tmp_path / "site")
-    text = (tmp_path / "site" / "data" / "docs" / "0001.js").read_text()
+    text = (tmp_path / "site" / "data" / "docs" / "0000.js").read_text()
     assert "</script" not in text and "<\\/script><b>" in text
 
 
@@ -157,7 +158,7 @@ def test_the_page_renders_in_a_real_browser(tmp_path: Path) -> None:
     env_dir = tmp_path / "env"
     from envbench.rename.generate import generate
 
-    generate(sw.test, sw.index, env_dir, links=sw.links, seeds=2, progress=False)
+    generate(sw.test, sw.index, env_dir, links=sw.links, seeds=2, progress=False, allow_training_names=True)
     env = env_dir / "test_env.json"
     orig_docs = json.loads(Path(sw.test).read_text())
     env_docs = json.loads(env.read_text())
@@ -173,15 +174,24 @@ def test_the_page_renders_in_a_real_browser(tmp_path: Path) -> None:
     assert ">human (Q5)</option>" in listing  # the fine-type filter, labelled from --index
     first = orig_docs[0]["title"]
     assert f"{len(orig_docs)} of {len(orig_docs)} documents" in listing and f"<td>{first}</td>" in listing
-    page = _browser(url + "#/doc/1/2", "--dump-dom", profile=tmp_path / "prof")
+    page = _browser(url + "#/doc/0/2", "--dump-dom", profile=tmp_path / "prof")
     assert f"<h2>{first}</h2>" in page and f"{first}-2</h3>" in page  # side-by-side headings
     assert "Lost on the twin (" in page  # the lost-triples list
     twin_name = env_docs[1]["vertexSet"][0][0]["name"]  # seed 2 of document 1: a renamed mention
     assert twin_name in page
+    assert "<h3>Kept names (" in page or "<h3>Kept names</h3>" in page  # kept reasons in words, no hover needed
     summary = _browser(url + "#/summary", "--dump-dom", profile=tmp_path / "prof")
     assert "Consistency per relation" in summary and "Substitution rate by type" in summary
+    assert "F1, original against Env" in summary and "<td>seed 2</td>" in summary and "a drop of" in summary
+    by_drop = _browser(url + "#/sort/f1_drop/desc", "--dump-dom", profile=tmp_path / "prof")
+    rows = re.findall(r'<tr class="doc-row" data-n="(\d+)"', by_drop)
+    drops = {d["n"]: d["f1_drop"] for d in _data(site, "data/index.js")["documents"]}
+    assert len(rows) == len(orig_docs) and [drops[int(n)] for n in rows] == sorted(drops.values(), reverse=True)
+    assert "F1 drop ▼" in by_drop and "kept because" in by_drop
+    missing = _browser(url + f"#/doc/{len(orig_docs)}", "--dump-dom", profile=tmp_path / "prof")
+    assert f"There is no document {len(orig_docs)}: the documents are numbered 0 to {len(orig_docs) - 1}" in missing
     shot = tmp_path / "doc.png"
-    _browser(url + "#/doc/1/2", "--window-size=1400,900", f"--screenshot={shot}", profile=tmp_path / "prof")
+    _browser(url + "#/doc/0/2", "--window-size=1400,900", f"--screenshot={shot}", profile=tmp_path / "prof")
     assert shot.stat().st_size > 10_000
 
 
@@ -191,7 +201,7 @@ def test_an_index_gives_qids_and_fine_types_their_labels(tmp_path: Path) -> None
     from wikidata_index.index import WikidataIndex
 
     sw = sample_world()
-    generate(sw.test, sw.index, tmp_path / "env", links=sw.links, seeds=1, progress=False)
+    generate(sw.test, sw.index, tmp_path / "env", links=sw.links, seeds=1, progress=False, allow_training_names=True)
     site = tmp_path / "site"
     build_site(tmp_path / "env" / "test_env.json", sw.test, site, index=sw.index)
     summary = _data(site, "data/index.js")["summary"]
@@ -234,3 +244,33 @@ def test_report_plots_are_copied_but_links_and_other_files_are_refused(tmp_path:
     code, out = _run(*base, "--out", str(tmp_path / "s"))
     assert code == 0 and "1 report plot copied" in out
     assert (tmp_path / "s" / "plots" / "f1.png").read_bytes() == (rep / "f1.png").read_bytes()
+
+
+def test_the_summary_f1_table_equals_evaluate(tmp_path: Path) -> None:
+    """The summary's original-against-Env F1 (micro over the documents shown) is evaluate's F1 per seed; the
+    list's F1 drop is each document's original F1 less its twins' mean; documents are numbered from 0."""
+    from envbench.rename.generate import generate
+    from envbench.scoring.evaluate import evaluate
+    from tests.envbench.index_fixture import sample_world
+
+    sw = sample_world()
+    generate(sw.test, sw.index, tmp_path / "env", links=sw.links, seeds=2, progress=False, exclude_names_from=[sw.train])
+    env = tmp_path / "env" / "test_env.json"
+    orig_docs, env_docs = json.loads(sw.test.read_text()), json.loads(env.read_text())
+    p0 = [{"title": d["title"], "h_idx": x["h"], "t_idx": x["t"], "r": x["r"]} for d in orig_docs
+          for i, x in enumerate(d["labels"]) if i % 3]
+    pk = [{"title": d["title"], "h_idx": x["h"], "t_idx": x["t"], "r": x["r"]} for d in env_docs
+          for i, x in enumerate(d["labels"]) if i % 2]
+    (tmp_path / "p0.json").write_text(json.dumps(p0))
+    (tmp_path / "pk.json").write_text(json.dumps(pk))
+    build_site(env, sw.test, tmp_path / "site", original_pred=tmp_path / "p0.json", env_pred=tmp_path / "pk.json")
+    index = _data(tmp_path / "site", "data/index.js")
+    f1 = index["summary"]["f1"]
+    assert f1["rows"]["original"]["f1"] == round(evaluate(sw.test, tmp_path / "p0.json").scores["f1"], 4)
+    per_seed = evaluate(env, tmp_path / "pk.json").scores["env"]["seeds"]
+    assert [f1["rows"][f"seed {k}"]["f1"] for k in (1, 2)] == [round(per_seed[str(k)]["f1"], 4) for k in (1, 2)]
+    assert f1["drop"] == round(f1["rows"]["original"]["f1"] - f1["env_mean_f1"], 4) and f1["drop"] > 0
+    docs = index["documents"]
+    assert [d["n"] for d in docs] == list(range(len(orig_docs)))
+    assert all(d["f1_drop"] == round(d["f1_original"] - d["f1_twins"], 4) for d in docs if d["f1_drop"] is not None)
+    assert index["summary"]["kept_reason_text"]["unlinked"] == "no Wikidata item (no link, or the linker abstained)"

@@ -20,6 +20,7 @@ from envbench.scoring.hwe import (
     hwe_facts,
     ideal_ap_curve,
     map_curves,
+    pair_words,
     plot_map,
     random_ap_curve,
     read_hwe,
@@ -27,7 +28,7 @@ from envbench.scoring.hwe import (
     select_documents,
     write_map_json,
 )
-from tests.conftest import shared_path
+from tests.conftest import reference_elbow, shared_path
 
 
 def _doc(title: str = "T", labels: list | None = None) -> dict:
@@ -158,32 +159,30 @@ def test_elbow_index_edge_cases_by_hand() -> None:
 def test_elbow_index_against_scipy() -> None:
     """The rule transcribed with scipy's cubic interpolation (the reference's interp1d) on random scores."""
     np = pytest.importorskip("numpy")
-    interpolate = pytest.importorskip("scipy.interpolate")
     rng = np.random.default_rng(3)
     for trial in range(20):
         raw = rng.gamma(0.5 + trial % 3, size=150) * rng.choice([-1, 1], size=150, p=[0.2, 0.8])
-        top = np.sort(raw)[::-1][:100]
-        top = np.sort(top / np.sum(top ** 2))[::-1]
-        f = interpolate.interp1d(np.linspace(0, 100, 100), top, kind="cubic")
-        x = 0.1 + 0.1 * np.arange(100)
-        one = (f(x + 0.1) - f(x - 0.1)) / 0.2
-        two = (f(x + 0.1) - 2 * f(x) + f(x - 0.1)) / 0.01
-        sign = [j for j in range(99) if one[j] * one[j + 1] < 0]
-        m = sign[0] if sign else int(np.argmin(np.abs(one)))
-        m = next((j for j in range(m, 99) if two[j] < 0 and two[j] * two[j + 1] < 0), m)
-        assert elbow_index(raw.tolist()) == m, trial
+        assert elbow_index(raw.tolist()) == reference_elbow(raw), trial
 
 
 # --- evidence words ---
 
-def test_evidence_words_all_spans_or_the_last() -> None:
+def test_evidence_words_context_all_spans_or_the_last() -> None:
     doc = _doc()
     facts = hwe_facts(doc)
     assert facts[1] == HweFact(1, 1, 2, "P17", ((1, 1, 3), (1, 2, 3), (0, 2, 3)))
     # sentence 1 starts at flat word 6; "lies in" = 7, 8; "in" = 8 again; "born" (sentence 0) = 2
     assert evidence_words(doc, facts[1]) == frozenset({7, 8, 2})
     assert evidence_words(doc, facts[1], "last") == frozenset({2})  # the official script keeps the last span only
-    assert evidence_words(doc, facts[0]) == evidence_words(doc, facts[0], "last") == frozenset({2, 3})
+    assert evidence_words(doc, facts[0], "all") == evidence_words(doc, facts[0], "last") == frozenset({2, 3})
+    # the default, context: the spans' words less the head's and tail's mention words (here none among them)
+    assert evidence_words(doc, facts[0]) == frozenset({2, 3})
+    # "Umea lies" (words 6, 7) for the pair (Umea, Sweden): Umea is the head's own name, so only "lies" is left
+    umea_lies = HweFact(2, 1, 2, "P17", ((1, 0, 2),))
+    assert pair_words(doc, umea_lies) == frozenset({4, 6, 9})
+    assert evidence_words(doc, umea_lies, "all") == frozenset({6, 7})
+    assert evidence_words(doc, umea_lies, "context") == frozenset({7})
+    assert evidence_words(doc, HweFact(3, 1, 2, "P17", ((1, 0, 1),)), "context") == frozenset()  # a name only
     with pytest.raises(ValueError):
         evidence_words(doc, facts[0], "first")
 

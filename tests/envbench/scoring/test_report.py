@@ -239,7 +239,7 @@ def test_real_pipeline_outputs_feed_evaluate_and_report(tmp_path: Path) -> None:
     ingest.ingest_dump(sample.dump, tmp_path / "index", progress=False, workers=1)
     docs = tmp_path / "sample" / "docs"
     generate.generate(docs / "test.json", tmp_path / "index", tmp_path / "env", links=sample.links, seeds=2,
-                      progress=False)
+                      progress=False, allow_training_names=True)
     env_gold = tmp_path / "env" / "test_env.json"
     orig = json.loads((docs / "test.json").read_bytes())
     env = json.loads(env_gold.read_bytes())
@@ -358,3 +358,53 @@ def test_a_one_seed_env_file_reports_its_mean_and_no_spread(world: dict[str, Pat
     assert rep["table2_precision_recall"]["f1"]["env_std"] is None
     assert rep["table3_intra_inter"]["intra_f1"]["env_std"] is None
     assert rep["env"]["std"] == {k: None for k in rep["env"]["mean"]}
+
+
+def test_report_warns_when_renamed_names_are_more_familiar_than_the_originals(tmp_path: Path) -> None:
+    """Renamed mentions that carry --train names more often than the originals: the benchmark was built
+    without the training documents; said once, with the share of each, and not said the other way round."""
+    from envbench.core.notes import NoteCode
+
+    src = tiny_doc()  # Ann/Annie, Paris, France; TRAIN names Ann and Paris
+    train = write(tmp_path / "train.json", TRAIN)
+    og = write(tmp_path / "test.json", [src])
+    op = write(tmp_path / "op.json", [p("Tiny", 0, 1, "P19")])
+    familiar = [renamed(src, k, {"Annie": "Ann", "France": "Paris"}) for k in (1, 2)]  # 4 of 4 PER/LOC names
+    novel = [renamed(src, k, {"Ann": "Bea", "Annie": "Bea", "Paris": "Lyon"}) for k in (1, 2)]  # 0 of 4
+    for name, env_docs in (("familiar", familiar), ("novel", novel)):
+        eg = write(tmp_path / f"{name}_env.json", env_docs)
+        ep = write(tmp_path / f"{name}_pred.json", [p(d["title"], 0, 1, "P19") for d in env_docs])
+        r = make_report(og, op, eg, ep, out=tmp_path / name, train=[train])
+        warned = [n.text for n in r.messages if n.code is NoteCode.RENAMED_NAMES_MORE_FAMILIAR]
+        if name == "novel":
+            assert warned == []
+            md = (tmp_path / name / "report.md").read_text()
+            # per type, the gold facts behind each F1 (2 PER facts on the original, 4 over the two copies)
+            assert "| type | gold facts (original) | gold facts (Env, all seeds) | original F1 |" in md
+            assert "| PER | 2 | 4 |" in md and "| LOC | 3 | 6 |" in md
+            continue
+        assert warned == [f"100.0% of the renamed PER/ORG/LOC/MISC mentions of {eg} carry a name of the --train "
+                          "documents, more than the 50.0% of the original mentions: renaming made the names more "
+                          "familiar to the model, the opposite of what the benchmark measures; regenerate it with "
+                          "`envbench generate ... --exclude-names-from` those training files"]
+        assert warned[0] in r.report["warnings"]
+
+
+def test_the_report_states_the_fall_with_its_interval(tmp_path: Path) -> None:
+    """Issue 60: a claim comes with its interval. Three documents, each found whole on the original; the twins
+    of two of them are found whole, those of the third not at all: the fall is 1/3 of the facts on the whole
+    data, and a sample falls from 0 (the third never drawn) to 1 (only it drawn)."""
+    docs = [tiny_doc() | {"title": t} for t in ("A", "B", "C")]
+    preds = [p(d["title"], lab["h"], lab["t"], lab["r"]) for d in docs for lab in d["labels"]]
+    env = [renamed(d, k, {"Ann": "Bea"}) for d in docs for k in (1, 2)]
+    env_preds = [x | {"title": f"{x['title']}-{k}"} for x in preds for k in (1, 2) if x["title"] != "C"]
+    r = make_report(write(tmp_path / "o.json", docs), write(tmp_path / "op.json", preds),
+                    write(tmp_path / "e.json", env), write(tmp_path / "ep.json", env_preds), out=tmp_path / "rep")
+    boot = r.report["bootstrap"]
+    assert (boot["documents"], boot["env_copies"], boot["samples"]) == (3, 2, 2000)
+    fall = boot["fall_f1"]
+    assert fall["estimate"] == pytest.approx(1 - 0.8) and fall["low"] == 0.0 and fall["high"] == 1.0
+    assert boot["test_f1"] == {"estimate": 1.0, "low": 1.0, "high": 1.0, "level": 0.95}
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert ("F1 fall (original minus Env mean): 20.00 points, 95% CI [0.00, 100.00] (bootstrap over the 3 original "
+            "documents, each with its 2 renamed copies; 2000 samples, `envbench compare`'s).") in md
