@@ -11,7 +11,12 @@ commit range, or "none"). Every committed run under bench/results/ stays linked.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "bench" / "RESULTS.md"
@@ -144,3 +149,46 @@ def test_every_committed_run_stays_linked() -> None:
     unlinked = [p.name for p in sorted((REPO / "bench" / "results").glob("*.json"))
                 if f"(results/{p.name})" not in text]
     assert not unlinked, f"bench/RESULTS.md links none of: {', '.join(unlinked)}"
+
+
+# The header's list of commits that never reached git (their work landed later as one commit).
+# A file digest cut short ("code sha256 d17431d2...") is no commit; a range ("558c648..7372db7") has two dots.
+_DIGEST = re.compile(r"\b[0-9a-f]{7,64}(?:\.\.\.|…)")
+_UNLANDED = re.compile(r"^\*\*Commits that did not land\.\*\*(.*?)(?:\n\n|\Z)", re.MULTILINE | re.DOTALL)
+
+
+def unknown_commits(text: str, in_git: Callable[[list[str]], set[str]]) -> list[str]:
+    """Commits the page names that are neither in git (``in_git`` of the names) nor in its list of commits that
+    did not land: a figure whose code nobody can check out. In order of first mention."""
+    listed = set(_COMMIT.findall(m.group(1))) if (m := _UNLANDED.search(text)) else set()
+    text = _DIGEST.sub("", text)
+    named = list(dict.fromkeys(_COMMIT.findall(text)))
+    found = in_git([h for h in named if h not in listed])
+    return [h for h in named if h not in listed and h not in found]
+
+
+def _git_commits(names: list[str]) -> set[str]:
+    """The names among ``names`` that are commits of this checkout."""
+    query = "".join(f"{h}^{{commit}}\n" for h in names)
+    out = subprocess.run(["git", "-C", str(REPO), "cat-file", "--batch-check"], input=query,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    return {h for h, line in zip(names, out, strict=True) if line.split()[1:2] == ["commit"]}
+
+
+def test_every_named_commit_can_be_checked_out() -> None:
+    git = shutil.which("git")
+    if git is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: the named commits cannot be looked up")
+    shallow = subprocess.run([git, "-C", str(REPO), "rev-parse", "--is-shallow-repository"],
+                             capture_output=True, text=True).stdout.strip()
+    if shallow != "false":
+        pytest.skip("a shallow clone holds too little history to look the named commits up")
+    unknown = unknown_commits(RESULTS.read_text(encoding="utf-8"), _git_commits)
+    assert not unknown, ("bench/RESULTS.md names commits git lacks (name a commit of `git log`, or list it under "
+                         f"'Commits that did not land'): {' '.join(unknown)}")
+
+
+def test_the_commit_check_fails_on_a_commit_git_lacks() -> None:
+    text = ("**Commits that did not land.** They are: 0cf2634.\n\n"
+            "## Ingest\n\n**Current** (2026-12-07, 0cf2634, 7372db7 and ab12cd3; `make lock`).\n")
+    assert unknown_commits(text, lambda names: {h for h in names if h == "7372db7"}) == ["ab12cd3"]
