@@ -99,6 +99,7 @@ class ValueRule(str, Enum):
     TIED_COUNT = "tied_count"
     FIXED_FORM = "fixed_form"
     SHARE = "share"
+    EQUIVALENT = "equivalent"
 
     @property
     def description(self) -> str:
@@ -120,6 +121,8 @@ _RULES = {
     ValueRule.FIXED_FORM: "a number inside a fixed form: kept",
     ValueRule.SHARE: "a share of one whole (a percentage beside another in its sentence; N of the M): kept, since "
                      "shares drawn on their own can add up past their whole",
+    ValueRule.EQUIVALENT: "a value written with its equivalent in brackets (another unit or currency, its share of a "
+                          "whole): both kept, since values drawn on their own stop converting",
 }
 
 __all__ = ["KeptReason", "ValueRule"]

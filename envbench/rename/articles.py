@@ -32,14 +32,17 @@ but respected (:func:`bare_country`): a country is written with
 few single names that take it ("the Gambia", "the Congo", "the Vatican", "the Holy See") or the short form
 of a country that takes it ("the UK", "the USSR", "the U.S.", "the UAE"); other country
 names go without ("Kuwait", "French Guiana"). `generate` gives a mention written "the X" as a noun
-phrase of its own ("in the US from", "the UK )") no bare country name, which would read "in the Kuwait".
+phrase of its own ("in the US from", "the UK )") no bare country name, which would read "in the Kuwait",
+and, where a candidate that reads right is drawn, no name the documents being renamed write without
+"the" (:func:`written_bare`: "by the City of Baltimore to the east" had read "by the Graz to the east").
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from envbench.core.text import same_case
 
@@ -288,4 +291,43 @@ def reads_bare(name: str, coarse: str) -> bool:
             and not words[0].isupper() and not words[0].endswith("s"))
 
 
-__all__ = ["agree", "article_for", "possessive", "bare_compass", "bare_country", "is_country_name", "keep_the", "needs_the", "reads_bare", "takes_the", "the_before"]
+# how often the documents must write a name without "the", and never with it, before a new name written
+# "the X" as a noun phrase of its own may not be that name. Once: a corpus KB's names are mostly written once
+# or twice, and of Re-DocRED test's 4,340 such names, 803 written twice, a sample of those written once read
+# bare as written ("Islamabad", "Newcastle United", "High Point University", "Metro Manila", "Broadway")
+BARE_MIN = 1
+
+
+def written_bare(docs: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The mention names the documents write without "the" where a noun phrase starts, at least
+    :data:`BARE_MIN` times, and never right after a "the" that no mention covers: "Graz" ("born in
+    Graz", "Graz is"), "Stanford University", "Central Luzon". A new name of a mention written "the X"
+    as a noun phrase of its own ("by the City of Baltimore to the east") is preferably none of them (``generate``
+    takes one only where no candidate of its first windows is other): "by the Graz to the east", "of the
+    Stanford University in", "based in the Central Luzon ," read wrong, where :func:`reads_bare`'s rules of
+    spelling see no country and no one-word organisation. The usage is read off the documents being
+    renamed, whose names are those a corpus KB draws from; a name they do not write (most of Wikidata's) is
+    not judged. Names opening with an article are left out."""
+    bare: dict[str, int] = {}
+    with_the: set[str] = set()
+    for doc in docs:
+        covered = [set[int]() for _ in doc["sents"]]
+        for ent in doc["vertexSet"]:
+            for m in ent:
+                covered[m["sent_id"]].update(range(m["pos"][0], m["pos"][1]))
+        for ent in doc["vertexSet"]:
+            for m in ent:
+                name, a = m["name"], m["pos"][0]
+                first = name.split(maxsplit=1)[:1]
+                if not first or first[0].casefold() in _ARTICLE_WORDS:
+                    continue
+                prev = doc["sents"][m["sent_id"]][a - 1] if a > 0 else None
+                if prev is not None and prev.casefold() == "the" and a - 1 not in covered[m["sent_id"]]:
+                    with_the.add(name)
+                elif prev is None or prev.casefold() in _BEFORE_THE:
+                    bare[name] = bare.get(name, 0) + 1
+    return frozenset(nm for nm, n in bare.items() if n >= BARE_MIN and nm not in with_the)
+
+
+__all__ = ["BARE_MIN", "agree", "article_for", "possessive", "bare_compass", "bare_country", "is_country_name",
+           "keep_the", "needs_the", "reads_bare", "takes_the", "the_before", "written_bare"]

@@ -193,7 +193,10 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
     is written "the" inside the name after a lowercase word ("Anything For You in the Netherlands") and left out after a capitalised one
     ("The Great Escape" beside "Escape" renamed "The Black Cauldron": "The Great Black Cauldron"). In a ``person``'s name a
     one-word run is a surname, and takes the last word of a longer new name, with its particle ("Zoltán
-    Puskás" beside "Puskás" renamed "Anna Smith": "Zoltán Smith")."""
+    Puskás" beside "Puskás" renamed "Anna Smith": "Zoltán Smith"). The words a new name ends in that the
+    builder writes right after the run, or opens with right before it, are written once ("Sire Records"
+    beside "Sire" renamed "Warp Records": "Warp Records"; "River Kenn" beside "Kenn" renamed "River Clyst":
+    "River Clyst")."""
     offsets = _offsets(name, tokens)
     new_tokens: list[str] = []
     text: list[str] = []
@@ -216,6 +219,16 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
             else:  # inside a title: "The Great Escape" with "Escape" renamed "The Black Cauldron"
                 toks = toks[1:]
                 written = written.split(" ", 1)[1] if " " in written else written
+        k = _doubled(toks, tokens[r.end:])
+        if k:  # "Sire Records" beside "Sire" renamed "Warp Records": "Warp Records", never "Warp Records Records"
+            toks = toks[:-k]
+            words = written.split(" ")
+            written = " ".join(words[:-k]) if len(words) > k else " ".join(toks)
+        k = _doubled(toks[::-1], tokens[:r.start][::-1])
+        if k:  # "River Kenn" beside "Kenn" renamed "River Clyst": "River Clyst", never "River River Clyst"
+            toks = toks[k:]
+            words = written.split(" ")
+            written = " ".join(words[k:]) if len(words) > k else " ".join(toks)
         new_tokens += [*tokens[cursor:r.start], *toks]
         if offsets is not None:
             text.append(name[at:offsets[r.start][0]] + written)
@@ -227,6 +240,16 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
     new_tokens += tokens[cursor:]
     written_name = "".join(text) + name[at:] if offsets is not None else " ".join(new_tokens)
     return NewName(written_name, tuple(new_tokens)), tuple(sorted(set(used)))
+
+
+def _doubled(new: Sequence[str], after: Sequence[str]) -> int:
+    """How many last words of a leader's new name the builder's name writes again right after the run
+    (case aside), the new name keeping one word at least: 1 for "Warp Records" before "Records" (and, both
+    reversed, the first words it writes right before the run: "River" of "River Clyst" after "River")."""
+    for k in range(min(len(new) - 1, len(after)), 0, -1):
+        if [w.casefold() for w in new[-k:]] == [w.casefold() for w in after[:k]]:
+            return k
+    return 0
 
 
 @functools.lru_cache(maxsize=1 << 12)

@@ -49,6 +49,9 @@ mentions:
   100 ("67.94 % to 48.00 %"); and a part written with its whole, "N of (the) M" ("in 45 of the 48
   contiguous United States ( the exceptions being three states", which read "65 of the 72"). Kept
   (:func:`shares`).
+* ``equivalent``: a NUM value written with its equivalent in brackets, both ("23.0 cm ( 9.1 in )", "18 to 22
+  ° C ( 64 to 72 ° F )", "77 ( 11.5 % of students )"), which read "29.9 cm ( 7.6 in )" when drawn on their
+  own. Kept (:func:`equivalents`).
 * ``date``: every other TIME entity (dates, decades, centuries, periods, clock times): the document's shift.
 * ``drawn``: every other NUM entity: a new value in its written form (``numtime.rename_num``).
 
@@ -220,6 +223,7 @@ def is_interval(sent: Sequence[str], a: int, b: int) -> str | None:
 
 # ---------------------------------------------------------------------------- counts
 _SINGULAR = {pl: sg for sg, pl in COUNTED.items()}
+_PARTITIVE = frozenset({"these", "those", "its", "his", "her", "their"})  # "three of these railways , the A , ..."
 _BOTH = frozenset({"both", "either", "neither"})  # words that say the count before them is two
 _LIST_OPENERS = frozenset({",", ":", "(", "–", "—", "-", ";"})
 _NOT_A_LIST = frozenset({"and", "but", "is", "was", "are", "were", "has", "had", "which", "who", "while", "where", "when", "after", "before", "although",
@@ -236,9 +240,12 @@ def is_listed(sent: Sequence[str], a: int, b: int) -> bool:
     """Whether the count ``sent[a:b]`` is followed, after the noun it counts, by the list it counts, of
     about as many items: "two versions , the Interplanetary spaceship ... and the ITS tanker", "four times (
     1959 , 1960 , 1962 , 1963 )", "four seasons ( 1914–1918 )", "his two younger brothers Aurangzeb and
-    Murad", and a "two" that "both" counts again ("the name of two bodies , both appointed by"). Not a partial list ("five ministers
+    Murad", "Three of these railways , the Darjeeling Himalayan Railway , the Nilgiri Mountain Railway , and the
+    Kalka – Shimla Railway", and a "two" that "both" counts again ("the name of two bodies , both appointed by"). Not a partial list ("five ministers
     including Stanhope"), nor a clause ("six sestieri , ordered the ...")."""
     value = leading_number(sent[a:b])
+    if b + 2 < len(sent) and sent[b].casefold() == "of" and sent[b + 1].casefold() in _PARTITIVE:
+        b += 2  # "Three of these railways , the Darjeeling Himalayan Railway , ... and the Kalka – Shimla Railway"
     if value is None or not 2 <= value <= 30 or b >= len(sent) or not counts_a_noun(sent[b]):
         return False
     if value == 2 and any(t.casefold() in _BOTH for t in sent[b + 1:b + 6]):
@@ -437,6 +444,8 @@ def plan_numbers(doc: Mapping, coarse: Sequence[str], tokens: Sequence[Mapping[s
                 ties[ei] = tuple(group)
     for ei in shares(doc, coarse, rules):
         rules[ei] = ValueRule.SHARE
+    for ei in equivalents(doc, coarse, rules):
+        rules[ei] = ValueRule.EQUIVALENT
     for ei in list(ties):  # a tied group left with one count ties nothing
         group = tuple(e for e in ties[ei] if rules[e] is ValueRule.TIED_COUNT)
         if rules[ei] is not ValueRule.TIED_COUNT:
@@ -644,6 +653,70 @@ def shares(doc: Mapping, coarse: Sequence[str], rules: Mapping[int, ValueRule]) 
             if whole is not None and whole != ei:
                 found |= {ei, whole}
     return sorted(e for e in found if rules.get(e) in (ValueRule.DRAWN, ValueRule.TIED_COUNT))
+
+
+# what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969")
+RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
+# words between "(" and the equivalent value ("( about 64 km )", "( USD 82.7 billion )", "( US$ 90 )")
+_EQUIVALENT_LEADS = frozenset({"about", "approximately", "around", "approx.", "c.", "ca.", "circa", "some", "roughly",
+                               "nearly", "almost", "over", "under", "usd", "us$", "$", "€", "£", "eur", "gbp"})
+_EQUIVALENT_GAP = 3  # unit words between a value and the bracket of its equivalent ("air miles", "° C")
+_UNIT_MARKS = frozenset({"°", "%", "$", "€", "£", "²", "³", "/"})  # marks a unit is written with ("km / h")
+
+
+def equivalents(doc: Mapping, coarse: Sequence[str], rules: Mapping[int, ValueRule]) -> list[int]:
+    """The NUM entities still free to change (drawn or tied) written with an equivalent in brackets, both
+    of them, in order: the same measure in another unit or currency ("23.0 cm ( 9.1 in )", "18 to 22 ° C (
+    64 to 72 ° F )", "85 million euros ( 167.6 million dollars )") or a count with its share of a whole
+    ("77 ( 11.5 % of students )"). Drawn on their own they read "29.9 cm ( 7.6 in )", "26 to 37 ° C ( 95 to
+    99 ° F )" and "575 students ( 41.0 % of enrollment ) ... 90 ( 11.5 % of students )". The value is
+    followed by at most :data:`_EQUIVALENT_GAP` words, none of them punctuation, then "(", an optional
+    "about" or currency word, and the other NUM mention."""
+    starts: dict[tuple[int, int], int] = {}  # (sentence, first token) of each NUM mention -> its entity
+    ends: dict[tuple[int, int], int] = {}  # (sentence, token after it) of each NUM mention -> its entity
+    for ei, ent in enumerate(doc["vertexSet"]):
+        if coarse[ei] == "NUM":
+            for m in ent:
+                starts[(m["sent_id"], m["pos"][0])] = ei
+                ends[(m["sent_id"], m["pos"][1])] = ei
+    found: set[int] = set()
+    for ei, ent in enumerate(doc["vertexSet"]):
+        if coarse[ei] != "NUM":
+            continue
+        for m in ent:
+            sent, b = doc["sents"][m["sent_id"]], m["pos"][1]
+            words = 0
+            for j in range(b, len(sent)):
+                if not sent[j].strip():  # Re-DocRED keeps a no-break space as a token: "23.0   cm"
+                    continue
+                if sent[j] == "(":
+                    k = j + 1
+                    while k < len(sent) and sent[k].casefold() in _EQUIVALENT_LEADS:
+                        k += 1
+                    other = starts.get((m["sent_id"], k))
+                    if other is not None and other != ei:
+                        found |= {ei, other}
+                        found |= _range_partners(doc, starts, ends, (ei, other))
+                    break
+                words += 1
+                if words > _EQUIVALENT_GAP or (not any(c.isalnum() for c in sent[j]) and sent[j] not in _UNIT_MARKS):
+                    break  # "12 % citrus juice , ( 10 % ...": a comma ends the value's phrase
+    return sorted(e for e in found if rules.get(e) in (ValueRule.DRAWN, ValueRule.TIED_COUNT))
+
+
+def _range_partners(doc: Mapping, starts: Mapping[tuple[int, int], int], ends: Mapping[tuple[int, int], int],
+                    members: Sequence[int]) -> set[int]:
+    """The NUM entities joined to one of ``members`` as the other end of a range ("18 to 22 ° C ( 64 to 72 °
+    F )": 18 and 72 beside 22 and 64), whose value converts with it."""
+    out: set[int] = set()
+    for ei in members:
+        for m in doc["vertexSet"][ei]:
+            sent, (a, b) = doc["sents"][m["sent_id"]], m["pos"]
+            if a >= 2 and sent[a - 1] in RANGE_WORDS and (e := ends.get((m["sent_id"], a - 1))) is not None:
+                out.add(e)
+            if b < len(sent) and sent[b] in RANGE_WORDS and (e := starts.get((m["sent_id"], b + 1))) is not None:
+                out.add(e)
+    return out
 
 
 def _has_role(role: ValueRule, sent: Sequence[str], a: int, b: int, coarse: str, name_before: bool) -> bool:
@@ -1022,7 +1095,7 @@ def tied_offset(values: Sequence[float], *keys: object) -> int:
 
 
 __all__ = [
-    "NAME_PREFIXES", "TIME_UNITS", "Anchors", "NamesOf", "NumberPlan", "anchor_dates", "change", "count_value",
-    "count_shape", "counted_noun", "derive", "duration_unit", "fixed_form", "following_end", "is_age", "is_interval", "is_listed", "plan_numbers",
+    "NAME_PREFIXES", "RANGE_WORDS", "TIME_UNITS", "Anchors", "NamesOf", "NumberPlan", "anchor_dates", "change", "count_value",
+    "count_shape", "counted_noun", "derive", "duration_unit", "equivalents", "fixed_form", "following_end", "is_age", "is_interval", "is_listed", "plan_numbers",
     "same_magnitude", "span", "tied_offset", "with_value",
 ]

@@ -137,6 +137,7 @@ from envbench.rename.candidates import (
     window_bounds,
 )
 from envbench.rename.coherence import (
+    RANGE_WORDS,
     NamesOf,
     count_value,
     derive,
@@ -186,6 +187,7 @@ from envbench.rename.numtime import (
     month_of,
     number_range,
     order_kept,
+    ranges_in_order,
     rename_times,
     shifted_key,
     short_spans,
@@ -255,8 +257,6 @@ _FUNCTION_WORDS = frozenset({
 _HEAD_ENDS = frozenset({"had", "has", "have", "would", "will", "could", "did", "does", "during", "after",
                         "before", "since", "until", "which", "who", "that", "but", "when", "where", "while"})
 _PHRASE_ENDS = _FUNCTION_WORDS | _HEAD_ENDS
-# what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969")
-_RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
 _SPAN_MARKS = frozenset({"-", "–", "/"})
 _DASHES = frozenset({"-", "–", "—", "/"})  # between two names of one compound ("the Canada – US border")  # between a year and its span's short end ("1980 – 81", "1527 - 8")
 # a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
@@ -600,7 +600,7 @@ class DocInfo:
                     if va is None or vb is None or va == vb:
                         continue
                     gap = [t.casefold() for t in sent[a1:b0]]
-                    ranged = (len(gap) == 1 and gap[0] in _RANGE_WORDS) or (
+                    ranged = (len(gap) == 1 and gap[0] in RANGE_WORDS) or (
                         gap == ["and"] and "between" in (t.casefold() for t in sent[max(0, a0 - 2):a0]))
                     pair = (ea, na, eb, nb, ranged)
                     out.setdefault(ea, []).append(pair)
@@ -873,6 +873,7 @@ class Draws:
     item_up: dict[str, frozenset[str]] = field(default_factory=dict)  # an item's classes and their ancestors
     plausible: str = "off"  # ``PLAUSIBLE`` for this run of the state machine
     roles: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)  # candidates' (relation, role) pairs
+    bare: frozenset[str] = frozenset()  # names the renamed documents write without "the" (``articles.written_bare``)
 
     def classes_up(self, qid: str) -> frozenset[str]:
         """The P31 classes of ``qid`` with their P279 ancestors (``rename.kinds.item_classes``), remembered."""
@@ -1203,6 +1204,8 @@ def settle_other(run: Run, ei: int, excluded: frozenset[tuple[str, ...]] = froze
         keys = [name_key(t) for nm, t in new.items() if t != old[nm]]
         if len(set(keys)) != len(keys) or any(k in run.taken or info.occurs(k) for k in keys):
             continue
+        if not all(ranges_in_order(old[nm], t) for nm, t in new.items()):
+            continue  # "7 - 7.5 mm" never reads "9 - 3.5 mm"
         pairs = info.number_pairs.get(ei, ())
         if pairs:
             now, later = _tokens_now(run, {ei: new}), _pending(run, ei)
@@ -1803,9 +1806,13 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
         return None
     if (want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values())) or (
             regnal and not any_regnal(nn.name for nn in mapping.values())) or (
-            roles and draws.plausible == "prefer" and not plausible(roles, draws.roles.get(cand, frozenset()))):
+            roles and draws.plausible == "prefer" and not plausible(roles, draws.roles.get(cand, frozenset()))) or (
+            heads and any(nn.name in draws.bare for nm, nn in mapping.items() if nm in heads)):
         # the first fit, should no candidate of the first windows share the head noun or give a monarch's
-        # name for one, or (``--plausible prefer``) have played one of the entity's roles
+        # name for one, or (``--plausible prefer``) have played one of the entity's roles, or (for a mention
+        # written "the X" as a noun phrase) be a name the documents write without "the": "by the City of
+        # Baltimore to the east" reads "by the Graz to the east" only where no candidate of those windows
+        # reads right after "the"
         return mapping, keys, written, False
     return mapping, keys, written, True
 
@@ -1821,7 +1828,7 @@ class Renamer:
 
     def __init__(self, con: Any, auditor: Auditor, pool: str, *, cache_dir: Any = None,
                  fingerprint: str | None = None, excluded: frozenset[tuple[str, ...]] = frozenset(),
-                 stored_tokens: bool = False, popularity: str | None = None) -> None:
+                 stored_tokens: bool = False, popularity: str | None = None, bare: frozenset[str] = frozenset()) -> None:
         self.con = con
         self.popularity = popularity  # draw only from this popularity bin of each class (``generate --popularity``)
         self.auditor = auditor
@@ -1829,6 +1836,7 @@ class Renamer:
         self.cache_dir = cache_dir
         self.fingerprint = fingerprint
         self.excluded = excluded  # names no new name may be (``novelty.excluded_names``)
+        self.bare = bare  # names written without "the" (``articles.written_bare``), never a "the X" head's new name
         self.cache_used: str | None = None  # how the first chunk got the candidate numbering
         self.has_demonyms = knows_demonyms(con)  # False: no P1549 rows to fetch for entities or candidates
         self.has_genders = knows_genders(con)  # False: no P21 rows, so no candidate's gender is known
@@ -1866,7 +1874,7 @@ class Renamer:
                                  popularity=self.popularity)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders,
-                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE)
+                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE, bare=self.bare)
         self.nouns.prepare(kn for i in infos for found in i.kind_nouns for kn in found)
         if self.has_genders:
             draws.genders.update(fetch_genders(self.con, {s.qid for s in slots}))  # the entities' own items

@@ -48,6 +48,7 @@ from envbench.formats.provenance import describe as describe_provenance
 from envbench.formats.provenance import index_provenance
 from envbench.formats.substitutions import FILE_NAME as SUBSTITUTIONS
 from envbench.formats.substitutions import write_substitutions
+from envbench.rename.articles import written_bare
 from envbench.rename.attacks import require_popularity, settle
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import MAX_WINDOWS, POOLS, WINDOW
@@ -213,7 +214,7 @@ def generate(
                                training_names=training_names(pool, excludes, allow_training_names))
             renamer = Renamer(index.con, Auditor.for_docs(index.con, docs), pool, cache_dir=index_path / DERIVED_DIR,
                               fingerprint=fingerprint, excluded=excluded or frozenset(), stored_tokens=stored_tokens,
-                              popularity=spec.popularity)
+                              popularity=spec.popularity, bare=written_bare(docs))
             stats = _write(renamer, docs, links, seeds, twins, progress, step, main, clock,
                            tally, notes, index_path, spec)
             stats["validation"] = validation

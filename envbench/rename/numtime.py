@@ -704,6 +704,29 @@ def rename_num(names: dict[str, list[str]], *keys: object, counting: bool = Fals
     return out if numbers.found else None
 
 
+# what joins the two ends of a range written inside one name ("7 - 7.5 mm", "18 to 22")
+_INNER_RANGE = frozenset({"to", "-", "–", "—"})
+
+
+def ranges_in_order(old: Sequence[str], new: Sequence[str]) -> bool:
+    """Whether every range written inside one NUM name keeps the order of its two ends after renaming: "The
+    wingspan is 7 - 7.5 mm" had read "9 - 3.5 mm", each number of the name drawn on its own. A name whose
+    token count changed is not judged (its ranges are the engine's pairs of mentions, ``DocInfo.number_pairs``)."""
+    if len(old) != len(new):
+        return True
+    words = [i for i, tok in enumerate(old) if tok.strip()]  # Re-DocRED's no-break space tokens aside
+    for x, y, z in zip(words, words[1:], words[2:], strict=False):
+        if old[y].casefold() not in _INNER_RANGE:
+            continue
+        a, b = leading_number([old[x]]), leading_number([old[z]])
+        c, d = leading_number([new[x]]), leading_number([new[z]])
+        if None in (a, b, c, d):
+            continue
+        if (a < b, a == b, a > b) != (c < d, c == d, c > d):
+            return False
+    return True
+
+
 # words a count multiplies, so that "a" before them is a count of one ("a dozen", "a hundred")
 MULTIPLIERS = frozenset({"dozen", "hundred", "thousand", "million", "billion"})
 

@@ -218,3 +218,42 @@ def test_a_possessive_apostrophe_agrees_with_the_new_name() -> None:
     out = apply_plan(doc, {0: {"Nas": NewName("Caputto", ("Caputto",))}, 1: {"Hits": NewName("Blue", ("Blue",))}}, "T-1")
     assert out["sents"][0] == ["critics", "praised", "Caputto", "'s", "lyricism", "and", "the", "song", "'", "Blue",
                                "'", "."]  # the closing quote after "Hits" stays
+
+
+def _doc_of(sents: list[str], names: list[str]) -> dict[str, Any]:
+    """Sentences written with spaces; each name a one-mention entity at its first place in its sentence."""
+    words = [s.split() for s in sents]
+    vs = []
+    for nm in names:
+        toks = nm.split()
+        sid, a = next((i, j) for i, w in enumerate(words) for j in range(len(w)) if w[j:j + len(toks)] == toks)
+        vs.append([mention(nm, sid, [a, a + len(toks)], "LOC")])
+    return {"title": "T", "sents": words, "vertexSet": vs, "labels": []}
+
+
+def test_written_bare_reads_the_documents_usage() -> None:
+    from envbench.rename.articles import written_bare
+
+    docs = [_doc_of(["He was born in Graz .", "Stanford University is near Palo Alto ."],
+                    ["Graz", "Stanford University", "Palo Alto"]),
+            # written once with "the" outside the mention: never bare, whatever else the corpus writes
+            _doc_of(["It flows into the Lavaca .", "in Lavaca , as"], ["Lavaca", "Lavaca"]),
+            # a "the" that is part of another mention does not count as the article of this one
+            _doc_of(["They played in The Paris Band Park ."], ["The Paris Band Park", "Paris Band Park"]),
+            # a modifier after a determiner other than "the" is no noun phrase's start: not counted
+            _doc_of(["a Toledo company ."], ["Toledo"]),
+            # a name opening with an article is never judged
+            _doc_of(["in The Hague ."], ["The Hague"])]
+    assert written_bare(docs) == frozenset({"Graz", "Stanford University", "Palo Alto"})
+
+
+@given(st.lists(st.sampled_from(["in", "the", "of", "a", ",", "Graz", "Ohio", "went"]), min_size=1, max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_written_bare_never_holds_a_name_written_after_the(words: list[str]) -> None:
+    # whatever the sentence, a name that follows an uncovered "the" somewhere is not bare
+    from envbench.rename.articles import written_bare
+
+    vs = [[mention(w, 0, [i, i + 1], "LOC")] for i, w in enumerate(words) if w[0].isupper()]
+    got = written_bare([{"title": "T", "sents": [words], "vertexSet": vs, "labels": []}])
+    after_the = {w for i, w in enumerate(words) if i > 0 and words[i - 1] == "the"}
+    assert not got & after_the

@@ -79,6 +79,26 @@ def test_a_grant_named_after_its_founder_follows_the_founder() -> None:
     assert " ".join(out["sents"][0]) == "The Lino S. Cayetano Career Grant , established by Lino S. Cayetano ."
 
 
+def test_a_label_named_by_its_short_name_writes_a_shared_last_word_once() -> None:
+    # "released on Sire Records" beside the label's "Sire" renamed "Warp Records" had read "Warp Records Records"
+    doc = _doc(["It was released on Sire Records in 1995 .", "Sire signed the band ."],
+               [[("Sire Records", 0, "ORG")], [("Sire", 1, "ORG")]])
+    run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("Warp Records", ()))]})
+    assert _names(run, 1) == ["Warp Records"]
+    label = _row(run, 0)
+    assert (label.kind, label.new_names, label.built_on) == ("derived", ["Warp Records"], (1,))
+    out = apply_plan(doc, run.plan, "T-1", run.outside)
+    assert " ".join(out["sents"][0]) == "It was released on Warp Records in 1995 ."
+    # the words a new name opens with, written right before the run, are written once too
+    doc2 = _doc(["It flows into the River Kenn .", "The Kenn rises on the moor ."],
+                [[("River Kenn", 0, "LOC")], [("Kenn", 1, "LOC")]])
+    run2 = _settle(doc2, [None, "Q1"], {1: [("Q7", ItemNames("River Clyst", ()))]})
+    assert _row(run2, 0).new_names == ["River Clyst"]
+    # a new name that does not end so is written whole: "Sire" renamed "Warp" reads "Warp Records"
+    run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("Warp", ()))]})
+    assert _row(run, 0).new_names == ["Warp Records"]
+
+
 def test_a_ship_named_after_a_president_takes_his_new_name() -> None:
     # "USS Lyndon B. Johnson" kept, while Lyndon B. Johnson became "Comte de Boulainvilliers"
     doc = _doc(["USS Lyndon B. Johnson is named for Lyndon B. Johnson ."],

@@ -363,6 +363,11 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
     ("and the six sestieri , ordered the immediate and total", False),  # a clause, not a list of six
     ("Kaya , with over 20 albums , is by far one of the best and brightest", False),
     ("She had three children , and moved to Paris and Rome .", False),
+    # "Three of these railways , the ..." had read "Five of these railways", three still listed
+    ("Three of these railways , the Darjeeling Himalayan Railway , the Nilgiri Mountain Railway , and the Kalka "
+     "– Shimla Railway , are collectively designated", True),
+    ("Two of his books were adapted as silent films in 1926 and 1927", False),
+    ("Eleven of these belonged to the Indian National Congress , including the inaugural", False),
 ])
 def test_counts_with_their_lists(sentence: str, listed: bool) -> None:
     sent = sentence.split()
@@ -583,3 +588,29 @@ def test_a_part_of_its_whole_and_the_listed_rest_keep_their_values(seed: int) ->
     assert (_now(run, 3), _now(run, 4), _now(run, 6)) == (["45"], ["48"], ["three"])
     assert [_row(run, e).value_rule for e in (3, 4, 6)] == [ValueRule.SHARE, ValueRule.SHARE, ValueRule.LISTED_COUNT]
     assert _row(run, 2).value_rule is ValueRule.DRAWN  # the store count is free
+
+
+SHARPBELLY = _doc("Sharpbelly", [
+    "The fish reaches a size up to 23.0 cm ( 9.1 in ) long , and lives at a temperature of 18 to 22 ° C ( 64 to "
+    "72 ° F ) .",
+    "There were 275 students ( 41.0 % of enrollment ) eligible for free lunch and 77 ( 11.5 % of students ) "
+    "eligible for reduced - cost lunch .",
+    "The shop sold 12 cans a day and 4 boxes , ( 10 from stock ) .",
+], [[("23.0 cm", 0, "NUM")], [("9.1", 0, "NUM")], [("18", 0, "NUM")], [("22 ° C", 0, "NUM")], [("64", 0, "NUM")],
+    [("72 ° F", 0, "NUM")], [("275", 1, "NUM")], [("41.0", 1, "NUM")], [("77", 1, "NUM")], [("11.5", 1, "NUM")],
+    [("12", 2, "NUM")], [("4", 2, "NUM")], [("10", 2, "NUM")]])
+
+
+@pytest.mark.parametrize("seed", range(1, 11))
+def test_a_value_and_its_equivalent_in_brackets_keep_their_values(seed: int) -> None:
+    # "up to 23.0 cm ( 9.1 in ) long" had read "29.9 cm ( 7.6 in )", "18 to 22 ° C ( 64 to 72 ° F )" "26 to
+    # 37 ° C ( 95 to 99 ° F )" and "275 students ( 41.0 % of enrollment ) ... 77 ( 11.5 % of students )"
+    # "575 students ( 41.0 % ...) ... 90 ( 11.5 % ...)": a measure in two units, a count and its share
+    run = _renamed(SHARPBELLY, seed)
+    for e, old in enumerate(["23.0 cm", "9.1", "18", "22 ° C", "64", "72 ° F", "275", "41.0", "77", "11.5"]):
+        assert " ".join(_now(run, e)) == old, old
+        # the two percentages of one sentence are shares of one whole first
+        rule = ValueRule.SHARE if old in ("41.0", "11.5") else ValueRule.EQUIVALENT
+        assert (_row(run, e).reason, _row(run, e).value_rule) == (KeptReason.CHECKED, rule), old
+    # a count with no bracket after it, and a value whose bracket a comma parts from it, are drawn
+    assert [_row(run, e).value_rule for e in (10, 11, 12)] == [ValueRule.DRAWN] * 3

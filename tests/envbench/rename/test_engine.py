@@ -584,3 +584,28 @@ def test_a_band_written_as_a_modifier_takes_no_name_opening_with_the() -> None:
     doc = _doc(["He joined New Edition in 1985 ."], [[("New Edition", 0, "ORG")]])  # a noun phrase of its own
     run = _settle(doc, ["Q1"], {0: [("Q7", ItemNames("The Clash", ()))]})
     assert _names(run, 0) == ["The Clash"]
+
+
+def test_a_mention_written_the_x_takes_no_name_the_documents_write_bare() -> None:
+    # "by the City of Baltimore to the east" had read "by the Graz to the east", "the University of the West
+    # Indies in Barbados" "the Stanford University in the State of Israel", "based in the South , such as"
+    # "based in the Central Luzon , such as": names the renamed documents write without "the"
+    from tests.envbench.rename.test_built_on import _doc, _names, _settle
+
+    bare = frozenset({"Graz", "Stanford University", "Central Luzon"})
+    for sent, old, drawn in (("It is bordered by the City of Baltimore to the east .", "City of Baltimore", "Graz"),
+                             ("a campus of the University of the West Indies in Barbados .",
+                              "University of the West Indies", "Stanford University"),
+                             ("organizations based in the South , such as CORE .", "South", "Central Luzon")):
+        doc = _doc([sent], [[(old, 0, "LOC")]])
+        items = {0: [("Q7", ItemNames(drawn, ())), ("Q8", ItemNames("Lower Rhine", ()))]}
+        assert _names(_settle(doc, ["Q1"], items, bare=bare), 0) == ["Lower Rhine"], sent
+        # without the usage, or written as a modifier ("the City of Baltimore police"), the first draw stands
+        assert _names(_settle(doc, ["Q1"], items), 0) == [drawn], sent
+    doc = _doc(["She joined the City of Baltimore police ."], [[("City of Baltimore", 0, "LOC")]])
+    assert _names(_settle(doc, ["Q1"], {0: [("Q7", ItemNames("Graz", ()))]}, bare=bare), 0) == ["Graz"]
+    # a preference: where every candidate is written bare, the first fit still renames the entity
+    doc = _doc(["It is bordered by the City of Baltimore to the east ."], [[("City of Baltimore", 0, "LOC")]])
+    run = _settle(doc, ["Q1"], {0: [("Q7", ItemNames("Graz", ())), ("Q8", ItemNames("Stanford University", ()))]},
+                  bare=bare)
+    assert _names(run, 0) == ["Graz"]

@@ -18,6 +18,7 @@ from envbench.rename.numtime import (
     document_shift,
     leading_number,
     order_kept,
+    ranges_in_order,
     rename_num,
     rename_time,
     rename_times,
@@ -399,3 +400,30 @@ def test_a_drawn_number_keeps_its_size(value: int, seed: int) -> None:
         assert value // 3 <= got <= 3 * value and got % 10 ** zeros == 0, (value, got)
     else:
         assert value / 2 <= got <= 2 * value, (value, got)
+
+
+@pytest.mark.parametrize(("old", "new", "kept"), [
+    # "The wingspan is 7 - 7.5 mm" had read "9 - 3.5 mm": each number of one name drawn on its own
+    ("7 - 7.5 \xa0 mm", "9 - 3.5 \xa0 mm", False), ("7 - 7.5 \xa0 mm", "3 - 3.5 \xa0 mm", True),
+    ("18 to 22", "26 to 37", True), ("18 to 22", "26 to 26", False), ("two to five", "eight to three", False),
+    ("7 - 7.5", "7 - 7.5 mm", True),  # another token count: the engine's pairs judge it
+])
+def test_a_range_inside_one_name_keeps_its_order(old: str, new: str, kept: bool) -> None:
+    assert ranges_in_order(old.split(" "), new.split(" ")) is kept
+
+
+@given(st.integers(1, 40), st.integers(1, 10_000))
+@settings(max_examples=200, deadline=None)
+def test_a_drawn_range_inside_one_name_keeps_its_order_in_the_engine(low: int, seed: int) -> None:
+    # through the engine: a NUM entity named "LOW - HIGH mm" comes out with LOW < HIGH, or kept
+    from envbench.rename.engine import DocInfo, plan_runs, settle_other
+
+    high = low + 1 + seed % 7
+    sent = ["The", "wingspan", "is", str(low), "-", str(high), "mm", "."]
+    doc = {"title": f"Moth {seed}", "sents": [sent], "labels": [],
+           "vertexSet": [[{"name": f"{low} - {high}", "sent_id": 0, "pos": [3, 6], "type": "NUM"}]]}
+    info = DocInfo(0, doc, [None], {})
+    runs, _ = plan_runs([info], [seed], "eval", twins=False)
+    settle_other(runs[0], 0)
+    got = runs[0].new_tokens.get(0, info.tokens[0])[f"{low} - {high}"]
+    assert leading_number([got[0]]) < leading_number([got[2]])
