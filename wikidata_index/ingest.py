@@ -84,6 +84,7 @@ from wikidata_index.extract import EntityParser, Malformed, Rows, Skipped, extra
 from wikidata_index.index import INDEX_FORMAT, remember_hashes, table_files
 from wikidata_index.inputs import combine as combine_inputs
 from wikidata_index.inputs import expand as expand_inputs
+from wikidata_index.inputs import origin
 from wikidata_index.names import FORMAT_CHARACTERS, NameTokenizer, char_class, fold
 from wikidata_index.provenance import dump_provenance
 from wikidata_index.schema import EXTRACTED_TABLES, TABLES
@@ -500,10 +501,10 @@ def ingest_dump(
     os.close(fd)
     combined = Path(name)
     try:
-        sources = combine_inputs(paths, combined)
+        sources, counts = combine_inputs(paths, combined)
         return _ingest_one(str(combined), out, languages=languages, workers=workers, max_errors=max_errors,
                            force=force, progress=progress, chunk_lines=chunk_lines, chunk_bytes=chunk_bytes,
-                           extractor=extractor, tokenizer=tokenizer, sources=(sources, paths))
+                           extractor=extractor, tokenizer=tokenizer, sources=(sources, paths, counts))
     finally:
         combined.unlink(missing_ok=True)
 
@@ -521,9 +522,10 @@ def _ingest_one(
     chunk_bytes: int,
     extractor: str,
     tokenizer: NameTokenizer | None,
-    sources: tuple[list[dict[str, Any]], list[str]] | None = None,
+    sources: tuple[list[dict[str, Any]], list[str], list[int]] | None = None,
 ) -> IngestResult:
-    """One input file (or '-'); ``sources``: the files a combined input was made of, for the manifest."""
+    """One input file (or '-'); ``sources``: the files a combined input was made of (their descriptions for
+    the manifest, their paths, the lines each wrote into ``dump``), so messages name them, not ``dump``."""
     t0 = time.perf_counter()
     dump = str(dump)
     require_path(out, "--out", "the index folder", "--out data/index")
@@ -578,7 +580,8 @@ def _ingest_one(
             _take_stage(stage, out_dir, fresh=force or dump == "-")
             with _gc_frozen():
                 info = _build(dump, stage, languages, workers, max_errors, (chunk_lines, chunk_bytes), progress, t0,
-                              extractor, {t: step.path(f"{t}/") for t in TABLES}, space, tokenizer)
+                              extractor, {t: step.path(f"{t}/") for t in TABLES}, space, tokenizer,
+                              sources=(sources[1], sources[2]) if sources is not None else None)
             old = read_manifest(out_dir / "manifest.json")
             lower = lowers(old, info["rows"], languages)
             if lower and not force:
@@ -884,8 +887,10 @@ def _size(n: float) -> str:
 
 def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max_errors: int,
            chunking: tuple[int | None, int], progress: bool, t0: float, extractor: str,
-           publish: Mapping[str, Path], space: _SpaceUse, tokenizer: NameTokenizer | None) -> dict[str, Any]:
-    """Parse (resumable) and write the final tables into ``publish``; the manifest's own fields."""
+           publish: Mapping[str, Path], space: _SpaceUse, tokenizer: NameTokenizer | None,
+           sources: tuple[list[str], list[int]] | None = None) -> dict[str, Any]:
+    """Parse (resumable) and write the final tables into ``publish``; the manifest's own fields. ``sources``:
+    the files a combined ``dump`` was made of and the lines each wrote, which messages name instead of it."""
     parsed_marker = stage / "parsed.json"
     if parsed_marker.exists():  # killed during finalisation or publishing: no need to read the dump again
         parsed = orjson.loads(parsed_marker.read_bytes())
@@ -906,12 +911,16 @@ def _build(dump: str, stage: Path, languages: tuple[str, ...], workers: int, max
     stats = dict(parsed["stats"])
     if duplicates:
         stats["duplicate_entities"] = duplicates["count"]
+        # a combined input is a temporary file: name the files and records the copies came from
+        where = dump if sources is None else ", ".join(sources[0])
         for qid, lines in duplicates["lines"].items():
-            log.warning("%s: %s appears %d times (lines %s); its copies are merged into one entity (one entities "
-                        "row, the names, types and statements of all copies)", dump, qid, len(lines),
-                        ", ".join(f"{x:,}" if x else "?" for x in lines))
+            at = (", " if sources is None else "; ").join(
+                "?" if not x else f"{x:,}" if sources is None else origin(x, *sources) for x in lines)
+            log.warning("%s: %s appears %d times (%s %s); its copies are merged into one entity (one entities "
+                        "row, the names, types and statements of all copies)", where, qid, len(lines),
+                        "lines" if sources is None else "at", at)
         if duplicates["count"] > len(duplicates["lines"]):
-            log.warning("%s: %d more QIDs appear more than once", dump, duplicates["count"] - len(duplicates["lines"]))
+            log.warning("%s: %d more QIDs appear more than once", where, duplicates["count"] - len(duplicates["lines"]))
     t_tokens = time.perf_counter()
     rows["name_tokens"] = write_name_tokens(publish["names"], publish["demonyms"], publish["name_tokens"], tokenizer,
                                             stage / "duckdb-tmp")

@@ -76,7 +76,8 @@ class _Hashing:
         return {"name": Path(self.path).name, "bytes": self.bytes, "sha256": self.sha.hexdigest()}
 
 
-def _copy_records(src: IO[bytes], out: IO[bytes], path: str) -> None:
+def _copy_records(src: IO[bytes], out: IO[bytes], path: str) -> int:
+    """Copy one file's records to ``out`` as JSON Lines; how many lines that wrote."""
     first = src.readline()
     shape = detect_shape(first)
     if shape == "document":
@@ -88,24 +89,41 @@ def _copy_records(src: IO[bytes], out: IO[bytes], path: str) -> None:
             out.write(orjson.dumps(orjson.loads(data)) + b"\n")
         except orjson.JSONDecodeError as exc:
             raise InputError(f"{path}: not valid JSON ({exc}); check that this is Wikidata entity JSON") from None
-        return
+        return 1
+    written = 0
     for line in ([first] if shape == "lines" else []):
         out.write(strip_record(line) + b"\n")
+        written += 1
     for line in src:
         record = strip_record(line)
         if record and record not in (b"[", b"]"):
             out.write(record + b"\n")
+            written += 1
+    return written
 
 
-def combine(paths: Sequence[str], target: Path) -> list[dict[str, Any]]:
-    """Write the records of every file of ``paths`` to ``target`` (JSON Lines); each file's name, size, sha256."""
+def combine(paths: Sequence[str], target: Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """Write the records of every file of ``paths`` to ``target`` (JSON Lines); each file's name, size, sha256,
+    and the number of lines of ``target`` each file wrote (so a line of ``target`` names its file: :func:`origin`)."""
     described = []
+    counts = []
     with open(target, "wb") as out:
         for path in paths:
             with open_binary(path) as src:
-                _copy_records(src, out, path)
+                counts.append(_copy_records(src, out, path))
             described.append(_Hashing(path).finish())
-    return described
+    return described, counts
 
 
-__all__ = ["combine", "expand"]
+def origin(line: int, paths: Sequence[str], counts: Sequence[int]) -> str:
+    """Where line ``line`` (1-based) of a combined file came from: "FILE record K" (a record of a file in
+    JSON Lines or a JSON array; the whole file for one JSON document); "line N" past the last file."""
+    first = 1
+    for path, n in zip(paths, counts, strict=True):
+        if line < first + n:
+            return f"{path} record {line - first + 1}"
+        first += n
+    return f"line {line}"
+
+
+__all__ = ["combine", "expand", "origin"]

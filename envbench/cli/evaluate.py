@@ -11,6 +11,8 @@ from envbench.formats.end_to_end import FORMATS
 from envbench.scoring.metrics import SCORERS
 
 if TYPE_CHECKING:  # the scorers load when a command runs
+    from collections.abc import Sequence
+
     from envbench.scoring.evaluate import EvaluateResult
     from envbench.scoring.evaluate_end_to_end import EndToEndResult
     from envbench.scoring.report.build import ReportResult
@@ -144,15 +146,20 @@ def evaluate(gold: str, pred: str, train: tuple[str, ...], out: str | None, subs
               skip_invalid_train=skip_invalid_train, only_predicted=only_predicted, progress=progress))
 
 
-def _echo(result: EvaluateResult | EndToEndResult) -> None:
-    """An evaluation's warnings (on stderr), its table, its notes and the file it wrote."""
-    for w in result.warnings:
+def _echo_outcome(warnings: Sequence[str], body: str, notes: Sequence[str], written: Sequence[object]) -> None:
+    """What `evaluate` and `report` print: warnings (on stderr), the table or summary, notes, the files written."""
+    for w in warnings:
         click.echo(f"Warning: {w}", err=True)
-    click.echo(result.table())
-    for n in result.notes:
+    click.echo(body)
+    for n in notes:
         click.echo(f"Note: {n}")
-    if result.out is not None:
-        click.echo(f"Wrote {result.out}")
+    if written:
+        click.echo(f"Wrote {', '.join(str(p) for p in written)}")
+
+
+def _echo(result: EvaluateResult | EndToEndResult) -> None:
+    """An evaluation's warnings, its table, its notes and the file it wrote."""
+    _echo_outcome(result.warnings, result.table(), result.notes, [result.out] if result.out is not None else [])
 
 
 @click.command()
@@ -240,10 +247,5 @@ def report(original_gold: str, original_pred: str | None, env_gold: str | None, 
 
 
 def _echo_report(result: ReportResult | RobustnessResult) -> None:
-    """A report's warnings (on stderr), its summary, its notes and the files it wrote."""
-    for w in result.warnings:
-        click.echo(f"Warning: {w}", err=True)
-    click.echo(result.summary())
-    for n in result.notes:
-        click.echo(f"Note: {n}")
-    click.echo(f"Wrote {', '.join(str(p) for p in result.files)}")
+    """A report's warnings, its summary, its notes and the files it wrote."""
+    _echo_outcome(result.warnings, result.summary(), result.notes, result.files)

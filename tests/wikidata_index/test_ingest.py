@@ -681,6 +681,20 @@ def test_a_qid_held_twice_warns_naming_it_and_its_lines(tmp_path: Path, caplog: 
             "(one entities row, the names, types and statements of all copies)"]
 
 
+def test_a_qid_held_twice_in_several_files_names_the_files_and_records(tmp_path: Path,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """Several input files are combined into a temporary file for the run: the warning names the input
+    files and the record of each copy, never that temporary file."""
+    a = _write(tmp_path / "a.json", _dump_bytes([_item(i, [5], label=f"N{i}") for i in range(1, 5)]))
+    b = _write(tmp_path / "b.json", _dump_bytes([_item(7, [5], label="Seven"), _item(3, [6], label="Again")]))
+    with caplog.at_level(logging.WARNING, logger="wikidata_index.ingest"):
+        res = ingest_dump([str(a), str(b)], tmp_path / "index", workers=1, progress=False)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{a}, {b}: Q3 appears 2 times (at {a} record 3; {b} record 2); its copies are merged into one entity "
+        "(one entities row, the names, types and statements of all copies)"]
+    assert res.stats["duplicate_entities"] == 1 and res.rows["entities"] == 5
+
+
 def test_a_record_over_the_size_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A line longer than the record limit stops the read with one line naming its byte, whether it is
     the first line or a later one; the index there is untouched."""
