@@ -5,7 +5,8 @@ Each subject (`##`, and each `###` part of one) opens with a **Current** block t
 Current block opens as a dated entry ("**Staging markers** (2026-12-06, ...)"), and none says "this
 commit" or a time of day instead of naming the commit. A "Tried and not adopted" list holds one line per
 idea, each with its figure. Each `##` subject names where its earlier figures are ("Earlier figures:" and a
-commit range, or "none"). Every committed run under bench/results/ stays linked.
+commit range, or "none"), and every commit such a pointer names is in git, not-landed or not. Every committed
+run under bench/results/ stays linked.
 """
 
 from __future__ import annotations
@@ -176,13 +177,7 @@ def _git_commits(names: list[str]) -> set[str]:
 
 
 def test_every_named_commit_can_be_checked_out() -> None:
-    git = shutil.which("git")
-    if git is None or not (REPO / ".git").exists():
-        pytest.skip("not a git checkout: the named commits cannot be looked up")
-    shallow = subprocess.run([git, "-C", str(REPO), "rev-parse", "--is-shallow-repository"],
-                             capture_output=True, text=True).stdout.strip()
-    if shallow != "false":
-        pytest.skip("a shallow clone holds too little history to look the named commits up")
+    _skip_unless_full_history()
     unknown = unknown_commits(RESULTS.read_text(encoding="utf-8"), _git_commits)
     assert not unknown, ("bench/RESULTS.md names commits git lacks (name a commit of `git log`, or list it under "
                          f"'Commits that did not land'): {' '.join(unknown)}")
@@ -192,3 +187,54 @@ def test_the_commit_check_fails_on_a_commit_git_lacks() -> None:
     text = ("**Commits that did not land.** They are: 0cf2634.\n\n"
             "## Ingest\n\n**Current** (2026-12-07, 0cf2634, 7372db7 and ab12cd3; `make lock`).\n")
     assert unknown_commits(text, lambda names: {h for h in names if h == "7372db7"}) == ["ab12cd3"]
+
+
+# Where earlier figures are: an "Earlier figures:" paragraph, or a `git ...` command in backticks anywhere.
+_EARLIER = re.compile(r"^Earlier figures:.*?(?:\n\n|\Z)", re.MULTILINE | re.DOTALL)
+_GIT_SPAN = re.compile(r"`git [^`]*`")
+
+
+def history_pointer_commits(text: str) -> list[str]:
+    """The commits named where the page points into `git log` for earlier figures, in order of first mention."""
+    spans = [m.group(0) for m in _EARLIER.finditer(text)] + _GIT_SPAN.findall(text)
+    return list(dict.fromkeys(h for span in spans for h in _COMMIT.findall(span)))
+
+
+def unreachable_history(text: str, in_git: Callable[[list[str]], set[str]]) -> list[str]:
+    """Commits an "Earlier figures" pointer names that are not in git (``in_git`` of the names). No exemption
+    for the list of commits that did not land: a range ending at one of them makes `git log` fail."""
+    named = history_pointer_commits(text)
+    found = in_git(named)
+    return [h for h in named if h not in found]
+
+
+def _skip_unless_full_history() -> str:
+    git = shutil.which("git")
+    if git is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: the named commits cannot be looked up")
+    shallow = subprocess.run([git, "-C", str(REPO), "rev-parse", "--is-shallow-repository"],
+                             capture_output=True, text=True).stdout.strip()
+    if shallow != "false":
+        pytest.skip("a shallow clone holds too little history to look the named commits up")
+    return git
+
+
+def test_every_earlier_figures_range_is_in_git() -> None:
+    _skip_unless_full_history()
+    text = RESULTS.read_text(encoding="utf-8")
+    assert history_pointer_commits(text), "bench/RESULTS.md names no commit where its earlier figures are"
+    missing = unreachable_history(text, _git_commits)
+    assert not missing, ("bench/RESULTS.md points `git log` at commits git lacks (end the range at a commit of "
+                         f"`git log -- bench/RESULTS.md`): {' '.join(missing)}")
+
+
+def test_the_range_check_fails_on_a_made_up_commit() -> None:
+    text = ("**Commits that did not land.** They are: c04ee4c.\n\n"
+            "## Generate\n\n**Current** (2026-12-07, 7372db7; `make lock`).\n\n"
+            "Earlier figures: `git log -p bench/RESULTS.md`, commits 558c648..c04ee4c (and the diary\n"
+            "before 558c648).\n\n"
+            "## Ingest\n\nThe whole file: `git show ab12cd3:bench/RESULTS.md`; 0cf2634 is no pointer.\n\n"
+            "Earlier figures: `git log -p bench/RESULTS.md`, commits 558c648..acf8489.\n")
+    assert history_pointer_commits(text) == ["558c648", "c04ee4c", "acf8489", "ab12cd3"]
+    real = {"558c648", "acf8489", "7372db7", "0cf2634"}
+    assert unreachable_history(text, lambda names: {h for h in names if h in real}) == ["c04ee4c", "ab12cd3"]
