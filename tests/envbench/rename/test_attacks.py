@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +16,15 @@ from hypothesis import strategies as st
 
 from envbench.core.errors import EnvbenchError
 from envbench.core.placeholders import PLACEHOLDER_WORDS
+from envbench.core.reasons import KeptReason
 from envbench.core.types import COARSE_TYPES
-from envbench.formats.docred import validate_document
+from envbench.formats.docred import entity_type, validate_document
 from envbench.rename import attacks
 from envbench.rename import generate as generate_module
 from envbench.rename.attacks import (
+    SWAP_TYPES,
+    apply_rate,
+    kept_apart,
     mask_document,
     mask_runs,
     name_groups,
@@ -26,10 +32,13 @@ from envbench.rename.attacks import (
     selected,
     shuffle_partners,
     shuffle_runs,
+    swap_runs,
 )
-from envbench.rename.engine import DocInfo
+from envbench.rename.audit import Auditor
+from envbench.rename.engine import DocInfo, Renamer, Run
+from envbench.rename.fine_types import fine_types
 from envbench.rename.generate import generate
-from envbench.rename.substitute import apply_plan, text_key
+from envbench.rename.substitute import NewName, apply_plan, clash_keys, text_key
 from tests.envbench.index_fixture import mention, sample_world
 
 WORDS = ("Alder", "Birch", "Cedar", "Dale", "Elm", "Fen")
@@ -344,3 +353,203 @@ def test_a_locked_attack_folder_verifies(attacked: dict[str, Path], tmp_path: Pa
     assert read_lock(lock)["parameters"]["attack"]["name"] == "shuffle"
     res = verify(lock, w.test, w.index, links=w.links)
     assert res.ok, res.report()
+
+
+# --------------------------------------------------------------------------- type-swap and rate, as properties
+# (issue 61: each attack keeps the labels and the alias map). Both draw from an index: the sample world's,
+# with its linked items as the entities' items and its fine types as the classes type-swap draws from.
+@functools.cache
+def _sample_items() -> dict[str, list[str]]:
+    """Coarse type -> the sample world's items linked as that type (sorted)."""
+    w = sample_world()
+    links = json.loads(w.links.read_text())
+    out: dict[str, set[str]] = {}
+    for d in json.loads(w.test.read_text()):
+        for ei, q in enumerate(links[d["title"]]):
+            if q is not None:
+                out.setdefault(entity_type(d["vertexSet"][ei]), set()).add(q)
+    return {t: sorted(qs) for t, qs in out.items()}
+
+
+@pytest.fixture(scope="module")
+def drawing() -> Iterator[tuple[Renamer, dict[tuple[str, str], str]]]:
+    """A renamer over the sample world's index, and the fine types of its linked items (what type-swap draws
+    classes from, and what linked entities are renamed by)."""
+    from wikidata_index.index import WikidataIndex
+
+    w = sample_world()
+    pairs = sorted({(q, t) for t, qs in _sample_items().items() for q in qs})
+    with WikidataIndex(w.index) as ix:
+        con = ix.con
+        con.execute("SET enable_progress_bar = false")
+        renamer = Renamer(con, Auditor.for_docs(con, json.loads(w.test.read_text())), "eval")
+        yield renamer, fine_types(con, pairs)
+
+
+def _respelled(doc: dict[str, Any], tokens_of: Mapping[tuple[int, str], Sequence[str]]) -> dict[str, Any]:
+    """``doc`` with the mentions of (entity, name) in ``tokens_of`` written as those tokens, positions moved."""
+    out = json.loads(json.dumps(doc))
+    for sid, sent in enumerate(doc["sents"]):
+        spans = sorted((m["pos"][0], m["pos"][1], ei, mi) for ei, e in enumerate(doc["vertexSet"])
+                       for mi, m in enumerate(e) if m["sent_id"] == sid)
+        new: list[str] = []
+        cursor = 0
+        for a, b, ei, mi in spans:
+            m = out["vertexSet"][ei][mi]
+            toks = list(tokens_of.get((ei, m["name"]), sent[a:b]))
+            new += sent[cursor:a]
+            m["pos"], m["name"] = [len(new), len(new) + len(toks)], " ".join(toks)
+            new += toks
+            cursor = b
+        out["sents"][sid] = new + sent[cursor:]
+    return out
+
+
+@st.composite
+def linked_documents(draw: Any) -> tuple[dict[str, Any], list[str | None]]:
+    """A document of :func:`documents` and its links: each PER/ORG/LOC/MISC entity linked or not to an item the
+    sample world links as that type (two entities may share one), and, in some documents, TIME entities
+    whose names are years (renamed by the date shift) rather than words (which no rule renames)."""
+    doc = draw(documents())
+    items = _sample_items()
+    coarse = [e[0]["type"] for e in doc["vertexSet"]]
+    qids = [draw(st.none() | st.sampled_from(items[c])) if c in items else None for c in coarse]
+    if draw(st.booleans()):
+        years: dict[str, str] = {}
+        for ei, c in enumerate(coarse):
+            for m in doc["vertexSet"][ei] if c == "TIME" else ():
+                years.setdefault(m["name"], str(draw(st.integers(1800, 2020))))
+        doc = _respelled(doc, {(ei, m["name"]): [years[m["name"]]] for ei, c in enumerate(coarse) if c == "TIME"
+                               for m in doc["vertexSet"][ei]})
+    return doc, qids
+
+
+def _check_positions(src: dict[str, Any], out: dict[str, Any], plan: Mapping[int, Mapping[str, NewName]],
+                     outside: Sequence[Any] = ()) -> None:
+    """Each mention's pos spans exactly its new name's tokens (the plan's for its old name, "the" before them
+    where the sentence needs it; its old tokens where the plan leaves it), and every sentence is the source's
+    text between the mentions with those tokens in their place (where no unannotated run was renamed)."""
+    touched = {o[0] for o in outside}
+    for sid, (old_sent, new_sent) in enumerate(zip(src["sents"], out["sents"], strict=True)):
+        spans = sorted((m["pos"][0], m["pos"][1], ei, mi) for ei, e in enumerate(src["vertexSet"])
+                       for mi, m in enumerate(e) if m["sent_id"] == sid)
+        rebuilt: list[str] = []
+        cursor = 0
+        for a, b, ei, mi in spans:
+            old_m, new_m = src["vertexSet"][ei][mi], out["vertexSet"][ei][mi]
+            assert new_m["sent_id"] == sid
+            s, e = new_m["pos"]
+            toks = new_sent[s:e]
+            nn = plan.get(ei, {}).get(old_m["name"])
+            if nn is None:
+                assert (toks, new_m["name"]) == (old_sent[a:b], old_m["name"]), (ei, old_m, new_m)
+            else:
+                assert (toks, new_m["name"]) in ((list(nn.tokens), nn.name), (["the", *nn.tokens], f"the {nn.name}")), \
+                    (ei, nn, new_m, toks)
+            rebuilt += old_sent[cursor:a]
+            if sid not in touched:
+                assert s == len(rebuilt), (sid, ei, new_m["pos"], len(rebuilt))
+            rebuilt += toks
+            cursor = b
+        if sid not in touched:
+            assert rebuilt + old_sent[cursor:] == new_sent, sid
+
+
+def _occurs(src: dict[str, Any], key: tuple[str, ...]) -> bool:
+    """Whether ``key`` (a :func:`text_key`) is a run of words of a sentence of ``src``."""
+    for sent in src["sents"]:
+        words = [w for tok in sent for w in text_key(tok)]
+        if any(tuple(words[i:i + len(key)]) == key for i in range(len(words) - len(key) + 1)):
+            return True
+    return False
+
+
+def _new_keys(src: dict[str, Any], out: dict[str, Any], plan: Mapping[int, Mapping[str, NewName]], ei: int
+              ) -> set[tuple[str, ...]]:
+    """The clash keys of the new names entity ``ei``'s mentions carry (those the plan renamed)."""
+    return {k for a, b in zip(src["vertexSet"][ei], out["vertexSet"][ei], strict=True) if a["name"] in plan[ei]
+            for k in clash_keys(b["name"])}
+
+
+def _keys(ent: Sequence[Mapping[str, Any]]) -> set[tuple[str, ...]]:
+    return {k for m in ent for k in clash_keys(m["name"])}
+
+
+def _check_type_swap(info: DocInfo, run: Run, out: dict[str, Any]) -> None:
+    """What docs/renaming.md ("Type-swap") promises of one run."""
+    src = info.doc
+    _check_kept_structure(src, out)  # the labels (triples, entity indices), entities, mention types
+    _check_positions(src, out, run.plan)
+    assert all(len(v) == 1 for v in _alias_map(src, out).values())  # one new name per (entity, old name)
+    rows = {r.entity: r for r in run.rows}
+    assert sorted(rows) == list(range(len(src["vertexSet"]))) and len(run.rows) == len(rows)
+    skip = kept_apart(info)
+    for ei, row in rows.items():
+        if ei in skip:
+            assert row.reason is KeptReason.OVERLAP
+        elif info.coarse[ei] not in SWAP_TYPES:  # NUM and TIME stay
+            assert (row.kind, row.reason) == ("kept", KeptReason.NOT_ATTACKED)
+        assert (row.kind == "swap") == (ei in run.plan)
+    for ei, mapping in run.plan.items():
+        assert info.coarse[ei] in SWAP_TYPES and set(mapping) == set(info.names[ei])  # every mention changes
+        new = _new_keys(src, out, run.plan, ei)
+        # none of its names occurs in the document or is taken by another entity, so no two entities collapse
+        # into one name (even two that had one name), and no swapped entity reads as a kept one
+        assert not any(_occurs(src, k) for k in new), (ei, new)
+        for ej, ent in enumerate(out["vertexSet"]):
+            assert ej == ei or not new & _keys(ent), (ei, ej, new)
+
+
+@settings(max_examples=50, deadline=None)
+@given(linked_documents(), st.integers(1, 5))
+def test_type_swap_keeps_labels_positions_and_the_alias_map(
+        drawing: tuple[Renamer, dict[tuple[str, str], str]], drawn: tuple[dict[str, Any], list[str | None]],
+        seed: int) -> None:
+    renamer, ftypes = drawing
+    doc, qids = drawn
+    info = DocInfo(0, doc, qids, ftypes)
+    run = swap_runs([info], [seed], renamer)[0]
+    assert swap_runs([DocInfo(0, doc, qids, ftypes)], [seed], renamer)[0].plan == run.plan  # by seed alone
+    _check_type_swap(info, run, apply_plan(doc, run.plan, run.title))
+
+
+def _check_rate(full: Run, run: Run, rate: float, out: dict[str, Any]) -> None:
+    """What docs/renaming.md ("Rate") promises of one run at ``rate``, against the same run at rate 1 (``full``)."""
+    info = run.info
+    src = info.doc
+    _check_kept_structure(src, out)
+    _check_positions(src, out, run.plan, run.outside)
+    assert all(len(v) == 1 for v in _alias_map(src, out).values())
+    chosen = selected(info, run.seed, rate)
+    assert set(run.plan) == set(full.plan) & chosen
+    assert all(run.plan[ei] == full.plan[ei] for ei in run.plan)  # the very names it has at rate 1
+    rows = {r.entity: r for r in run.rows}
+    for ei, ent in enumerate(src["vertexSet"]):
+        if ei not in run.plan:  # not renamed: every mention keeps its name and tokens
+            assert [m["name"] for m in out["vertexSet"][ei]] == [m["name"] for m in ent]
+            assert rows[ei].kind == "kept"
+            if ei in full.plan:
+                assert rows[ei].reason is KeptReason.NOT_SELECTED
+    # no collapse: a renamed mention never reads as a mention of another entity that had another name, unless
+    # the two are of one item (same_item) -- a builder's name that is a whole name of its leader follows it
+    # ("Names built on other names"), and TIME entities of one year move by one shift, but those shared the name
+    pairs = [(ei, set(clash_keys(a["name"])), set(clash_keys(b["name"])))
+             for ei, ent in enumerate(src["vertexSet"]) for a, b in zip(ent, out["vertexSet"][ei], strict=True)]
+    for ei, old, new in pairs:
+        if ei in run.plan:
+            for ej, old_j, new_j in pairs:
+                if ej != ei and not old & old_j and (info.qids[ei] is None or info.qids[ej] != info.qids[ei]):
+                    assert not new & new_j, (ei, ej, old, old_j, new)
+
+
+@settings(max_examples=50, deadline=None)
+@given(linked_documents(), st.integers(1, 5), st.floats(0.01, 1.0))
+def test_rate_keeps_positions_the_alias_map_and_the_names_it_leaves(
+        drawing: tuple[Renamer, dict[tuple[str, str], str]], drawn: tuple[dict[str, Any], list[str | None]],
+        seed: int, rate: float) -> None:
+    renamer, ftypes = drawing
+    doc, qids = drawn
+    full = renamer.rename([DocInfo(0, doc, qids, ftypes)], [seed], False)[0]
+    run = renamer.rename([DocInfo(0, doc, qids, ftypes)], [seed], False)[0]
+    apply_rate(run, rate)
+    _check_rate(full, run, rate, apply_plan(doc, run.plan, run.title, run.outside))
