@@ -225,17 +225,41 @@ _BEFORE_THE = frozenset({"in", "of", "to", "from", "by", "at", "for", "on", "int
                          "toward", "towards", "via", "through", "over", "and", "or", ",", "(", ";", ":"})
 
 
-def the_before(prev: str | None, old: str, new: str, coarse: str) -> str | None:
-    """The article to write before a renamed LOC or ORG mention, or None: where the old name opened
+# last words of the names of events written with "the" ("the Korean War", "the Russian Revolution", "the
+# Cuban Missile Crisis"); "World War II" and "Operation Barbarossa" go without
+_THE_EVENTS = frozenset({"War", "Revolution", "Rebellion", "Uprising", "Crisis", "Campaign", "Expedition", "Offensive",
+                         "Invasion"})
+
+
+# lower-case words after a name that show it ends its noun phrase (a pronoun, a verb "to be" or "to have", a
+# preposition, a conjunction); any other lower-case word may be a noun it modifies ("World War II soldier")
+_AFTER_A_PHRASE = frozenset({"he", "she", "it", "they", "we", "i", "you", "is", "was", "are", "were", "has", "had",
+                             "have", "and", "or", "but", "in", "on", "at", "to", "of", "for", "with", "by", "as", "from",
+                             "that", "which", "who", "when", "while", "after", "before", "during", "until", "since"})
+
+
+def _event_needs_the(name: str, after: str | None) -> bool:
+    """A MISC name of an event that takes "the" ("Russo - Japanese War"), where it ends its noun phrase: no
+    lower-case word follows, or one of :data:`_AFTER_A_PHRASE` ("a World War II soldier" renamed "Korean
+    War" reads "a Korean War soldier"; "World War II began" stays without, as a verb is not told from a noun)."""
+    words = name.split()
+    return (bool(words) and words[0].casefold() not in _ARTICLE_WORDS and words[-1] in _THE_EVENTS
+            and (after is None or not (after.isalpha() and after.islower()) or after in _AFTER_A_PHRASE))
+
+
+def the_before(prev: str | None, old: str, new: str, coarse: str, after: str | None = None) -> str | None:
+    """The article to write before a renamed LOC, ORG or MISC mention, or None: where the old name opened
     with no article, the new one needs it (:func:`needs_the`; an organisation only in its "of" and
-    union forms) and the mention starts a noun phrase: after ``prev``, a preposition, "and", "or" or
-    a punctuation mark, or at the start of a sentence (``prev`` None, "The"). "constituent assembly was
-    held in Italy" renamed "United Arab Emirates" reads "held in the United Arab Emirates"; "a United
-    States Representative" renamed so keeps no article."""
+    union forms; a MISC name only when it names an event that takes "the" and stands before no lower-case
+    word ``after`` it modifies) and the mention starts a noun phrase: after ``prev``, a preposition, "and",
+    "or" or a punctuation mark, or at the start of a sentence (``prev`` None, "The"). "constituent assembly
+    was held in Italy" renamed "United Arab Emirates" reads "held in the United Arab Emirates", "served
+    extensively in World War II ," renamed "Russo - Japanese War" "in the Russo - Japanese War ,"; "a
+    United States Representative" renamed so keeps no article."""
     opening = old.split(maxsplit=1)
-    if coarse not in ("LOC", "ORG") or not opening or opening[0].casefold() in _ARTICLE_WORDS:
+    if coarse not in ("LOC", "ORG", "MISC") or not opening or opening[0].casefold() in _ARTICLE_WORDS:
         return None
-    if not _needs_the_as(new, coarse):
+    if not (_event_needs_the(new, after) if coarse == "MISC" else _needs_the_as(new, coarse)):
         return None
     if prev is None:
         return "The"

@@ -403,7 +403,8 @@ def apply_plan(doc: Doc, plan: Plan, title: str, outside: Sequence[Outside] = ()
         """The tokens and text a name takes at ``span`` of sentence ``sid``, entered into ``repl``."""
         tokens, name = nn.tokens, nn.name
         before = sents[sid][span[0] - 1] if span[0] > 0 else None
-        if (article := the_before(before, old, nn.name, coarse)) is not None:
+        after = sents[sid][span[1]] if span[1] < len(sents[sid]) else None
+        if (article := the_before(before, old, nn.name, coarse, after)) is not None:
             tokens, name = (article, *tokens), f"{article} {name}"  # "held in the United Arab Emirates"
         elif tokens and opens_sentence(sents[sid], span[0]):
             tokens, name = capitalised(sents[sid][span[0]], tokens, name)  # "De Glendonwyn was"

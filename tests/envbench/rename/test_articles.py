@@ -166,6 +166,33 @@ def test_the_before_a_name_that_needs_it_where_a_noun_phrase_starts(prev: str | 
     assert the_before(prev, old, new, coarse) == want
 
 
+@pytest.mark.parametrize(("before", "after", "new", "want"), [
+    # "The class served extensively in World War II ," had read "in Russo - Japanese War ,"
+    ("in", ",", "Russo - Japanese War", "the"), ("of", "he", "Kurukshetra War", "the"),
+    (None, "was", "Korean War", "The"), ("to", ".", "Cuban Missile Crisis", "the"),
+    ("for", "soldier", "Korean War", None),  # "named for World War II soldier X": a modifier
+    (None, "began", "Korean War", None),  # a verb is not told from a noun it would modify: left as it was
+    ("in", ",", "World War I", None), ("in", ",", "Operation Barbarossa", None),
+    ("the", ",", "Korean War", None),  # the text's own "the" stands
+])
+def test_an_event_that_takes_the_takes_it_where_a_noun_phrase_starts(before: str | None, after: str, new: str,
+                                                                     want: str | None) -> None:
+    from envbench.rename.articles import the_before
+
+    assert the_before(before, "World War II", new, "MISC", after) == want
+    assert the_before(before, "the World War II", new, "MISC", after) is None  # an article of its own
+
+
+def test_apply_plan_writes_an_events_article_into_the_renamed_mention() -> None:
+    sent = "The class served extensively in World War II , and five of the class were lost in the war .".split()
+    doc = {"title": "Sims", "sents": [sent], "vertexSet": [[mention("World War II", 0, [5, 8], "MISC")]],
+           "labels": []}
+    out = apply_plan(doc, {0: {"World War II": NewName("Russo - Japanese War", ("Russo", "-", "Japanese", "War"))}},
+                     "Sims-1")
+    assert " ".join(out["sents"][0]).startswith("The class served extensively in the Russo - Japanese War , and")
+    assert out["vertexSet"][0][0]["name"] == "the Russo - Japanese War" and out["vertexSet"][0][0]["pos"] == [5, 10]
+
+
 def test_apply_plan_writes_the_article_into_the_renamed_mention() -> None:
     doc = {"title": "T", "sents": [["It", "was", "held", "in", "Italy", "."], ["Italy", "won", "."]],
            "vertexSet": [[mention("Italy", 0, [4, 5], "LOC"), mention("Italy", 1, [0, 1], "LOC")]], "labels": []}
