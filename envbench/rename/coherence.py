@@ -299,7 +299,25 @@ def _list_items(tokens: Sequence[str], need_and: bool = False) -> int | None:
     if k is None:
         return None if need_and else tokens.count(",") + 1
     commas = list(tokens[:k]).count(",")
+    segments: list[list[str]] = [[]]
+    for tok in tokens[:k]:
+        if tok == ",":
+            segments.append([])
+        else:
+            segments[-1].append(tok)
+    segments = [s for s in segments if s]
+    # a list of names whose items carry a lower-case apposition ("Praszka , north of Olesno , Dobrodzień ,
+    # south of Olesno , and Gorzów Śląski"): the items are the segments that open with a name
+    if segments and _opens_item(segments[0]) and not all(_opens_item(s) for s in segments):
+        return sum(_opens_item(s) for s in segments) + 1
     return commas + 2 - (1 if k > 0 and tokens[k - 1] == "," else 0)
+
+
+def _opens_item(segment: Sequence[str]) -> bool:
+    """Whether a segment of a list opens with a name or a number ("Praszka", "the ITS tanker", "1959"), not
+    with a lower-case word that continues the item before it ("north of Olesno")."""
+    first = segment[1] if len(segment) > 1 and segment[0].casefold() in ("the", "a", "an") else segment[0]
+    return first[:1].isupper() or first[:1].isdigit()
 
 
 def counted_noun(sent: Sequence[str], b: int) -> str | None:
@@ -631,7 +649,8 @@ def is_percentage(sent: Sequence[str], a: int, b: int) -> bool:
 def shares(doc: Mapping, coarse: Sequence[str], rules: Mapping[int, ValueRule]) -> list[int]:
     """The NUM entities still free to change (drawn or tied) that are shares of one whole, in order: a
     percentage in a sentence holding another NUM percentage ("with a 63.93 % to 28.10 % margin of victory"),
-    and a part written with its whole ("in 45 of the 48 contiguous United States", both)."""
+    a part written with its whole ("in 45 of the 48 contiguous United States", both), and a total written
+    with the parts it adds up to (:func:`_sums`)."""
     by_sent: dict[int, set[int]] = {}
     starts: dict[tuple[int, int], int] = {}  # (sentence, first token) of each NUM mention -> its entity
     for ei, ent in enumerate(doc["vertexSet"]):
@@ -652,7 +671,32 @@ def shares(doc: Mapping, coarse: Sequence[str], rules: Mapping[int, ValueRule]) 
             whole = starts.get((m["sent_id"], b + gap)) if b < len(sent) and sent[b] == "of" else None
             if whole is not None and whole != ei:
                 found |= {ei, whole}
+    found |= _sums(doc, coarse)
     return sorted(e for e in found if rules.get(e) in (ValueRule.DRAWN, ValueRule.TIED_COUNT))
+
+
+def _sums(doc: Mapping, coarse: Sequence[str]) -> set[int]:
+    """NUM entities of a total written in one sentence with the parts it adds up to, all of them: a value
+    equal to the sum of the two or more NUM values after it in its sentence, or before it ("130 delegates
+    were elected : 24 members from national lists , 100 representing the provinces and six for emigrants",
+    which read "34 ... 300 ... nine"; "eight voices : two sopranos , two altos , two tenors and two basses")."""
+    by_sent: dict[int, list[tuple[int, int, float]]] = {}
+    for ei, ent in enumerate(doc["vertexSet"]):
+        if coarse[ei] != "NUM":
+            continue
+        for m in ent:
+            value = leading_number(doc["sents"][m["sent_id"]][m["pos"][0]:m["pos"][1]])
+            if value is not None:
+                by_sent.setdefault(m["sent_id"], []).append((m["pos"][0], ei, value))
+    found: set[int] = set()
+    for mentions in by_sent.values():
+        mentions.sort()
+        for i, (_, ei, value) in enumerate(mentions):
+            for parts in (mentions[i + 1:], mentions[:i]):
+                parts = [p for p in parts if p[1] != ei]
+                if len(parts) >= 2 and math.isclose(sum(p[2] for p in parts), value):
+                    found |= {ei, *(p[1] for p in parts)}
+    return found
 
 
 # what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969")

@@ -367,6 +367,10 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
     ("Three of these railways , the Darjeeling Himalayan Railway , the Nilgiri Mountain Railway , and the Kalka "
      "– Shimla Railway , are collectively designated", True),
     ("Two of his books were adapted as silent films in 1926 and 1927", False),
+    # "The county contains three other towns : Praszka , north of Olesno , ..." had read "seven other towns"
+    ("The county contains three other towns : Praszka , north of Olesno , Dobrodzień , south of Olesno , and "
+     "Gorzów Śląski , north of Olesno .", True),
+    ("They sold four products : bread , milk , butter and eggs .", True),  # a list of common nouns, as before
     ("Eleven of these belonged to the Indian National Congress , including the inaugural", False),
 ])
 def test_counts_with_their_lists(sentence: str, listed: bool) -> None:
@@ -614,3 +618,22 @@ def test_a_value_and_its_equivalent_in_brackets_keep_their_values(seed: int) -> 
         assert (_row(run, e).reason, _row(run, e).value_rule) == (KeptReason.CHECKED, rule), old
     # a count with no bracket after it, and a value whose bracket a comma parts from it, are drawn
     assert [_row(run, e).value_rule for e in (10, 11, 12)] == [ValueRule.DRAWN] * 3
+
+
+ASSEMBLY = _doc("Ecuadorian Constituent Assembly", [
+    "130 delegates were elected : 24 members from national lists , 100 representing the provinces and six for "
+    "emigrants living outside Ecuador .",
+    "The assembly met 45 times in Montecristi , and 12 laws passed .",
+], [[("130", 0, "NUM")], [("24", 0, "NUM")], [("100", 0, "NUM")], [("six", 0, "NUM")], [("Ecuador", 0, "LOC")],
+    [("45", 1, "NUM")], [("Montecristi", 1, "LOC")], [("12", 1, "NUM")]])
+
+
+@pytest.mark.parametrize("seed", range(1, 11))
+def test_a_total_and_the_parts_it_adds_up_to_keep_their_values(seed: int) -> None:
+    # "130 delegates were elected : 24 members ..., 100 representing the provinces and six for emigrants" had
+    # read "34 ..., 300 ... and nine": parts that no longer add up to their total
+    run = _renamed(ASSEMBLY, seed)
+    assert [_now(run, e) for e in range(4)] == [["130"], ["24"], ["100"], ["six"]]
+    assert [_row(run, e).value_rule for e in range(4)] == [ValueRule.SHARE] * 4
+    # two counts of one sentence that add up to nothing are drawn
+    assert [_row(run, e).value_rule for e in (5, 7)] == [ValueRule.DRAWN] * 2
