@@ -223,7 +223,7 @@ from envbench.rename.substitute import (
 )
 from envbench.rename.unannotated import Unannotated, occurrences, unannotated_spans
 from envbench.rename.verb_number import breaks_number, verb_numbers
-from envbench.rename.year_map import Offsets, plan_years
+from envbench.rename.year_map import Offsets, move_years, plan_years, year_pairs
 from wikidata_index.index import Demonym
 from wikidata_index.names import fold
 
@@ -1093,6 +1093,8 @@ def settle_builder(run: Run, ei: int) -> None:
         reason = (KeptReason.UNLINKED if info.qids[ei] is None else KeptReason.NO_TYPE if ft is None
                   else KeptReason.GENERIC_TYPE if is_catch_all(ft) else KeptReason.BUILT_ON)
         return keep(run, ei, reason)
+    if pairs := _moved_years(run):  # its own years move as the document's dates did
+        mapping = {nm: _with_years(nn, info.tokens[ei][nm], pairs) for nm, nn in mapping.items()}
     run.plan[ei] = mapping
     run.new_tokens[ei] = {nm: list(nn.tokens) for nm, nn in mapping.items()}
     run.taken.update(k for nn in mapping.values() for k in clash_keys(nn.name))
@@ -1100,6 +1102,28 @@ def settle_builder(run: Run, ei: int) -> None:
                         [mapping[nm].name if nm in mapping else nm for nm in info.names[ei]],
                         written=tuple(mapping[nm].name for nm in info.names[ei] if nm in mapping),
                         built_on=tuple(sorted(leaders))))
+
+
+def _moved_years(run: Run) -> list[tuple[int, int]]:
+    """(old, new) of every year the run's renamed TIME entities write (``year_map.year_pairs``)."""
+    info = run.info
+    return [p for e, new in sorted(run.new_tokens.items()) if info.coarse[e] == "TIME"
+            for nm, toks in sorted(new.items()) for p in year_pairs(info.tokens[e][nm], toks)]
+
+
+def _with_years(nn: NewName, own: Sequence[str], pairs: Sequence[tuple[int, int]]) -> NewName:
+    """A derived name whose own year tokens (those of the builder's name ``own``, not of a leader's new name)
+    move as the document's years did: "2009–2010 Iranian election protests" beside "February 2011" renamed
+    "January 1992" reads "1990–1991 Syrian election protests", not "2009–2010 Syrian ..."."""
+    mine = set(own)
+    moved = [m if t in mine else t for t, m in zip(nn.tokens, move_years(nn.tokens, pairs), strict=True)]
+    if moved == list(nn.tokens):
+        return nn
+    name = nn.name
+    for old, new in zip(nn.tokens, moved, strict=True):
+        if old != new:
+            name = re.sub(rf"(?<![0-9]){re.escape(old)}(?![0-9])", new, name, count=1)
+    return NewName(name, tuple(moved))
 
 
 def settle_unannotated(run: Run) -> None:

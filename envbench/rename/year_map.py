@@ -33,6 +33,7 @@ before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -107,4 +108,45 @@ def plan_years(years: Iterable[int], tens: bool, stretch: Sequence[Range], rigid
     return YearPlan(ys, free, tuple(lives))
 
 
-__all__ = ["MAX_STEP", "SHARE", "Offsets", "YearPlan", "plan_years"]
+_YEAR_TOKEN = re.compile(r"^(1[0-9]{3}|20[0-9]{2})(?:([–-])(1[0-9]{3}|20[0-9]{2}))?$")  # "2011", "2009–2010"
+
+
+def year_pairs(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:
+    """(old year, new year) of each year token a renamed TIME name moved ("February 2011" -> "January 1992":
+    (2011, 1992)); none where the token count changed."""
+    if len(old) != len(new):
+        return []
+    out = []
+    for a, b in zip(old, new, strict=True):
+        ma, mb = _YEAR_TOKEN.match(a), _YEAR_TOKEN.match(b)
+        if ma and mb and not ma.group(2) and not mb.group(2):
+            out.append((int(a), int(b)))
+    return out
+
+
+def move_years(tokens: Sequence[str], pairs: Sequence[tuple[int, int]]) -> tuple[str, ...]:
+    """``tokens`` with each year ("2009", and both ends of "2009–2010") moved as the document's years moved:
+    by the change of the nearest year the document writes as a date (``pairs`` from :func:`year_pairs`; the
+    lower on a tie), so a name kept around a shifted date keeps its distance to it ("Following 2009–2010
+    Iranian election protests , ... in February 2011" renamed "... in January 1992" reads "Following
+    1990–1991 ... protests"). Unchanged without pairs."""
+    if not pairs:
+        return tuple(tokens)
+    moves = sorted(dict(sorted(pairs)).items())
+
+    def moved(year: int) -> int:
+        old, new = min(moves, key=lambda p: (abs(p[0] - year), p[0]))
+        return year + new - old
+    out = []
+    for tok in tokens:
+        m = _YEAR_TOKEN.match(tok)
+        if m is None:
+            out.append(tok)
+        elif m.group(2):
+            out.append(f"{moved(int(m.group(1)))}{m.group(2)}{moved(int(m.group(3)))}")
+        else:
+            out.append(str(moved(int(tok))))
+    return tuple(out)
+
+
+__all__ = ["MAX_STEP", "SHARE", "Offsets", "YearPlan", "move_years", "plan_years", "year_pairs"]

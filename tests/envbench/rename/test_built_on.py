@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -97,6 +98,21 @@ def test_a_label_named_by_its_short_name_writes_a_shared_last_word_once() -> Non
     # a new name that does not end so is written whole: "Sire" renamed "Warp" reads "Warp Records"
     run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("Warp", ()))]})
     assert _row(run, 0).new_names == ["Warp Records"]
+
+
+@pytest.mark.parametrize("seed", range(1, 6))
+def test_a_derived_name_moves_its_own_years_with_the_documents_dates(seed: int) -> None:
+    # "Following 2009–2010 Iranian election protests , Karroubi was put under house arrest in February 2011"
+    # had read "Following 2009–2010 Syrian election protests , ... in January 1992"
+    doc = _doc(["Following 2009–2010 Karroubi protests , Karroubi was put under house arrest in February 2011 ."],
+               [[("2009–2010 Karroubi protests", 0, "MISC")], [("Karroubi", 0, "PER")],
+                [("February 2011", 0, "TIME")]])
+    run = _settle(doc, [None, "Q1", None], {1: [("Q7", ItemNames("Lino", ()))]}, seed=seed)
+    year = int(run.new_tokens[2]["February 2011"][-1])
+    d = year - 2011
+    assert _row(run, 0).new_names == [f"{2009 + d}–{2010 + d} Lino protests"]
+    out = apply_plan(doc, run.plan, "T-1", run.outside)
+    assert " ".join(out["sents"][0]).startswith(f"Following {2009 + d}–{2010 + d} Lino protests , Lino was")
 
 
 def test_a_ship_named_after_a_president_takes_his_new_name() -> None:
