@@ -1367,7 +1367,9 @@ def settle_times(run: Run, excluded: frozenset[tuple[str, ...]] = frozenset()) -
     leaves every derived figure a whole value the text can write (:func:`figure_score`) is used, waiting
     ``NOVEL_TRIES`` attempts for one that gives each figure a stretch spans a new value none of the training
     documents writes; ``excluded``: the training documents' names, whose years the shift avoids
-    (``DocInfo.seen_shifts``). The last ``UNIFORM_TRIES`` attempts move the years by one shift."""
+    (``DocInfo.seen_shifts``). The last ``UNIFORM_TRIES`` attempts move the years by one shift, and the very
+    last keeps months and days (``numtime.document_shift``'s ``calendar``): born 1 January, died 1 December of
+    the next year, "aged 1" survives no cyclic month shift."""
     info = run.info
     todo = info.times
     if todo:
@@ -1383,7 +1385,9 @@ def settle_times(run: Run, excluded: frozenset[tuple[str, ...]] = frozenset()) -
             renamed = rename_times(todo, run.seed, info.title, attempt, years=info.time_years,
                                    span_ends=info.span_ends, lowest=lowest, highest=highest,
                                    seen=seen_now if attempt < NUMTIME_ATTEMPTS // 2 else None, offsets=offsets,
-                                   span_starts=info.span_starts)
+                                   span_starts=info.span_starts,
+                                   # the last attempt keeps months and days: an age no cyclic month shift keeps
+                                   calendar=attempt < NUMTIME_ATTEMPTS - 1)
             failed = time_failures(run, renamed)
             broken, missed = figure_score(info, renamed, failed, excluded, stretched=bool(offsets))
             score = (len(failed), swapped_dates(info, renamed, failed), broken, missed)

@@ -369,8 +369,8 @@ class TimeShift:
     """The shifts every TIME entity of one renamed document shares."""
 
     years: int  # 0 when no shift keeps every year in range
-    months: int  # 1..11, cyclic
-    days: int  # 1..27, cyclic inside 1..28
+    months: int  # 1..11, cyclic; 0: every month stays (a shift of the years alone)
+    days: int  # 1..27, cyclic inside 1..28; 0: every day stays
     weekdays: int = 1  # 1..6, cyclic (``periods``: "Tuesday" -> "Friday")
     # whether centuries and dated periods move a rung: only in a document that writes no year, where nothing
     # dates them; beside years they stay, and the year shift keeps those years inside them (``plausible_dates``)
@@ -420,7 +420,7 @@ def time_years(names: dict[str, list[str]]) -> tuple[list[int], bool]:
 
 def document_shift(years: Iterable[int], decades: bool, *keys: object, lowest: int | None = None,
                    highest: int | None = None, seen: Callable[[int], int] | None = None,
-                   offsets: Sequence[tuple[int, int]] = ()) -> TimeShift:
+                   offsets: Sequence[tuple[int, int]] = (), calendar: bool = True) -> TimeShift:
     """One shift for all TIME entities of a document; ``keys`` are (seed, title, attempt).
 
     ``lowest`` and ``highest``: the year shifts the document's dated things allow (``plausible_dates.shift_range``);
@@ -428,7 +428,9 @@ def document_shift(years: Iterable[int], decades: bool, *keys: object, lowest: i
     documents; the shift is drawn among those with the fewest (the module docstring). ``offsets``: (year,
     offset) of each written year where the gaps between them stretch (``year_map``); the shift drawn is
     then the first year's, each year moving by it plus its offset, and one that leaves a year where it was is
-    avoided where another fits."""
+    avoided where another fits. ``calendar`` False: months and days stay, the years alone move (the engine's
+    last attempt, for a document whose ages no cyclic month shift keeps: born 1 January, died 1 December of the
+    next year, "aged 1", reads "aged 0" under any of them)."""
     draw = _Draw("time-shift", *keys)
     years = list(years)
     moved = {y: offset_at(offsets, y) for y in set(years)} if offsets else {}
@@ -446,8 +448,9 @@ def document_shift(years: Iterable[int], decades: bool, *keys: object, lowest: i
         counts = [seen(d) for d in options]
         options = [d for d, c in zip(options, counts, strict=True) if c == min(counts)]
     delta = options[draw.int(0, len(options) - 1, "delta")] if options else 0
-    return TimeShift(delta, draw.int(1, 11, "month"), draw.int(1, 27, "day"), draw.int(1, 6, "weekday"),
-                     eras=not years, offsets=tuple(offsets) if options else ())
+    months, days = (draw.int(1, 11, "month"), draw.int(1, 27, "day")) if calendar else (0, 0)
+    return TimeShift(delta, months, days, draw.int(1, 6, "weekday"), eras=not years,
+                     offsets=tuple(offsets) if options else ())
 
 
 def short_spans(names: Mapping[str, Sequence[str]]) -> list[tuple[int, int]]:
@@ -564,12 +567,13 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
             elif (o := _ORDINAL.match(t)) and nxt.casefold() in ("day", "month"):
                 # "the 26th day of the 4th month" (of an era): a day or month moves as dates do, never to "69th"
                 n = int(o.group(1))
-                n = (n - 1 + day_shift) % 28 + 1 if nxt.casefold() == "day" else (n - 1 + month_shift) % 12 + 1
+                n = n if (day_shift if nxt.casefold() == "day" else month_shift) == 0 else \
+                    (n - 1 + day_shift) % 28 + 1 if nxt.casefold() == "day" else (n - 1 + month_shift) % 12 + 1
                 new.append(f"{n}{same_case(_ordinal_suffix(n), o.group(2))}")
             elif t.casefold() in _ORDINAL_VALUE:
                 new.append(t)  # "second" in a date or duration is rarely an ordinal number
             elif has_month and (d := _DAY.match(t)) and 1 <= int(d.group(1)) <= 31:
-                day = (int(d.group(1)) - 1 + day_shift) % 28 + 1
+                day = int(d.group(1)) if day_shift == 0 else (int(d.group(1)) - 1 + day_shift) % 28 + 1
                 suffix = same_case(_ordinal_suffix(day), d.group(2)) if d.group(2) else ""
                 width = len(d.group(1)) if d.group(1).startswith("0") else 1  # "05" stays zero-padded
                 new.append(f"{day:0{width}d}{suffix}")
@@ -673,7 +677,8 @@ def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: st
                  years: tuple[tuple[int, ...], bool] | None = None,
                  span_ends: Collection[int] = (), lowest: int | None = None, highest: int | None = None,
                  seen: Callable[[int], int] | None = None, offsets: Sequence[tuple[int, int]] = (),
-                 span_starts: Mapping[int, int] | None = None) -> dict[int, dict[str, list[str]] | None]:
+                 span_starts: Mapping[int, int] | None = None, calendar: bool = True
+                 ) -> dict[int, dict[str, list[str]] | None]:
     """Rename all TIME entities of one document with one shared :class:`TimeShift`.
 
     ``entities`` maps entity index -> {distinct name: tokens}; the result maps each index to its new
@@ -681,11 +686,11 @@ def rename_times(entities: dict[int, dict[str, list[str]]], seed: int, title: st
     when the caller has them (the same for every seed and attempt of a document). ``span_ends``: the
     entities that are the short end of a span after a year (:func:`rename_time`'s ``span_end``), and
     ``span_starts`` the year each such end follows, where known. ``lowest``, ``highest``, ``seen`` and
-    ``offsets``: see :func:`document_shift`.
+    ``offsets`` and ``calendar``: see :func:`document_shift`.
     """
     written, decades = document_years(entities) if years is None else years
     shift = document_shift(written, decades, seed, title, attempt, lowest=lowest, highest=highest, seen=seen,
-                           offsets=offsets)
+                           offsets=offsets, calendar=calendar)
     starts = span_starts or {}
     return {ei: rename_time(names, seed, title, ei, attempt, shift=shift, span_end=ei in span_ends,
                             span_start=starts.get(ei))
