@@ -219,12 +219,14 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
             else:  # inside a title: "The Great Escape" with "Escape" renamed "The Black Cauldron"
                 toks = toks[1:]
                 written = written.split(" ", 1)[1] if " " in written else written
-        k = _doubled(toks, tokens[r.end:])
+        # only a doubling the new name makes, never one the builder writes itself ("Birch Alder Alder")
+        k = _doubled(toks, tokens[r.end:]) if r.end >= len(tokens) or tokens[r.end - 1] != tokens[r.end] else 0
         if k:  # "Sire Records" beside "Sire" renamed "Warp Records": "Warp Records", never "Warp Records Records"
             toks = toks[:-k]
             words = written.split(" ")
             written = " ".join(words[:-k]) if len(words) > k else " ".join(toks)
-        k = _doubled(toks[::-1], tokens[:r.start][::-1])
+        k = _doubled(toks[::-1], tokens[:r.start][::-1]) if r.start == 0 or tokens[r.start - 1] != tokens[r.start] \
+            else 0
         if k:  # "River Kenn" beside "Kenn" renamed "River Clyst": "River Clyst", never "River River Clyst"
             toks = toks[k:]
             words = written.split(" ")

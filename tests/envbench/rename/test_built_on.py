@@ -15,7 +15,7 @@ from envbench.rename.audit import Auditor
 from envbench.rename.built_on import Embedded, builder_order, derive, embedded_names, holds
 from envbench.rename.candidates import MAX_WINDOWS, ItemNames
 from envbench.rename.engine import DocInfo, Draws, Run, advance, plan_runs
-from envbench.rename.substitute import apply_plan, mention_tokens, new_name
+from envbench.rename.substitute import NewName, apply_plan, mention_tokens, new_name
 from tests.envbench.index_fixture import mention
 
 
@@ -95,6 +95,15 @@ def test_a_label_named_by_its_short_name_writes_a_shared_last_word_once() -> Non
                 [[("River Kenn", 0, "LOC")], [("Kenn", 1, "LOC")]])
     run2 = _settle(doc2, [None, "Q1"], {1: [("Q7", ItemNames("River Clyst", ()))]})
     assert _row(run2, 0).new_names == ["River Clyst"]
+    # a doubling the builder writes itself stays (dropping it made "Birch Alder Alder" and "Birch Alder" one name)
+    from envbench.rename.built_on import Embedded, derive
+
+    plans = {1: {"Alder": NewName("Ana Alder", ("Ana", "Alder"))}}
+    got = derive("Birch Alder Alder", ["Birch", "Alder", "Alder"], [Embedded(1, 2, 1, "Alder")], plans)
+    assert got is not None and got[0].name == "Birch Ana Alder Alder"
+    got = derive("Alder Records", ["Alder", "Records"], [Embedded(0, 1, 1, "Alder")],
+                 {1: {"Alder": NewName("Warp Records", ("Warp", "Records"))}})
+    assert got is not None and got[0].name == "Warp Records"
     # a new name that does not end so is written whole: "Sire" renamed "Warp" reads "Warp Records"
     run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("Warp", ()))]})
     assert _row(run, 0).new_names == ["Warp Records"]
