@@ -73,6 +73,7 @@ from envbench.core.text import same_case
 from envbench.rename.numtime import (
     COUNTED,
     MONTHS,
+    RANGE_WORDS,
     TEENS,
     TENS,
     UNITS,
@@ -699,8 +700,6 @@ def _sums(doc: Mapping, coarse: Sequence[str]) -> set[int]:
     return found
 
 
-# what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969")
-RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
 # words between "(" and the equivalent value ("( about 64 km )", "( USD 82.7 billion )", "( US$ 90 )")
 _EQUIVALENT_LEADS = frozenset({"about", "approximately", "around", "approx.", "c.", "ca.", "circa", "some", "roughly",
                                "nearly", "almost", "over", "under", "usd", "us$", "$", "€", "£", "eur", "gbp"})
@@ -1139,7 +1138,7 @@ def tied_offset(values: Sequence[float], *keys: object) -> int:
 
 
 __all__ = [
-    "NAME_PREFIXES", "RANGE_WORDS", "TIME_UNITS", "Anchors", "NamesOf", "NumberPlan", "anchor_dates", "change", "count_value",
+    "NAME_PREFIXES", "TIME_UNITS", "Anchors", "NamesOf", "NumberPlan", "anchor_dates", "change", "count_value",
     "count_shape", "counted_noun", "derive", "duration_unit", "equivalents", "fixed_form", "following_end", "is_age", "is_interval", "is_listed", "plan_numbers",
     "same_magnitude", "span", "tied_offset", "with_value",
 ]

@@ -137,7 +137,6 @@ from envbench.rename.candidates import (
     window_bounds,
 )
 from envbench.rename.coherence import (
-    RANGE_WORDS,
     NamesOf,
     count_value,
     derive,
@@ -175,6 +174,7 @@ from envbench.rename.gender import (
 from envbench.rename.kinds import Kinds, NounClasses, entity_kinds, item_classes
 from envbench.rename.kinds import fits as of_kind
 from envbench.rename.numtime import (
+    RANGE_WORDS,
     RENAMERS,
     TEMPORAL_PAIRS,
     DateValue,

@@ -709,8 +709,9 @@ def rename_num(names: dict[str, list[str]], *keys: object, counting: bool = Fals
     return out if numbers.found else None
 
 
-# what joins the two ends of a range written inside one name ("7 - 7.5 mm", "18 to 22")
-_INNER_RANGE = frozenset({"to", "-", "–", "—"})
+# what stands between the two ends of a range ("one to five years", "18 - 19 mph", "1965 through 1969"), inside
+# one name ("7 - 7.5 mm") or between two mentions (``engine.DocInfo.number_pairs``, ``coherence.equivalents``)
+RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
 
 
 def ranges_in_order(old: Sequence[str], new: Sequence[str]) -> bool:
@@ -721,7 +722,7 @@ def ranges_in_order(old: Sequence[str], new: Sequence[str]) -> bool:
         return True
     words = [i for i, tok in enumerate(old) if tok.strip()]  # Re-DocRED's no-break space tokens aside
     for x, y, z in zip(words, words[1:], words[2:], strict=False):
-        if old[y].casefold() not in _INNER_RANGE:
+        if old[y].casefold() not in RANGE_WORDS:
             continue
         a, b = leading_number([old[x]]), leading_number([old[z]])
         c, d = leading_number([new[x]]), leading_number([new[z]])
