@@ -27,6 +27,7 @@ class KeptReason(str, Enum):
     KIND_NOUN = "kind_noun"
     CHECKED = "checked"
     FIXED_FORM = "fixed_form"
+    PLACE = "place"
     # the attacks of ``envbench generate --attack`` (``envbench/rename/attacks.py``)
     NOT_SELECTED = "not_selected"
     NO_PARTNER = "no_partner"
@@ -61,6 +62,8 @@ _DESCRIPTIONS = {
     KeptReason.CHECKED: "a number the text checks against its dates or a list (an age, an interval, a listed count) "
                         "whose renamed dates leave it as it was, or a century or period the document's years date",
     KeptReason.FIXED_FORM: "a number inside a fixed form a reader knows ('7 \" single', 'Boeing 747', 'two - stroke')",
+    KeptReason.PLACE: "a place the gold triples put another place inside, whose item (new or kept) lies in this "
+                      "place's own item and in no item it could become ('Düsseldorf , Germany' stays so)",
     KeptReason.NOT_SELECTED: "--rate under 1: the entity was not drawn among the share renamed (it would have been renamed)",
     KeptReason.NO_PARTNER: "shuffle: no other entity of its coarse type in the document has other names to give it",
     KeptReason.NOT_ATTACKED: "the attack leaves entities of this coarse type as they are (type-swap: NUM and TIME)",
@@ -81,6 +84,7 @@ _SHORT = {
     KeptReason.KIND_NOUN: "no new name of the kind its noun says",
     KeptReason.CHECKED: "a number the text checks (an age, a count)",
     KeptReason.FIXED_FORM: "a number inside a fixed form",
+    KeptReason.PLACE: "a place inside it stays inside it",
     KeptReason.NOT_SELECTED: "not drawn at --rate under 1",
     KeptReason.NO_PARTNER: "no other entity to shuffle names with",
     KeptReason.NOT_ATTACKED: "the attack leaves its type alone",

@@ -116,6 +116,7 @@ from envbench.core.gender import GenderEvidence, context_genders, document_gende
 from envbench.core.heads import name_head, shared_head
 from envbench.core.kind_nouns import KindNoun, document_kind_nouns
 from envbench.core.reasons import KeptReason, ValueRule
+from envbench.core.seeding import stable_hash_hex
 from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
@@ -134,6 +135,7 @@ from envbench.rename.candidates import (
     item_names,
     item_names_and_tokens,
     names_in_pool,
+    pool_of,
     window_bounds,
 )
 from envbench.rename.coherence import (
@@ -195,6 +197,7 @@ from envbench.rename.numtime import (
     weekday_of,
 )
 from envbench.rename.person_forms import keep_forms, peerage_names, titled_names
+from envbench.rename.places import Containment, containment, fetch_containers
 from envbench.rename.plausible import entity_roles, item_roles, plausible
 from envbench.rename.plausible_dates import HUMAN_SPAN, decennial, shift_range, year_bounds, year_floors
 from envbench.rename.regnal import any_regnal
@@ -419,6 +422,9 @@ class DocInfo:
             self.names, self.tokens, self.coarse, [*qids, *[None] * (len(self.names) - len(qids))],
             self.overlap | set(self.followers) | set(self.leaders) | set(self.same_item) | set(self.same_item.values()))
         self.builders = builder_order(self.built_on)
+        # the places the gold triples put one inside another ("born in Solingen , Germany"): they are drawn
+        # together, the outer one after the inner one (``rename.places``)
+        self.places: Containment = containment(doc, self.coarse)
         # Each sentence as the letters and digits of its folded tokens run together (sentences joined
         # by _SENTENCE), with the offsets where a word starts and ends, so occurs() is a substring
         # search aligned to word boundaries: "Ca" "n't" and "Can't" are both "cant" there, however
@@ -835,6 +841,12 @@ class Run:
     # tied counts (``coherence``: "five ministers ... four ministers") settled with the first of their
     # group: entity -> its new tokens (None: kept), read when the run reaches it
     tied: dict[int, dict[str, list[str]] | None] = field(default_factory=dict)
+    # outer places waiting for an inner place later in the document (``rename.places``), settled right after
+    # it; the entity whose windows run.window counts when it is not the cursor's; and the outer places
+    # that have tried the items containing their inner places' new items
+    deferred: set[int] = field(default_factory=set)
+    window_of: int | None = None
+    tried_places: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -874,6 +886,11 @@ class Draws:
     plausible: str = "off"  # ``PLAUSIBLE`` for this run of the state machine
     roles: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)  # candidates' (relation, role) pairs
     bare: frozenset[str] = frozenset()  # names the renamed documents write without "the" (``articles.written_bare``)
+    # the items each fetched item lies in (``rename.places``: P131, P17), for places drawn together; off
+    # under ``generate --popularity``, whose draws must come from one popularity bin of the class
+    containers: dict[str, frozenset[str]] = field(default_factory=dict)
+    asked_places: set[str] = field(default_factory=set)  # the items whose containers were fetched
+    places: bool = True
 
     def classes_up(self, qid: str) -> frozenset[str]:
         """The P31 classes of ``qid`` with their P279 ancestors (``rename.kinds.item_classes``), remembered."""
@@ -981,22 +998,141 @@ def advance(run: Run, draws: Draws) -> Request | None:
     while run.cursor < n:
         ei = run.cursor
         if ei in info.followers or ei in info.built_on:
-            pass  # settled with the entity nested in it, or after the entities whose names it holds
+            _after(run, ei)  # itself settled with the entity nested in it, or after the entities whose names it holds
         elif ei in run.slots:
-            need = settle_linked(run, ei, draws)
-            if need is not None:
-                return need
-        elif info.coarse[ei] != "TIME" or ei in info.overlap:
+            if ei in run.deferred or _settled(run, ei):
+                pass  # waits for its inner place, or settled already (the run came back for a waiting outer place)
+            elif _waits(run, ei, draws):
+                run.deferred.add(ei)  # settled right after its inner place (``rename.places``)
+            else:
+                need = settle_linked(run, ei, draws)
+                if need is not None:
+                    return need
+                _after(run, ei)
+        elif (info.coarse[ei] != "TIME" or ei in info.overlap) and not _settled(run, ei):
             settle_other(run, ei, draws.excluded)
-        if ei in info.leaders and info.coarse[ei] != "TIME":
-            settle_follower(run, info.leaders[ei], ei)
+            _after(run, ei)
+        need = _settle_waiting(run, ei, draws)
+        if need is not None:
+            return need
         run.cursor += 1
         run.window = 0
+    for ei in sorted(run.deferred):  # none is left unless the gold triples' places make a cycle
+        if run.window_of != ei:
+            run.window, run.window_of = 0, ei
+        need = settle_linked(run, ei, draws)
+        if need is not None:
+            return need
+        run.deferred.discard(ei)
+        _after(run, ei)
     if not run.builders_done:
         run.builders_done = True
         settle_built_on(run)
         settle_unannotated(run)
     return None
+
+
+def _settled(run: Run, ei: int) -> bool:
+    """Whether entity ``ei`` of ``run`` has its row (renamed or kept)."""
+    return any(r.entity == ei for r in run.rows)
+
+
+def _after(run: Run, ei: int) -> None:
+    """What follows entity ``ei`` once it is settled: "the X" around its "X" (``DocInfo.followers``)."""
+    info = run.info
+    if ei in info.leaders and info.coarse[ei] != "TIME" and not _settled(run, info.leaders[ei]):
+        settle_follower(run, info.leaders[ei], ei)
+
+
+def _waits(run: Run, ei: int, draws: Draws) -> bool:
+    """Whether entity ``ei`` is an outer place that waits for its inner places, none of which has drawn yet
+    (later in the document, or waiting themselves): it follows the first that does, and the others then
+    prefer an item inside the one it became (``rename.places``). An entity of an item the document names
+    twice never waits: the later one of the item follows the earlier (``DocInfo.same_item``), which must
+    come first."""
+    info = run.info
+    if not draws.places or ei in info.same_item or ei in info.same_item.values():
+        return False
+    drawn = [j for j in info.places.inners.get(ei, ()) if j in run.slots]
+    return bool(drawn) and not any(_settled(run, j) for j in drawn)
+
+
+def _settle_waiting(run: Run, ei: int, draws: Draws) -> Request | None:
+    """Settle the outer places that waited for entity ``ei`` (and those that waited for them), or return
+    the window one of them still needs. ``run.window`` counts that one's windows meanwhile."""
+    info = run.info
+    for o in info.places.outers.get(ei, ()):
+        if o not in run.deferred or not _settled(run, ei):
+            continue
+        if run.window_of != o:
+            run.window, run.window_of = 0, o
+        need = settle_linked(run, o, draws)
+        if need is not None:
+            return need
+        run.deferred.discard(o)
+        run.window, run.window_of = 0, None
+        _after(run, o)
+        need = _settle_waiting(run, o, draws)
+        if need is not None:
+            return need
+    return None
+
+
+def _place_item(run: Run, ei: int) -> tuple[bool, str | None]:
+    """Whether place ``ei`` is settled, and the item it names now: its new item, its own where it keeps
+    its names or will (an entity that draws nothing), the leader's for "the X" around "X"."""
+    info = run.info
+    if ei in run.new_items:
+        return True, run.new_items[ei]
+    if ei in info.followers:
+        return _place_item(run, info.followers[ei])
+    if ei not in run.slots or _settled(run, ei):
+        return True, info.qids[ei]
+    return False, None
+
+
+def _may_become(run: Run, ei: int, draws: Draws, cand: str) -> bool:
+    """Whether item ``cand`` could be drawn for entity ``ei``: of its fine type and name pool, not its own
+    item nor an item another entity of the run became."""
+    slot = draws.slots[run.slots[ei]]
+    if cand == run.info.qids[ei] or pool_of(cand) != slot.pool or slot.fine_type not in draws.auditor.types.get(cand, ()):
+        return False
+    names = draws.names.get(cand)
+    # a label the excluded documents name ("Germany", for a benchmark excluding dev) is never a new name
+    return (names is not None and cand not in run.new_items.values()
+            and not any(k in draws.excluded or k in run.taken for k in clash_keys(names.label)))
+
+
+def placed(run: Run, ei: int, draws: Draws, cand: str) -> bool:
+    """Whether candidate ``cand`` for place ``ei`` keeps the document's places inside each other, by the
+    index (``rename.places``): inside the item each settled outer place names now; containing the item
+    each settled inner place names now; and, for an outer place still to come, inside an item it could
+    become, so it can follow. A place the index cannot place does not keep them (a preference only)."""
+    info, containers = run.info, draws.containers
+    for o in info.places.outers.get(ei, ()):
+        done, item = _place_item(run, o)
+        if done:
+            if item is not None and item not in containers.get(cand, ()):
+                return False
+        elif o in run.slots and not any(_may_become(run, o, draws, c) for c in sorted(containers.get(cand, ()))):
+            return False
+    for j in info.places.inners.get(ei, ()):
+        item = run.new_items.get(j)  # a renamed inner place (one that kept its name cannot be followed but by keeping)
+        if item is not None and cand not in containers.get(item, ()):
+            return False
+    return True
+
+
+def containing(run: Run, ei: int, draws: Draws) -> tuple[list[str], bool]:
+    """The items outer place ``ei`` could become that contain every settled inner place's item now (in a
+    seeded order), and whether its own item does (``rename.places``)."""
+    items = [run.new_items[j] for j in run.info.places.inners.get(ei, ()) if j in run.new_items]
+    if not items:
+        return [], False
+    common = frozenset.intersection(*(draws.containers.get(item, frozenset()) for item in items))
+    cands = sorted((c for c in common if _may_become(run, ei, draws, c)),
+                   key=lambda c: (stable_hash_hex(run.seed, run.title, ei, c), c))
+    return cands, run.info.qids[ei] in common
 
 
 def settle_built_on(run: Run) -> None:
@@ -1689,6 +1825,20 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         else:  # settled before this one (a lower index), and not renamed: kept
             keep(run, ei, KeptReason.SAME_ITEM, person)
             return None
+    if draws.places and ei not in run.tried_places and ei in info.places.inners:
+        run.tried_places.add(ei)
+        # an outer place whose inner places are settled: an item that contains where they went, before any
+        # window ("Solingen , Germany" -> "Groton , United States"); its own item containing them and none
+        # other fitting, it keeps its names ("Düsseldorf , Germany")
+        cands, own = containing(run, ei, draws)
+        for cand in cands:
+            fit = _fit(run, ei, draws, facts, cand)
+            if fit is not None:
+                _accept(run, ei, draws, cand, *fit[:3], adjectival, person)
+                return None
+        if own:
+            keep(run, ei, KeptReason.PLACE, person)
+            return None
     while run.window - w0 < MAX_WINDOWS and window_bounds(run.window - w0)[0] < total:
         window = draws.windows.get((si, run.window - w0))
         if window is None:
@@ -1716,7 +1866,8 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         run.window += 1
         # the head is looked for among the first draws only, so seeds keep drawing different names; a
         # monarch's name in every window, since few of the drawn persons are monarchs
-        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal:
+        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal and not (
+                draws.places and ei in info.places.placed):
             break
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
         _accept(run, ei, draws, *run.fallback.pop(ei), adjectival, person)
@@ -1752,6 +1903,7 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
     beside "Kerstin Thorborg" becomes "Smith" of "Anna Smith")."""
     info = run.info
     taken, occurs = run.taken, info.occurs
+    places_of = info.places.placed
     (required, own, own_types, originals, tokens, near, heads, adjectival, need_forms, person, want_head,
      spelled, names_now, shorts, paired, written_by_rule, common, regnal, kinds, roles, titled, plurals) = facts
     types, anc = draws.auditor.types, draws.auditor.anc
@@ -1835,7 +1987,8 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
     if (want_head is not None and not any(name_head(nn.name) == want_head for nn in mapping.values())) or (
             regnal and not any_regnal(nn.name for nn in mapping.values())) or (
             roles and draws.plausible == "prefer" and not plausible(roles, draws.roles.get(cand, frozenset()))) or (
-            heads and any(nn.name in draws.bare for nm, nn in mapping.items() if nm in heads)):
+            heads and any(nn.name in draws.bare for nm, nn in mapping.items() if nm in heads)) or (
+            draws.places and ei in places_of and not placed(run, ei, draws, cand)):
         # the first fit, should no candidate of the first windows share the head noun or give a monarch's
         # name for one, or (``--plausible prefer``) have played one of the entity's roles, or (for a mention
         # written "the X" as a noun phrase) be a name the documents write without "the": "by the City of
@@ -1902,7 +2055,8 @@ class Renamer:
                                  popularity=self.popularity)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders,
-                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE, bare=self.bare)
+                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE, bare=self.bare,
+                      places=self.popularity is None)
         self.nouns.prepare(kn for i in infos for found in i.kind_nouns for kn in found)
         if self.has_genders:
             draws.genders.update(fetch_genders(self.con, {s.qid for s in slots}))  # the entities' own items
@@ -1910,6 +2064,11 @@ class Renamer:
             draws.demonyms.update({q: own[q] for q in {s.qid for s in slots} if q in own})
             draws.known = known
         self.auditor.prepare(sorted({q for i in infos for q in i.qids if q is not None}))
+        if draws.places:  # where the places of the documents lie, and those places, as candidates of outer places
+            placed = sorted({q for i in infos for ei in i.places.placed if (q := i.qids[ei]) is not None})
+            draws.containers.update(fetch_containers(self.con, placed))
+            draws.asked_places.update(placed)
+            self._prepare(draws, sorted({c for q in placed for c in draws.containers.get(q, ())}))
         if lap is not None:
             lap(f"candidate_tables ({self.cache_used})")
         self._fetch(source, draws, [(si, 0) for run in runs for si in run.slots.values()])
@@ -1930,6 +2089,10 @@ class Renamer:
             active = still
         if lap is not None:
             lap("draw_and_rename")
+        for run in runs:  # one row per entity: the places' waiting and the builders must never settle one twice
+            if len(run.rows) != len({r.entity for r in run.rows}):
+                raise RuntimeError(f"{run.title}: an entity was settled twice; this is a bug of envbench's "
+                                   "renaming engine, please report it with this document")
         return runs
 
     def _fetch(self, source: CandidateSource, draws: Draws, requests: list[Request]) -> None:
@@ -1937,7 +2100,22 @@ class Renamer:
         # at once, so a document costs at most one extra round per hard entity
         wanted = [(si, v) for si, w in requests for v in ([w] if w == 0 else range(w, MAX_WINDOWS))]
         got = source.windows(wanted)
-        new_qids = sorted({q for lst in got.values() for q in lst} - draws.names.keys())
+        drawn = {q for lst in got.values() for q in lst}
+        new_qids = sorted(drawn - draws.names.keys())
+        if draws.places:  # the places the candidates lie in are candidates of the outer places that follow them
+            asked = sorted(drawn - draws.asked_places)
+            draws.containers.update(fetch_containers(self.con, asked))
+            draws.asked_places.update(asked)
+            new_qids = sorted({*new_qids, *(c for q in asked for c in draws.containers.get(q, ()))}
+                              - draws.names.keys())
+        self._prepare(draws, new_qids)
+        draws.windows.update(got)
+
+    def _prepare(self, draws: Draws, new_qids: list[str]) -> None:
+        """Fetch what the checks read of items not fetched before: names, roles, genders, demonyms, audit rows."""
+        new_qids = [q for q in new_qids if q not in draws.names]
+        if not new_qids:
+            return
         if self.stored_tokens:  # the drawn names that are not plain are tokenised from the index's rows
             fetched, stored = item_names_and_tokens(self.con, new_qids)
             remember_tokens(stored)
@@ -1958,7 +2136,6 @@ class Renamer:
         if self.pool == "train":  # every form a candidate may be written in: names, demonyms, adjectival labels
             draws.eval_names |= names_in_pool(self.con, candidate_forms(fetched, draws.demonyms), "eval")
         self.auditor.prepare(new_qids)
-        draws.windows.update(got)
 
 
 def progress_bar(total: int, enabled: bool) -> Any:

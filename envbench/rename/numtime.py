@@ -714,12 +714,32 @@ def rename_num(names: dict[str, list[str]], *keys: object, counting: bool = Fals
 RANGE_WORDS = frozenset({"to", "-", "–", "—", "through", "until"})
 
 
+_TOKEN_RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)[-–—](\d[\d,]*(?:\.\d+)?)")
+
+
+def _token_range(token: str) -> tuple[float, float] | None:
+    """The two ends of a range written as one token ("10–20", "1.5-2"), else None."""
+    m = _TOKEN_RANGE.fullmatch(token)
+    if m is None:
+        return None
+    return float(m.group(1).replace(",", "")), float(m.group(2).replace(",", ""))
+
+
+def _order(a: float, b: float) -> int:
+    """-1, 0 or 1 as ``a`` is below, equal to or above ``b``."""
+    return (a > b) - (a < b)
+
+
 def ranges_in_order(old: Sequence[str], new: Sequence[str]) -> bool:
     """Whether every range written inside one NUM name keeps the order of its two ends after renaming: "The
     wingspan is 7 - 7.5 mm" had read "9 - 3.5 mm", each number of the name drawn on its own. A name whose
     token count changed is not judged (its ranges are the engine's pairs of mentions, ``DocInfo.number_pairs``)."""
     if len(old) != len(new):
         return True
+    for was, now in zip(old, new, strict=True):  # a range in one token: "minor ( 10–20 % ) differences"
+        ends, new_ends = _token_range(was), _token_range(now)
+        if ends is not None and new_ends is not None and _order(*ends) != _order(*new_ends):
+            return False
     words = [i for i, tok in enumerate(old) if tok.strip()]  # Re-DocRED's no-break space tokens aside
     for x, y, z in zip(words, words[1:], words[2:], strict=False):
         if old[y].casefold() not in RANGE_WORDS:
