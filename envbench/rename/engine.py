@@ -847,6 +847,7 @@ class Run:
     deferred: set[int] = field(default_factory=set)
     window_of: int | None = None
     tried_places: set[int] = field(default_factory=set)
+    placing: tuple[tuple[int, int, int], Placement] | None = None  # the last ``placement`` and its run state
 
 
 @dataclass
@@ -891,6 +892,25 @@ class Draws:
     containers: dict[str, frozenset[str]] = field(default_factory=dict)
     asked_places: set[str] = field(default_factory=set)  # the items whose containers were fetched
     places: bool = True
+    pools: dict[str, str] = field(default_factory=dict)  # ``pool_of`` of items, remembered
+    labels: dict[str, tuple[tuple[str, ...], ...] | None] = field(default_factory=dict)  # clash keys of labels
+
+    def pool(self, qid: str) -> str:
+        """The name pool of ``qid`` (``candidates.pool_of``), remembered: places ask it of every container."""
+        got = self.pools.get(qid)
+        if got is None:
+            got = self.pools[qid] = pool_of(qid)
+        return got
+
+    def label_keys(self, qid: str) -> tuple[tuple[str, ...], ...] | None:
+        """The clash keys of the label of ``qid`` (None while its names are not fetched), remembered once known."""
+        if qid in self.labels:
+            return self.labels[qid]
+        names = self.names.get(qid)
+        if names is None:
+            return None
+        got = self.labels[qid] = clash_keys(names.label)
+        return got
 
     def classes_up(self, qid: str) -> frozenset[str]:
         """The P31 classes of ``qid`` with their P279 ancestors (``rename.kinds.item_classes``), remembered."""
@@ -1091,16 +1111,47 @@ def _place_item(run: Run, ei: int) -> tuple[bool, str | None]:
     return False, None
 
 
-def _may_become(run: Run, ei: int, draws: Draws, cand: str) -> bool:
+def _may_become(run: Run, ei: int, draws: Draws, cand: str, became: frozenset[str] | None = None) -> bool:
     """Whether item ``cand`` could be drawn for entity ``ei``: of its fine type and name pool, not its own
-    item nor an item another entity of the run became."""
+    item nor an item another entity of the run became (``became``, worked out when not given)."""
     slot = draws.slots[run.slots[ei]]
-    if cand == run.info.qids[ei] or pool_of(cand) != slot.pool or slot.fine_type not in draws.auditor.types.get(cand, ()):
+    if cand == run.info.qids[ei] or draws.pool(cand) != slot.pool or slot.fine_type not in draws.auditor.types.get(cand, ()):
         return False
-    names = draws.names.get(cand)
+    keys = draws.label_keys(cand)
     # a label the excluded documents name ("Germany", for a benchmark excluding dev) is never a new name
-    return (names is not None and cand not in run.new_items.values()
-            and not any(k in draws.excluded or k in run.taken for k in clash_keys(names.label)))
+    return (keys is not None and cand not in (became if became is not None else run.new_items.values())
+            and not any(k in draws.excluded or k in run.taken for k in keys))
+
+
+class Placement(NamedTuple):
+    """What a candidate for one place of a pair must meet now (``placed``), worked out once per state of its run."""
+
+    inside: frozenset[str]  # the items of its settled outer places: it lies in each
+    contains: tuple[str, ...]  # the new items of its renamed inner places: it contains each
+    follow: tuple[int, ...]  # its outer places still to draw: it lies in an item each could become
+    became: frozenset[str]  # the items the run's entities became
+    could: dict[int, dict[str, bool]]  # outer place -> container -> whether it could become it, as asked
+
+
+def placement(run: Run, ei: int) -> Placement:
+    """The ``Placement`` of place ``ei`` in ``run`` as it stands (remembered until an entity settles)."""
+    state = (ei, len(run.rows), len(run.new_items))
+    if run.placing is not None and run.placing[0] == state:
+        return run.placing[1]
+    info = run.info
+    inside, follow = set(), []
+    for o in info.places.outers.get(ei, ()):
+        done, item = _place_item(run, o)
+        if done:
+            if item is not None:
+                inside.add(item)
+        elif o in run.slots:
+            follow.append(o)
+    # a renamed inner place (one that kept its name cannot be followed but by keeping)
+    contains = tuple(run.new_items[j] for j in info.places.inners.get(ei, ()) if j in run.new_items)
+    got = Placement(frozenset(inside), contains, tuple(follow), frozenset(run.new_items.values()), {})
+    run.placing = (state, got)
+    return got
 
 
 def placed(run: Run, ei: int, draws: Draws, cand: str) -> bool:
@@ -1108,19 +1159,27 @@ def placed(run: Run, ei: int, draws: Draws, cand: str) -> bool:
     index (``rename.places``): inside the item each settled outer place names now; containing the item
     each settled inner place names now; and, for an outer place still to come, inside an item it could
     become, so it can follow. A place the index cannot place does not keep them (a preference only)."""
-    info, containers = run.info, draws.containers
-    for o in info.places.outers.get(ei, ()):
-        done, item = _place_item(run, o)
-        if done:
-            if item is not None and item not in containers.get(cand, ()):
+    return placed_test(run, ei, draws)(cand)
+
+
+def placed_test(run: Run, ei: int, draws: Draws) -> Callable[[str], bool]:
+    """``placed`` for the run as it stands, as one test to put to every candidate of a window."""
+    where, containers, empty = placement(run, ei), draws.containers, frozenset()
+    inside, contains, follow = where.inside, where.contains, where.follow
+    within = [containers.get(item, empty) for item in contains]  # the containers of its renamed inner places
+
+    def test(cand: str) -> bool:
+        held = containers.get(cand, empty)
+        if not inside <= held or any(cand not in c for c in within):
+            return False
+        for o in follow:
+            ok = where.could[o] if o in where.could else where.could.setdefault(o, {})
+            if not any(ok[c] if c in ok else ok.setdefault(c, _may_become(run, o, draws, c, where.became))
+                       for c in held):
                 return False
-        elif o in run.slots and not any(_may_become(run, o, draws, c) for c in sorted(containers.get(cand, ()))):
-            return False
-    for j in info.places.inners.get(ei, ()):
-        item = run.new_items.get(j)  # a renamed inner place (one that kept its name cannot be followed but by keeping)
-        if item is not None and cand not in containers.get(item, ()):
-            return False
-    return True
+        return True
+
+    return test
 
 
 def containing(run: Run, ei: int, draws: Draws) -> tuple[list[str], bool]:
@@ -1808,6 +1867,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         facts = draws.facts[(info.order, ei, second)] = entity_facts(info, ei, slot, second, draws)
     own_types, adjectival, need_forms, person = facts.own_types, facts.adjectival, facts.need_forms, facts.person
     common, regnal = facts.common, facts.regnal
+    placing = draws.places and ei in info.places.placed  # a place of a pair: it searches every window to stay inside
     types = draws.auditor.types
     if (lead := info.same_item.get(ei)) is not None and ei not in run.tried_same:
         run.tried_same.add(ei)
@@ -1850,9 +1910,15 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             window = [c for c in window if draws.has_lower_name(c)]
         if regnal and ei in run.fallback:  # a first fit is held, which only a monarch's name would displace
             window = [c for c in window if draws.has_regnal_name(c)]
+        if placing and ei in run.fallback:
+            # a held first fit gives way only to a place that keeps the places inside each other: the others
+            # are passed over before the costlier checks
+            window = list(filter(placed_test(run, ei, draws), window))
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
             if regnal and ei in run.fallback and not draws.has_regnal_name(cand):
                 continue  # the first fit was found earlier in this window (checked before pairing)
+            if placing and ei in run.fallback and not placed(run, ei, draws, cand):
+                continue  # likewise, for a place
             fit = _fit(run, ei, draws, facts, cand)
             if fit is None:
                 continue
@@ -1866,8 +1932,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         run.window += 1
         # the head is looked for among the first draws only, so seeds keep drawing different names; a
         # monarch's name in every window, since few of the drawn persons are monarchs
-        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal and not (
-                draws.places and ei in info.places.placed):
+        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal and not placing:
             break
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
         _accept(run, ei, draws, *run.fallback.pop(ei), adjectival, person)
