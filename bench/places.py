@@ -5,7 +5,7 @@
 A pair is two LOC entities of a source document written "A , B" (A's mention, a comma, B's mention) whose
 gold triples put A inside B (P131 or P17). In each renamed copy where both have an item (the new one, or
 their own where kept), the pair is *contradicted* when the index knows containers of A's item (its P131 and
-P17 values) and B's item is none of them. On an offline KB the index's containers are the corpus's gold
+P17 values, theirs, and so on: ``envbench.rename.places.fetch_containers``) and B's item is none of them. On an offline KB the index's containers are the corpus's gold
 triples, so a pair the source itself writes is seldom known to contradict; the share is a lower bound of
 what a reader who knows the places sees. The 95% interval is Wilson's over pairs (copies of one document
 are not independent, so it is narrow).
@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from envbench.rename.places import CONTAINED_IN  # noqa: E402  (one definition of "inside", the engine's)
+from envbench.rename.places import CONTAINED_IN, fetch_containers  # noqa: E402  (one definition of "inside", the engine's)
 
 
 def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -67,10 +67,8 @@ def main() -> None:
                        f"read_parquet('{args.env_dir / 'substitutions.parquet'}')").fetchall()
     item = {(t, e): q for t, e, q in rows if q is not None}
     idx = duckdb.connect(str(args.index / "index.duckdb"), read_only=True)
-    containers: dict[str, set[str]] = {}
-    for s, o in idx.execute(f"SELECT subject, object FROM edges WHERE property IN "
-                            f"({', '.join(repr(p) for p in CONTAINED_IN)})").fetchall():
-        containers.setdefault(s, set()).add(o)
+    # where each item lies, up the P131/P17 chain as the engine reads it: Groton lies in the United States
+    containers = fetch_containers(idx, sorted(set(item.values())))
     total = bad = 0
     shown: list[str] = []
     for copy in json.loads(envs[0].read_text(encoding="utf-8")):

@@ -11,7 +11,7 @@ nine in ten "A , B" pairs of the offline lock did). The engine keeps such pairs 
   ``containers``: the index's P131 and P17 values) and are of the outer place's own fine type;
 - a place settled after one that contains it prefers a candidate inside that one's new item.
 
-The index answers the containers; on the offline KB they are the corpus's own gold triples, so the rule
+The index answers the containers, following the chain up (``MAX_STEPS``); on the offline KB they are the corpus's own gold triples, so the rule
 can only move places the corpus places. Only LOC pairs count: an organisation "located in" a city is
 not a place a reader checks against a map in the same way.
 """
@@ -60,8 +60,15 @@ def containment(doc: Doc, coarse: Sequence[str]) -> Containment:
     return Containment({a: tuple(v) for a, v in outers.items()}, {b: tuple(v) for b, v in inners.items()})
 
 
+# steps up the P131/P17 chain: Wikidata places a town in its county, the county in its state, the state in
+# its country ("Groton" -> New London County -> Connecticut -> United States), and "Groton , Connecticut"
+# is a pair of the first and the third
+MAX_STEPS = 4
+
+
 def fetch_containers(con: Any, qids: Iterable[str]) -> dict[str, frozenset[str]]:
-    """The items each of ``qids`` lies in by the index (its ``CONTAINED_IN`` values); items with none are absent."""
+    """The items each of ``qids`` lies in by the index: its ``CONTAINED_IN`` values, theirs, and so on up to
+    ``MAX_STEPS`` steps; items with none are absent."""
     wanted = sorted_unique(qids)
     if not wanted:
         return {}
@@ -69,8 +76,13 @@ def fetch_containers(con: Any, qids: Iterable[str]) -> dict[str, frozenset[str]]
     props = ", ".join(f"'{p}'" for p in CONTAINED_IN)
     out: dict[str, set[str]] = {}
     for s, o in con.execute(
-            f"""SELECT DISTINCT e.subject, e.object FROM edges e SEMI JOIN _pl_places i ON e.subject = i.id
-                WHERE e.property IN ({props}) AND e.object IS NOT NULL AND e.object <> e.subject""").fetchall():
+            f"""WITH RECURSIVE up(start, item, steps) AS (
+                    SELECT e.subject, e.object, 1 FROM edges e SEMI JOIN _pl_places i ON e.subject = i.id
+                    WHERE e.property IN ({props}) AND e.object IS NOT NULL
+                    UNION
+                    SELECT u.start, e.object, u.steps + 1 FROM up u JOIN edges e ON e.subject = u.item
+                    WHERE e.property IN ({props}) AND e.object IS NOT NULL AND u.steps < {MAX_STEPS})
+                SELECT DISTINCT start, item FROM up WHERE item <> start""").fetchall():
         out.setdefault(s, set()).add(o)
     return {q: frozenset(v) for q, v in out.items()}
 
@@ -80,4 +92,4 @@ def inside(cand: str, outer: str, containers: Mapping[str, frozenset[str]]) -> b
     return outer in containers.get(cand, frozenset())
 
 
-__all__ = ["CONTAINED_IN", "Containment", "containment", "fetch_containers", "inside"]
+__all__ = ["CONTAINED_IN", "MAX_STEPS", "Containment", "containment", "fetch_containers", "inside"]

@@ -152,3 +152,26 @@ def test_without_gold_triples_places_draw_alone(world: tuple[Path, dict[str, str
     items = _items(_generate(tmp_path, index, doc, [ids["Solingen"], ids["Germany"]]))
     country_of = _country_of(world)
     assert any(country_of[v[0]] != v[1] for v in items.values())
+
+
+STATE, TOWN, COUNTY = "Q107390", "Q3957", "Q28575"
+
+
+def test_a_town_follows_its_state_up_the_chain(tmp_path: Path) -> None:
+    # Wikidata places a town in its county and the county in its state: "Groton , Connecticut" is a pair of
+    # the first and the third, and the renamed town lies (two steps up) in the renamed state in every seed
+    b = Builder().item(STATE, "federated state").item(TOWN, "town").item(COUNTY, "county")
+    states = _eval_qids("Q74", 7)
+    towns = _eval_qids("Q75", 7)
+    counties = _eval_qids("Q76", 7)
+    names = ("Connecticut", "Ardenia", "Belmark", "Corvale", "Dunholt", "Erravia", "Fenwold")
+    for k, name in enumerate(names):
+        b.item(states[k], name, p31=(STATE,)).item(counties[k], f"{name[:4]} County", p31=(COUNTY,))
+        b.item(towns[k], "Groton" if k == 0 else f"{name[:3]}ford", p31=(TOWN,))
+        b.edge(towns[k], "P131", counties[k]).edge(counties[k], "P131", states[k])
+    index = b.write(tmp_path / "index")
+    doc = _doc("Kurt", ["He was born in Groton , Connecticut ."], [("Groton", "LOC"), ("Connecticut", "LOC")],
+               [(0, "P131", 1)])
+    items = _items(_generate(tmp_path, index, doc, [towns[0], states[0]]))
+    state_of = {towns[k]: states[k] for k in range(len(names))}
+    assert all(v[0] != towns[0] and state_of[v[0]] == v[1] for v in items.values())
