@@ -249,8 +249,10 @@ def is_listed(sent: Sequence[str], a: int, b: int) -> bool:
         b += 2  # "Three of these railways , the Darjeeling Himalayan Railway , ... and the Kalka – Shimla Railway"
     if value is None or not 2 <= value <= 30 or b >= len(sent) or not counts_a_noun(sent[b]):
         return False
-    if value == 2 and any(t.casefold() in _BOTH for t in sent[b + 1:b + 6]):
-        return True  # "the name of two bodies , both appointed by": "both" counts them again
+    if value == 2 and any(t.casefold() in _BOTH for t in sent[b + 1:]):
+        # "the name of two bodies , both appointed by", "The first two singles ... , " A " and " B " were released
+        # ... and both managed": a later "both" of the sentence counts them again
+        return True
     j = b + 1
     while j < len(sent) and j - b <= 4 and (sent[j].islower() and sent[j].isalpha() and sent[j] not in _NOT_A_LIST
                                             or sent[j] == "-"):

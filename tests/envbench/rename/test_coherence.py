@@ -358,6 +358,9 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
     ("heir apparent ) and his two younger brothers Aurangzeb and Murad Baksh", True),
     ("Shiizaki played four seasons ( 1914–1918 ) in the league", True),  # the years count the seasons
     ("was the name of two bodies , both appointed by the President", True),  # "both" counts them again
+    # "The first two singles from the album ... both managed to enter" had read "The first nine singles"
+    ('Its two singles from the album , " Trampoline " and " Children of the Sun " were released in the run - up '
+     "to the album and both managed to enter the top ten", True),
     ("They have four children : Paul , Alexandre , Marie and Anne .", True),
     ("The final ministry contained five ministers including Stanhope and Smith .", False),  # a part of a list
     ("and the six sestieri , ordered the immediate and total", False),  # a clause, not a list of six
