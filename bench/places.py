@@ -5,9 +5,9 @@
 A pair is two LOC entities of a source document written "A , B" (A's mention, a comma, B's mention) whose
 gold triples put A inside B (P131 or P17). In each renamed copy where both have an item (the new one, or
 their own where kept), the pair is *contradicted* when the index knows containers of A's item (its P131 and
-P17 values, theirs, and so on: ``envbench.rename.places.fetch_containers``) and B's item is none of them. On an offline KB the index's containers are the corpus's gold
-triples, so a pair the source itself writes is seldom known to contradict; the share is a lower bound of
-what a reader who knows the places sees. The 95% interval is Wilson's over pairs (copies of one document
+P17 values, theirs, and so on: ``envbench.rename.places.fetch_containers``) and B's item is none of them. On
+an offline KB the index's containers are the corpus's gold triples, so a pair the source itself writes is
+seldom known to contradict; the share is a lower bound of what a reader who knows the places sees. The 95% interval is Wilson's over pairs (copies of one document
 are not independent, so it is narrow).
 """
 

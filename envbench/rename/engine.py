@@ -1038,13 +1038,9 @@ def advance(run: Run, draws: Draws) -> Request | None:
         run.cursor += 1
         run.window = 0
     for ei in sorted(run.deferred):  # none is left unless the gold triples' places make a cycle
-        if run.window_of != ei:
-            run.window, run.window_of = 0, ei
-        need = settle_linked(run, ei, draws)
+        need = _settle_deferred(run, ei, draws)
         if need is not None:
             return need
-        run.deferred.discard(ei)
-        _after(run, ei)
     if not run.builders_done:
         run.builders_done = True
         settle_built_on(run)
@@ -1080,21 +1076,26 @@ def _waits(run: Run, ei: int, draws: Draws) -> bool:
 def _settle_waiting(run: Run, ei: int, draws: Draws) -> Request | None:
     """Settle the outer places that waited for entity ``ei`` (and those that waited for them), or return
     the window one of them still needs. ``run.window`` counts that one's windows meanwhile."""
-    info = run.info
-    for o in info.places.outers.get(ei, ()):
+    for o in run.info.places.outers.get(ei, ()):
         if o not in run.deferred or not _settled(run, ei):
             continue
-        if run.window_of != o:
-            run.window, run.window_of = 0, o
-        need = settle_linked(run, o, draws)
+        need = _settle_deferred(run, o, draws) or _settle_waiting(run, o, draws)
         if need is not None:
             return need
-        run.deferred.discard(o)
-        run.window, run.window_of = 0, None
-        _after(run, o)
-        need = _settle_waiting(run, o, draws)
-        if need is not None:
-            return need
+    return None
+
+
+def _settle_deferred(run: Run, ei: int, draws: Draws) -> Request | None:
+    """Settle waiting place ``ei`` out of the cursor's order, or return the window it still needs; while it
+    waits for one, ``run.window`` counts its windows (``run.window_of``), and the cursor's entity is settled."""
+    if run.window_of != ei:
+        run.window, run.window_of = 0, ei
+    need = settle_linked(run, ei, draws)
+    if need is not None:
+        return need
+    run.deferred.discard(ei)
+    run.window, run.window_of = 0, None
+    _after(run, ei)
     return None
 
 
@@ -1910,15 +1911,16 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             window = [c for c in window if draws.has_lower_name(c)]
         if regnal and ei in run.fallback:  # a first fit is held, which only a monarch's name would displace
             window = [c for c in window if draws.has_regnal_name(c)]
-        if placing and ei in run.fallback:
-            # a held first fit gives way only to a place that keeps the places inside each other: the others
-            # are passed over before the costlier checks
-            window = list(filter(placed_test(run, ei, draws), window))
+        # a held first fit gives way only to a place that keeps the places inside each other: the others are
+        # passed over before the costlier checks (the run does not change while the entity reads its windows)
+        in_place = placed_test(run, ei, draws) if placing else None
+        if in_place is not None and ei in run.fallback:
+            window = list(filter(in_place, window))
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
             if regnal and ei in run.fallback and not draws.has_regnal_name(cand):
                 continue  # the first fit was found earlier in this window (checked before pairing)
-            if placing and ei in run.fallback and not placed(run, ei, draws, cand):
-                continue  # likewise, for a place
+            if in_place is not None and ei in run.fallback and not in_place(cand):
+                continue  # likewise, once a first fit of this window is held
             fit = _fit(run, ei, draws, facts, cand)
             if fit is None:
                 continue
