@@ -67,7 +67,7 @@ class Place:
 @dataclass(frozen=True)
 class Adjectival:
     form: str
-    kind: str  # country, country_plural, region, subdivision, ethnic, religion, religion_plural, ideology, party, party_plural
+    kind: str  # country, former_country, early_country and their _plural, region, subdivision, ethnic, religion, religion_plural, ideology, party, party_plural
     refers_to: str  # the name of what it refers to ("United States" for "American")
     source: str
 
@@ -158,19 +158,20 @@ def load_gazetteer() -> Gazetteer:
         gz._add_place(p.name, p)
     for a in _read_adjectival(adjectival_raw):
         forms = [a]
-        plural = regular_plural(a.form) if a.kind in ("country", "region", "ethnic", "subdivision") else None
+        plural = regular_plural(a.form) if a.kind in ("country", "former_country", "early_country", "region",
+                                                     "ethnic", "subdivision") else None
         # a regular plural that names the place itself is that place's name, no demonym: "Philippines"
         # (of "Philippine"), "the Balkans" (of "Balkan")
         if plural and (name_key(plural) == name_key(a.refers_to) or gz.places_for(plural)):
             plural = None
         if plural:
-            forms.append(Adjectival(plural, "country_plural" if a.kind == "country" else a.kind, a.refers_to,
-                                    a.source))
+            forms.append(Adjectival(plural, PLURAL_KIND.get(a.kind, a.kind), a.refers_to, a.source))
         for f in forms:
             lst = gz.adjectival.setdefault(name_key(f.form), [])
             if f not in lst:
                 lst.append(f)
-        if a.kind in ("country", "region", "subdivision", "ethnic", "religion", "ideology", "party"):
+        if a.kind in ("country", "former_country", "early_country", "region", "subdivision", "ethnic", "religion",
+                      "ideology", "party"):
             refs = gz.demonyms_by_referent.setdefault(name_key(a.refers_to), [])
             if a.form not in refs:
                 refs.append(a.form)
@@ -182,7 +183,11 @@ def load_gazetteer() -> Gazetteer:
     return gz
 
 
-REFERENT_PLACE_KIND = {"country": "historical country", "region": "region", "subdivision": "subdivision"}
+REFERENT_PLACE_KIND = {"country": "historical country", "former_country": "historical country",
+                       "early_country": "historical country", "region": "region", "subdivision": "subdivision"}
+# the kind of a regular plural ("Soviets"): a people of that kind, not its adjective
+PLURAL_KIND = {"country": "country_plural", "former_country": "former_country_plural",
+               "early_country": "early_country_plural"}
 
 
 def _dist_version(name: str) -> str:

@@ -63,9 +63,9 @@ def test_the_class_vocabulary_is_consistent() -> None:
             assert r.qid in fine.classes and r.coarse, r
     assert all(q in fine.classes for q in fine.cues.values())
     assert all(q is None or q in fine.classes for q in fine.relation_votes.values())
-    assert set(fine.adjectival_by_kind) == {"country", "country_plural", "region", "subdivision", "ethnic",
-                                            "religion", "religion_plural", "ideology", "party",
-                                            "party_plural"}
+    assert set(fine.adjectival_by_kind) == {"country", "country_plural", "former_country", "former_country_plural",
+                                            "early_country", "early_country_plural", "region", "subdivision", "ethnic", "religion", "religion_plural",
+                                            "ideology", "party", "party_plural"}
     assert head_of("Q3624078") == head_of("Q3024240") == head_of("Q6256") == "country"
     assert head_of("Q215380") == "band" and head_of("Q2000000000001") == "demonym"
 
@@ -122,6 +122,14 @@ def test_adjectival_clusters_get_their_own_class_and_languages_stay_languages() 
     # mostly noun mentions: typed as the country itself; mostly adjectival: a demonym
     assert t.type(Evidence("LOC", ["Japan", "Japanese"], name_counts={"Japan": 3, "Japanese": 1})).qid == "Q3624078"
     assert t.type(Evidence("LOC", ["Japanese", "Japan"], name_counts={"Japan": 1, "Japanese": 3})).adjectival
+    # a state that no longer exists has a class of its own: "a Nigerian footballer" born in 1957 once became "a
+    # Babylonian footballer" (the lock, salt chain1207), because both forms were demonyms of a country
+    assert t.type(Evidence("LOC", ["Babylonian"])).qid == "Q2000000000016"
+    assert t.type(Evidence("LOC", ["Romans"])).qid == "Q2000000000017"
+    # and "a Soviet athlete" once drew "Carthaginian": states that ended since 1900 are a class apart
+    assert t.type(Evidence("MISC", ["Soviet"])).qid == "Q2000000000014"
+    assert t.type(Evidence("LOC", ["Rhodesians"])).qid == "Q2000000000015"
+    assert t.type(Evidence("LOC", ["Nigerian"])).qid == "Q2000000000001"
     without = FineTyper([s for s in SIGNALS if s != "adjectival"])
     assert not without.type(Evidence("LOC", ["American"])).adjectival
 
