@@ -28,6 +28,7 @@ class KeptReason(str, Enum):
     CHECKED = "checked"
     FIXED_FORM = "fixed_form"
     PLACE = "place"
+    REFERENT = "referent"
     # the attacks of ``envbench generate --attack`` (``envbench/rename/attacks.py``)
     NOT_SELECTED = "not_selected"
     NO_PARTNER = "no_partner"
@@ -64,6 +65,8 @@ _DESCRIPTIONS = {
     KeptReason.FIXED_FORM: "a number inside a fixed form a reader knows ('7 \" single', 'Boeing 747', 'two - stroke')",
     KeptReason.PLACE: "a place the gold triples put another place inside, whose item (new or kept) lies in this "
                       "place's own item and in no item it could become ('Düsseldorf , Germany' stays so)",
+    KeptReason.REFERENT: "an adjective of a place the document names ('American' beside 'United States') whose place "
+                         "kept its names, or the place of such an adjective that kept its own: the two still agree",
     KeptReason.NOT_SELECTED: "--rate under 1: the entity was not drawn among the share renamed (it would have been renamed)",
     KeptReason.NO_PARTNER: "shuffle: no other entity of its coarse type in the document has other names to give it",
     KeptReason.NOT_ATTACKED: "the attack leaves entities of this coarse type as they are (type-swap: NUM and TIME)",
@@ -85,6 +88,7 @@ _SHORT = {
     KeptReason.CHECKED: "a number the text checks (an age, a count)",
     KeptReason.FIXED_FORM: "a number inside a fixed form",
     KeptReason.PLACE: "a place inside it stays inside it",
+    KeptReason.REFERENT: "its place or its adjective kept its names",
     KeptReason.NOT_SELECTED: "not drawn at --rate under 1",
     KeptReason.NO_PARTNER: "no other entity to shuffle names with",
     KeptReason.NOT_ATTACKED: "the attack leaves its type alone",

@@ -235,6 +235,9 @@ _NOT_A_LIST = frozenset({"and", "but", "is", "was", "are", "were", "has", "had",
 
 # words of a short phrase of place or origin between a counted noun and a colon that opens its list
 _PLACE_WORDS = frozenset({"in", "of", "from"})
+# the verbs of a relative clause that opens a whole list after a colon: "five kingdoms , which included : A ( ... ) ,
+# B ( ... ) , ..."
+_WHICH_LISTS = frozenset({"include", "includes", "included", "comprise", "comprises", "comprised", "are", "were"})
 
 
 def is_listed(sent: Sequence[str], a: int, b: int) -> bool:
@@ -274,9 +277,12 @@ def is_listed(sent: Sequence[str], a: int, b: int) -> bool:
         items = _list_items(rest)
     elif opener in _LIST_OPENERS:
         rest = sent[j + 1:]
-        if not rest or rest[0].casefold() in _NOT_A_LIST:
+        if len(rest) > 3 and rest[0].casefold() == "which" and rest[1].casefold() in _WHICH_LISTS and rest[2] == ":":
+            items = _list_items(rest[3:])  # ", which included : Angas ( ... ) , Vangas ( ... ) , ..."
+        elif not rest or rest[0].casefold() in _NOT_A_LIST:
             return False  # ", and moved to ..." is a clause, not a list
-        items = _list_items(rest, need_and=True)
+        else:
+            items = _list_items(rest, need_and=True)
     elif opener[:1].isupper():  # a name right after the noun: "brothers Aurangzeb and Murad"
         items = _list_items(sent[j:], need_and=True)
     else:
@@ -297,7 +303,14 @@ def _year_span(tokens: Sequence[str]) -> bool:
 def _list_items(tokens: Sequence[str], need_and: bool = False) -> int | None:
     """How many items a list opening ``tokens`` has: the commas before its "and" (or "or"), and the item
     after it ("A , B and C" and "A , B , and C": 3); without an "and", the commas and one (a list in
-    parentheses: "( 1959 , 1960 , 1962 )"); None when it needs one and has none."""
+    parentheses: "( 1959 , 1960 , 1962 )"); None when it needs one and has none. What an item says in
+    parentheses is part of it: "Angas ( east , central Bihar ) , Vangas ( West Bengal and Bangladesh )" is two."""
+    depth, flat = 0, []
+    for tok in tokens:
+        depth += (tok == "(") - (tok == ")" and depth > 0)
+        if depth == 0 and tok != ")":
+            flat.append(tok)
+    tokens = flat
     k = next((i for i, t in enumerate(tokens) if t.casefold() in ("and", "or", "&")), None)
     if k is None:
         return None if need_and else tokens.count(",") + 1

@@ -121,6 +121,7 @@ from envbench.core.text import remember_tokens
 from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
+from envbench.rename.adjective_of import adjectives_by_place, adjectives_of
 from envbench.rename.articles import bare_compass, bare_country, is_country_short_form, keep_the, reads_bare
 from envbench.rename.audit import Auditor
 from envbench.rename.built_on import BuiltOn, builder_order, embedded_names, holds
@@ -425,6 +426,11 @@ class DocInfo:
         # the places the gold triples put one inside another ("born in Solingen , Germany"): they are drawn
         # together, the outer one after the inner one (``rename.places``)
         self.places: Containment = containment(doc, self.coarse)
+        # an entity named only by the demonyms of another's item ("American" beside "United States"): it waits
+        # for that place and takes the adjectival forms of what the place became (``rename.adjective_of``);
+        # set by ``set_adjectives`` once the items' demonyms are read
+        self.adjective_of: dict[int, int] = {}
+        self.adjectives: dict[int, tuple[int, ...]] = {}
         # Each sentence as the letters and digits of its folded tokens run together (sentences joined
         # by _SENTENCE), with the offsets where a word starts and ends, so occurs() is a substring
         # search aligned to word boundaries: "Ca" "n't" and "Can't" are both "cant" there, however
@@ -481,6 +487,13 @@ class DocInfo:
         self.year_plan = plan_years(self.time_years[0], self.time_years[1], self.numbers.stretch,
                                     [*self.numbers.rigid, *short], self.numbers.lives)
         self._seen_shifts: tuple[frozenset[tuple[str, ...]], dict[tuple[int, Offsets], int]] | None = None
+
+    def set_adjectives(self, own: Mapping[str, Sequence[Demonym]]) -> None:
+        """Pair each place's adjectives with it (``rename.adjective_of``), given the P1549 rows of the items."""
+        skip = (self.overlap | set(self.followers) | set(self.leaders) | set(self.same_item)
+                | set(self.same_item.values()) | set(self.built_on))
+        self.adjective_of = adjectives_of(self.names, self.coarse, self.qids, own, skip)
+        self.adjectives = adjectives_by_place(self.adjective_of)
 
     @functools.cached_property
     def kind_nouns(self) -> list[list[KindNoun]]:
@@ -848,6 +861,9 @@ class Run:
     window_of: int | None = None
     tried_places: set[int] = field(default_factory=set)
     placing: tuple[tuple[int, int, int], Placement] | None = None  # the last ``placement`` and its run state
+    # a place's adjectives -> the adjectival forms its draw gave them (``rename.adjective_of``), written when
+    # the run reaches them
+    carried: dict[int, dict[str, NewName]] = field(default_factory=dict)
 
 
 @dataclass
@@ -894,6 +910,9 @@ class Draws:
     places: bool = True
     pools: dict[str, str] = field(default_factory=dict)  # ``pool_of`` of items, remembered
     labels: dict[str, tuple[tuple[str, ...], ...] | None] = field(default_factory=dict)  # clash keys of labels
+    # (document order, place, second draw, its adjectives) -> the place's facts with its adjectives' names
+    # (``with_adjectives``), worked out once
+    joined: dict[tuple[int, int, bool, tuple[int, ...]], EntityFacts] = field(default_factory=dict)
 
     def pool(self, qid: str) -> str:
         """The name pool of ``qid`` (``candidates.pool_of``), remembered: places ask it of every container."""
@@ -1037,7 +1056,8 @@ def advance(run: Run, draws: Draws) -> Request | None:
             return need
         run.cursor += 1
         run.window = 0
-    for ei in sorted(run.deferred):  # none is left unless the gold triples' places make a cycle
+    # none is left unless the gold triples' places make a cycle; the places before their adjectives
+    for ei in sorted(run.deferred, key=lambda e: (e in info.adjective_of, e)):
         need = _settle_deferred(run, ei, draws)
         if need is not None:
             return need
@@ -1061,12 +1081,15 @@ def _after(run: Run, ei: int) -> None:
 
 
 def _waits(run: Run, ei: int, draws: Draws) -> bool:
-    """Whether entity ``ei`` is an outer place that waits for its inner places, none of which has drawn yet
-    (later in the document, or waiting themselves): it follows the first that does, and the others then
-    prefer an item inside the one it became (``rename.places``). An entity of an item the document names
-    twice never waits: the later one of the item follows the earlier (``DocInfo.same_item``), which must
-    come first."""
+    """Whether entity ``ei`` is an adjective whose place has not drawn yet (``rename.adjective_of``: it takes
+    the forms the place's draw gives it), or an outer place that waits for its inner places, none of which
+    has drawn yet (later in the document, or waiting themselves): it follows the first that does, and the
+    others then prefer an item inside the one it became (``rename.places``). An entity of an item the
+    document names twice never waits: the later one of the item follows the earlier (``DocInfo.same_item``),
+    which must come first."""
     info = run.info
+    if (j := info.adjective_of.get(ei)) is not None and j in run.slots and not _settled(run, j):
+        return True
     if not draws.places or ei in info.same_item or ei in info.same_item.values():
         return False
     drawn = [j for j in info.places.inners.get(ei, ()) if j in run.slots]
@@ -1074,11 +1097,14 @@ def _waits(run: Run, ei: int, draws: Draws) -> bool:
 
 
 def _settle_waiting(run: Run, ei: int, draws: Draws) -> Request | None:
-    """Settle the outer places that waited for entity ``ei`` (and those that waited for them), or return
-    the window one of them still needs. ``run.window`` counts that one's windows meanwhile."""
-    for o in run.info.places.outers.get(ei, ()):
+    """Settle the outer places and the adjectives that waited for entity ``ei`` (and those that waited for
+    them), or return the window one of them still needs. ``run.window`` counts that one's windows meanwhile."""
+    info = run.info
+    for o in (*info.places.outers.get(ei, ()), *info.adjectives.get(ei, ())):
         if o not in run.deferred or not _settled(run, ei):
             continue
+        if (j := info.adjective_of.get(o)) is not None and j in run.slots and not _settled(run, j):
+            continue  # an adjective that is an outer place too ("Sydney" P17 "Australian") waits for its place
         need = _settle_deferred(run, o, draws) or _settle_waiting(run, o, draws)
         if need is not None:
             return need
@@ -1251,7 +1277,9 @@ def revert(run: Run, ei: int) -> None:
     todo = [ei]
     while todo:
         e = todo.pop()
-        near = [x for x in (info.leaders.get(e), info.followers.get(e)) if x is not None]
+        # (and a place and its adjectives: "American" keeps its name with "United States")
+        near = [x for x in (info.leaders.get(e), info.followers.get(e), info.adjective_of.get(e)) if x is not None]
+        near += info.adjectives.get(e, ())
         if e in run.new_items:
             item = run.new_items[e]
             near += [x for x in run.new_items if run.new_items[x] == item and x != e and (
@@ -1266,7 +1294,8 @@ def revert(run: Run, ei: int) -> None:
             run.pinned.add(e)
         _unsettle(run, e)
         reason = (KeptReason.BUILT_ON if e == ei or e in info.builders else KeptReason.OVERLAP
-                  if e in info.followers or e in info.leaders else KeptReason.SAME_ITEM)
+                  if e in info.followers or e in info.leaders else KeptReason.REFERENT
+                  if e in info.adjective_of or e in info.adjectives else KeptReason.SAME_ITEM)
         keep(run, e, reason)
 
 
@@ -1869,6 +1898,16 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
     own_types, adjectival, need_forms, person = facts.own_types, facts.adjectival, facts.need_forms, facts.person
     common, regnal = facts.common, facts.regnal
     placing = draws.places and ei in info.places.placed  # a place of a pair: it searches every window to stay inside
+    if (place := info.adjective_of.get(ei)) is not None:  # an adjective of a place (``rename.adjective_of``)
+        if ei in run.carried:  # the place drew for both: the forms its new item gave
+            take_forms(run, ei, place)
+            return None
+        if place not in run.slots or (_settled(run, place) and place not in run.new_items):
+            keep(run, ei, KeptReason.REFERENT, person)  # "American" stays with "United States"
+            return None
+    # a place with adjectives still to settle draws for them too: it prefers a candidate with their forms
+    adj = tuple(a for a in info.adjectives.get(ei, ()) if a in run.slots and not _settled(run, a))
+    joined = with_adjectives(info, ei, facts, adj, second, draws) if adj else None
     types = draws.auditor.types
     if (lead := info.same_item.get(ei)) is not None and ei not in run.tried_same:
         run.tried_same.add(ei)
@@ -1893,9 +1932,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         # other fitting, it keeps its names ("Düsseldorf , Germany")
         cands, own = containing(run, ei, draws)
         for cand in cands:
-            fit = _fit(run, ei, draws, facts, cand)
+            fit = (_fit(run, ei, draws, joined, cand) if joined is not None else None) or _fit(run, ei, draws, facts, cand)
             if fit is not None:
-                _accept(run, ei, draws, cand, *fit[:3], adjectival, person)
+                _accept_joined(run, ei, draws, cand, *fit[:3], adjectival, person, adj)
                 return None
         if own:
             keep(run, ei, KeptReason.PLACE, person)
@@ -1921,7 +1960,16 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue  # the first fit was found earlier in this window (checked before pairing)
             if in_place is not None and ei in run.fallback and not in_place(cand):
                 continue  # likewise, once a first fit of this window is held
-            fit = _fit(run, ei, draws, facts, cand)
+            if joined is not None:  # a fit with forms for the adjectives first; one without is held only
+                fit = _fit(run, ei, draws, joined, cand)
+                if fit is None or not fit[3]:
+                    plain = fit or _fit(run, ei, draws, facts, cand)
+                    held = run.fallback.get(ei)
+                    if plain is not None and (held is None or (fit is not None and not _joins(held[1], adj, info))):
+                        run.fallback[ei] = (cand, *plain[:3])
+                    continue
+            else:
+                fit = _fit(run, ei, draws, facts, cand)
             if fit is None:
                 continue
             mapping, keys, written, preferred = fit
@@ -1929,15 +1977,15 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 run.fallback.setdefault(ei, (cand, mapping, keys, written))
                 continue
             run.fallback.pop(ei, None)  # a first fit kept aside for this entity is not needed any more
-            _accept(run, ei, draws, cand, mapping, keys, written, adjectival, person)
+            _accept_joined(run, ei, draws, cand, mapping, keys, written, adjectival, person, adj)
             return None
         run.window += 1
         # the head is looked for among the first draws only, so seeds keep drawing different names; a
         # monarch's name in every window, since few of the drawn persons are monarchs
-        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal and not placing:
+        if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal and not placing and joined is None:
             break
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
-        _accept(run, ei, draws, *run.fallback.pop(ei), adjectival, person)
+        _accept_joined(run, ei, draws, *run.fallback.pop(ei), adjectival, person, adj)
         return None
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one
     # (the first slot's draws decide, as they do for an entity without a second slot)
@@ -2065,6 +2113,58 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
     return mapping, keys, written, True
 
 
+def with_adjectives(info: DocInfo, ei: int, facts: EntityFacts, adj: tuple[int, ...], second: bool,
+                    draws: Draws) -> EntityFacts | None:
+    """The facts of place ``ei`` with the names of its adjectives ``adj`` paired too, as adjectival names
+    (``rename.adjective_of``): a candidate that fits them gives every one of them an adjectival form; a name
+    two of them share (a MISC "Dutch" and a LOC "Dutch") is paired once. None when the place has one of their
+    names itself."""
+    key = (info.order, ei, second, adj)
+    if key in draws.joined:
+        return draws.joined[key]
+    names = list(dict.fromkeys(nm for a in adj for nm in info.names[a]))
+    got = None
+    if not set(names) & set(facts.originals):
+        plurals = facts.plurals.union(*(info.plural_uses[a] for a in adj))
+        got = facts._replace(
+            originals=[*facts.originals, *names], paired=[*facts.paired, *names],
+            tokens={**facts.tokens, **{nm: info.tokens[a][nm] for a in adj for nm in info.names[a]}},
+            near={**facts.near, **{nm: w for a in adj for nm, w in info.near_words[a].items()}},
+            adjectival=[*facts.adjectival, *names], plurals=plurals,
+            need_forms=facts.need_forms + sum(not looks_plural(nm) and nm not in plurals for nm in names))
+    draws.joined[key] = got
+    return got
+
+
+def _joins(mapping: Mapping[str, NewName], adj: Sequence[int], info: DocInfo) -> bool:
+    """Whether a place's fit ``mapping`` gives its adjectives ``adj`` their forms too."""
+    return bool(adj) and all(nm in mapping for a in adj for nm in info.names[a])
+
+
+def _accept_joined(run: Run, ei: int, draws: Draws, cand: str, mapping: dict[str, NewName], keys: list[tuple[str, ...]],
+                   written: frozenset[str], adjectival: Sequence[str], person: PersonGender, adj: Sequence[int]) -> None:
+    """``_accept`` for a place whose fit may give its adjectives ``adj`` their forms: those are carried to
+    them (``Run.carried``), written when the run reaches them (``take_forms``)."""
+    if _joins(mapping, adj, run.info):
+        for a in adj:
+            run.carried[a] = {nm: mapping[nm] for nm in run.info.names[a]}
+        own = set(run.info.names[ei])
+        mapping = {nm: nn for nm, nn in mapping.items() if nm in own}
+    _accept(run, ei, draws, cand, mapping, keys, written, adjectival, person)
+
+
+def take_forms(run: Run, ei: int, place: int) -> None:
+    """Adjective ``ei`` takes the adjectival forms its place's draw gave it (``derived``, the place in
+    ``built_on``): "American" of "United States" -> "Qatari" of "State of Qatar"."""
+    info = run.info
+    mapping = run.carried.pop(ei)
+    run.plan[ei] = mapping
+    run.new_tokens[ei] = {nm: list(nn.tokens) for nm, nn in mapping.items()}
+    new = [mapping[nm].name for nm in info.names[ei]]
+    run.rows.append(Row(ei, info.coarse[ei], "derived", None, info.qids[ei], info.fine_type(ei), None, info.names[ei],
+                        new, adjectival=tuple(new), built_on=(place,)))
+
+
 # ---------------------------------------------------------------------------- the driver (queries the index)
 class Renamer:
     """Settles the runs of chunk after chunk of documents against one index.
@@ -2117,6 +2217,8 @@ class Renamer:
                                     known if info.coarse[ei] != "PER" else frozenset(),
                                     info.written_adjectives[ei], plurals=info.coarse[ei] in PEOPLE_TYPES)
 
+        for info in infos if self.has_demonyms else ():
+            info.set_adjectives(own)  # "American" beside "United States" (``rename.adjective_of``)
         runs, slots = plan_runs(infos, seeds, self.pool, twins, adjectival if self.has_demonyms else None)
         source = CandidateSource(self.con, slots, cache_dir=self.cache_dir, fingerprint=self.fingerprint,
                                  popularity=self.popularity)

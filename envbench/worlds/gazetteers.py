@@ -176,14 +176,15 @@ def load_gazetteer() -> Gazetteer:
             if a.form not in refs:
                 refs.append(a.form)
         # what a form refers to is a place of that kind too, when no other source knows it: "Soviet Union",
-        # "Prussia" (historical countries), "Bavaria" (a subdivision), "Latin America" (a region)
+        # "Prussia" (historical countries: the former and early ones), "Wales", "Brunei" (countries, under
+        # other names in pycountry, or none), "Bavaria" (a subdivision), "Latin America" (a region)
         referent_kind = REFERENT_PLACE_KIND.get(a.kind)
         if referent_kind and not gz.places_for(a.refers_to):
             gz._add_place(a.refers_to, Place(referent_kind, a.refers_to))
     return gz
 
 
-REFERENT_PLACE_KIND = {"country": "historical country", "former_country": "historical country",
+REFERENT_PLACE_KIND = {"country": "country", "former_country": "historical country",
                        "early_country": "historical country", "region": "region", "subdivision": "subdivision"}
 # the kind of a regular plural ("Soviets"): a people of that kind, not its adjective
 PLURAL_KIND = {"country": "country_plural", "former_country": "former_country_plural",

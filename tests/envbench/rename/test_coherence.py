@@ -375,6 +375,12 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
      "Gorzów Śląski , north of Olesno .", True),
     ("They sold four products : bread , milk , butter and eggs .", True),  # a list of common nouns, as before
     ("Eleven of these belonged to the Indian National Congress , including the inaugural", False),
+    # "The founders of five eastern kingdoms , which included : Angas ( ... ) , ..." had read "eight eastern
+    # kingdoms", five still listed (salts places1207 and adjective1207)
+    ("The founders of five eastern kingdoms , which included : Angas ( east , central Bihar ) , Vangas ( southern "
+     "West Bengal and Bangladesh ) , Kalingas ( Sea shore of Odisha ) , Pundras ( western Bangladesh and West Bengal"
+     " , India ) , Suhmas ( north - western Bangladesh and West Bengal ) shared common ancestry .", True),
+    ("It had two sons ( Paul , born 1901 , and Peter ) .", True),  # the parentheses of the whole list stay
 ])
 def test_counts_with_their_lists(sentence: str, listed: bool) -> None:
     sent = sentence.split()

@@ -148,10 +148,11 @@ def test_real_re_docred_test_is_novel_to_a_dev_trained_model(tmp_path: Path) -> 
     # seeds (the lock), issue 31 asks >= 0.85; renamed or kept as catch-alls, 0.95
     # (since issue 57 a NUM or TIME figure the text checks, or a fixed form, keeps its value: counted with the
     # renamed, so every other entity is held to the rate it had; and since issue 58's places, so is an outer
-    # place that keeps its name because its renamed inner place stays inside it, "Wuppertal , Germany")
+    # place that keeps its name because its renamed inner place stays inside it, "Wuppertal , Germany"; and an
+    # adjective, or its place, that keeps its name with the other, "an American writer ... in the United States")
     total = res.stats["renamed"]["total"]
     kept = res.stats["kept_reasons"]
-    checked = kept.get("checked", 0) + kept.get("fixed_form", 0) + kept.get("place", 0)
+    checked = kept.get("checked", 0) + kept.get("fixed_form", 0) + kept.get("place", 0) + kept.get("referent", 0)
     assert (total["renamed"] + checked) / total["entities"] >= 0.84 and res.stats["audit"]["preserved"]
     assert (total["renamed"] + checked + kept["generic_type"]) / total["entities"] > 0.945
     names = res.stats["names_seen"]
