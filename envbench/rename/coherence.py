@@ -266,6 +266,8 @@ def is_listed(sent: Sequence[str], a: int, b: int) -> bool:
             k += 1
         if k < len(sent) and sent[k] == ":":
             j = k
+    if j + 2 < len(sent) and sent[j] == "in" and _YEAR.fullmatch(sent[j + 1]) and sent[j + 2] in _LIST_OPENERS:
+        j += 2  # "associated with 2 movies in 2017 ; Ram Leela with Dileep , and the Biju Menon starring ..."
     if j >= len(sent):
         return False
     opener = sent[j]

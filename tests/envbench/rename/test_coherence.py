@@ -381,6 +381,10 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
      "West Bengal and Bangladesh ) , Kalingas ( Sea shore of Odisha ) , Pundras ( western Bangladesh and West Bengal"
      " , India ) , Suhmas ( north - western Bangladesh and West Bengal ) shared common ancestry .", True),
     ("It had two sons ( Paul , born 1901 , and Peter ) .", True),  # the parentheses of the whole list stay
+    # "Sachy was associated with 2 movies in 2017 ; Ram Leela ..." had read "4 movies" (salt whole1207-adj)
+    ("Sachy was associated with 2 movies in 2017 ; Ram Leela with Dileep , and the Biju Menon starring Sherlock "
+     "Toms directed by Shafi .", True),
+    ("He made 3 films in 1990 and moved to Rome .", False),  # no list after the year
 ])
 def test_counts_with_their_lists(sentence: str, listed: bool) -> None:
     sent = sentence.split()
