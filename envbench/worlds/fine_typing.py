@@ -362,6 +362,8 @@ PLACE_LEVEL_CLASSES = {1: "Q2000000000011", 2: "Q2000000000012", 3: "Q2000000000
 # the umbrella classes of places among them: any class that names the kind outvotes these
 CREATIVE_WORK, GEOGRAPHIC_LOCATION, EVENT, DYNASTY = "Q17537576", "Q2221906", "Q1656682", "Q164950"
 AWARD_CEREMONY = "Q4504495"
+# country, sovereign state; and historical country, which a place the gazetteer knows only as one takes instead
+COUNTRY_CLASSES, HISTORICAL_COUNTRY = frozenset({"Q6256", "Q3624078"}), "Q3024240"
 NUMBERED_EDITION = re.compile(r"\d+(st|nd|rd|th)|1[89]\d\d|20\d\d")  # "28th", "2003": a name's first word
 PLACE_UMBRELLAS = frozenset({"Q1048835", "Q15324", "Q2221906", "Q486972", "Q56061", "Q618123"})
 
@@ -955,6 +957,14 @@ class FineTyper:
         # is an island. Not so the umbrellas of works, which a weak cue (quotes: a song) would then decide
         pick = [c for c in score if c not in GENERIC] if any(c in PLACE_UMBRELLAS for c in score) else []
         best = max(pick or score, key=lambda c: (score[c], len(self.fine.ancestors(c)), -int(c[1:])))
+        if best in COUNTRY_CLASSES and place is not None and place.kind == "historical country":
+            # a state that no longer exists, by the gazetteer, is one whatever its relations say: the P17 of
+            # "the Soviet Union", "East Germany", "Rhodesia" voted "country", and they were drawn for "England"
+            best = HISTORICAL_COUNTRY
+        elif best == HISTORICAL_COUNTRY and place is not None and place.kind in ("country", "country alias"):
+            # and a state that exists is no past one for a kind word of its name: "United Kingdom" ("kingdom"),
+            # "Republic of Korea" had been drawn among "Kalinga" and "the Principality of Transylvania"
+            best = self.place_class(place, ev.coarse) or best
         chain = set(self.fine.ancestors(best))
         share = {s: sum(v for c, v in votes.items() if c in chain) for s, votes in by_signal.items()}
         signal = max(share, key=lambda s: (share[s], -SIGNALS.index(s)))

@@ -112,6 +112,18 @@ def test_bundled_tables_are_what_the_packages_give() -> None:
     assert build_adjectival(current) == current
 
 
+def test_past_states_are_historical_countries_and_present_ones_are_not() -> None:
+    # "the Soviet Union" (the P17 of 12 documents) had been a country, drawn for "England"; "United Kingdom" a
+    # historical country by its "kingdom", drawn among "Kalinga" and "the Principality of Transylvania"
+    t = FineTyper()
+    country_tail = [("P17", "value")] * 4
+    assert t.type(Evidence("LOC", ["Soviet Union"], country_tail)).qid == "Q3024240"
+    assert t.type(Evidence("LOC", ["Rhodesia"], country_tail)).qid == "Q3024240"
+    assert t.type(Evidence("LOC", ["United Kingdom"], country_tail)).qid == "Q3624078"
+    assert t.type(Evidence("LOC", ["Republic of Korea"])).qid == "Q3624078"
+    assert t.type(Evidence("LOC", ["Kingdom of Portugal"])).qid == "Q3024240"  # no state of today by that name
+
+
 def test_adjectival_clusters_get_their_own_class_and_languages_stay_languages() -> None:
     t = FineTyper()
     american = t.type(Evidence("LOC", ["American"]))
