@@ -19,7 +19,7 @@ from tests.envbench.index_fixture import Builder, mention
 from wikidata_index.index import Demonym
 from wikidata_index.names import fold
 
-COUNTRY, DEMONYM_CLASS, ISLAND_COUNTRY = "Q6256", "Q2000000000001", "Q112099"
+COUNTRY, DEMONYM_CLASS, ISLAND_COUNTRY, ENCLAVE = "Q6256", "Q2000000000001", "Q112099", "Q171441"
 COUNTRIES = ("Avaria", "Borduria", "Carpania", "Drovnia", "Elbonia", "Florin", "Genovia", "Hesperia", "Ivalice",
              "Jelonia", "Kalvaria", "Lubovia")
 
@@ -77,6 +77,16 @@ def _world() -> tuple[Builder, dict[str, str]]:
         b.rows["demonyms"].append({"id": q, "lang": "en", "text": "Zemblan", "rank": "normal", "form": None,
                                    "folded": fold("Zemblan")})
     ids["Zembla"], ids["Zemblan"] = "Q8300", "Q8301"
+    # enclaves: only the first has a demonym, so no other one can give its adjective a form
+    b.item(ENCLAVE, "enclave")
+    for k, q in enumerate(_eval_qids("Q83", 6)):
+        b.item(q, f"Enclave {k}" if k else "Ostrava", p31=(ENCLAVE,))
+        ids[f"Enclave {k}" if k else "Ostrava"] = q
+    b.item("Q8399", "Ostravan", p31=(DEMONYM_CLASS,))
+    for q in (ids["Ostrava"], "Q8399"):
+        b.rows["demonyms"].append({"id": q, "lang": "en", "text": "Ostravan", "rank": "normal", "form": None,
+                                   "folded": fold("Ostravan")})
+    ids["Ostravan"] = "Q8399"
     return b, ids
 
 
@@ -136,3 +146,14 @@ def test_an_adjective_keeps_its_name_with_its_kept_place(world: tuple[Path, dict
     assert {(r["entity"], r["kind"], r["reason"]) for r in rows} == {(0, "kept", "referent"), (1, "kept", "no_candidate")}
     alone = _generate(tmp_path, index, _doc(["Kurt is a Zemblan writer ."], [("Zemblan", "MISC")]), [ids["Zemblan"]])
     assert {r["kind"] for r in alone} == {"linked"}
+
+
+def test_the_rule_only_prefers_a_place_whose_forms_no_candidate_gives_still_draws(
+        world: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    # no other enclave has a demonym: the place takes its first fit, and the adjective draws its own, as
+    # before the rule (never kept for it)
+    index, ids = world
+    doc = _doc(["Kurt is an Ostravan writer .", "He lived in Ostrava ."], [("Ostravan", "MISC"), ("Ostrava", "LOC")])
+    rows = _generate(tmp_path, index, doc, [ids["Ostravan"], ids["Ostrava"]])
+    assert {(r["entity"], r["kind"]) for r in rows} == {(0, "linked"), (1, "linked")}
+    assert all(r["new_names"][0].startswith("Enclave") for r in rows if r["entity"] == 1)
