@@ -77,6 +77,9 @@ class Gazetteer:
     places: dict[str, list[Place]] = field(default_factory=dict)
     adjectival: dict[str, list[Adjectival]] = field(default_factory=dict)
     demonyms_by_referent: dict[str, list[str]] = field(default_factory=dict)  # name_key(referent) -> forms
+    # ISO 3166 code -> the forms of the country under any of its names the lexicon refers to ("Korea, Republic
+    # of" has none of its own; "South Korea" gives "South Korean")
+    demonyms_by_code: dict[str, list[str]] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)  # what the lookups were built from
 
     def places_for(self, name: str) -> list[Place]:
@@ -93,6 +96,13 @@ class Gazetteer:
     def demonyms_of(self, name: str) -> list[str]:
         """Adjectival forms (singular, as written in the lexicon) of the place or religion ``name``."""
         return self.demonyms_by_referent.get(name_key(name), [])
+
+    def country_demonyms(self, place: Place) -> list[str]:
+        """Adjectival forms of the country ``place`` names, by its name or else by its ISO code: "Republic of
+        Korea", "Great Britain", "Holland" are names the lexicon's forms do not refer to."""
+        if place.kind not in ("country", "country alias"):
+            return self.demonyms_of(place.name)
+        return self.demonyms_of(place.name) or self.demonyms_by_code.get(place.country, [])
 
     def _add_place(self, key_name: str, place: Place) -> None:
         k = name_key(key_name)
@@ -181,6 +191,11 @@ def load_gazetteer() -> Gazetteer:
         referent_kind = REFERENT_PLACE_KIND.get(a.kind)
         if referent_kind and not gz.places_for(a.refers_to):
             gz._add_place(a.refers_to, Place(referent_kind, a.refers_to))
+    for key, forms in gz.demonyms_by_referent.items():  # (the lexicon's order: one result for every run)
+        for p in gz.places.get(key, []):
+            if p.kind in ("country", "country alias") and p.country:
+                got = gz.demonyms_by_code.setdefault(p.country, [])
+                got.extend(f for f in forms if f not in got)
     return gz
 
 

@@ -716,8 +716,8 @@ def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
     if t.adjectival:  # its names that are adjectival forms (a mostly adjectival cluster may have noun aliases)
         cl.demonyms = [n for n in names if typer.gz.adjectival_for(n)]
     elif t.qid in DEMONYM_BEARING or is_city_class(t.qid):
-        referent = t.place.name if t.place is not None else names[0]
-        forms = typer.gz.demonyms_of(referent) or typer.gz.demonyms_of(names[0])
+        forms = ((typer.gz.country_demonyms(t.place) if t.place is not None else [])
+                 or typer.gz.demonyms_of(names[0]))
         # and its own names the lexicon gives as singular adjectival forms ("British" in an England
         # cluster, "American" beside "US"), so generate knows those mentions for demonyms
         own = [n for n in names if any(not a.kind.endswith("_plural") for a in typer.gz.adjectival_for(n))]

@@ -86,6 +86,13 @@ def test_gazetteer_readings_and_demonyms() -> None:
     assert ("continent", "") in kinds("Europe") and ("language", "") in kinds("English")
     assert any(p.kind == "city" and p.population > 3_000_000 for p in gz.places_for("Berlin"))
     assert gz.demonyms_of("United States") == ["American"] and gz.demonyms_of("Poland") == ["Polish"]
+    # a country under a name the lexicon's forms do not refer to takes them by its code: "Republic of Korea"
+    # and "Great Britain" had no demonym, so an adjective beside them could not follow them
+    by_name = {n: next(p for p in gz.places_for(n) if p.kind in ("country", "country alias"))
+               for n in ("Republic of Korea", "Great Britain", "Holland")}
+    assert "South Korean" in gz.country_demonyms(by_name["Republic of Korea"])
+    assert gz.country_demonyms(by_name["Great Britain"]) == ["British"]
+    assert gz.country_demonyms(by_name["Holland"]) == ["Dutch"]
     assert [(a.kind, a.refers_to) for a in gz.adjectival_for("Americans")] == [("country_plural", "United States")]
     assert [(a.kind, a.refers_to) for a in gz.adjectival_for("Catholic")] == [("religion", "Catholic Church")]
     assert gz.adjectival_for("French") and not gz.adjectival_for("Frenchs")  # no regular plural for -ch
