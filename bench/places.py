@@ -7,15 +7,16 @@ gold triples put A inside B (P131 or P17). In each renamed copy where both have 
 their own where kept), the pair is *contradicted* when the index knows containers of A's item (its P131 and
 P17 values, theirs, and so on: ``envbench.rename.places.fetch_containers``) and B's item is none of them. On
 an offline KB the index's containers are the corpus's gold triples, so a pair the source itself writes is
-seldom known to contradict; the share is a lower bound of what a reader who knows the places sees. The 95% interval is Wilson's over pairs (copies of one document
-are not independent, so it is narrow).
+seldom known to contradict; the share is a lower bound of what a reader who knows the places sees. The 95%
+interval draws source documents with replacement (a document with all its renamed copies), as
+``bench/numbers_agree.py`` does.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
-import math
 import random
 import sys
 from pathlib import Path
@@ -24,16 +25,9 @@ from typing import Any
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from numbers_agree import bootstrap  # noqa: E402  (the document bootstrap of the other reading scripts)
+
 from envbench.rename.places import CONTAINED_IN, fetch_containers  # noqa: E402  (one definition of "inside", the engine's)
-
-
-def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 0.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 def comma_pairs(doc: dict[str, Any]) -> list[tuple[int, int, int]]:
@@ -69,21 +63,23 @@ def main() -> None:
     idx = duckdb.connect(str(args.index / "index.duckdb"), read_only=True)
     # where each item lies, up the P131/P17 chain as the engine reads it: Groton lies in the United States
     containers = fetch_containers(idx, sorted(set(item.values())))
-    total = bad = 0
+    per_doc: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])  # (contradicted, pairs)
     shown: list[str] = []
     for copy in json.loads(envs[0].read_text(encoding="utf-8")):
-        doc = source[copy["title"].rpartition("-")[0]]
-        for a, b, sid in comma_pairs(doc):
+        title = copy["title"].rpartition("-")[0]
+        for a, b, sid in comma_pairs(source[title]):
             qa, qb = item.get((copy["title"], a)), item.get((copy["title"], b))
             if qa is None or qb is None:
                 continue
-            total += 1
+            per_doc[title][1] += 1
             if qa in containers and qb not in containers[qa]:
-                bad += 1
+                per_doc[title][0] += 1
                 shown.append(" ".join(copy["sents"][sid]))
-    lo, hi = _wilson(bad, total)
-    print(f"{args.env_dir}: 'A , B' place pairs with a gold P131/P17 of A in B: {total}; renamed A placed by "
-          f"the index outside renamed B: {bad} = {bad / max(total, 1):.3f} (95% CI {lo:.3f}-{hi:.3f})")
+    bad, total = int(sum(v[0] for v in per_doc.values())), int(sum(v[1] for v in per_doc.values()))
+    lo, hi = bootstrap([tuple(v) for v in per_doc.values()]) if per_doc else (0.0, 0.0)
+    print(f"{args.env_dir}: 'A , B' place pairs with a gold P131/P17 of A in B: {total} in {len(per_doc)} source "
+          f"documents; renamed A placed by the index outside renamed B: {bad} = {bad / max(total, 1):.3f} (95% CI "
+          f"{lo:.3f}-{hi:.3f}, source documents resampled)")
     for s in random.Random(0).sample(shown, min(args.show, len(shown))):
         print("  ", s[:220])
 

@@ -1963,10 +1963,11 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
             if joined is not None:  # a fit with forms for the adjectives first; one without is held only
                 fit = _fit(run, ei, draws, joined, cand)
                 if fit is None or not fit[3]:
-                    plain = fit or _fit(run, ei, draws, facts, cand)
                     held = run.fallback.get(ei)
-                    if plain is not None and (held is None or (fit is not None and not _joins(held[1], adj, info))):
-                        run.fallback[ei] = (cand, *plain[:3])
+                    if fit is not None and (held is None or not _joins(held[1], adj, info)):
+                        run.fallback[ei] = (cand, *fit[:3])  # a first fit with the forms displaces one without
+                    elif held is None and (plain := _fit(run, ei, draws, facts, cand)) is not None:
+                        run.fallback[ei] = (cand, *plain[:3])  # asked only while nothing is held
                     continue
             else:
                 fit = _fit(run, ei, draws, facts, cand)

@@ -604,7 +604,7 @@ class FineTyper:
         if p.kind in ("country", "country alias"):
             return "Q3624078"  # sovereign state
         if p.kind == "historical country":
-            return "Q3024240"
+            return HISTORICAL_COUNTRY
         if p.kind == "continent":
             return "Q5107"
         if p.kind == "region":

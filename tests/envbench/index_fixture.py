@@ -75,6 +75,19 @@ class Builder:
         return write_index(root, self.rows, skip=skip)
 
 
+def eval_qids(prefix: str, n: int, start: int = 0) -> list[str]:
+    """The first ``n`` item ids ``{prefix}{k}`` (k from ``start``) of the eval name pool, the pool ``generate``
+    draws a benchmark from (``candidates.pool_of``)."""
+    from envbench.rename.candidates import pool_of
+
+    out, k = [], start
+    while len(out) < n:
+        if pool_of(q := f"{prefix}{k}") == "eval":
+            out.append(q)
+        k += 1
+    return out
+
+
 def mention(name: str, sent_id: int, pos: list[int], type_: str) -> dict[str, Any]:
     return {"name": name, "sent_id": sent_id, "pos": pos, "type": type_}
 

@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 
 from envbench.rename.adjective_of import adjectives_by_place, adjectives_of
-from envbench.rename.candidates import pool_of
 from envbench.rename.generate import generate
 from tests.envbench.index_fixture import Builder, mention
+from tests.envbench.index_fixture import eval_qids as _eval_qids
 from wikidata_index.index import Demonym
 from wikidata_index.names import fold
 
@@ -47,15 +47,6 @@ def test_an_entity_named_by_a_place_items_demonyms_is_its_adjective() -> None:
     assert two == {}
     # a person's name is never a demonym, nor the place of one
     assert adjectives_of([["American"], ["United States"]], ["PER", "LOC"], ["Qp", "Qus"], own) == {}
-
-
-def _eval_qids(prefix: str, n: int) -> list[str]:
-    out, k = [], 0
-    while len(out) < n:
-        if pool_of(q := f"{prefix}{k}") == "eval":
-            out.append(q)
-        k += 1
-    return out
 
 
 def _world() -> tuple[Builder, dict[str, str]]:

@@ -10,26 +10,15 @@ from typing import Any
 import polars as pl
 import pytest
 
-from envbench.rename.candidates import pool_of
 from envbench.rename.generate import generate
 from envbench.rename.places import containment
 from tests.envbench.index_fixture import Builder, mention
+from tests.envbench.index_fixture import eval_qids as _eval_qids
 
 CITY, COUNTRY, CITY_OF_GERMANY = "Q515", "Q6256", "Q2000000100082"
 CITIES = ("Aberton", "Belford", "Cresby", "Dunmere", "Elstow", "Farnley", "Garsby", "Holmwick")
 COUNTRIES = ("Avaria", "Borduria", "Carpania", "Drovnia", "Elbonia", "Florin", "Genovia", "Hesperia",
              "Ivalice", "Jelonia", "Kalvaria", "Lubovia")
-
-
-def _eval_qids(prefix: str, n: int) -> list[str]:
-    """``n`` item ids of the eval name pool (the pool ``generate`` draws a benchmark from)."""
-    out, k = [], 0
-    while len(out) < n:
-        q = f"{prefix}{k}"
-        if pool_of(q) == "eval":
-            out.append(q)
-        k += 1
-    return out
 
 
 def _world() -> tuple[Builder, dict[str, str]]:

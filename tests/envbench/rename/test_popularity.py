@@ -11,29 +11,17 @@ import polars as pl
 import pytest
 
 from envbench.core.errors import EnvbenchError
-from envbench.rename.candidates import number_candidates, pool_of
+from envbench.rename.candidates import number_candidates
 from envbench.rename.generate import generate
 from envbench.scoring.report import make_report, quartiles
 from envbench.scoring.report.analyses import has_popularity
 from envbench.worlds.wikidata_json import DumpWriter, item, item_statement
-from tests.envbench.index_fixture import mention
+from tests.envbench.index_fixture import eval_qids, mention
 from wikidata_index.index import WikidataIndex
 from wikidata_index.ingest import ingest_dump
 
 FIRST = ("Ann", "Bea", "Cid", "Dov", "Eli", "Fay", "Gus", "Hal", "Ida")
-
-
-def _eval_qids(n: int) -> list[str]:
-    """``n`` QIDs of the eval pool (the pool a benchmark draws from)."""
-    out, q = [], 1000
-    while len(out) < n:
-        if pool_of(f"Q{q}") == "eval":
-            out.append(f"Q{q}")
-        q += 1
-    return out
-
-
-PERSONS = _eval_qids(9)  # person i (0-based) has popularity i + 1
+PERSONS = eval_qids("Q", 9, start=1000)  # person i (0-based) has popularity i + 1
 HUB = "Q77"  # a language the persons speak: the statements that make them popular
 
 
