@@ -214,28 +214,46 @@ def _org_needs_the(name: str) -> bool:
 
 
 def _needs_the_as(name: str, coarse: str) -> bool:
-    """:func:`needs_the` for a place, :func:`_org_needs_the` for an organisation."""
-    return needs_the(name) if coarse == "LOC" else _org_needs_the(name)
+    """:func:`needs_the` for a place, :func:`_org_needs_the` for an organisation, and for a MISC name also
+    the events that take "the" (:func:`_event_needs_the`: "the World War II" renamed "Korean War" keeps it)."""
+    if coarse == "LOC":
+        return needs_the(name)
+    return _org_needs_the(name) or (coarse == "MISC" and _event_needs_the(name, None))
 
 
 # tokens after which a noun phrase starts, so a name that needs "the" takes it there ("moved to the State
 # of Israel"); not "a", "'s", "former" or "western", after which the name is a modifier or has a determiner
 _BEFORE_THE = frozenset({"in", "of", "to", "from", "by", "at", "for", "on", "into", "onto", "with", "within",
                          "across", "throughout", "between", "against", "under", "near", "outside", "inside",
-                         "toward", "towards", "via", "through", "over", "and", "or", ",", "(", ";", ":"})
+                         "toward", "towards", "via", "through", "over", "and", "or", ",", "(", ";", ":",
+                         # prepositions of time, which events follow ("After World War II the region" had read
+                         # "After First War of Scottish Independence the region")
+                         "after", "before", "during", "since", "until", "following", "amid",
+                         # and those that open a list or a comparison ("including Qatar" renamed "State of
+                         # Israel" reads "including the State of Israel")
+                         "including", "excluding", "besides", "except", "like", "unlike", "versus", "among"})
 
 
-# last words of the names of events written with "the" ("the Korean War", "the Russian Revolution", "the
-# Cuban Missile Crisis"); "World War II" and "Operation Barbarossa" go without
+# head words of the names of events, agreements and meetings written with "the": the last word ("the Korean
+# War", "the Russian Revolution", "the Cuban Missile Crisis", "the Potsdam Agreement", "the Yalta Conference")
+# or the word before "of" ("the First War of Scottish Independence", "the Battle of Hastings", "the Treaty of
+# Ghent", "the Congress of Vienna"); "World War II" and "Operation Barbarossa" go without. Not "Act" ("Sister
+# Act", a film) nor "Prize" or "Award" ("won an Academy Award")
 _THE_EVENTS = frozenset({"War", "Revolution", "Rebellion", "Uprising", "Crisis", "Campaign", "Expedition", "Offensive",
-                         "Invasion"})
+                         "Invasion", "Battle", "Siege", "Massacre", "Crusade", "Conquest", "Partition", "Raid",
+                         "Mutiny", "Revolt", "Insurrection", "Blockade", "Reformation", "Restoration", "Armistice",
+                         "Agreement", "Accords", "Convention", "Conference", "Congress", "Council", "Treaty", "Pact",
+                         "Declaration", "Affair", "Incident", "Olympics", "Championships"})
 
 
 # lower-case words after a name that show it ends its noun phrase (a pronoun, a verb "to be" or "to have", a
 # preposition, a conjunction); any other lower-case word may be a noun it modifies ("World War II soldier")
 _AFTER_A_PHRASE = frozenset({"he", "she", "it", "they", "we", "i", "you", "is", "was", "are", "were", "has", "had",
                              "have", "and", "or", "but", "in", "on", "at", "to", "of", "for", "with", "by", "as", "from",
-                             "that", "which", "who", "when", "while", "after", "before", "during", "until", "since"})
+                             "that", "which", "who", "when", "while", "after", "before", "during", "until", "since",
+                             "under", "into", "against", "between", "among", "through", "over", "about", "without",
+                             "within", "across", "along", "upon", "than", "where", "whose", "whom", "although",
+                             "because", "the", "a", "an", "its", "his", "her", "their"})  # a determiner opens the next phrase
 
 
 def _event_needs_the(name: str, after: str | None) -> bool:
@@ -243,8 +261,15 @@ def _event_needs_the(name: str, after: str | None) -> bool:
     lower-case word follows, or one of :data:`_AFTER_A_PHRASE` ("a World War II soldier" renamed "Korean
     War" reads "a Korean War soldier"; "World War II began" stays without, as a verb is not told from a noun)."""
     words = name.split()
-    return (bool(words) and words[0].casefold() not in _ARTICLE_WORDS and words[-1] in _THE_EVENTS
+    return (bool(words) and words[0].casefold() not in _ARTICLE_WORDS and _event_head(words) in _THE_EVENTS
             and (after is None or not (after.isalpha() and after.islower()) or after in _AFTER_A_PHRASE))
+
+
+def _event_head(words: Sequence[str]) -> str:
+    """The head word of an event's name: the word before its first "of" ("First War of Scottish Independence"
+    -> War), else its last word ("Russo - Japanese War" -> War)."""
+    at = words.index("of") if "of" in words[1:] else 0
+    return words[at - 1] if at > 0 else words[-1]
 
 
 def the_before(prev: str | None, old: str, new: str, coarse: str, after: str | None = None) -> str | None:

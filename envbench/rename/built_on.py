@@ -20,7 +20,8 @@ What counts as a run (:func:`embedded_names`), on the document's tokens of each 
 * a one-word name of a leader that is no person counts only where it is capitalised and is not the
   head noun of a longer name of its own entity ("Games" of "Commonwealth Games", "House" of "Texas House
   of Representatives", "Palace" of "Tokyo Imperial Palace" are kind words, not names: "British House of
-  Commons" holds no "House");
+  Commons" holds no "House"), nor where it is the builder's own head noun before "of" ("Shire of Murray"
+  holds no "Shire", which Re-DocRED annotates as a place of its own in "The Shire is centred on Pinjarra");
 * inside a person's name, only a surname or a full name at its end counts (before a generational
   suffix: "Paul Desmarais Jr."): another person's full name, or its surname (a one-word name of that
   person that ends a longer one, "Puskás" of "Ferenc Puskás" in "Zoltán Puskás"), or a place after "of"
@@ -108,6 +109,11 @@ def embedded_names(names: Sequence[Sequence[str]], tokens: Sequence[Mapping[str,
         for x in own:
             tx = tuple(tokens[a][x])
             runs = _runs(a, tx, leaders, longest, names, coarse, qids)
+            if runs and runs[0].start == 0 and runs[0].end == 1 and tx[1:2] == ("of",) and \
+                    name_head(x) == tx[0].casefold():
+                # the head noun before "of" is the builder's kind word, no name it holds: "The Shire is centred
+                # on Pinjarra" beside "Shire of Murray" had read "The South Gaya" and "South Gaya of Murray"
+                runs = runs[1:]
             if runs:
                 found[x] = runs
         if found:
@@ -196,7 +202,8 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
     Puskás" beside "Puskás" renamed "Anna Smith": "Zoltán Smith"). The words a new name ends in that the
     builder writes right after the run, or opens with right before it, are written once ("Sire Records"
     beside "Sire" renamed "Warp Records": "Warp Records"; "River Kenn" beside "Kenn" renamed "River Clyst":
-    "River Clyst")."""
+    "River Clyst"), and so is a word the builder writes on one side of the run that the new name has at its
+    other end ("River Brosna" beside "Brosna" renamed "Hudson River": "Hudson River")."""
     offsets = _offsets(name, tokens)
     new_tokens: list[str] = []
     text: list[str] = []
@@ -231,11 +238,20 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
             toks = toks[k:]
             words = written.split(" ")
             written = " ".join(words[k:]) if len(words) > k else " ".join(toks)
-        new_tokens += [*tokens[cursor:r.start], *toks]
+        # a kind word the builder writes on the other side of the run, which the new name has at its far end,
+        # is written once as well: "River Brosna" beside "Brosna" renamed "Hudson River" reads "Hudson River",
+        # never "River Hudson River"; "Oxford University" beside "Oxford" renamed "University of Wyoming" reads
+        # "University of Wyoming", "County Laois" beside "Laois" renamed "Westchester County" "Westchester County"
+        start, end = r.start, r.end
+        if len(toks) > 1 and start - 1 >= cursor and toks[-1].casefold() == tokens[start - 1].casefold():
+            start -= 1
+        elif len(toks) > 1 and end < len(tokens) and toks[0].casefold() == tokens[end].casefold():
+            end += 1
+        new_tokens += [*tokens[cursor:start], *toks]
         if offsets is not None:
-            text.append(name[at:offsets[r.start][0]] + written)
-            at = offsets[r.end - 1][1]
-        cursor = r.end
+            text.append(name[at:offsets[start][0]] + written)
+            at = offsets[end - 1][1]
+        cursor = end
         used.append(r.leader)
     if not used:
         return None

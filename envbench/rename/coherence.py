@@ -224,7 +224,7 @@ def is_interval(sent: Sequence[str], a: int, b: int) -> str | None:
 
 # ---------------------------------------------------------------------------- counts
 _SINGULAR = {pl: sg for sg, pl in COUNTED.items()}
-_PARTITIVE = frozenset({"these", "those", "its", "his", "her", "their"})  # "three of these railways , the A , ..."
+_PARTITIVE = frozenset({"these", "those", "its", "his", "her", "their", "the"})  # "three of these railways , the A , ..."
 _BOTH = frozenset({"both", "either", "neither"})  # words that say the count before them is two
 _LIST_OPENERS = frozenset({",", ":", "(", "–", "—", "-", ";"})
 _NOT_A_LIST = frozenset({"and", "but", "is", "was", "are", "were", "has", "had", "which", "who", "while", "where", "when", "after", "before", "although",
@@ -245,13 +245,41 @@ def is_listed(sent: Sequence[str], a: int, b: int) -> bool:
     about as many items: "two versions , the Interplanetary spaceship ... and the ITS tanker", "four times (
     1959 , 1960 , 1962 , 1963 )", "four seasons ( 1914–1918 )", "his two younger brothers Aurangzeb and
     Murad", "Three of these railways , the Darjeeling Himalayan Railway , the Nilgiri Mountain Railway , and the
-    Kalka – Shimla Railway", and a "two" that "both" counts again ("the name of two bodies , both appointed by"). Not a partial list ("five ministers
+    Kalka – Shimla Railway", "Four of the South African Bantustans — Transkei , Bophuthatswana , Venda , and
+    Ciskei", a "two" that "both" counts again ("the name of two bodies , both appointed by"), and a count of
+    the names before it ("Lough Owel and Lough Ennell are two of many lakes"). Not a partial list ("five ministers
     including Stanhope"), nor a clause ("six sestieri , ordered the ...")."""
     value = leading_number(sent[a:b])
+    if value is not None and _names_before(sent, a) == value:
+        return True  # "Lough Owel and Lough Ennell are two of many lakes" had read "are eight of many lakes"
     if b + 2 < len(sent) and sent[b].casefold() == "of" and sent[b + 1].casefold() in _PARTITIVE:
         b += 2  # "Three of these railways , the Darjeeling Himalayan Railway , ... and the Kalka – Shimla Railway"
+        while b + 1 < len(sent) and sent[b].istitle() and sent[b + 1].istitle():
+            b += 1  # "Four of the South African Bantustans — Transkei , ...": the name's words before its noun
+        if b < len(sent) and sent[b].istitle() and sent[b].endswith("s"):
+            return value is not None and 2 <= value <= 30 and _listed_after(sent, b, value)
     if value is None or not 2 <= value <= 30 or b >= len(sent) or not counts_a_noun(sent[b]):
         return False
+    return _listed_after(sent, b, value)
+
+
+def _names_before(sent: Sequence[str], a: int) -> int | None:
+    """How many names the subject before "are"/"were" and the count at ``a`` lists ("Lough Owel and Lough
+    Ennell are two of many lakes": 2), when that subject is only a list of names; else None."""
+    if a < 2 or sent[a - 1].casefold() not in ("are", "were"):
+        return None
+    lead = list(sent[:a - 1])
+    for stop in (";", ":"):
+        if stop in lead:
+            lead = lead[len(lead) - lead[::-1].index(stop):]
+    if not lead or not any(t.casefold() == "and" for t in lead) or not all(
+            t[:1].isupper() or t in (",", "and", "&", "-", "–") or t.casefold() == "the" for t in lead):
+        return None
+    return _list_items(lead, need_and=True)
+
+
+def _listed_after(sent: Sequence[str], b: int, value: float) -> bool:
+    """:func:`is_listed` from the counted noun at ``b`` on."""
     if value == 2 and any(t.casefold() in _BOTH for t in sent[b + 1:]):
         # "the name of two bodies , both appointed by", "The first two singles ... , " A " and " B " were released
         # ... and both managed": a later "both" of the sentence counts them again

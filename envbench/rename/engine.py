@@ -151,6 +151,7 @@ from envbench.rename.coherence import (
 )
 from envbench.rename.coherence import change as derived_change
 from envbench.rename.demonyms import (
+    LANGUAGE,
     adjectival_forms,
     adjectival_kinds,
     adjectival_names,
@@ -201,7 +202,7 @@ from envbench.rename.person_forms import keep_forms, peerage_names, titled_names
 from envbench.rename.places import Containment, containment, fetch_containers
 from envbench.rename.plausible import entity_roles, item_roles, plausible
 from envbench.rename.plausible_dates import HUMAN_SPAN, decennial, shift_range, year_bounds, year_floors
-from envbench.rename.regnal import any_regnal
+from envbench.rename.regnal import TITLES, any_regnal
 from envbench.rename.short_names import (
     ShortName,
     follow,
@@ -317,6 +318,9 @@ _NUMBER_AFTER = "number-after-"
 # Nations" never "the 2003 Eurovision Song Contest 2009" (the year before already dates the event)
 _YEAR_IN = "year-in-"
 _YEAR = re.compile(r"[12]\d{3}")
+# stands for a title just before a mention and a name that opens with one: "named for King Haakon VII" never
+# "King Czar Nicholas II" (``regnal.TITLES``)
+_TITLE = "title-"
 
 
 def _past_tense(token: str) -> bool:
@@ -344,6 +348,8 @@ def _name_ends(tokens: tuple[str, ...]) -> frozenset[str]:
     ends = {f for w in words[:1] + words[-1:] if (f := word_form(w)) is not None}
     if tokens and tokens[0].casefold() in ("the", "a", "an"):  # "According to the A Bridge Too Far" neither
         ends.add(_THE)
+    if tokens and tokens[0].casefold() in TITLES:
+        ends.add(_TITLE)
     if tokens and _is_number(tokens[0]):
         ends.add(_NUMBER_BEFORE)
     if tokens and _is_number(tokens[-1]):
@@ -463,6 +469,8 @@ class DocInfo:
             for b in by_head.get((h, end), ())
             if a != b
         )
+        # and the dates the text writes as a span ("from April 16 to November 16 , 2012"), kept in order too
+        self.order_pairs = sorted({*self.order_pairs, *self._written_spans()})
         self.near_words, self.the_heads = self._beside_mentions()
         self.number_pairs = self._number_pairs()
         # the TIME entities every seed renames with one shift (settle_times), and the years they write,
@@ -574,6 +582,8 @@ class DocInfo:
                     words.add(_NUMBER_AFTER)
                 if _dated_after(sent, m["sent_id"], b, dated):
                     words.add(_YEAR_IN)  # "the January Uprising of 1863" never "the Tzeltal Rebellion of 1712 of 1863"
+                if a > 0 and sent[a - 1].casefold() in TITLES:
+                    words.add(_TITLE)  # "named for King Haakon VII" never "for King Czar Nicholas II"
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() in ("a", "an"):
                     words.add(_THE)  # "was a U.S. Army officer" never "was a the 48th Highlanders officer"
                 if self.coarse[ei] != "PER" and _modifies(sent, b) and not (
@@ -766,10 +776,40 @@ class DocInfo:
                 return True
         return False
 
-    def date(self, ei: int, tokens: dict[str, list[str]] | None = None) -> DateValue | None:
+    def date(self, ei: int, tokens: dict[str, list[str]] | None = None,
+             year_of: DateValue | None = None) -> DateValue | None:
+        """The date entity ``ei`` writes (``tokens``: its names now), the most precise of its names'; one
+        that names a month and no year takes the year of ``year_of``, the end of the span it starts ("April
+        16" of "from April 16 to November 16 , 2012")."""
         toks = tokens if tokens is not None else self.tokens[ei]
         values = [v for t in toks.values() if (v := date_value(t)) is not None]
+        if not values and year_of is not None:
+            values = [v for t in toks.values() if (v := date_value([*t, str(year_of.year)])) is not None
+                      and v.month is not None]
         return max(values, key=lambda v: len(v.parts())) if values else None
+
+    def _written_spans(self) -> list[tuple[int, int]]:
+        """(start, end) TIME entities the text writes as a span: "from A to B", "from A until B", "between A
+        and B", "A – B", the end's mention right after the word or dash that follows the start's."""
+        at: dict[tuple[int, int], int] = {}
+        for ei, c in enumerate(self.coarse):
+            if c == "TIME":
+                for m in self.doc["vertexSet"][ei]:
+                    at[(m["sent_id"], m["pos"][0])] = ei
+        out = []
+        for ei, c in enumerate(self.coarse):
+            if c != "TIME":
+                continue
+            for m in self.doc["vertexSet"][ei]:
+                sent, (a, b) = self.doc["sents"][m["sent_id"]], m["pos"]
+                end = at.get((m["sent_id"], b + 1))
+                if end is None or end == ei or b >= len(sent):
+                    continue
+                link, before = sent[b].casefold(), sent[a - 1].casefold() if a > 0 else ""
+                if link in ("–", "-", "—") or (link in ("to", "until", "till") and before == "from") or (
+                        link == "and" and before == "between"):
+                    out.append((ei, end))
+        return out
 
 
 @dataclass
@@ -1731,9 +1771,9 @@ def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> 
             if first[0] != old_key:
                 failed.update((ei, first[1]))
 
-    def value(e: int) -> DateValue | None:
+    def value(e: int, year_of: DateValue | None = None) -> DateValue | None:
         new = renamed.get(e)
-        return info.date(e, new if new is not None and e not in failed else None)
+        return info.date(e, new if new is not None and e not in failed else None, year_of)
 
     def renamed_now(e: int) -> bool:
         return renamed.get(e) is not None and e not in failed
@@ -1741,7 +1781,7 @@ def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> 
     while True:  # a kept entity keeps its old date, which its partner's new date must respect
         more = {b if b in renamed and b not in failed else a
                 for a, b in info.order_pairs
-                if not order_kept(info.date(a), info.date(b), value(a), value(b))}
+                if not order_kept(info.date(a, year_of=info.date(b)), info.date(b), value(a, value(b)), value(b))}
         # two numbers a few tokens apart stay different (and a range in order), against a NUM
         # neighbour's old value, which it keeps until settle_other checks it against these
         if info.number_pairs:  # most documents have none: no closures to build
@@ -2092,6 +2132,9 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
     if heads and any(bare_country(nn.name) or reads_bare(nn.name, info.coarse[ei]) for nm, nn in mapping.items()
                      if nm in heads):
         return None  # "in the US from" never reads "in the Kuwait from", "The Marine Band has" never "The Filter has"
+    if heads and any(len(nn.tokens) == 1 for nm, nn in mapping.items() if nm in heads) and \
+            LANGUAGE in draws.classes_up(cand):
+        return None  # "in the Muscogian Creek Language ." never "in the Catalan .": a language's one word goes bare
     if draws.eval_names and any(f in draws.eval_names for nn in mapping.values() for f in folded_forms(nn.name)):
         return None  # a benchmark item has this name: training twins must not use it
     if draws.excluded and any(k in draws.excluded for k in keys):

@@ -131,6 +131,8 @@ WORD_VALUES.update({w: 10 + i for i, w in enumerate(TEENS)})
 WORD_VALUES.update({w: 10 * i for i, w in enumerate(TENS) if w})
 
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+# a ratio to one ("10.5:1"), whose one stays: only the first number is a value of its own
+_TO_ONE = re.compile(r"(\d+(?:\.\d+)?)(:1)")
 _YEAR = re.compile(r"(?<!\d)([12]\d{3})(?!\d)")
 # a decade, also as the corpus writes a part of one in one token ("mid-1920s", "late-1980s", "early-1990s")
 _DECADE = re.compile(r"^((?:mid|early|late)-)?([12]\d{2}0)(s|'s|’s)$", re.IGNORECASE)
@@ -354,6 +356,8 @@ class _NumberMap:
         return same_case(UNITS[int(self.memo["a1"])], word)
 
     def token(self, token: str) -> str:
+        if r := _TO_ONE.fullmatch(token):  # "a student – teacher ratio of 10.5:1" never "17.4:6"
+            return self.digits(r.group(1)) + r.group(2)
         if token.casefold() in _ORDINAL_VALUE:
             return self.ordinal(token)
         if o := _ORDINAL.match(token):  # "1st" -> "7th", not "7st"
@@ -820,9 +824,17 @@ _NOT_COUNTED = frozenset({"of", "to", "or", "and", "in", "on", "at", "for", "fro
                           "percent", "hundred", "thousand", "million", "billion", "trillion"})
 
 
+# the plural of an initialism, a noun as countable as a lower-case one ("2 CDs in the standard edition" had
+# read "1 CDs"; "three EPs", "two DJs")
+_INITIALISM_PLURAL = re.compile(r"[A-Z]{2,5}s")
+
+
 def counts_a_noun(next_token: str) -> bool:
     """Whether the token after a NUM mention looks like the noun it counts: a lower-case word that is
-    not a preposition, article, verb "to be" or a scale word ("two versions" yes, "four of" no)."""
+    not a preposition, article, verb "to be" or a scale word ("two versions" yes, "four of" no), or the
+    plural of an initialism ("2 CDs")."""
+    if _INITIALISM_PLURAL.fullmatch(next_token):
+        return True
     return next_token.isalpha() and next_token.islower() and next_token not in _NOT_COUNTED
 
 

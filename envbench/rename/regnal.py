@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 _NUMERAL = re.compile(r"(?=[IVX])X{0,3}(?:IX|IV|V?I{0,3})")
 # words that stand before a monarch's given name ("King Carol I", "Pope Pius X", "Elector Frederick III")
-_TITLES = frozenset({"king", "queen", "pope", "emperor", "empress", "tsar", "czar", "tsarina", "sultan", "shah",
+TITLES = frozenset({"king", "queen", "pope", "emperor", "empress", "tsar", "czar", "tsarina", "sultan", "shah",
                      "elector", "prince", "princess", "duke", "duchess", "archduke", "archduchess", "grand", "count",
                      "countess", "margrave", "landgrave", "saint", "st.", "patriarch", "pharaoh", "caliph", "emir",
                      "ptolemaic", "antipope", "regent", "infante", "infanta"})
@@ -49,7 +49,7 @@ def is_regnal(name: str) -> bool:
         return False
     given = words[at - 1]
     return given[:1].isupper() and given.replace("-", "").isalpha() and all(
-        w.casefold() in _TITLES for w in words[:at - 1])
+        w.casefold() in TITLES for w in words[:at - 1])
 
 
 def any_regnal(names: Iterable[str]) -> bool:
@@ -57,4 +57,4 @@ def any_regnal(names: Iterable[str]) -> bool:
     return any(is_regnal(n) for n in names)
 
 
-__all__ = ["any_regnal", "is_regnal"]
+__all__ = ["TITLES", "any_regnal", "is_regnal"]

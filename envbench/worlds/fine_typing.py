@@ -112,6 +112,10 @@ from wikidata_index.names import fold
 # kind words that before "of" name something else than their class: "State of Israel" (a sovereign state, not a
 # federated one), "League of Nations", "Legion of Christ", "North Division of the Chinese Basketball Association",
 # "Organization of Military Museums of Canada" (no intergovernmental body)
+# nouns of a collection, which before "of" say what the thing gathers, not what it is ("a group of schools",
+# "a chain of boulevards", "a family of languages")
+COLLECTIVE_NOUNS = frozenset({"group", "series", "chain", "network", "collection", "family", "set", "pair", "couple",
+                              "number", "cluster"})
 HEADS_NOT_BEFORE_OF = frozenset({"state", "league", "legion", "division", "organization", "organisation", "union"})
 SIGNALS = ("adjectival", "name", "gazetteer", "definition", "context", "relations", "learned", "head", "kind")
 WEIGHTS = {"name": 5.0, "name_alias": 3.0, "gazetteer": 3.0, "gazetteer_other": 1.0, "definition": 4.0,
@@ -359,6 +363,9 @@ POLITY_WORDS = frozenset({"republic", "kingdom", "empire", "state", "states", "c
                           "protectorate", "dominion", "commonwealth", "realm", "dynasty", "reich"})
 # KB-made subclasses of it by the level of what an item is located in (``FineTyper.level_pass``)
 PLACE_LEVEL_CLASSES = {1: "Q2000000000011", 2: "Q2000000000012", 3: "Q2000000000013"}
+# the church as an organisation, a class made here (fine_classes.json) under religion: a church's name ("Church of
+# England", "Romanian Orthodox Church") is swapped with a church's, not with a religion's ("the Shia Islam")
+CHURCH_ORGANISATION = "Q2000000000018"
 # the umbrella classes of places among them: any class that names the kind outvotes these
 CREATIVE_WORK, GEOGRAPHIC_LOCATION, EVENT, DYNASTY = "Q17537576", "Q2221906", "Q1656682", "Q164950"
 AWARD_CEREMONY = "Q4504495"
@@ -728,10 +735,13 @@ class FineTyper:
             if not rest or rest[0] not in DETERMINERS:
                 continue
             found = None
-            for w in rest[1:10]:
+            for k, w in enumerate(rest[1:10], start=1):
                 if w in PHRASE_END:
                     break
-                q = self.cue_class(w, coarse)
+                if w in COLLECTIVE_NOUNS and k + 1 < len(rest) and rest[k + 1] == "of":
+                    continue  # "the number one group of engineering and management graduate schools": no band
+                # a two-word kind first: "the country 's largest religious group" is no musical group
+                q = (self.cue_class(f"{rest[k - 1]} {w}", coarse) if k > 1 else None) or self.cue_class(w, coarse)
                 if q:
                     found = q  # the last kind noun of the phrase is its head ("a rock band", "a village")
             if found:

@@ -128,6 +128,9 @@ def test_which_country_names_take_the() -> None:
     ("the Capitol", "Republic Records", "ORG", None),  # an organisation that opens like a country
     ("the US", "The Hague", "LOC", None),  # an article of its own already
     ("United States", "Mongol Empire", "LOC", None),  # no "the" to keep
+    ("the World War II", "Korean War", "MISC", "the Korean War"),  # an event that takes it keeps it
+    ("the Potsdam Agreement", "Treaty of Ghent", "MISC", "the Treaty of Ghent"),
+    ("the World War II", "World War I", "MISC", None),
 ])
 def test_keep_the_keeps_the_article_a_new_name_needs(old: str, new: str, coarse: str, want: str | None) -> None:
     from envbench.rename.articles import keep_the
@@ -158,6 +161,8 @@ def test_keep_the_keeps_the_article_a_new_name_needs(old: str, new: str, coarse:
     ("and", "Capitol Records", "Republic Records", "ORG", None),
     ("in", "the Bronx", "Midlands", "LOC", None),  # the old name's own article: keep_the's case
     ("in", "Italy", "United Arab Emirates", "MISC", None),
+    # "operations in ... , including Algeria , ..." had read "including State of Israel" (salt third1207s68)
+    ("including", "Qatar", "State of Israel", "LOC", "the"),
 ])
 def test_the_before_a_name_that_needs_it_where_a_noun_phrase_starts(prev: str | None, old: str, new: str,
                                                                       coarse: str, want: str | None) -> None:
@@ -174,6 +179,11 @@ def test_the_before_a_name_that_needs_it_where_a_noun_phrase_starts(prev: str | 
     (None, "began", "Korean War", None),  # a verb is not told from a noun it would modify: left as it was
     ("in", ",", "World War I", None), ("in", ",", "Operation Barbarossa", None),
     ("the", ",", "Korean War", None),  # the text's own "the" stands
+    # "After World War II the region was placed under Polish administration" had read "After First War of
+    # Scottish Independence the region": the head before "of" is the event's, and "after" opens a noun phrase
+    ("After", "the", "First War of Scottish Independence", "the"), ("during", ",", "Battle of Hastings", "the"),
+    ("by", "under", "Treaty of Ghent", "the"), ("at", ".", "Yalta Conference", "the"),
+    ("in", ",", "Pirates of the Caribbean", None), ("After", "the", "Operation Barbarossa", None),
 ])
 def test_an_event_that_takes_the_takes_it_where_a_noun_phrase_starts(before: str | None, after: str, new: str,
                                                                      want: str | None) -> None:

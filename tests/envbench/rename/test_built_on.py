@@ -95,6 +95,20 @@ def test_a_label_named_by_its_short_name_writes_a_shared_last_word_once() -> Non
                 [[("River Kenn", 0, "LOC")], [("Kenn", 1, "LOC")]])
     run2 = _settle(doc2, [None, "Q1"], {1: [("Q7", ItemNames("River Clyst", ()))]})
     assert _row(run2, 0).new_names == ["River Clyst"]
+    # and a kind word written on one side of the run that the new name has at its other end: "the River Brosna
+    # drainage basin" beside "Brosna" renamed "Hudson River" had read "the River Hudson River drainage basin"
+    doc3 = _doc(["They form the River Brosna drainage basin .", "The Brosna rises here ."],
+                [[("River Brosna", 0, "LOC")], [("Brosna", 1, "LOC")]])
+    run3 = _settle(doc3, [None, "Q1"], {1: [("Q7", ItemNames("Hudson River", ()))]})
+    assert _row(run3, 0).new_names == ["Hudson River"]
+    out3 = apply_plan(doc3, run3.plan, "T-1", run3.outside)
+    assert " ".join(out3["sents"][0]) == "They form the Hudson River drainage basin ."
+    from envbench.rename.built_on import Embedded, derive
+
+    got = derive("Oxford University", ["Oxford", "University"], [Embedded(0, 1, 1, "Oxford")],
+                 {1: {"Oxford": NewName("University of Wyoming", ("University", "of", "Wyoming"))}})
+    assert got is not None and got[0].name == "University of Wyoming" and got[0].tokens == ("University", "of",
+                                                                                             "Wyoming")
     # a doubling the builder writes itself stays (dropping it made "Birch Alder Alder" and "Birch Alder" one name)
     from envbench.rename.built_on import Embedded, derive
 
@@ -185,6 +199,22 @@ def test_what_counts_as_a_run() -> None:
         0: {"Avery Fisher Hall Orchestra": [(1, "Avery Fisher Hall")]}, 1: {"Avery Fisher Hall": [(2, "Avery Fisher")]}}
     assert runs([["Villanova Preparatory School", "Villanova"], ["Villanova"]], ["ORG", "LOC"]) == {
         0: {"Villanova Preparatory School": [(1, "Villanova")], "Villanova": [(1, "Villanova")]}}
+
+
+def test_a_builders_head_noun_before_of_is_no_name_it_holds() -> None:
+    from envbench.rename.built_on import embedded_names
+
+    # "The Shire is centred on the town of Pinjarra" beside "Shire of Murray" had read "The South Gaya is
+    # centred" and "South Gaya of Murray" (salt fifth1207s68): "Shire" is the shire's kind word
+    names = [["Shire of Murray"], ["Shire"], ["Murray"]]
+    tokens = [{n: n.split()} for n in ("Shire of Murray", "Shire", "Murray")]
+    got = embedded_names(names, tokens, ["LOC", "LOC", "LOC"], [None, "Q1", "Q2"], ())
+    assert [(r.leader, r.name) for r in got[0]["Shire of Murray"]] == [(2, "Murray")]
+    # a name before "of" that is not the builder's head stays a run: "Lee of Fareham" beside "Lee"
+    names = [["Lee Hall of Fareham"], ["Lee"]]
+    tokens = [{"Lee Hall of Fareham": "Lee Hall of Fareham".split()}, {"Lee": ["Lee"]}]
+    got = embedded_names(names, tokens, ["LOC", "PER"], [None, "Q1"], ())
+    assert [(r.leader, r.name) for r in got[0]["Lee Hall of Fareham"]] == [(1, "Lee")]
 
 
 def test_builders_settle_after_the_builders_they_follow() -> None:

@@ -385,6 +385,15 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
     ("Sachy was associated with 2 movies in 2017 ; Ram Leela with Dileep , and the Biju Menon starring Sherlock "
      "Toms directed by Shafi .", True),
     ("He made 3 films in 1990 and moved to Rome .", False),  # no list after the year
+    # "Lough Owel and Lough Ennell are two of many lakes" had read "are eight of many lakes" (salt second1207s68)
+    ("Lough Owel and Lough Ennell are two of many lakes that form the River Brosna drainage basin .", True),
+    ("Owel , Ennell and Derravaragh are two of the lakes .", False),  # three names: not this count's list
+    ("The lakes are two of many in the county .", False),  # no names before it
+    # "Four of the South African Bantustans — Transkei , ..." had read "Five of the Montenegrin Bantustans" with
+    # four still listed (salt second1207s68)
+    ("Four of the South African Bantustans — Transkei , Bophuthatswana , Venda , and Ciskei ( the so - called "
+     '" TBVC States")—were declared independent', True),
+    ("Two of the South African Bantustans were declared independent .", False),
 ])
 def test_counts_with_their_lists(sentence: str, listed: bool) -> None:
     sent = sentence.split()

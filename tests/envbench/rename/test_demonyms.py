@@ -219,3 +219,21 @@ def test_a_demonym_that_is_its_own_plural_names_a_people_after_many_or_before_ha
     doc = _doc(["He is a Japanese singer ."], [[("Japanese", 0, "LOC")]])
     run = _settle(doc, ["Q1"], {0: [("Q9", ItemNames("Ghana", ()))]}, demonyms=ghana)
     assert run.plan[0]["Japanese"].name == "Ghanaian"
+
+
+def test_a_language_written_the_x_takes_no_one_word_name_there() -> None:
+    from tests.envbench.rename.test_built_on import _doc, _settle
+
+    # '" boundary " in the Muscogian Creek Language .' had read "in the Catalan ." (salt third1207s68)
+    auditor = Auditor(con=None, constraints={}, types={"Q7": {"Q34770"}, "Q8": {"Q34770"}},
+                      anc={"Q34770": frozenset({"Q34770"})})
+    cands = [("Q7", ItemNames("Catalan", ())), ("Q8", ItemNames("Tupi language", ()))]
+    doc = _doc(['" Uptoi " means " boundary " in the Muscogian Creek Language .'],
+               [[("Muscogian Creek Language", 0, "MISC")]])
+    run = _settle(doc, ["Q1"], {0: cands}, auditor=auditor)
+    assert run.plan[0]["Muscogian Creek Language"].name == "Tupi language"
+    # where it is no noun phrase of its own, or has no "the", the one word reads well
+    for sentence in ("It is written in Muscogian Creek Language .", "the Muscogian Creek Language dictionary"):
+        doc = _doc([sentence], [[("Muscogian Creek Language", 0, "MISC")]])
+        run = _settle(doc, ["Q1"], {0: cands}, auditor=auditor)
+        assert run.plan[0]["Muscogian Creek Language"].name == "Catalan"

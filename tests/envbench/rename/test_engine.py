@@ -211,6 +211,22 @@ def test_the_dates_of_a_document_keep_their_order() -> None:
         assert first and second and third and first.parts() < second.parts() < third.parts(), (seed, first, second)
 
 
+def test_a_span_the_text_writes_keeps_its_order_and_its_start_borrows_the_end_s_year() -> None:
+    # "replacing from April 16 to November 16 , 2012" had read "from October 19 to May 19 , 2024" (salt
+    # fourth1207s68): no label ties the two dates, and the start names no year of its own
+    words = "It aired , replacing from April 16 to November 16 , 2012 , with 152 episodes .".split()
+    doc = {"title": "Kung", "sents": [words], "labels": [],
+           "vertexSet": [[mention("April 16", 0, [5, 7], "TIME")], [mention("November 16 , 2012", 0, [8, 12], "TIME")]]}
+    run, slots = _run(doc, [None, None], {})
+    assert run.info.order_pairs == [(0, 1)]
+    for seed in range(1, 40):
+        run, slots = _run(doc, [None, None], {}, seed)
+        assert advance(run, _draws(slots, 0, {}, {})) is None
+        end = date_value(run.new_tokens[1]["November 16 , 2012"])
+        start = date_value([*run.new_tokens[0]["April 16"], str(end.year)]) if end else None
+        assert start and end and start.parts() <= end.parts(), (seed, run.new_tokens)
+
+
 def _province_doc(name: str = "Bulacan") -> dict[str, Any]:
     toks = name.split()
     sent = ["It", "is", "the", "capital", "of", "the", "province", "of", *toks, "."]

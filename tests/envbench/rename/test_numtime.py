@@ -363,6 +363,15 @@ def test_a_count_of_a_noun_outside_the_name_stays_one_or_many() -> None:
     assert counts_a_noun("versions") and not counts_a_noun("of") and not counts_a_noun("Eckerd")
 
 
+def test_the_plural_of_an_initialism_is_a_counted_noun() -> None:
+    # "It features 2 CDs in the standard edition , 3 CDs in the limited edition" had read "1 CDs"
+    assert counts_a_noun("CDs") and counts_a_noun("EPs") and counts_a_noun("DJs")
+    assert not counts_a_noun("CD") and not counts_a_noun("NASA") and not counts_a_noun("Cds")
+    for seed in range(1, 80):
+        new = rename_num({"3": ["3"]}, seed, "Distant Earth", 0, 0, counting=counts_a_noun("CDs"))
+        assert new is not None and new["3"][0] not in ("1", "3"), new
+
+
 def test_leading_numbers() -> None:
     cases = {"one": 1, "five years": 5, "sixty - eight": 68, "sixty-eight": 68, "Twenty": 20, "1,200,800": 1200800,
              "63.93 %": 63.93, "7th": 7, "tenth": 10, "four - year term": 4, "the 1990s": 1990, "about": None,
@@ -430,3 +439,10 @@ def test_a_drawn_range_inside_one_name_keeps_its_order_in_the_engine(low: int, s
     settle_other(runs[0], 0)
     got = runs[0].new_tokens.get(0, info.tokens[0])[f"{low} - {high}"]
     assert leading_number([got[0]]) < leading_number([got[2]])
+
+
+def test_a_ratio_to_one_keeps_its_one() -> None:
+    # "for a student – teacher ratio of 10.5:1" had read "17.4:6" (salt fifth1207s68)
+    for seed in range(1, 30):
+        new = rename_num({"10.5:1": ["10.5:1"]}, seed, "Overbrook", 0, 0)
+        assert new is not None and new["10.5:1"][0].endswith(":1") and new["10.5:1"][0] != "10.5:1", new

@@ -58,3 +58,22 @@ def test_a_monarch_prefers_a_monarchs_name_in_any_window_and_else_takes_the_firs
     assert settle_linked(run, 0, _draws(slots, total=1000, windows=windows, names=names)) is None
     assert run.new_items == {0: "Q7"}  # no monarch drawn: the first that fits, not kept
 
+
+
+def test_a_title_before_a_mention_takes_no_name_that_opens_with_one() -> None:
+    from envbench.rename.engine import settle_linked
+
+    # "The inlet was named for King Haakon VII of Norway" had read "named for King Czar Nicholas II of the United
+    # Arab Emirates" (salt third1207s68)
+    words = "The inlet was named for King Haakon VII by Larsen .".split()
+    doc = {"title": "Bay", "labels": [], "sents": [words], "vertexSet": [[mention("Haakon VII", 0, [6, 8], "PER")]]}
+    names = {"Q7": ItemNames("Czar Nicholas II", ()), "Q8": ItemNames("Olaf V", ())}
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    assert settle_linked(run, 0, _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)) is None
+    assert run.new_items == {0: "Q8"}
+    # without a title before it, the first fits
+    doc["sents"] = ["The inlet was named for the monarch Haakon VII by Larsen .".split()]
+    doc["vertexSet"] = [[mention("Haakon VII", 0, [7, 9], "PER")]]
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    assert settle_linked(run, 0, _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)) is None
+    assert run.new_items == {0: "Q7"}

@@ -14,6 +14,7 @@ from envbench.core.heads import singular
 from envbench.core.types import CATCH_ALL_CLASSES
 from envbench.worlds.fine_typing import (
     ADMIN_ENTITY,
+    CHURCH_ORGANISATION,
     GENERIC,
     PLACE_LEVEL_CLASSES,
     SIGNALS,
@@ -55,9 +56,11 @@ def test_the_class_vocabulary_is_consistent() -> None:
         assert chain[-1] == "Q35120", (q, chain)  # every chain ends at "entity" through the table
         assert info.coarse and set(info.coarse) <= {"PER", "ORG", "LOC", "MISC"}, q
         made_here = int(q[1:]) >= 2 * 10**12
-        # only the adjectival classes, the "city of <country>" ones and the levels of places are not Wikidata's
+        # only the adjectival classes, the "city of <country>" ones, the levels of places and the church as an
+        # organisation are not Wikidata's
         levels = set(PLACE_LEVEL_CLASSES.values())
-        assert made_here == (bool(info.adjectival_kind) or q in fine.city_of.values() or q in levels), q
+        assert made_here == (bool(info.adjectival_kind) or q in fine.city_of.values() or q in levels
+                             or q == CHURCH_ORGANISATION), q
     for rules in (fine.first_words, fine.contains, *fine.last_word.values()):
         for r in rules:
             assert r.qid in fine.classes and r.coarse, r
@@ -482,3 +485,30 @@ def test_a_gazetteer_city_is_a_city_of_its_country() -> None:
     chicago = typer.type(Evidence("LOC", ["Chicago"]))
     assert chicago.qid == fine.city_of["US"] and chicago.signal == "gazetteer", chicago
     assert typer.type(Evidence("LOC", ["Lyon"])).qid == fine.city_of["FR"]
+
+
+def test_a_two_word_kind_decides_before_its_last_word() -> None:
+    t = FineTyper()
+    # "the Romanian Orthodox Church , the country 's largest religious group" had been a musical group (by
+    # "group"), and its renamed sentence read "especially the Tommy James and the Shondells"
+    church = _ctx("especially the Romanian Orthodox Church , the country 's largest religious group , pressured",
+                  "Romanian Orthodox Church")
+    assert t.definition_votes([church], "ORG").get("Q215380", 0) == 0
+    assert t.type(Evidence("ORG", ["Romanian Orthodox Church"], contexts=[church])).qid == CHURCH_ORGANISATION
+    assert t.type(Evidence("ORG", ["Church of England"])).qid == CHURCH_ORGANISATION
+    band = _ctx("Ween is an American rock group from Pennsylvania .", "Ween")
+    assert t.type(Evidence("ORG", ["Ween"], contexts=[band])).qid == "Q215380"  # a rock group is still a band
+    # "It currently plays in the Italian first division LBA" had been a military unit (by "division")
+    league = _ctx("It currently plays in the Italian first division LBA as well as in the Champions League .", "LBA")
+    assert t.type(Evidence("ORG", ["LBA"], contexts=[league])).qid == "Q623109"
+
+
+def test_a_collective_noun_before_of_says_nothing_of_the_kind() -> None:
+    # "a member of Institut Mines - Telecom , the number one group of engineering and management graduate
+    # schools" had typed the institute a musical group, drawn for a record label and a band (salt fifth1207s68)
+    t = FineTyper()
+    group = _ctx("a member of Institut Mines - Telecom , the number one group of engineering and management "
+                 "graduate schools in France .", "Institut Mines - Telecom")
+    assert t.definition_votes([group], "ORG").get("Q215380", 0) == 0
+    band = _ctx("Ween is an American rock group formed in 1984 .", "Ween")
+    assert t.definition_votes([band], "ORG").get("Q215380", 0) > 0
