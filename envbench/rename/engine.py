@@ -262,6 +262,9 @@ _FUNCTION_WORDS = frozenset({
 _HEAD_ENDS = frozenset({"had", "has", "have", "would", "will", "could", "did", "does", "during", "after",
                         "before", "since", "until", "which", "who", "that", "but", "when", "where", "while"})
 _PHRASE_ENDS = _FUNCTION_WORDS | _HEAD_ENDS
+# determiners before a mention after which a name opening with an article reads doubled ("was a the 48th
+# Highlanders officer", "In 1978 his Concerto Grosso was awarded" renamed "his The Secret World")
+_DETERMINERS = frozenset({"a", "an", "his", "her", "its", "their", "my", "our", "your", "whose"})
 _SPAN_MARKS = frozenset({"-", "–", "/"})
 _DASHES = frozenset({"-", "–", "—", "/"})  # between two names of one compound ("the Canada – US border")  # between a year and its span's short end ("1980 – 81", "1527 - 8")
 # a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
@@ -584,7 +587,7 @@ class DocInfo:
                     words.add(_YEAR_IN)  # "the January Uprising of 1863" never "the Tzeltal Rebellion of 1712 of 1863"
                 if a > 0 and sent[a - 1].casefold() in TITLES:
                     words.add(_TITLE)  # "named for King Haakon VII" never "for King Czar Nicholas II"
-                if a > 0 and not cov[a - 1] and sent[a - 1].casefold() in ("a", "an"):
+                if a > 0 and not cov[a - 1] and sent[a - 1].casefold() in _DETERMINERS:
                     words.add(_THE)  # "was a U.S. Army officer" never "was a the 48th Highlanders officer"
                 if self.coarse[ei] != "PER" and _modifies(sent, b) and not (
                         a > 0 and sent[a - 1].casefold() in ("the", "a", "an")):
@@ -598,7 +601,10 @@ class DocInfo:
                     if not cov[a - 1]:
                         words.add(_THE)
                     after = sent[b] if b < len(sent) else "."
-                    if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS or _past_tense(after)) \
+                    # a place before a capitalised word reads "the X" too: "then - President of the United States
+                    # Barack Obama" had read "of the Montenegro Ulises Humala"
+                    if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS or _past_tense(after)
+                            or (self.coarse[ei] == "LOC" and after[:1].isupper())) \
                             and not reads_bare(m["name"], self.coarse[ei]):
                         heads.add(m["name"])
             near_words.append({nm: frozenset(w - name_ends(self.tokens[ei][nm])) for nm, w in near.items() if w})

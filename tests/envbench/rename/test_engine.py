@@ -295,6 +295,15 @@ def test_a_name_starting_with_a_or_an_is_skipped_right_after_the() -> None:
     draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q9"]}, names=names)
     assert settle_linked(run, 0, draws) is None
     assert run.new_items == {0: "Q9"}
+    # nor after a possessive: "In 1978 his Concerto Grosso was awarded" had read "his The Secret World" (salt
+    # final1207s68a)
+    doc = {"title": "Moevs", "sents": [["In", "1978", "his", "Concerto", "Grosso", "was", "awarded", "."]],
+           "vertexSet": [[mention("Concerto Grosso", 0, [3, 5], "MISC")]], "labels": []}
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    names = {"Q7": ItemNames("The Secret World", ()), "Q9": ItemNames("Distant Earth", ())}
+    draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q9"]}, names=names)
+    assert settle_linked(run, 0, draws) is None
+    assert run.new_items == {0: "Q9"}
 
 
 def test_a_one_word_organisation_is_skipped_after_the_as_a_noun_phrase() -> None:
@@ -401,8 +410,12 @@ def test_a_mention_written_the_x_takes_no_bare_country_name() -> None:
     # system" is a modifier: test_a_country_short_form_written_as_a_modifier_takes_a_demonym)
     for words, pos, want in ((["They", "toured", "in", "the", "US", "from", "May", "."], [4, 5], "Q8"),
                              (["the", "US", ")"], [1, 2], "Q8"),
-                             (["They", "toured", "in", "US", "from", "May", "."], [3, 4], "Q7")):
-        doc = {"title": "Tour", "sents": [words], "vertexSet": [[mention("US", 0, pos, "LOC")]], "labels": []}
+                             (["They", "toured", "in", "US", "from", "May", "."], [3, 4], "Q7"),
+                             # "then - President of the United States Barack Obama" had read "of the Montenegro
+                             # Ulises Humala" (salt final1207s68a): a capitalised word after a place ends it too
+                             (["President", "of", "the", "United", "States", "Barack", "Obama"], [3, 5], "Q8")):
+        name = " ".join(words[pos[0]:pos[1]])
+        doc = {"title": "Tour", "sents": [words], "vertexSet": [[mention(name, 0, pos, "LOC")]], "labels": []}
         run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
         names = {"Q7": ItemNames("Kuwait", ()), "Q8": ItemNames("Netherlands", ())}
         draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)
