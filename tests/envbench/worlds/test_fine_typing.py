@@ -512,3 +512,13 @@ def test_a_collective_noun_before_of_says_nothing_of_the_kind() -> None:
     assert t.definition_votes([group], "ORG").get("Q215380", 0) == 0
     band = _ctx("Ween is an American rock group formed in 1984 .", "Ween")
     assert t.definition_votes([band], "ORG").get("Q215380", 0) > 0
+
+
+def test_an_operating_system_is_no_console() -> None:
+    # "Microsoft Windows , Linux , macOS , iOS , Android" were consoles by their platform role (P400), and drew
+    # "Virtual Console", "Nintendo 3DS", "PlayStation Vita", "ZX Spectrum" (salt final1207s68b's Google Chrome)
+    t = FineTyper()
+    platform = [("P400", "value"), ("P400", "value"), ("P400", "value")]
+    for name in ("Microsoft Windows", "Linux", "macOS", "iOS", "Android", "Windows 10", "Chrome OS"):
+        assert t.type(Evidence("MISC", [name], platform)).qid == "Q9135", name
+    assert t.type(Evidence("MISC", ["Nintendo DS"], platform)).qid == "Q8076"
