@@ -299,6 +299,8 @@ def _listed_after(sent: Sequence[str], b: int, value: float) -> bool:
     if j >= len(sent):
         return False
     opener = sent[j]
+    if opener == ":" and j + 1 == len(sent):
+        return True  # "The new Society approved three enduring projects :", the list in the sentences after
     if opener == "(":
         rest = sent[j + 1:]
         rest = rest[:rest.index(")")] if ")" in rest else rest

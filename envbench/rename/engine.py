@@ -265,6 +265,7 @@ _PHRASE_ENDS = _FUNCTION_WORDS | _HEAD_ENDS
 # determiners before a mention after which a name opening with an article reads doubled ("was a the 48th
 # Highlanders officer", "In 1978 his Concerto Grosso was awarded" renamed "his The Secret World")
 _DETERMINERS = frozenset({"a", "an", "his", "her", "its", "their", "my", "our", "your", "whose"})
+_QUOTES = frozenset({'"', "'", "“", "‘", "«"})  # an opening quote between an article and a name
 _SPAN_MARKS = frozenset({"-", "–", "/"})
 _DASHES = frozenset({"-", "–", "—", "/"})  # between two names of one compound ("the Canada – US border")  # between a year and its span's short end ("1980 – 81", "1527 - 8")
 # a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
@@ -589,6 +590,11 @@ class DocInfo:
                     words.add(_TITLE)  # "named for King Haakon VII" never "for King Czar Nicholas II"
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() in _DETERMINERS:
                     words.add(_THE)  # "was a U.S. Army officer" never "was a the 48th Highlanders officer"
+                if a > 1 and not cov[a - 1] and not cov[a - 2] and sent[a - 2].casefold() in (*_DETERMINERS, "the") \
+                        and ((sent[a - 1].isalpha() and sent[a - 1].islower()) or sent[a - 1] in _QUOTES):
+                    # an article, then an adjective or a quote: "the proposed Dickey - Lincoln Dam" never "the proposed
+                    # The Green Mountain Dam", "list of the " 100 Best Albums "" never "the " the Cambridge ladies ""
+                    words.add(_THE)
                 if self.coarse[ei] != "PER" and _modifies(sent, b) and not (
                         a > 0 and sent[a - 1].casefold() in ("the", "a", "an")):
                     words.add(_THE)  # "( excluding Johnny Gill ) New Edition members" never "The Clash members"

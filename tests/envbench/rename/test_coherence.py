@@ -394,6 +394,10 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
     ("Four of the South African Bantustans — Transkei , Bophuthatswana , Venda , and Ciskei ( the so - called "
      '" TBVC States")—were declared independent', True),
     ("Two of the South African Bantustans were declared independent .", False),
+    # "The new Society approved three enduring projects :" had read "four", the three listed in the sentences
+    # after (salt final1207s68b)
+    ("The new Society approved three enduring projects :", True),
+    ("The new Society approved three enduring projects : a , b", False),  # a list of two is no list of three
 ])
 def test_counts_with_their_lists(sentence: str, listed: bool) -> None:
     sent = sentence.split()

@@ -295,6 +295,18 @@ def test_a_name_starting_with_a_or_an_is_skipped_right_after_the() -> None:
     draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q9"]}, names=names)
     assert settle_linked(run, 0, draws) is None
     assert run.new_items == {0: "Q9"}
+    # nor after an article and an adjective or a quote: "the proposed Dickey - Lincoln Dam" had read "the proposed
+    # The Green Mountain Dam", "The popular Indian Wedding Blessing" "The popular The Merchant of Venice" (salt
+    # eighth1207s68)
+    for words, pos in ((["the", "proposed", "Dickey", "Dam", "in", "Maine"], [2, 4]),
+                       (["list", "of", "the", '"', "Best", "Albums", '"'], [4, 6])):
+        doc = {"title": "Dam", "sents": [words], "labels": [],
+               "vertexSet": [[mention(" ".join(words[pos[0]:pos[1]]), 0, pos, "MISC")]]}
+        run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+        names = {"Q7": ItemNames("The Green Mountain Dam", ()), "Q9": ItemNames("Distant Earth", ())}
+        draws = _draws(slots, total=10, windows={(0, 0): ["Q7", "Q9"]}, names=names)
+        assert settle_linked(run, 0, draws) is None
+        assert run.new_items == {0: "Q9"}, words
     # nor after a possessive: "In 1978 his Concerto Grosso was awarded" had read "his The Secret World" (salt
     # final1207s68a)
     doc = {"title": "Moevs", "sents": [["In", "1978", "his", "Concerto", "Grosso", "was", "awarded", "."]],

@@ -522,3 +522,12 @@ def test_an_operating_system_is_no_console() -> None:
     for name in ("Microsoft Windows", "Linux", "macOS", "iOS", "Android", "Windows 10", "Chrome OS"):
         assert t.type(Evidence("MISC", [name], platform)).qid == "Q9135", name
     assert t.type(Evidence("MISC", ["Nintendo DS"], platform)).qid == "Q8076"
+
+
+def test_an_artillery_company_is_a_military_unit() -> None:
+    # "Honourable Artillery Company" had been a company by its last word, and drew for a telecom brand ("Orange
+    # returned to the country" -> "Honourable Artillery Company returned", salt final1207s68b)
+    t = FineTyper()
+    assert t.type(Evidence("ORG", ["Honourable Artillery Company"])).qid == "Q176799"
+    assert t.type(Evidence("ORG", ["Royal Horse Artillery"])).qid == "Q176799"
+    assert t.type(Evidence("ORG", ["East India Company"])).qid == "Q783794"
