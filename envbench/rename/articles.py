@@ -158,6 +158,13 @@ def takes_the(name: str) -> bool:
 _THE_LAST = frozenset({"Empire", "Caliphate", "Sultanate", "Khanate", "Emirate", "Confederation", "Confederacy",
                        "Federation", "Commonwealth", "Union", "Republic", "Kingdom"})
 _ORG_THE_LAST = frozenset({"Union", "Federation", "Confederation", "Commonwealth"})  # not "Banana Republic"
+# last words of the organisations written with "the" where they end their noun phrase ("According to the Rural
+# Electrification Administration", "a member of the Ohio General Assembly", "served with the US Navy"); before a
+# lower-case word they may modify ("in Labour Party politics") they take none
+_ORG_THE_HEADS = frozenset({"Administration", "Bureau", "Commission", "Committee", "Agency", "Authority", "Department",
+                            "Ministry", "Council", "Assembly", "Parliament", "Senate", "Court", "Tribunal",
+                            "Foundation", "Institution", "Society", "Academy", "Museum", "Library", "Party", "Army",
+                            "Navy", "Corps", "Orchestra", "Church", "Association", "Police"})
 # first words of other places' names written with "the" ("the United Provinces"); not "Grand" (Grand
 # Rapids), "Union" (Union City), "State" (State College) or "Federal" (Federal Way), towns without it
 _THE_FIRST_OF_PLACES = frozenset({"United", "Republic", "Kingdom", "Commonwealth", "Federation", "Federated",
@@ -203,21 +210,31 @@ def needs_the(name: str) -> bool:
             or name in _THE_REGIONS or (words[0] in _COMPASS and " ".join(words[1:]) in _THE_REGIONS))
 
 
-def _org_needs_the(name: str) -> bool:
+def _org_needs_the(name: str, after: str | None = None) -> bool:
     """The organisations that take "the" where the old name had none: the "of" and union forms
-    ("University of Tirana", "European Union"); "Republic Records" and "United Artists", which open
-    like a country, go without."""
+    ("University of Tirana", "European Union"), and, where no lower-case word ``after`` it may modify
+    follows, the names of bodies by their last word (:data:`_ORG_THE_HEADS`: "Rural Electrification
+    Administration", "Ohio General Assembly"); "Republic Records" and "United Artists", which open like a
+    country, go without."""
     words = name.split()
     if not words or words[0].casefold() in _ARTICLE_WORDS:
         return False
-    return words[-1] in _ORG_THE_LAST or _of_phrase(words)
+    return words[-1] in _ORG_THE_LAST or _of_phrase(words) or (words[-1] in _ORG_THE_HEADS and _ends_phrase(after))
 
 
-def _needs_the_as(name: str, coarse: str) -> bool:
+def _ends_phrase(after: str | None) -> bool:
+    """Whether the token after a name shows it ends its noun phrase: none, no lower-case word, or one of
+    :data:`_AFTER_A_PHRASE`; any other lower-case word may be a noun it modifies ("World War II soldier")."""
+    return after is None or not (after.isalpha() and after.islower()) or after in _AFTER_A_PHRASE
+
+
+def _needs_the_as(name: str, coarse: str, after: str | None = None) -> bool:
     """:func:`needs_the` for a place, :func:`_org_needs_the` for an organisation, and for a MISC name also
     the events that take "the" (:func:`_event_needs_the`: "the World War II" renamed "Korean War" keeps it)."""
     if coarse == "LOC":
         return needs_the(name)
+    if coarse == "ORG":
+        return _org_needs_the(name, after)
     return _org_needs_the(name) or (coarse == "MISC" and _event_needs_the(name, None))
 
 
@@ -262,7 +279,7 @@ def _event_needs_the(name: str, after: str | None) -> bool:
     War" reads "a Korean War soldier"; "World War II began" stays without, as a verb is not told from a noun)."""
     words = name.split()
     return (bool(words) and words[0].casefold() not in _ARTICLE_WORDS and _event_head(words) in _THE_EVENTS
-            and (after is None or not (after.isalpha() and after.islower()) or after in _AFTER_A_PHRASE))
+            and _ends_phrase(after))
 
 
 def _event_head(words: Sequence[str]) -> str:
@@ -284,7 +301,7 @@ def the_before(prev: str | None, old: str, new: str, coarse: str, after: str | N
     opening = old.split(maxsplit=1)
     if coarse not in ("LOC", "ORG", "MISC") or not opening or opening[0].casefold() in _ARTICLE_WORDS:
         return None
-    if not (_event_needs_the(new, after) if coarse == "MISC" else _needs_the_as(new, coarse)):
+    if not (_event_needs_the(new, after) if coarse == "MISC" else _needs_the_as(new, coarse, after)):
         return None
     if prev is None:
         return "The"

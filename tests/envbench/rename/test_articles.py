@@ -131,6 +131,7 @@ def test_which_country_names_take_the() -> None:
     ("the World War II", "Korean War", "MISC", "the Korean War"),  # an event that takes it keeps it
     ("the Potsdam Agreement", "Treaty of Ghent", "MISC", "the Treaty of Ghent"),
     ("the World War II", "World War I", "MISC", None),
+    ("the National Assembly", "Ohio General Assembly", "ORG", "the Ohio General Assembly"),  # a body's last word
 ])
 def test_keep_the_keeps_the_article_a_new_name_needs(old: str, new: str, coarse: str, want: str | None) -> None:
     from envbench.rename.articles import keep_the
@@ -294,3 +295,18 @@ def test_written_bare_never_holds_a_name_written_after_the(words: list[str]) -> 
     got = written_bare([{"title": "T", "sents": [words], "vertexSet": vs, "labels": []}])
     after_the = {w for i, w in enumerate(words) if i > 0 and words[i - 1] == "the"}
     assert not got & after_the
+
+
+@pytest.mark.parametrize(("before", "after", "new", "want"), [
+    # "According to the United States Census Bureau" had read "According to Rural Electrification Administration"
+    # (salt eighth1207s68, where the "the" was the old name's own)
+    ("to", ",", "Rural Electrification Administration", "the"), ("of", "and", "Ohio General Assembly", "the"),
+    ("with", ".", "US Navy", "the"), (None, "was", "Hammer Museum", "The"),
+    ("in", "politics", "Labour Party", None),  # a modifier of the noun after it
+    ("with", ".", "Republic Records", None), ("the", ".", "US Navy", None),  # no body's word; the text's own "the"
+])
+def test_a_body_named_by_its_kind_takes_the_where_its_phrase_ends(before: str | None, after: str, new: str,
+                                                                 want: str | None) -> None:
+    from envbench.rename.articles import the_before
+
+    assert the_before(before, "Yale", new, "ORG", after) == want
