@@ -266,6 +266,7 @@ _PHRASE_ENDS = _FUNCTION_WORDS | _HEAD_ENDS
 # Highlanders officer", "In 1978 his Concerto Grosso was awarded" renamed "his The Secret World")
 _DETERMINERS = frozenset({"a", "an", "his", "her", "its", "their", "my", "our", "your", "whose"})
 _QUOTES = frozenset({'"', "'", "“", "‘", "«"})  # an opening quote between an article and a name
+_ARTICLES_AND_DETERMINERS = _DETERMINERS | {"the"}
 _SPAN_MARKS = frozenset({"-", "–", "/"})
 _DASHES = frozenset({"-", "–", "—", "/"})  # between two names of one compound ("the Canada – US border")  # between a year and its span's short end ("1980 – 81", "1527 - 8")
 # a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
@@ -325,6 +326,15 @@ _YEAR = re.compile(r"[12]\d{3}")
 # stands for a title just before a mention and a name that opens with one: "named for King Haakon VII" never
 # "King Czar Nicholas II" (``regnal.TITLES``)
 _TITLE = "title-"
+
+
+def _written_range(sent: Sequence[str], a0: int, a1: int, b0: int) -> bool:
+    """Whether the mentions at ``a0:a1`` and from ``b0`` on are a range's two ends as the sentence writes
+    them: one range word between them ("one to five years", "April 16 to November 16 , 2012", "1965 – 1969";
+    ``numtime.RANGE_WORDS``), or "and" after a "between" ("between 18 and 22")."""
+    gap = [t.casefold() for t in sent[a1:b0]]
+    return (len(gap) == 1 and gap[0] in RANGE_WORDS) or (
+        gap == ["and"] and "between" in (t.casefold() for t in sent[max(0, a0 - 2):a0]))
 
 
 def _past_tense(token: str) -> bool:
@@ -590,7 +600,7 @@ class DocInfo:
                     words.add(_TITLE)  # "named for King Haakon VII" never "for King Czar Nicholas II"
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() in _DETERMINERS:
                     words.add(_THE)  # "was a U.S. Army officer" never "was a the 48th Highlanders officer"
-                if a > 1 and not cov[a - 1] and not cov[a - 2] and sent[a - 2].casefold() in (*_DETERMINERS, "the") \
+                if a > 1 and not cov[a - 1] and not cov[a - 2] and sent[a - 2].casefold() in _ARTICLES_AND_DETERMINERS \
                         and ((sent[a - 1].isalpha() and sent[a - 1].islower()) or sent[a - 1] in _QUOTES):
                     # an article, then an adjective or a quote: "the proposed Dickey - Lincoln Dam" never "the proposed
                     # The Green Mountain Dam", "list of the " 100 Best Albums "" never "the " the Cambridge ladies ""
@@ -640,10 +650,7 @@ class DocInfo:
                     va, vb = leading_number(self.tokens[ea][na]), leading_number(self.tokens[eb][nb])
                     if va is None or vb is None or va == vb:
                         continue
-                    gap = [t.casefold() for t in sent[a1:b0]]
-                    ranged = (len(gap) == 1 and gap[0] in RANGE_WORDS) or (
-                        gap == ["and"] and "between" in (t.casefold() for t in sent[max(0, a0 - 2):a0]))
-                    pair = (ea, na, eb, nb, ranged)
+                    pair = (ea, na, eb, nb, _written_range(sent, a0, a1, b0))
                     out.setdefault(ea, []).append(pair)
                     out.setdefault(eb, []).append(pair)
         return out
@@ -801,26 +808,15 @@ class DocInfo:
         return max(values, key=lambda v: len(v.parts())) if values else None
 
     def _written_spans(self) -> list[tuple[int, int]]:
-        """(start, end) TIME entities the text writes as a span: "from A to B", "from A until B", "between A
-        and B", "A – B", the end's mention right after the word or dash that follows the start's."""
-        at: dict[tuple[int, int], int] = {}
-        for ei, c in enumerate(self.coarse):
-            if c == "TIME":
-                for m in self.doc["vertexSet"][ei]:
-                    at[(m["sent_id"], m["pos"][0])] = ei
+        """(start, end) TIME entities the text writes as a range (:func:`_written_range`: "from A to B",
+        "between A and B", "A – B"), the end's mention one word after the start's."""
+        starts = {(m["sent_id"], m["pos"][0]): (ei, m["pos"][1]) for ei, c in enumerate(self.coarse) if c == "TIME"
+                  for m in self.doc["vertexSet"][ei]}
         out = []
-        for ei, c in enumerate(self.coarse):
-            if c != "TIME":
-                continue
-            for m in self.doc["vertexSet"][ei]:
-                sent, (a, b) = self.doc["sents"][m["sent_id"]], m["pos"]
-                end = at.get((m["sent_id"], b + 1))
-                if end is None or end == ei or b >= len(sent):
-                    continue
-                link, before = sent[b].casefold(), sent[a - 1].casefold() if a > 0 else ""
-                if link in ("–", "-", "—") or (link in ("to", "until", "till") and before == "from") or (
-                        link == "and" and before == "between"):
-                    out.append((ei, end))
+        for (sid, a0), (ei, a1) in starts.items():
+            end = starts.get((sid, a1 + 1))
+            if end is not None and end[0] != ei and _written_range(self.doc["sents"][sid], a0, a1, a1 + 1):
+                out.append((ei, end[0]))
         return out
 
 
@@ -1790,10 +1786,13 @@ def time_failures(run: Run, renamed: dict[int, dict[str, list[str]] | None]) -> 
     def renamed_now(e: int) -> bool:
         return renamed.get(e) is not None and e not in failed
 
+    def in_order(a: int, b: int) -> bool:  # a start without a year takes its end's ("April 16 to November 16 , 2012")
+        old_end, new_end = info.date(b), value(b)
+        return order_kept(info.date(a, year_of=old_end), old_end, value(a, new_end), new_end)
+
     while True:  # a kept entity keeps its old date, which its partner's new date must respect
         more = {b if b in renamed and b not in failed else a
-                for a, b in info.order_pairs
-                if not order_kept(info.date(a, year_of=info.date(b)), info.date(b), value(a, value(b)), value(b))}
+                for a, b in info.order_pairs if not in_order(a, b)}
         # two numbers a few tokens apart stay different (and a range in order), against a NUM
         # neighbour's old value, which it keeps until settle_other checks it against these
         if info.number_pairs:  # most documents have none: no closures to build

@@ -74,6 +74,7 @@ def verb_numbers(sents: Sequence[Sequence[str]], entity: Iterable[Mapping[str, o
         assert isinstance(pos, (list, tuple))
         sent = sents[int(m["sent_id"])]  # type: ignore[call-overload]
         a, b = int(pos[0]), int(pos[1])
+        # the first verb decides, and outranks a count seen at an earlier mention
         if b < len(sent) and (number := _VERBS.get(sent[b])) is not None and out.get(name, COUNTED) == COUNTED:
             out[name] = number
         elif name not in out and reads_counted_plural(name) and _counted(sent, a) and not (

@@ -109,13 +109,13 @@ from envbench.worlds.gazetteers import Gazetteer, Place, load_gazetteer, name_ke
 from envbench.worlds.type_table import TypeTable, load_type_table
 from wikidata_index.names import fold
 
-# kind words that before "of" name something else than their class: "State of Israel" (a sovereign state, not a
-# federated one), "League of Nations", "Legion of Christ", "North Division of the Chinese Basketball Association",
-# "Organization of Military Museums of Canada" (no intergovernmental body)
 # nouns of a collection, which before "of" say what the thing gathers, not what it is ("a group of schools",
 # "a chain of boulevards", "a family of languages")
 COLLECTIVE_NOUNS = frozenset({"group", "series", "chain", "network", "collection", "family", "set", "pair", "couple",
                               "number", "cluster"})
+# kind words that before "of" name something else than their class: "State of Israel" (a sovereign state, not a
+# federated one), "League of Nations", "Legion of Christ", "North Division of the Chinese Basketball Association",
+# "Organization of Military Museums of Canada" (no intergovernmental body)
 HEADS_NOT_BEFORE_OF = frozenset({"state", "league", "legion", "division", "organization", "organisation", "union"})
 SIGNALS = ("adjectival", "name", "gazetteer", "definition", "context", "relations", "learned", "head", "kind")
 WEIGHTS = {"name": 5.0, "name_alias": 3.0, "gazetteer": 3.0, "gazetteer_other": 1.0, "definition": 4.0,
