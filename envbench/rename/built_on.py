@@ -45,12 +45,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from envbench.core.heads import name_head
+from envbench.core.kind_nouns import FUNCTION_WORDS
 from envbench.rename.substitute import PARTICLES, NewName
 
 RULE_TYPES = frozenset({"NUM", "TIME"})
 # words that may follow a person's surname or full name inside a longer person's name ("Paul Desmarais Jr.")
 _SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
 _ARTICLES = frozenset({"the", "The"})
+# the head of a polity's or a town's formal name, before "of" ("State of Qatar", "City of Baltimore"): a
+# builder that writes more words beside the run takes the name after "of" ("Qatar Supreme Court"), and the
+# words that may come before that head ("Democratic Republic of the Congo", "United Kingdom of ...")
+_POLITY_HEADS = frozenset({"State", "Republic", "Kingdom", "Commonwealth", "Federation", "Principality", "Sultanate",
+                           "Emirate", "Empire", "Duchy", "City", "Town", "Municipality", "Borough",
+                           "County", "Province"})
+_POLITY_WORDS = _POLITY_HEADS | {"Democratic", "People's", "Islamic", "Federal", "Socialist", "United", "Grand",
+                                 "Free", "Independent", "Arab", "Plurinational", "Bolivarian", "Hashemite", "The",
+                                 "the"}
 
 
 @dataclass(frozen=True)
@@ -247,6 +257,15 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
             start -= 1
         elif len(toks) > 1 and end < len(tokens) and toks[0].casefold() == tokens[end].casefold():
             end += 1
+        if _modifies(tokens, start, end) and "of" in toks and "of" not in tokens[r.start:r.end]:
+            # "United States Supreme Court" beside "United States" renamed "State of Qatar" reads "Qatar Supreme
+            # Court", never "State of Qatar Supreme Court"; a name with "of" that is no polity's has no form
+            # to write there ("Secretariat of the Lok Sabha discriminatory laws"): this run is not taken, and
+            # its leader keeps its name with the builder (``engine.settle_built_on``)
+            short = _after_polity_head(toks, written)
+            if short is None:
+                continue
+            toks, written = short
         new_tokens += [*tokens[cursor:start], *toks]
         if offsets is not None:
             text.append(name[at:offsets[start][0]] + written)
@@ -258,6 +277,29 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
     new_tokens += tokens[cursor:]
     written_name = "".join(text) + name[at:] if offsets is not None else " ".join(new_tokens)
     return NewName(written_name, tuple(new_tokens)), tuple(sorted(set(used)))
+
+
+def _modifies(tokens: Sequence[str], start: int, end: int) -> bool:
+    """Whether the builder writes a word right beside the run (tokens ``start``..``end``), which the run's name then modifies or is
+    modified by ("Nazi Germany", "United States Supreme Court", "Jim Crow discriminatory laws"); a dash, a
+    slash or a small word ("IBM Research – Brazil", "Microserfs for the Google generation") leaves the run a
+    name of its own."""
+    beside = [tokens[i] for i in (start - 1, end) if 0 <= i < len(tokens)]
+    return any(any(c.isalnum() for c in t) and t.casefold() not in FUNCTION_WORDS for t in beside)
+
+
+def _after_polity_head(toks: Sequence[str], written: str) -> tuple[tuple[str, ...], str] | None:
+    """A polity's or town's formal name less its head and "of" ("State of Qatar" -> "Qatar", "Democratic
+    Republic of the Congo" -> "Congo"), as tokens and text; None for any other name ("University of Warsaw")."""
+    k = list(toks).index("of")
+    head = toks[:k]
+    if not head or head[-1] not in _POLITY_HEADS or any(w not in _POLITY_WORDS for w in head):
+        return None
+    rest = tuple(toks[k + 1:])
+    rest = rest[1:] if rest[:1] in (("the",), ("The",)) else rest
+    text = written.split(" of ", 1)[1] if " of " in written else " ".join(rest)
+    text = text[4:] if text.startswith(("the ", "The ")) else text
+    return (rest, text) if rest and text else None
 
 
 def _doubled(new: Sequence[str], after: Sequence[str]) -> int:

@@ -124,7 +124,7 @@ from envbench.formats.substitutions import schema as substitution_schema
 from envbench.rename.adjective_of import adjectives_by_place, adjectives_of
 from envbench.rename.articles import bare_compass, bare_country, is_country_short_form, keep_the, reads_bare
 from envbench.rename.audit import Auditor
-from envbench.rename.built_on import BuiltOn, builder_order, embedded_names, holds
+from envbench.rename.built_on import BuiltOn, Embedded, builder_order, embedded_names, holds
 from envbench.rename.built_on import derive as derive_built_on
 from envbench.rename.candidates import (
     MAX_WINDOWS,
@@ -516,6 +516,17 @@ class DocInfo:
                 | set(self.same_item.values()) | set(self.built_on))
         self.adjective_of = adjectives_of(self.names, self.coarse, self.qids, own, skip)
         self.adjectives = adjectives_by_place(self.adjective_of)
+
+    @functools.cached_property
+    def led_runs(self) -> dict[int, list[tuple[int, str, Embedded]]]:
+        """For each entity another entity's name holds (``built_on``), those runs: (the builder, its name,
+        the run)."""
+        out: dict[int, list[tuple[int, str, Embedded]]] = {}
+        for b, by_name in sorted(self.built_on.items()):
+            for nm, runs in by_name.items():
+                for r in runs:
+                    out.setdefault(r.leader, []).append((b, nm, r))
+        return out
 
     @functools.cached_property
     def kind_nouns(self) -> list[list[KindNoun]]:
@@ -2158,14 +2169,22 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
             regnal and not any_regnal(nn.name for nn in mapping.values())) or (
             roles and draws.plausible == "prefer" and not plausible(roles, draws.roles.get(cand, frozenset()))) or (
             heads and any(nn.name in draws.bare for nm, nn in mapping.items() if nm in heads)) or (
-            draws.places and ei in places_of and not placed(run, ei, draws, cand)):
+            draws.places and ei in places_of and not placed(run, ei, draws, cand)) or (
+            ei in info.led_runs and not _builders_follow(info, ei, mapping)):
         # the first fit, should no candidate of the first windows share the head noun or give a monarch's
         # name for one, or (``--plausible prefer``) have played one of the entity's roles, or (for a mention
         # written "the X" as a noun phrase) be a name the documents write without "the": "by the City of
         # Baltimore to the east" reads "by the Graz to the east" only where no candidate of those windows
-        # reads right after "the"
+        # reads right after "the"; nor give a name that a name built on this one can take ("Jim Crow
+        # discriminatory laws" takes no "Secretariat of the Lok Sabha", and would keep both names)
         return mapping, keys, written, False
     return mapping, keys, written, True
+
+
+def _builders_follow(info: DocInfo, ei: int, mapping: Mapping[str, NewName]) -> bool:
+    """Whether every name built on entity ``ei``'s names (``DocInfo.led_runs``) can take its new names."""
+    return all(derive_built_on(nm, info.tokens[b][nm], [r], {ei: mapping}, person=info.coarse[b] == "PER")
+               is not None for b, nm, r in info.led_runs[ei] if r.name in mapping)
 
 
 def with_adjectives(info: DocInfo, ei: int, facts: EntityFacts, adj: tuple[int, ...], second: bool,

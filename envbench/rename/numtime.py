@@ -139,6 +139,7 @@ _DECADE = re.compile(r"^((?:mid|early|late)-)?([12]\d{2}0)(s|'s|’s)$", re.IGNO
 _SPAN = re.compile(r"^([12]\d{3})([-–/])(\d{2})$")  # "1983–84", one token: the end moves with the start
 _SHORT_DECADE = re.compile(r"^(['’]?)(\d)0s$")  # "90s", "'60s": the decade digit moves with the years
 _DAY = re.compile(r"^(\d{1,2})(st|nd|rd|th)?$", re.IGNORECASE)
+_DAY_SPAN = re.compile(r"^(\d{1,2})([-–])(\d{1,2})$")  # "9–26 August 1914": two days in one token
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
 _ORDINAL = re.compile(r"^(\d{1,2})(st|nd|rd|th)$", re.IGNORECASE)
 _CENTURY_PREFIX = re.compile(r"^(?:mid|early|late|pre|post)-", re.IGNORECASE)  # "mid-19th" century
@@ -576,8 +577,10 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 new.append(f"{n}{same_case(_ordinal_suffix(n), o.group(2))}")
             elif t.casefold() in _ORDINAL_VALUE:
                 new.append(t)  # "second" in a date or duration is rarely an ordinal number
+            elif has_month and (d := _DAY_SPAN.match(t)) and 1 <= int(d.group(1)) < int(d.group(3)) <= 31:
+                new.append(_day_span(int(d.group(1)), int(d.group(3)), d.group(2), day_shift))
             elif has_month and (d := _DAY.match(t)) and 1 <= int(d.group(1)) <= 31:
-                day = int(d.group(1)) if day_shift == 0 else (int(d.group(1)) - 1 + day_shift) % 28 + 1
+                day = _new_day(int(d.group(1)), day_shift)
                 suffix = same_case(_ordinal_suffix(day), d.group(2)) if d.group(2) else ""
                 width = len(d.group(1)) if d.group(1).startswith("0") else 1  # "05" stays zero-padded
                 new.append(f"{day:0{width}d}{suffix}")
@@ -595,6 +598,21 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
     if all(out[n] == names[n] for n in names):
         return None
     return out
+
+
+def _new_day(day: int, day_shift: int) -> int:
+    """A day of the month moved by the document's day shift, within the 28 days every month has."""
+    return day if day_shift == 0 else (day - 1 + day_shift) % 28 + 1
+
+
+def _day_span(first: int, last: int, dash: str, day_shift: int) -> str:
+    """The two days of "9–26 August", moved: the last as a day does (so it agrees with "26 August" elsewhere),
+    the first kept before it. Moved on its own the first could pass the last, and as plain numbers the pair
+    read "4–38 April". A last day moved to the 1st leaves no day before it: the span is written as that day."""
+    new_first, new_last = _new_day(first, day_shift), _new_day(last, day_shift)
+    if new_first >= new_last:  # the shift wrapped one day round the month and not the other
+        new_first = max(1, new_last - (last - first))
+    return f"{new_first}{dash}{new_last}" if new_first < new_last else str(new_last)
 
 
 _PARTS = {"early": (0, 32), "mid": (33, 65), "middle": (33, 65), "late": (67, 99)}

@@ -300,3 +300,41 @@ def test_no_renamed_document_keeps_a_name_holding_a_renamed_entitys_old_name(
     for e in out["vertexSet"]:
         for m in e:
             assert " ".join(out["sents"][m["sent_id"]][m["pos"][0]:m["pos"][1]]) == m["name"]
+
+
+def test_a_run_beside_the_builders_words_takes_no_formal_name() -> None:
+    # Re-DocRED test: "from Nazi Germany" read "from Nazi State of Israel", and "the United States Supreme Court"
+    # read "the State of Qatar Supreme Court": a polity's formal name loses its head and "of" there
+    qatar = {1: {"United States": NewName("State of Qatar", ("State", "of", "Qatar"))}}
+    got = derive("United States Supreme Court", ["United", "States", "Supreme", "Court"],
+                 [Embedded(0, 2, 1, "United States")], qatar)
+    assert got is not None and got[0].name == "Qatar Supreme Court" and got[0].tokens == ("Qatar", "Supreme", "Court")
+    congo = {1: {"Germany": NewName("Democratic Republic of the Congo", ("Democratic", "Republic", "of", "the",
+                                                                           "Congo"))}}
+    got = derive("Nazi Germany", ["Nazi", "Germany"], [Embedded(1, 2, 1, "Germany")], congo)
+    assert got is not None and got[0].name == "Nazi Congo"
+    # beside a dash or a small word the run is a name of its own, and stays whole
+    got = derive("IBM Research – Brazil", ["IBM", "Research", "–", "Brazil"], [Embedded(3, 4, 1, "Brazil")],
+                 {1: {"Brazil": NewName("State of Qatar", ("State", "of", "Qatar"))}})
+    assert got is not None and got[0].name == "IBM Research – State of Qatar"
+    # a name with "of" that is no polity's has no such form: the run is not taken ("Jim Crow discriminatory laws"
+    # had read "Secretariat of the Lok Sabha discriminatory laws"), and the builder keeps its name
+    lok = {1: {"Jim Crow": NewName("Secretariat of the Lok Sabha", ("Secretariat", "of", "the", "Lok", "Sabha"))}}
+    assert derive("Jim Crow discriminatory laws", ["Jim", "Crow", "discriminatory", "laws"],
+                  [Embedded(0, 2, 1, "Jim Crow")], lok) is None
+    # a leader that wrote "of" itself may take a name with "of" ("Bank of America Stadium")
+    got = derive("Bank of America Stadium", ["Bank", "of", "America", "Stadium"],
+                 [Embedded(0, 3, 1, "Bank of America")],
+                 {1: {"Bank of America": NewName("University of Warsaw", ("University", "of", "Warsaw"))}})
+    assert got is not None and got[0].name == "University of Warsaw Stadium"
+
+
+def test_a_builder_that_cannot_follow_keeps_its_leader_too() -> None:
+    # the leader of a run that takes no name keeps its name with the builder: no document holds "Jim Crow
+    # discriminatory laws" beside a renamed Jim Crow
+    doc = _doc(["Jim Crow discriminatory laws were passed .", "Jim Crow was a caricature ."],
+               [[("Jim Crow discriminatory laws", 0, "MISC")], [("Jim Crow", 1, "MISC")]])
+    run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("Secretariat of the Lok Sabha", ()))]})
+    assert _names(run, 1) == ["Jim Crow"] and _names(run, 0) == ["Jim Crow discriminatory laws"]
+    run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("Rosa Parks", ()))]})
+    assert _names(run, 0) == ["Rosa Parks discriminatory laws"]

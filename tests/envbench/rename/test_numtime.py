@@ -446,3 +446,16 @@ def test_a_ratio_to_one_keeps_its_one() -> None:
     for seed in range(1, 30):
         new = rename_num({"10.5:1": ["10.5:1"]}, seed, "Overbrook", 0, 0)
         assert new is not None and new["10.5:1"][0].endswith(":1") and new["10.5:1"][0] != "10.5:1", new
+
+
+def test_two_days_in_one_token_stay_days_in_order() -> None:
+    # Re-DocRED test: "The Togoland Campaign ( 9–26 August 1914 )", with "26 August 1914" later in the document;
+    # it read "( 4–38 April 1910 )": the token was taken for two plain numbers
+    for seed in range(1, 40):
+        new = rename_times({0: {"9–26 August 1914": ["9–26", "August", "1914"]},
+                            1: {"26 August 1914": ["26", "August", "1914"]}}, seed, "Togoland Campaign", 0)
+        (span, month, year), (day, month2, year2) = new[0]["9–26 August 1914"], new[1]["26 August 1914"]
+        first, _, last = span.rpartition("–")
+        assert 1 <= int(first or 0) < int(last) <= 28 or (first, last) == ("", "1"), (seed, new)  # a 1st: one day
+        last = int(last)
+        assert (last, month, year) == (int(day), month2, year2), (seed, new)  # one date, written twice
