@@ -11,7 +11,8 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     cluster whose name is also a language ("English", "Finnish") is the language instead. A cluster with a
     noun name besides ("Japanese | Japan") is typed from its noun names.
 ``name``
-    The name's own kind word: a phrase it contains ("World War", "High School", "Statistical Area"), first
+    The name's own kind word: the whole name where it names its kind alone ("Atlantic" is an ocean,
+    "Mediterranean" a sea), a phrase it contains ("World War", "High School", "Statistical Area"), first
     words with "of" ("University of X", "Battle of X", "Strait of X"), a kind word right before "of"
     ("Journal of the American Medical Association", "Library of Congress", "Supreme Court of Estonia": the
     last word names the complement; not ``HEADS_NOT_BEFORE_OF``, "State of Israel"), its last word ("X River", "X County",
@@ -234,6 +235,7 @@ class FineClasses:
     last_word: Mapping[str, tuple[Rule, ...]]
     first_words: tuple[Rule, ...]
     contains: tuple[Rule, ...]
+    whole: Mapping[str, tuple[Rule, ...]]  # a whole name (folded, no "the") -> its rules: "Atlantic" is an ocean
     cues: Mapping[str, str]
     relation_votes: Mapping[tuple[str, str], str | None]  # (relation, role) -> the class it votes for
     sources: tuple[str, ...]
@@ -309,6 +311,10 @@ def load_fine_classes() -> FineClasses:
     for r in rules("name_last_word"):
         for w in r.words:
             last.setdefault(w, []).append(r)
+    whole: dict[str, list[Rule]] = {}
+    for r in rules("name_whole"):
+        for w in r.words:
+            whole.setdefault(w, []).append(r)
     return FineClasses(
         classes=classes,
         extra=tuple(extra),
@@ -316,6 +322,7 @@ def load_fine_classes() -> FineClasses:
         last_word={w: tuple(rs) for w, rs in last.items()},
         first_words=tuple(rules("name_first_words")),
         contains=tuple(rules("name_contains")),
+        whole={w: tuple(rs) for w, rs in whole.items()},
         cues=dict(raw["context_cues"]),
         relation_votes={tuple(k.split()): v for k, v in raw["relation_votes"].items()},  # type: ignore[misc]
         sources=tuple(raw["sources"]),
@@ -369,6 +376,7 @@ CHURCH_ORGANISATION = "Q2000000000018"
 # the umbrella classes of places among them: any class that names the kind outvotes these
 CREATIVE_WORK, GEOGRAPHIC_LOCATION, EVENT, DYNASTY = "Q17537576", "Q2221906", "Q1656682", "Q164950"
 AWARD_CEREMONY = "Q4504495"
+CONTINENT, REGION = "Q5107", "Q82794"  # continent; geographic region
 # country, sovereign state; and historical country, which a place the gazetteer knows only as one takes instead
 COUNTRY_CLASSES, HISTORICAL_COUNTRY = frozenset({"Q6256", "Q3624078"}), "Q3024240"
 NUMBERED_EDITION = re.compile(r"\d+(st|nd|rd|th)|1[89]\d\d|20\d\d")  # "28th", "2003": a name's first word
@@ -562,6 +570,9 @@ class FineTyper:
         if not words:
             return None
         text = " ".join(words)
+        for r in self.fine.whole.get(text, ()):  # a name that is its kind's on its own: "the Atlantic"
+            if coarse in r.coarse:
+                return r.qid
         # a kind phrase inside the "of" complement names what the thing is of, not the thing: "Allies of
         # World War II", "Battle of the Caucasus of World War II" are no world wars
         lead = len(text.split(" of ")[0])
@@ -613,9 +624,9 @@ class FineTyper:
         if p.kind == "historical country":
             return HISTORICAL_COUNTRY
         if p.kind == "continent":
-            return "Q5107"
+            return CONTINENT
         if p.kind == "region":
-            return "Q82794"
+            return REGION
         if p.kind in ("us state",):
             return "Q35657"
         if p.kind == "city":  # a city of its country, as Wikidata's "commune of France", "city of the United States"
@@ -975,6 +986,12 @@ class FineTyper:
             # and a state that exists is no past one for a kind word of its name: "United Kingdom" ("kingdom"),
             # "Republic of Korea" had been drawn among "Kalinga" and "the Principality of Transylvania"
             best = self.place_class(place, ev.coarse) or best
+        elif best == CONTINENT and "gazetteer" in self.signals and names and not any(
+                p.kind == "continent" for p in self.gz.places_for(names[0])):
+            # the continents are few and the gazetteer holds them all: a place its relations put on one side of
+            # "continent" (P30) without being one is a region ("the Antarctic", "Central Africa", "Latin America"
+            # had been continents, and "in west Africa" read "in west Antarctic")
+            best = REGION
         chain = set(self.fine.ancestors(best))
         share = {s: sum(v for c, v in votes.items() if c in chain) for s, votes in by_signal.items()}
         signal = max(share, key=lambda s: (share[s], -SIGNALS.index(s)))

@@ -531,3 +531,31 @@ def test_an_artillery_company_is_a_military_unit() -> None:
     assert t.type(Evidence("ORG", ["Honourable Artillery Company"])).qid == "Q176799"
     assert t.type(Evidence("ORG", ["Royal Horse Artillery"])).qid == "Q176799"
     assert t.type(Evidence("ORG", ["East India Company"])).qid == "Q783794"
+
+
+def test_a_place_on_a_continent_is_no_continent_unless_the_gazetteer_says_so() -> None:
+    # "in west Africa" read "in west Antarctic" and "southern Asia" "southern Antarctic" (salts first1207s69,
+    # second1207s69): "the Antarctic", "Central Africa", "Americas" are the value of "continent" (P30) in
+    # Re-DocRED and had been typed continents by it
+    t = FineTyper()
+    on = [("P30", "value")] * 3
+    for name in ("Antarctic", "Central Africa", "Americas", "South West Pacific"):
+        assert t.type(Evidence("LOC", [name], on)).qid == "Q82794", name
+    for name in ("Antarctica", "Africa", "Europe", "South America"):  # "Antarctica" is a country code too (AQ)
+        assert t.type(Evidence("LOC", [name], on)).qid == "Q5107", name
+
+
+def test_oceans_seas_games_and_charts_by_their_names() -> None:
+    # "the Atlantic" had been a river by its relations and drew "River Clyst"; the Olympics were tournaments ("a bronze medal in the single sculls at the PGA
+    # Championship"), and "Hot Rock Songs" a film ("known for ... Hot Rock Songs ( 1920 )", salt first1207s69)
+    t = FineTyper()
+    river = [("P206", "value"), ("P403", "value")]
+    assert t.type(Evidence("LOC", ["Atlantic"], river)).qid == "Q9430"
+    assert t.type(Evidence("LOC", ["Pacific"])).qid == "Q9430"
+    assert t.type(Evidence("LOC", ["Mediterranean"], river)).qid == "Q165"
+    assert t.type(Evidence("LOC", ["Atlantic City"])).qid != "Q9430"  # the whole name only
+    for name in ("1912 Summer Olympics", "Olympics", "2006 Commonwealth Games", "Asian Games"):
+        assert t.type(Evidence("MISC", [name])).qid == "Q167170", name
+    assert t.type(Evidence("MISC", ["PGA Championship"])).qid == "Q500834"
+    assert t.type(Evidence("MISC", ["Hot Rock Songs"])).qid == "Q373899"
+    assert t.type(Evidence("MISC", ["Billboard Modern Rock Tracks"])).qid == "Q373899"
