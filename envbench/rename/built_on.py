@@ -52,6 +52,7 @@ RULE_TYPES = frozenset({"NUM", "TIME"})
 # words that may follow a person's surname or full name inside a longer person's name ("Paul Desmarais Jr.")
 _SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
 _ARTICLES = frozenset({"the", "The"})
+_NEW = frozenset({"New", "Nova", "Novo", "Nueva", "Nuevo", "Nouvelle", "Nouveau", "Neu", "Nieuw"})
 # the head of a polity's or a town's formal name, before "of" ("State of Qatar", "City of Baltimore"): a
 # builder that writes more words beside the run takes the name after "of" ("Qatar Supreme Court"), and the
 # words that may come before that head ("Democratic Republic of the Congo", "United Kingdom of ...")
@@ -123,6 +124,11 @@ def embedded_names(names: Sequence[Sequence[str]], tokens: Sequence[Mapping[str,
                     name_head(x) == tx[0].casefold():
                 # the head noun before "of" is the builder's kind word, no name it holds: "The Shire is centred
                 # on Pinjarra" beside "Shire of Murray" had read "The South Gaya" and "South Gaya of Murray"
+                runs = runs[1:]
+            if runs and coarse[a] == "LOC" and tx[0] in _NEW and runs[0].start == 1:
+                # "New England", "New South Wales", "Nova Scotia": a place named after another long ago is a place
+                # of its own; beside "England" renamed "Italian Social Republic" it had read "the first trolley
+                # system in the New Italian Social Republic"
                 runs = runs[1:]
             if runs:
                 found[x] = runs

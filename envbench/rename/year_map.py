@@ -109,6 +109,8 @@ def plan_years(years: Iterable[int], tens: bool, stretch: Sequence[Range], rigid
 
 
 _YEAR_TOKEN = re.compile(r"^(1[0-9]{3}|20[0-9]{2})(?:([–-])(1[0-9]{3}|20[0-9]{2}))?$")  # "2011", "2009–2010"
+_SHORT_SPAN = re.compile(r"^(1[0-9]{3}|20[0-9]{2})([–-])([0-9]{2})$")  # "2011–12": a season, the end short
+_SPAN_DASHES = frozenset({"-", "–", "/"})
 
 
 def year_pairs(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:
@@ -125,7 +127,7 @@ def year_pairs(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def move_years(tokens: Sequence[str], pairs: Sequence[tuple[int, int]]) -> tuple[str, ...]:
-    """``tokens`` with each year ("2009", and both ends of "2009–2010") moved as the document's years moved:
+    """``tokens`` with each year ("2009", and both ends of "2009–2010", "2011–12" and "2011 - 12") moved as the document's years moved:
     by the change of the nearest year the document writes as a date (``pairs`` from :func:`year_pairs`; the
     lower on a tie), so a name kept around a shifted date keeps its distance to it ("Following 2009–2010
     Iranian election protests , ... in February 2011" renamed "... in January 1992" reads "Following
@@ -137,15 +139,23 @@ def move_years(tokens: Sequence[str], pairs: Sequence[tuple[int, int]]) -> tuple
     def moved(year: int) -> int:
         old, new = min(moves, key=lambda p: (abs(p[0] - year), p[0]))
         return year + new - old
-    out = []
-    for tok in tokens:
+    out: list[str] = []
+    for i, tok in enumerate(tokens):
         m = _YEAR_TOKEN.match(tok)
-        if m is None:
-            out.append(tok)
-        elif m.group(2):
+        if m is not None and m.group(2):
             out.append(f"{moved(int(m.group(1)))}{m.group(2)}{moved(int(m.group(3)))}")
-        else:
+        elif m is not None:
             out.append(str(moved(int(tok))))
+        elif (m := _SHORT_SPAN.match(tok)) is not None:  # one token: "2011–12" -> "1982–83"
+            start = int(m.group(1))
+            out.append(f"{moved(start)}{m.group(2)}{(int(m.group(3)) + moved(start) - start) % 100:02d}")
+        elif len(tok) == 2 and tok.isdigit() and i >= 2 and tokens[i - 1] in _SPAN_DASHES and \
+                (m := _YEAR_TOKEN.match(tokens[i - 2])) is not None and not m.group(2):
+            # the short end of a span moves with its start: "2011 - 12 ACT Budget" -> "1982 - 83", never "1982 - 12"
+            start = int(m.group(1))
+            out.append(f"{(int(tok) + moved(start) - start) % 100:02d}")
+        else:
+            out.append(tok)
     return tuple(out)
 
 

@@ -338,3 +338,20 @@ def test_a_builder_that_cannot_follow_keeps_its_leader_too() -> None:
     assert _names(run, 1) == ["Jim Crow"] and _names(run, 0) == ["Jim Crow discriminatory laws"]
     run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("Rosa Parks", ()))]})
     assert _names(run, 0) == ["Rosa Parks discriminatory laws"]
+
+
+def test_a_new_place_named_after_an_old_one_is_no_run() -> None:
+    # "the first trolley system in New England" had read "in the New Italian Social Republic" beside England renamed
+    # "Italian Social Republic" (salt third1207s69)
+    from envbench.rename.built_on import embedded_names
+
+    for builder in ("New England", "New South Wales", "Nova Scotia"):
+        leader = builder.split(" ", 1)[1]
+        names = [[builder], [leader]]
+        tokens = [{builder: builder.split()}, {leader: leader.split()}]
+        assert embedded_names(names, tokens, ["LOC", "LOC"], ["Q1", "Q2"], ()) == {}, builder
+    # not so a work or a ship: "New Order Records" beside "New Order" aside, "USS New Jersey" holds "New Jersey"
+    names = [["USS New Jersey"], ["New Jersey"]]
+    tokens = [{"USS New Jersey": ["USS", "New", "Jersey"]}, {"New Jersey": ["New", "Jersey"]}]
+    got = embedded_names(names, tokens, ["MISC", "LOC"], ["Q1", "Q2"], ())
+    assert [(r.leader, r.name) for r in got[0]["USS New Jersey"]] == [(1, "New Jersey")]

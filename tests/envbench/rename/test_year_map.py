@@ -102,3 +102,14 @@ def test_a_plan_without_free_gaps_moves_years_as_one_shift_did() -> None:
     for attempt in range(10):
         assert document_shift([1900, 1950], False, 1, "T", attempt) == document_shift(
             [1900, 1950], False, 1, "T", attempt, offsets=plan.offsets(1, "T", attempt))
+
+
+def test_a_span_with_a_short_end_moves_both_ends() -> None:
+    # Re-DocRED test: "once the 2011 - 12 ACT Budget is passed" had read "the 1982 - 12 Region Hovedstaden Budget"
+    # (salt third1207s69): the year moved and its short end stayed
+    from envbench.rename.year_map import move_years
+
+    assert move_years(["2011", "-", "12", "ACT", "Budget"], [(2011, 1982)]) == ("1982", "-", "83", "ACT", "Budget")
+    assert move_years(["2011–12", "season"], [(2011, 1982)]) == ("1982–83", "season")
+    assert move_years(["1999", "–", "00"], [(1999, 2003)]) == ("2003", "–", "04")
+    assert move_years(["Route", "-", "12"], [(2011, 1982)]) == ("Route", "-", "12")  # no year before: no span
