@@ -377,6 +377,7 @@ CHURCH_ORGANISATION = "Q2000000000018"
 CREATIVE_WORK, GEOGRAPHIC_LOCATION, EVENT, DYNASTY = "Q17537576", "Q2221906", "Q1656682", "Q164950"
 AWARD_CEREMONY = "Q4504495"
 CONTINENT, REGION = "Q5107", "Q82794"  # continent; geographic region
+SPORTS_LEAGUE, LEAGUE_ROLE = "Q623109", ("P118", "value")  # sports league; the value of "league" (P118)
 # country, sovereign state; and historical country, which a place the gazetteer knows only as one takes instead
 COUNTRY_CLASSES, HISTORICAL_COUNTRY = frozenset({"Q6256", "Q3624078"}), "Q3024240"
 NUMBERED_EDITION = re.compile(r"\d+(st|nd|rd|th)|1[89]\d\d|20\d\d")  # "28th", "2003": a name's first word
@@ -986,6 +987,10 @@ class FineTyper:
             # and a state that exists is no past one for a kind word of its name: "United Kingdom" ("kingdom"),
             # "Republic of Korea" had been drawn among "Kalinga" and "the Principality of Transylvania"
             best = self.place_class(place, ev.coarse) or best
+        elif ev.coarse in ("ORG", "MISC") and sum(r == LEAGUE_ROLE for r in ev.roles) >= 2:
+            # the league of two teams or more is a league, whatever its name's last word: "National Basketball
+            # Association" had been an association by "Association", and drew "the first Dante Society game"
+            best = SPORTS_LEAGUE
         elif best == CONTINENT and "gazetteer" in self.signals and names and not any(
                 p.kind == "continent" for p in self.gz.places_for(names[0])):
             # the continents are few and the gazetteer holds them all: a place its relations put on one side of

@@ -559,3 +559,17 @@ def test_oceans_seas_games_and_charts_by_their_names() -> None:
     assert t.type(Evidence("MISC", ["PGA Championship"])).qid == "Q500834"
     assert t.type(Evidence("MISC", ["Hot Rock Songs"])).qid == "Q373899"
     assert t.type(Evidence("MISC", ["Billboard Modern Rock Tracks"])).qid == "Q373899"
+
+
+def test_the_league_of_teams_is_a_league_and_a_producer_makes_no_film() -> None:
+    # "the first National Basketball Association game" read "the first Dante Society game": "Association" had
+    # outvoted the seven teams whose league (P118) it is; "the industrial music of Antichrist Superstar ( 1996 )"
+    # read "of Broken Arrow ( 2022 )": a producer (P162) had made the album a film (salt third1207s69)
+    t = FineTyper()
+    league = [("P571", "subject")] + [("P118", "value")] * 7
+    assert t.type(Evidence("ORG", ["National Basketball Association"], league)).qid == "Q623109"
+    assert t.type(Evidence("ORG", ["Dante Society"], [("P571", "subject")])).qid != "Q623109"
+    album = [("P175", "subject"), ("P175", "subject"), ("P162", "subject"), ("P162", "subject")]
+    assert t.type(Evidence("MISC", ["Antichrist Superstar"], album)).qid != "Q11424"
+    film = [("P57", "subject"), ("P161", "subject"), ("P162", "subject")]
+    assert t.type(Evidence("MISC", ["Heat"], film)).qid == "Q11424"
