@@ -227,6 +227,8 @@ _SINGULAR = {pl: sg for sg, pl in COUNTED.items()}
 _PARTITIVE = frozenset({"these", "those", "its", "his", "her", "their", "the"})  # "three of these railways , the A , ..."
 _BOTH = frozenset({"both", "either", "neither"})  # words that say the count before them is two
 _LIST_OPENERS = frozenset({",", ":", "(", "–", "—", "-", ";"})
+_DASHES = frozenset({"–", "—", "-"})
+_POINTERS = frozenset({"those", "these", "namely"})  # "- those to Ararat , ..."
 _NOT_A_LIST = frozenset({"and", "but", "is", "was", "are", "were", "has", "had", "which", "who", "while", "where", "when", "after", "before", "although",
                          "as", "so", "including", "such", "among", "with", "in", "on", "at", "for", "from", "by",
                          "to", "of", "that", "then", "each", "both", "all", "most", "some", "he", "she", "it",
@@ -317,6 +319,13 @@ def _listed_after(sent: Sequence[str], b: int, value: float) -> bool:
             items = _list_items(rest, need_and=True)
     elif opener[:1].isupper():  # a name right after the noun: "brothers Aurangzeb and Murad"
         items = _list_items(sent[j:], need_and=True)
+    elif (k := next((k for k in range(j, min(len(sent), j + 8)) if sent[k] in _DASHES), None)) is not None:
+        # a clause about the noun, then a dash and the list: "Four lines previously closed to passenger services -
+        # those to Ararat , Bairnsdale , Leongatha and Mildura" (it had read "Five lines")
+        rest = sent[k + 1:]
+        rest = rest[1:] if rest[:1] and rest[0].casefold() in _POINTERS else rest
+        rest = rest[1:] if rest[:1] and rest[0].casefold() in _NOT_A_LIST and rest[0].islower() else rest
+        items = _list_items(rest, need_and=True) if rest and rest[0][:1].isupper() else None
     else:
         return False
     return items is not None and abs(items - value) <= 1

@@ -398,6 +398,12 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
     # after (salt final1207s68b)
     ("The new Society approved three enduring projects :", True),
     ("The new Society approved three enduring projects : a , b", False),  # a list of two is no list of three
+    # "Four lines previously closed to passenger services - those to Ararat , ..." had read "Five lines" with four
+    # still listed (salt fourth1207s69)
+    ("Four lines previously closed to passenger services - those to Ararat , Bairnsdale , Leongatha and Mildura "
+     "were proposed to be refurbished .", True),
+    ("Four lines previously closed to passenger services - the rest in 1990 - were reopened .", False),
+    ("Nine lines were closed to passengers - those to Ararat and Mildura .", False),  # two of nine: no list
 ])
 def test_counts_with_their_lists(sentence: str, listed: bool) -> None:
     sent = sentence.split()
