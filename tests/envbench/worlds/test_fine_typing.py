@@ -573,3 +573,12 @@ def test_the_league_of_teams_is_a_league_and_a_producer_makes_no_film() -> None:
     assert t.type(Evidence("MISC", ["Antichrist Superstar"], album)).qid != "Q11424"
     film = [("P57", "subject"), ("P161", "subject"), ("P162", "subject")]
     assert t.type(Evidence("MISC", ["Heat"], film)).qid == "Q11424"
+
+
+def test_a_convention_on_a_subject_is_a_treaty() -> None:
+    # "under Article 101 of the UN Convention on the Law of the Sea" had read "of the Law of the Playground": the
+    # word before "of" ("law") had made the convention a law (salt fourth1207s69)
+    t = FineTyper()
+    assert t.type(Evidence("MISC", ["UN Convention on the Law of the Sea"])).qid == "Q131569"
+    assert t.type(Evidence("MISC", ["Convention Against Torture"])).qid == "Q131569"
+    assert t.type(Evidence("MISC", ["Law of Return"])).qid == "Q7748"
