@@ -29,6 +29,7 @@ class KeptReason(str, Enum):
     FIXED_FORM = "fixed_form"
     PLACE = "place"
     REFERENT = "referent"
+    TEXT_LANGUAGE = "text_language"
     # the attacks of ``envbench generate --attack`` (``envbench/rename/attacks.py``)
     NOT_SELECTED = "not_selected"
     NO_PARTNER = "no_partner"
@@ -67,6 +68,8 @@ _DESCRIPTIONS = {
                       "place's own item and in no item it could become ('Düsseldorf , Germany' stays so)",
     KeptReason.REFERENT: "an adjective of a place the document names ('American' beside 'United States') whose place "
                          "kept its names, or the place of such an adjective that kept its own: the two still agree",
+    KeptReason.TEXT_LANGUAGE: "a language (or its adjective) that names the language of the words after its colon "
+                              "('( Italian : Società Dante Alighieri )'), which stay in that language",
     KeptReason.NOT_SELECTED: "--rate under 1: the entity was not drawn among the share renamed (it would have been renamed)",
     KeptReason.NO_PARTNER: "shuffle: no other entity of its coarse type in the document has other names to give it",
     KeptReason.NOT_ATTACKED: "the attack leaves entities of this coarse type as they are (type-swap: NUM and TIME)",
@@ -89,6 +92,7 @@ _SHORT = {
     KeptReason.FIXED_FORM: "a number inside a fixed form",
     KeptReason.PLACE: "a place inside it stays inside it",
     KeptReason.REFERENT: "its place or its adjective kept its names",
+    KeptReason.TEXT_LANGUAGE: "the language of the words after it",
     KeptReason.NOT_SELECTED: "not drawn at --rate under 1",
     KeptReason.NO_PARTNER: "no other entity to shuffle names with",
     KeptReason.NOT_ATTACKED: "the attack leaves its type alone",

@@ -315,6 +315,8 @@ def name_ends(tokens: Sequence[str]) -> frozenset[str]:
 # stands for a name's leading article ("The", "A", "An") and a "the" just before a mention ("the The
 # Aristocrat's Cemetery", "the A Bridge Too Far"); no word_form is this (not a word of letters)
 _THE = "the-"
+# what may stand before a language that names the language of the words after its colon (``DocInfo.text_languages``)
+_OPENS_LANGUAGE = frozenset({"(", ";", ",", "original", "in"})
 # stand for a number just before a mention and a name that opens with one ("the 1954 World Championships"
 # never "the 1922 1984 Winter Olympics"), and a number just after one and a name that ends in one
 _NUMBER_BEFORE = "number-before-"
@@ -527,6 +529,28 @@ class DocInfo:
                 for r in runs:
                     out.setdefault(r.leader, []).append((b, nm, r))
         return out
+
+    @functools.cached_property
+    def text_languages(self) -> frozenset[int]:
+        """The entities a mention of which names the language of the words after it: the mention opens a
+        parenthesis or a list item (after "(", ";", ",", "original" or "in") and a colon follows it, or
+        "- language :" ("( Italian : Società Dante Alighieri )", "original Catalan - language : La plaça del
+        Diamant", "in English : New Bach Edition"). Those words stay in that language, so the name stays:
+        renamed, it read "( Tadzhik : Società Mario Puzo )". ``settle_linked`` keeps such an entity where it
+        is a language or written as an adjective (not "North Ossetia - Alania , Russia :")."""
+        out = set()
+        for ei, ent in enumerate(self.doc["vertexSet"]):
+            if self.coarse[ei] in ("PER", "NUM", "TIME"):
+                continue
+            for m in ent:
+                sent, (a, b) = self.doc["sents"][m["sent_id"]], m["pos"]
+                after = [t.casefold() for t in sent[b:b + 4]]
+                colon = after[:1] == [":"] or after[:3] == ["-", "language", ":"]
+                if colon and len(after) > (1 if after[0] == ":" else 3) and a > 0 \
+                        and sent[a - 1].casefold() in _OPENS_LANGUAGE:
+                    out.add(ei)
+                    break
+        return frozenset(out)
 
     @functools.cached_property
     def kind_nouns(self) -> list[list[KindNoun]]:
@@ -1959,6 +1983,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         facts = draws.facts[(info.order, ei, second)] = entity_facts(info, ei, slot, second, draws)
     own_types, adjectival, need_forms, person = facts.own_types, facts.adjectival, facts.need_forms, facts.person
     common, regnal = facts.common, facts.regnal
+    if ei in info.text_languages and (adjectival or LANGUAGE in draws.classes_up(info.qids[ei] or "")):
+        keep(run, ei, KeptReason.TEXT_LANGUAGE, person)  # "( Italian : Società Dante Alighieri )"
+        return None
     placing = draws.places and ei in info.places.placed  # a place of a pair: it searches every window to stay inside
     if (place := info.adjective_of.get(ei)) is not None:  # an adjective of a place (``rename.adjective_of``)
         if ei in run.carried:  # the place drew for both: the forms its new item gave

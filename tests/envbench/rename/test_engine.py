@@ -650,3 +650,27 @@ def test_a_mention_written_the_x_takes_no_name_the_documents_write_bare() -> Non
     run = _settle(doc, ["Q1"], {0: [("Q7", ItemNames("Graz", ())), ("Q8", ItemNames("Stanford University", ()))]},
                   bare=bare)
     assert _names(run, 0) == ["Graz"]
+
+
+def test_a_language_naming_the_words_after_its_colon_keeps_its_name() -> None:
+    # Re-DocRED test: "The Dante Alighieri Society ( Italian : Società Dante Alighieri )" had read "( Tadzhik :
+    # Società Mario Puzo )", and "original Catalan - language : La plaça del Diamant" "original Telugu - language"
+    # (salts second1207s69, sixth1207s69): the words after the colon stay Italian
+    from envbench.rename.demonyms import LANGUAGE
+    from tests.envbench.rename.test_built_on import _doc, _row, _settle
+
+    doc = _doc(["The Society ( Italian : Società Dante Alighieri ) promotes culture .",
+                "It was called La plaça ; original Catalan - language : La plaça ."],
+               [[("Italian", 0, "MISC")], [("Catalan", 1, "MISC")]])
+    languages = {"Q1": frozenset({LANGUAGE}), "Q2": frozenset({LANGUAGE})}
+    items = {0: [("Q7", ItemNames("Tadzhik", ()))], 1: [("Q8", ItemNames("Telugu", ()))]}
+    run = _settle(doc, ["Q1", "Q2"], items, item_up=languages)
+    assert [_row(run, e).reason for e in (0, 1)] == [KeptReason.TEXT_LANGUAGE, KeptReason.TEXT_LANGUAGE]
+    # a language elsewhere is renamed: "a poet writing in Italian ." has no words of it after a colon
+    doc = _doc(["A poet writing in Italian ."], [[("Italian", 0, "MISC")]])
+    run = _settle(doc, ["Q1"], {0: [("Q7", ItemNames("Tadzhik", ()))]}, item_up=languages)
+    assert _row(run, 0).new_names == ["Tadzhik"]
+    # nor is a place before a colon that ends a heading ("North Ossetia - Alania , Russia :"), no language
+    doc = _doc(["Ossetia , Russia : a list ."], [[("Ossetia", 0, "LOC")], [("Russia", 0, "LOC")]])
+    run = _settle(doc, ["Q3", "Q4"], {1: [("Q9", ItemNames("Qatar", ()))]})
+    assert _row(run, 1).new_names == ["Qatar"]
