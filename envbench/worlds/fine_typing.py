@@ -953,6 +953,10 @@ class FineTyper:
             by_signal["name"] = self.name_votes(names, ev.coarse)
         if "gazetteer" in self.signals:
             by_signal["gazetteer"], place = self.gazetteer_votes(names, ev.coarse)
+            if place is not None and place.kind == "city" and written_with_the(ev):
+                # "a long reservoir of the Rio Grande": a name the text always writes after "the" is no town's,
+                # whatever town the gazetteer has of it (the river had been the Brazilian city, and drew "Bern")
+                by_signal["gazetteer"], place = Counter(), None
         if "definition" in self.signals:
             by_signal["definition"] = self.definition_votes(contexts, ev.coarse)
         if "context" in self.signals:
@@ -1001,6 +1005,15 @@ class FineTyper:
         share = {s: sum(v for c, v in votes.items() if c in chain) for s, votes in by_signal.items()}
         signal = max(share, key=lambda s: (share[s], -SIGNALS.index(s)))
         return Typing(best, signal, place=place if ev.coarse == "LOC" else None, scores=dict(score))
+
+
+def written_with_the(ev: Evidence) -> bool:
+    """Whether every mention of a cluster comes right after a lower-case "the" (``MentionContext.before``), and
+    one of them ends its noun phrase there ("of the Rio Grande that"; not "the Durban side", where the town
+    only modifies the noun after it, nor "the Durban - based side")."""
+    return bool(ev.contexts) and all(c.before[-1:] == ("the",) for c in ev.contexts) and any(
+        not c.after or (not c.after[0][:1].isalnum() and c.after[0] not in ("-", "–"))
+        or c.after[0] in PHRASE_END for c in ev.contexts)
 
 
 def broadcast_votes(raw: Counter[str], roles: Sequence[tuple[str, str]]) -> Counter[str]:

@@ -582,3 +582,17 @@ def test_a_convention_on_a_subject_is_a_treaty() -> None:
     assert t.type(Evidence("MISC", ["UN Convention on the Law of the Sea"])).qid == "Q131569"
     assert t.type(Evidence("MISC", ["Convention Against Torture"])).qid == "Q131569"
     assert t.type(Evidence("MISC", ["Law of Return"])).qid == "Q7748"
+
+
+def test_a_name_always_written_after_the_is_no_town() -> None:
+    # "The lake is a long reservoir of the Rio Grande that was constructed in 1954" read "of the Bern" and "of the
+    # Statfold" (salts first1207s69, sixth1207s69): the gazetteer's Brazilian city Rio Grande had typed the river
+    t = FineTyper()
+    river = _ctx("The lake is a long reservoir of the Rio Grande that was constructed in 1954 .", "Rio Grande")
+    typed = t.type(Evidence("LOC", ["Rio Grande"], [("P17", "subject")], [river]))
+    assert typed.place is None and typed.qid != "Q2000000100043"  # no city of Brazil
+    town = _ctx("He was born in Rio Grande in 1950 .", "Rio Grande")
+    assert t.type(Evidence("LOC", ["Rio Grande"], [], [town])).place is not None
+    # a town that modifies the noun after "the" is still one: "the Durban - based side", "the Durban club"
+    for sentence in ("He joined the Durban - based side .", "He joined the Durban club ."):
+        assert t.type(Evidence("LOC", ["Durban"], [], [_ctx(sentence, "Durban")])).place is not None, sentence
