@@ -269,8 +269,12 @@ _QUOTES = frozenset({'"', "'", "“", "‘", "«"})  # an opening quote between 
 _ARTICLES_AND_DETERMINERS = _DETERMINERS | {"the"}
 _SPAN_MARKS = frozenset({"-", "–", "/"})
 _DASHES = frozenset({"-", "–", "—", "/"})  # between two names of one compound ("the Canada – US border")  # between a year and its span's short end ("1980 – 81", "1527 - 8")
-# a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether it is a range)
+# a pair of NUM/TIME mentions a few tokens apart: (entity, name, entity, name, whether their order holds: a range,
+# or a comparison the sentence writes)
 NumberPair = tuple[int, str, int, str, bool]
+# how far apart two NUM mentions a comparison orders may be: "5,172 at the 2010 census , up from 4,232"
+COMPARED_GAP = 10
+_COMPARED = (("up", "from"), ("down", "from"))
 
 
 def respell(name: str, old: list[str], new: list[str]) -> str:
@@ -337,6 +341,16 @@ def _written_range(sent: Sequence[str], a0: int, a1: int, b0: int) -> bool:
     gap = [t.casefold() for t in sent[a1:b0]]
     return (len(gap) == 1 and gap[0] in RANGE_WORDS) or (
         gap == ["and"] and "between" in (t.casefold() for t in sent[max(0, a0 - 2):a0]))
+
+
+def _compared(sent: Sequence[str], a1: int, b0: int, coarse: tuple[str, str]) -> bool:
+    """Whether the sentence compares two NUM mentions, the first ending before ``a1`` and the second
+    starting at ``b0``, so their order must hold: "The population was 5,172 at the 2010 census , up from 4,232"
+    (it had read "5,349 ... , up from 5,623")."""
+    if coarse != ("NUM", "NUM"):
+        return False
+    gap = tuple(t.casefold() for t in sent[a1:b0])
+    return any(gap[-2:] == words for words in _COMPARED)
 
 
 def _past_tense(token: str) -> bool:
@@ -678,14 +692,17 @@ class DocInfo:
             ms = sorted(by_sent[sid])
             for i, (a0, a1, ea, na) in enumerate(ms):
                 for b0, _, eb, nb in ms[i + 1:]:
-                    if b0 - a1 > NUMBER_GAP:
+                    if b0 - a1 > COMPARED_GAP:
                         break
                     if ea == eb or b0 < a1:
                         continue
                     va, vb = leading_number(self.tokens[ea][na]), leading_number(self.tokens[eb][nb])
                     if va is None or vb is None or va == vb:
                         continue
-                    pair = (ea, na, eb, nb, _written_range(sent, a0, a1, b0))
+                    compared = _compared(sent, a1, b0, (self.coarse[ea], self.coarse[eb]))
+                    if b0 - a1 > NUMBER_GAP and not compared:
+                        continue
+                    pair = (ea, na, eb, nb, compared or _written_range(sent, a0, a1, b0))
                     out.setdefault(ea, []).append(pair)
                     out.setdefault(eb, []).append(pair)
         return out
@@ -693,10 +710,10 @@ class DocInfo:
     def number_clash(self, pair: NumberPair, tokens: Callable[[int, str], list[str]],
                      pending: Callable[[int], bool]) -> bool:
         """Whether the pair's two numbers, as ``tokens(entity, name)`` now writes them, came out equal
-        or, for a range whose lower end came first, in the other order (see :meth:`_number_pairs`).
-        Against an end still ``pending`` (a NUM entity settled later, which checks the pair again),
-        a range only needs room: that end's rule can still draw a value on its side
-        (``numtime.number_range``), so "two to three eggs" may become "eight to nine eggs"."""
+        or, for a range or a comparison (see :meth:`_number_pairs`), in the other order ("from 5,000 to 4,000"
+        stays falling, "5,172 ... , up from 4,232" rising). Against an end still ``pending`` (a NUM entity
+        settled later, which checks the pair again), the pair only needs room: that end's rule can still draw
+        a value on its side (``numtime.number_range``), so "two to three eggs" may become "eight to nine eggs"."""
         ea, na, eb, nb, ranged = pair
         va, vb = leading_number(tokens(ea, na)), leading_number(tokens(eb, nb))
         if va is None or vb is None:
@@ -705,13 +722,15 @@ class DocInfo:
             return True
         old_a, old_b = leading_number(self.tokens[ea][na]), leading_number(self.tokens[eb][nb])
         assert old_a is not None and old_b is not None
-        if not (ranged and old_a < old_b):
+        if not ranged:
             return False
+        rising = old_a < old_b  # a falling pair ("from 5,000 to 4,000") stays falling
         if pending(eb) and (span := number_range(self.tokens[eb][nb])) is not None:
-            return va >= span[1]  # the upper end can still be drawn above the new lower end
+            # the other end can still be drawn on its side of this one's new value
+            return va >= span[1] if rising else va <= span[0]
         if pending(ea) and (span := number_range(self.tokens[ea][na])) is not None:
-            return vb <= span[0]
-        return va > vb
+            return vb <= span[0] if rising else vb >= span[1]
+        return va > vb if rising else va < vb
 
     @functools.cached_property
     def written_adjectives(self) -> list[frozenset[str]]:

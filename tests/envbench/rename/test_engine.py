@@ -509,6 +509,21 @@ def test_a_range_keeps_two_different_numbers_in_order(seed: int) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(1, 10_000))
+def test_a_comparison_and_a_falling_range_keep_their_order(seed: int) -> None:
+    # Bear Valley Springs: "The population was 5,172 at the 2010 census , up from 4,232 at the 2000 census" had
+    # read "5,349 ... , up from 5,623" (salt seventh1207s69); and a range written falling stays falling
+    doc = _numbers_doc(["The", "population", "was", "5,172", "at", "the", "census", ",", "up", "from", "4,232", "at",
+                        "the", "census", ",", "and", "fell", "from", "90", "to", "40", "."],
+                       [("5,172", 3, 4, "NUM"), ("4,232", 10, 11, "NUM"), ("90", 18, 19, "NUM"), ("40", 20, 21, "NUM")])
+    run, slots = _run(doc, [None] * 4, {}, seed)
+    assert advance(run, _draws(slots, 0, {}, {})) is None
+    now, before, start, end = (leading_number(_written(run, ei)) for ei in range(4))
+    assert now is not None and before is not None and now > before, (seed, now, before)
+    assert start is not None and end is not None and start > end, (seed, start, end)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(1, 10_000))
 def test_numbers_a_few_tokens_apart_stay_different(seed: int) -> None:
     # Delaware General Assembly: "every two years for a four - year term" had become "eight ... eight";
     # a TIME entity (settled first) and a NUM one, and two TIME durations of one list
