@@ -12,7 +12,8 @@ mentions:
 
 * ``fixed_form``: a number inside a form a reader knows, which keeps it (:func:`fixed_form`): a record's
   size ('7 " single', '12 " vinyl', "12-inch"), a speed in rpm ("45 rpm", "78 rpm format"), a step of a
-  scale ("category 4 equivalent - typhoon"), "two - stroke", "four - star",
+  scale ("category 4 equivalent - typhoon"), "two - stroke", "four - star", a fraction ("one - half",
+  "two - thirds"),
   a number after a name it belongs to ("Boeing 747", "Apollo 11", "Top 40", "BWV 1007", "NH 214": the
   words of :data:`NAME_PREFIXES`, and for a NUM entity the last word of another entity's mention right
   before it). Kept (``KeptReason.FIXED_FORM``).
@@ -95,8 +96,10 @@ _INCH_MARKS = frozenset({'"', "''", "”", "inch", "inches", "in.", "-inch"})
 _RECORD_WORDS = frozenset({"single", "singles", "vinyl", "record", "records", "ep", "lp", "release", "releases",
                            "version", "versions", "picture", "disc", "discs", "pressing", "pressings", "format",
                            "edition", "box", "acetate", "flexi", "b-side"})
-# words after "N -" that make a fixed form: engines are two- or four-stroke, ranks and hotels one- to five-star
-_FIXED_AFTER_DASH = frozenset({"stroke", "star"})
+# words after "N -" that make a fixed form: engines are two- or four-stroke, ranks and hotels one- to five-star,
+# and a fraction is a whole ("one - half of the Senate" had read "nine - half")
+_FIXED_AFTER_DASH = frozenset({"stroke", "star", "half", "halves", "third", "thirds", "quarter", "quarters",
+                               "fifth", "fifths"})
 # names that a number right after belongs to ("Boeing 747", "Apollo 11", "Top 40", "BWV 1007", "NH 214",
 # "Category 9", "Windows 95", "Formula One"): models, missions, charts, catalogues, roads and grades
 NAME_PREFIXES = frozenset({

@@ -288,6 +288,9 @@ def test_no_new_name_brings_its_own_year_next_to_a_date() -> None:
     ("The single was pressed at 45 rpm in Detroit", "45"),
     ("The song was originally released on 78 rpm format as Vocalion 03519", "78 rpm"),  # had read "91 rpm"
     ("it made landfall as a powerful category 4 equivalent - typhoon", "4"),
+    # "about one - half of the Senate is elected" had read "about nine - half" (salt seventh1207s69)
+    ("about one - half of the Senate is elected every two years", "one"),
+    ("a two - thirds majority of both houses", "two"),
 ])
 def test_a_number_inside_a_fixed_form_keeps_its_value(sentence: str, mention_words: str) -> None:
     # 'a 7 " single' had become 'a 2 " single'
