@@ -52,7 +52,10 @@ RULE_TYPES = frozenset({"NUM", "TIME"})
 # words that may follow a person's surname or full name inside a longer person's name ("Paul Desmarais Jr.")
 _SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
 _ARTICLES = frozenset({"the", "The"})
-_NEW = frozenset({"New", "Nova", "Novo", "Nueva", "Nuevo", "Nouvelle", "Nouveau", "Neu", "Nieuw"})
+# first words that make a name of its own of the name after them (``embedded_names``)
+_NEW_OR_PART = frozenset({"New", "Nova", "Novo", "Nueva", "Nuevo", "Nouvelle", "Nouveau", "Neu", "Nieuw", "North",
+                          "South", "East", "West", "Northern", "Southern", "Eastern", "Western", "Central", "Upper",
+                          "Lower", "Greater", "Old", "Middle", "Ancient", "Classical", "Modern"})
 # the head of a polity's or a town's formal name, before "of" ("State of Qatar", "City of Baltimore"): a
 # builder that writes more words beside the run takes the name after "of" ("Qatar Supreme Court"), and the
 # words that may come before that head ("Democratic Republic of the Congo", "United Kingdom of ...")
@@ -120,15 +123,16 @@ def embedded_names(names: Sequence[Sequence[str]], tokens: Sequence[Mapping[str,
         for x in own:
             tx = tuple(tokens[a][x])
             runs = _runs(a, tx, leaders, longest, names, coarse, qids)
-            if runs and runs[0].start == 0 and runs[0].end == 1 and tx[1:2] == ("of",) and \
-                    name_head(x) == tx[0].casefold():
-                # the head noun before "of" is the builder's kind word, no name it holds: "The Shire is centred
-                # on Pinjarra" beside "Shire of Murray" had read "The South Gaya" and "South Gaya of Murray"
-                runs = runs[1:]
-            if runs and coarse[a] == "LOC" and tx[0] in _NEW and runs[0].start == 1:
-                # "New England", "New South Wales", "Nova Scotia": a place named after another long ago is a place
-                # of its own; beside "England" renamed "Italian Social Republic" it had read "the first trolley
-                # system in the New Italian Social Republic"
+            # the head noun before "of" is the builder's kind word, no name it holds: "The Shire is centred on
+            # Pinjarra" beside "Shire of Murray" had read "The South Gaya" and "South Gaya of Murray", and "Texas
+            # House of Representatives" beside "House" "Kansas Seventy - ninth Congress of Representatives"
+            runs = tuple(r for r in runs if not (r.end - r.start == 1 and tx[r.end:r.end + 1] == ("of",)
+                                                 and name_head(x) == tx[r.start].casefold()))
+            if runs and tx[0] in _NEW_OR_PART and runs[0].start == 1 and runs[0].end == len(tx):
+                # "New England", "Nova Scotia", "East Germany", "South Korean", "Classical Chinese": a place, a
+                # people or a language named by a word and another name is one of its own; beside "England" renamed
+                # "Italian Social Republic" it had read "the New Italian Social Republic", and "a South Andorran
+                # talk show", "rather than in Classical Andorran"
                 runs = runs[1:]
             if runs:
                 found[x] = runs

@@ -322,10 +322,15 @@ def _listed_after(sent: Sequence[str], b: int, value: float) -> bool:
             items = _list_items(rest, need_and=True)
     elif opener[:1].isupper():  # a name right after the noun: "brothers Aurangzeb and Murad"
         items = _list_items(sent[j:], need_and=True)
-    elif (k := next((k for k in range(j, min(len(sent), j + 8)) if sent[k] in _DASHES), None)) is not None:
+    elif (k := next((k for k in range(j, min(len(sent), j + 8)) if sent[k] in _DASHES or sent[k] == "("),
+                    None)) is not None:
         # a clause about the noun, then a dash and the list: "Four lines previously closed to passenger services -
-        # those to Ararat , Bairnsdale , Leongatha and Mildura" (it had read "Five lines")
+        # those to Ararat , Bairnsdale , Leongatha and Mildura" (it had read "Five lines"), or the list in
+        # parentheses: "nominated three times for Academy Awards ( Ace in the Hole , Cat Ballou , and
+        # Bloodbrothers )" (it had read "five times")
         rest = sent[k + 1:]
+        if sent[k] == "(":
+            rest = rest[:rest.index(")")] if ")" in rest else rest
         rest = rest[1:] if rest[:1] and rest[0].casefold() in _POINTERS else rest
         rest = rest[1:] if rest[:1] and rest[0].casefold() in _NOT_A_LIST and rest[0].islower() else rest
         items = _list_items(rest, need_and=True) if rest and rest[0][:1].isupper() else None

@@ -210,6 +210,12 @@ def test_a_builders_head_noun_before_of_is_no_name_it_holds() -> None:
     tokens = [{n: n.split()} for n in ("Shire of Murray", "Shire", "Murray")]
     got = embedded_names(names, tokens, ["LOC", "LOC", "LOC"], [None, "Q1", "Q2"], ())
     assert [(r.leader, r.name) for r in got[0]["Shire of Murray"]] == [(2, "Murray")]
+    # inside the name too: "Texas House of Representatives" beside "House" had read "Kansas Seventy - ninth Congress
+    # of Representatives" (salt eighth1207s69)
+    names = [["Texas House of Representatives"], ["House"], ["Texas"]]
+    tokens = [{n: n.split()} for n in ("Texas House of Representatives", "House", "Texas")]
+    got = embedded_names(names, tokens, ["ORG", "ORG", "LOC"], [None, "Q1", "Q2"], ())
+    assert [(r.leader, r.name) for r in got[0]["Texas House of Representatives"]] == [(2, "Texas")]
     # a name before "of" that is not the builder's head stays a run: "Lee of Fareham" beside "Lee"
     names = [["Lee Hall of Fareham"], ["Lee"]]
     tokens = [{"Lee Hall of Fareham": "Lee Hall of Fareham".split()}, {"Lee": ["Lee"]}]
@@ -345,11 +351,19 @@ def test_a_new_place_named_after_an_old_one_is_no_run() -> None:
     # "Italian Social Republic" (salt third1207s69)
     from envbench.rename.built_on import embedded_names
 
-    for builder in ("New England", "New South Wales", "Nova Scotia"):
+    # nor a people or a language so named: "a South Korean talk show" had read "a South Andorran talk show", and
+    # "rather than in Classical Chinese" "in Classical Andorran" (salt eighth1207s69)
+    for builder, kind in (("New England", "LOC"), ("New South Wales", "LOC"), ("Nova Scotia", "LOC"),
+                          ("East Germany", "LOC"), ("South Korean", "LOC"), ("Classical Chinese", "MISC")):
         leader = builder.split(" ", 1)[1]
         names = [[builder], [leader]]
         tokens = [{builder: builder.split()}, {leader: leader.split()}]
-        assert embedded_names(names, tokens, ["LOC", "LOC"], ["Q1", "Q2"], ()) == {}, builder
+        assert embedded_names(names, tokens, [kind, "LOC"], ["Q1", "Q2"], ()) == {}, builder
+    # the word must open the name, the other name end it: "South Korean Air Force" still follows "South Korean"
+    names = [["Royal South Korean Navy"], ["Korean"]]
+    tokens = [{"Royal South Korean Navy": ["Royal", "South", "Korean", "Navy"]}, {"Korean": ["Korean"]}]
+    got = embedded_names(names, tokens, ["ORG", "LOC"], ["Q1", "Q2"], ())
+    assert [(r.leader, r.name) for r in got[0]["Royal South Korean Navy"]] == [(1, "Korean")]
     # not so a work or a ship: "New Order Records" beside "New Order" aside, "USS New Jersey" holds "New Jersey"
     names = [["USS New Jersey"], ["New Jersey"]]
     tokens = [{"USS New Jersey": ["USS", "New", "Jersey"]}, {"New Jersey": ["New", "Jersey"]}]

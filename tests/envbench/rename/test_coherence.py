@@ -407,6 +407,10 @@ def test_intervals(sentence: str, words: str, unit: str | None) -> None:
      "were proposed to be refurbished .", True),
     ("Four lines previously closed to passenger services - the rest in 1990 - were reopened .", False),
     ("Nine lines were closed to passengers - those to Ararat and Mildura .", False),  # two of nine: no list
+    # "He was nominated three times for Academy Awards ( Ace in the Hole , Cat Ballou , and Bloodbrothers )" had
+    # read "five times" (salt eighth1207s69)
+    ("He was nominated three times for Academy Awards ( Ace in the Hole , Cat Ballou , and Bloodbrothers ) .", True),
+    ("He was nominated three times for Academy Awards ( in 1951 ) .", False),
 ])
 def test_counts_with_their_lists(sentence: str, listed: bool) -> None:
     sent = sentence.split()
