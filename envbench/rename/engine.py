@@ -158,6 +158,7 @@ from envbench.rename.demonyms import (
     fetch_demonyms,
     known_demonyms,
     knows_demonyms,
+    looks_adjectival,
     looks_plural,
     modifier_spellings,
     pair_item_names,
@@ -332,6 +333,9 @@ _YEAR = re.compile(r"[12]\d{3}")
 # stands for a title just before a mention and a name that opens with one: "named for King Haakon VII" never
 # "King Czar Nicholas II" (``regnal.TITLES``)
 _TITLE = "title-"
+# stands for a place's one-word mention just before a mention and a name that opens with an adjective of a place:
+# "never played in Argentine Primera División" never "in Croatian Scottish Football League"
+_ADJECTIVE_BEFORE = "adjective-before-"
 
 
 def _written_range(sent: Sequence[str], a0: int, a1: int, b0: int) -> bool:
@@ -380,6 +384,8 @@ def _name_ends(tokens: tuple[str, ...]) -> frozenset[str]:
         ends.add(_THE)
     if tokens and tokens[0].casefold() in TITLES:
         ends.add(_TITLE)
+    if tokens and looks_adjectival(tokens[0]):
+        ends.add(_ADJECTIVE_BEFORE)
     if tokens and _is_number(tokens[0]):
         ends.add(_NUMBER_BEFORE)
     if tokens and _is_number(tokens[-1]):
@@ -610,7 +616,9 @@ class DocInfo:
           officer"), and ``_NUMBER_BEFORE`` / ``_NUMBER_AFTER``
           beside a number (no name opening / ending with one there: "the 1954 World Championships"
           never "the 1922 1984 Winter Olympics"), and ``_YEAR_IN`` after a year (no name holding a year
-          there: "the 2015 Africa Cup of Nations" never "the 2003 Eurovision Song Contest 2009");
+          there: "the 2015 Africa Cup of Nations" never "the 2003 Eurovision Song Contest 2009"), and
+          ``_ADJECTIVE_BEFORE`` after a place's one-word mention (no name opening with an adjective of a place
+          there: "Argentine Primera División" never "Croatian Scottish Football League");
         * the names with a mention written "the X" as a noun phrase of its own: after it the sentence's
           end, a token that starts with no letter or digit, a function word or a verb in -ed ("in the US
           from", "the UK )", "The Marine Band played"; not "the US court system"). Such a name takes no
@@ -623,6 +631,9 @@ class DocInfo:
             for m in ent:
                 covered[m["sent_id"]][m["pos"][0]:m["pos"][1]] = b"\x01" * (m["pos"][1] - m["pos"][0])
         dated = _date_starts(self.doc, self.coarse)
+        # (sentence, token) of each one-word place mention, which modifies a mention right after it
+        place_words = {(m["sent_id"], m["pos"][0]) for ei, ent in enumerate(self.doc["vertexSet"])
+                       if self.coarse[ei] == "LOC" for m in ent if m["pos"][1] - m["pos"][0] == 1}
         near_words: list[dict[str, frozenset[str]]] = []
         the_heads: list[frozenset[str]] = []
         for ei, ent in enumerate(self.doc["vertexSet"]):
@@ -647,6 +658,8 @@ class DocInfo:
                     words.add(_YEAR_IN)  # "the January Uprising of 1863" never "the Tzeltal Rebellion of 1712 of 1863"
                 if a > 0 and sent[a - 1].casefold() in TITLES:
                     words.add(_TITLE)  # "named for King Haakon VII" never "for King Czar Nicholas II"
+                if a > 0 and (m["sent_id"], a - 1) in place_words:
+                    words.add(_ADJECTIVE_BEFORE)  # "Argentine Primera División" never "Croatian Scottish Football League"
                 if a > 0 and not cov[a - 1] and sent[a - 1].casefold() in _DETERMINERS:
                     words.add(_THE)  # "was a U.S. Army officer" never "was a the 48th Highlanders officer"
                 if a > 1 and not cov[a - 1] and not cov[a - 2] and sent[a - 2].casefold() in _ARTICLES_AND_DETERMINERS \

@@ -689,3 +689,19 @@ def test_a_language_naming_the_words_after_its_colon_keeps_its_name() -> None:
     doc = _doc(["Ossetia , Russia : a list ."], [[("Ossetia", 0, "LOC")], [("Russia", 0, "LOC")]])
     run = _settle(doc, ["Q3", "Q4"], {1: [("Q9", ItemNames("Qatar", ()))]})
     assert _row(run, 1).new_names == ["Qatar"]
+
+
+def test_a_name_after_a_places_adjective_opens_with_no_adjective_of_its_own() -> None:
+    # Hernán Caputto: "He has never played in Argentine Primera División" had read "in Croatian Scottish Football
+    # League" (salt fourth1207s69): the league drew a name with a nationality of its own
+    from tests.envbench.rename.test_built_on import _doc, _settle
+
+    doc = _doc(["He has never played in Argentine Primera División ."],
+               [[("Argentine", 0, "LOC")], [("Primera División", 0, "ORG")]])
+    leagues = {1: [("Q7", ItemNames("Scottish Football League", ())), ("Q8", ItemNames("Serie A", ()))]}
+    run = _settle(doc, [None, "Q1"], leagues)
+    assert next(r.new_names for r in run.rows if r.entity == 1) == ["Serie A"]
+    # no place before it: the first candidate
+    doc = _doc(["He has never played in the Primera División ."], [[("Primera División", 0, "ORG")]])
+    run = _settle(doc, ["Q1"], {0: leagues[1]})
+    assert next(r.new_names for r in run.rows if r.entity == 0) == ["Scottish Football League"]
