@@ -681,9 +681,11 @@ class DocInfo:
                     after = sent[b] if b < len(sent) else "."
                     # a place before a capitalised word reads "the X" too: "then - President of the United States
                     # Barack Obama" had read "of the Montenegro Ulises Humala"
+                    # (not before a dash and a lower-case word: "the Taipei - based branch" is the branch's "the")
+                    compound = after in _DASHES and b + 1 < len(sent) and sent[b + 1][:1].islower()
                     if (not after[:1].isalnum() or after.casefold() in _PHRASE_ENDS or _past_tense(after)
                             or (self.coarse[ei] == "LOC" and after[:1].isupper())) \
-                            and not reads_bare(m["name"], self.coarse[ei]):
+                            and not compound and not reads_bare(m["name"], self.coarse[ei]):
                         heads.add(m["name"])
             near_words.append({nm: frozenset(w - name_ends(self.tokens[ei][nm])) for nm, w in near.items() if w})
             the_heads.append(frozenset(heads))

@@ -705,3 +705,16 @@ def test_a_name_after_a_places_adjective_opens_with_no_adjective_of_its_own() ->
     doc = _doc(["He has never played in the Primera División ."], [[("Primera División", 0, "ORG")]])
     run = _settle(doc, ["Q1"], {0: leagues[1]})
     assert next(r.new_names for r in run.rows if r.entity == 0) == ["Scottish Football League"]
+
+
+def test_a_place_before_a_dash_and_a_lower_case_word_is_no_noun_phrase_of_its_own() -> None:
+    # "a branch of the Taipei - based company": "the" is the company's, so "Taipei" may take a bare country's
+    # name ("the Kuwait - based company"); "flow into the United States ." is one
+    from tests.envbench.rename.test_built_on import _doc
+
+    doc = _doc(["It is a branch of the Taipei - based company .", "They flow into the Taipei ."],
+               [[("Taipei", 0, "LOC")]])
+    assert DocInfo(0, doc, ["Q1"], {}).the_heads[0] == frozenset()
+    doc = _doc(["It is a branch of the Taipei - based company .", "They flow into the Taipei ."],
+               [[("Taipei", 0, "LOC"), ("Taipei", 1, "LOC")]])
+    assert DocInfo(0, doc, ["Q1"], {}).the_heads[0] == frozenset({"Taipei"})
