@@ -267,7 +267,7 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
             start -= 1
         elif len(toks) > 1 and end < len(tokens) and toks[0].casefold() == tokens[end].casefold():
             end += 1
-        if _modifies(tokens, start, end) and "of" in toks and "of" not in tokens[r.start:r.end]:
+        if _words_beside(tokens, start, end) and "of" in toks and "of" not in tokens[r.start:r.end]:
             # "United States Supreme Court" beside "United States" renamed "State of Qatar" reads "Qatar Supreme
             # Court", never "State of Qatar Supreme Court"; a name with "of" that is no polity's has no form
             # to write there ("Secretariat of the Lok Sabha discriminatory laws"): this run is not taken, and
@@ -289,7 +289,7 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
     return NewName(written_name, tuple(new_tokens)), tuple(sorted(set(used)))
 
 
-def _modifies(tokens: Sequence[str], start: int, end: int) -> bool:
+def _words_beside(tokens: Sequence[str], start: int, end: int) -> bool:
     """Whether the builder writes a word right beside the run (tokens ``start``..``end``), which the run's name then modifies or is
     modified by ("Nazi Germany", "United States Supreme Court", "Jim Crow discriminatory laws"); a dash, a
     slash or a small word ("IBM Research – Brazil", "Microserfs for the Google generation") leaves the run a

@@ -229,8 +229,8 @@ def is_interval(sent: Sequence[str], a: int, b: int) -> str | None:
 _SINGULAR = {pl: sg for sg, pl in COUNTED.items()}
 _PARTITIVE = frozenset({"these", "those", "its", "his", "her", "their", "the"})  # "three of these railways , the A , ..."
 _BOTH = frozenset({"both", "either", "neither"})  # words that say the count before them is two
-_LIST_OPENERS = frozenset({",", ":", "(", "–", "—", "-", ";"})
 _DASHES = frozenset({"–", "—", "-"})
+_LIST_OPENERS = frozenset({",", ":", "(", ";"}) | _DASHES
 _POINTERS = frozenset({"those", "these", "namely"})  # "- those to Ararat , ..."
 _NOT_A_LIST = frozenset({"and", "but", "is", "was", "are", "were", "has", "had", "which", "who", "while", "where", "when", "after", "before", "although",
                          "as", "so", "including", "such", "among", "with", "in", "on", "at", "for", "from", "by",

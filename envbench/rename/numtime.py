@@ -463,15 +463,23 @@ def short_spans(names: Mapping[str, Sequence[str]]) -> list[tuple[int, int]]:
     end moves with the start, so the years between keep their distance (``year_map``)."""
     out: list[tuple[int, int]] = []
     for toks in names.values():
-        for i, t in enumerate(toks):
-            short = None
-            if m := _SPAN.match(t):
-                start, short = int(m.group(1)), m.group(3)
-            elif i >= 2 and len(t) == 2 and t.isdigit() and toks[i - 1] in ("-", "–", "/") and _YEAR.fullmatch(toks[i - 2]):
-                start, short = int(toks[i - 2]), t
-            if short is not None:
-                out.append((start, span_end_year(start, short)))
+        for i in range(len(toks)):
+            if (span := short_span(toks, i)) is not None:
+                out.append((span[0], span_end_year(span[0], span[1])))
     return out
+
+
+def short_span(toks: Sequence[str], i: int) -> tuple[int, str, str | None] | None:
+    """Where token ``i`` ends a span of years with a short end: (the start year, the end's digits, the dash
+    when the token holds the start as well, "1983–84"; None for the end of "1963 - 65", three tokens);
+    else None. The one reading of such spans for the renaming (:func:`rename_time`), the years they span
+    (:func:`short_spans`) and the names written around them (``year_map.move_years``)."""
+    t = toks[i]
+    if m := _SPAN.match(t):
+        return int(m.group(1)), m.group(3), m.group(2)
+    if i >= 2 and len(t) == 2 and t.isdigit() and toks[i - 1] in ("-", "–", "/") and _YEAR.fullmatch(toks[i - 2]):
+        return int(toks[i - 2]), t, None
+    return None
 
 
 def span_end_year(start: int, short: str) -> int:
@@ -541,12 +549,11 @@ def rename_time(names: dict[str, list[str]], *keys: object, shift: TimeShift | N
                 new.append(same_case(text, stem) + t[len(stem):])
             elif m := _DECADE.match(t):
                 new.append(f"{m.group(1) or ''}{new_decade(int(m.group(2)))}{m.group(3)}")
-            elif not has_month and (m := _SPAN.match(t)):  # a season "1983–84" -> "1963–64"; not "1797–17 February"
-                start = int(m.group(1))
-                new.append(f"{new_year(start)}{m.group(2)}{(int(m.group(3)) + shift.delta_at(start)) % 100:02d}")
-            elif not has_month and i >= 2 and len(t) == 2 and t.isdigit() and toks[i - 1] in ("-", "–", "/") \
-                    and _YEAR.fullmatch(toks[i - 2]):
-                new.append(f"{(int(t) + shift.delta_at(int(toks[i - 2]))) % 100:02d}")  # "1963 - 65" -> "1933 - 35"
+            elif not has_month and (span := short_span(toks, i)) is not None:
+                # a season "1983–84" -> "1963–64" and "1963 - 65" -> "1933 - 35"; not "1797–17 February"
+                start, short, dash = span
+                end = f"{(int(short) + shift.delta_at(start)) % 100:02d}"
+                new.append(end if dash is None else f"{new_year(start)}{dash}{end}")
             elif m := _SHORT_DECADE.match(t):  # "the mid 90s" -> "the mid 50s" (not "19s")
                 new.append(f"{m.group(1)}{(int(m.group(2)) + delta // 10) % 10}0s")
             elif t.isdigit() and len(t) == 4 and t.endswith("0") and i + 1 < len(toks) \

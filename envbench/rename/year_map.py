@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from envbench.core.seeding import derive_seed
-from envbench.rename.numtime import offset_at
+from envbench.rename.numtime import offset_at, short_span
 from envbench.rename.plausible_dates import HUMAN_SPAN
 
 MAX_STEP = 5  # the most years one gap between two written years grows or shrinks
@@ -109,8 +109,6 @@ def plan_years(years: Iterable[int], tens: bool, stretch: Sequence[Range], rigid
 
 
 _YEAR_TOKEN = re.compile(r"^(1[0-9]{3}|20[0-9]{2})(?:([–-])(1[0-9]{3}|20[0-9]{2}))?$")  # "2011", "2009–2010"
-_SHORT_SPAN = re.compile(r"^(1[0-9]{3}|20[0-9]{2})([–-])([0-9]{2})$")  # "2011–12": a season, the end short
-_SPAN_DASHES = frozenset({"-", "–", "/"})
 
 
 def year_pairs(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:
@@ -146,14 +144,11 @@ def move_years(tokens: Sequence[str], pairs: Sequence[tuple[int, int]]) -> tuple
             out.append(f"{moved(int(m.group(1)))}{m.group(2)}{moved(int(m.group(3)))}")
         elif m is not None:
             out.append(str(moved(int(tok))))
-        elif (m := _SHORT_SPAN.match(tok)) is not None:  # one token: "2011–12" -> "1982–83"
-            start = int(m.group(1))
-            out.append(f"{moved(start)}{m.group(2)}{(int(m.group(3)) + moved(start) - start) % 100:02d}")
-        elif len(tok) == 2 and tok.isdigit() and i >= 2 and tokens[i - 1] in _SPAN_DASHES and \
-                (m := _YEAR_TOKEN.match(tokens[i - 2])) is not None and not m.group(2):
-            # the short end of a span moves with its start: "2011 - 12 ACT Budget" -> "1982 - 83", never "1982 - 12"
-            start = int(m.group(1))
-            out.append(f"{(int(tok) + moved(start) - start) % 100:02d}")
+        elif (span := short_span(tokens, i)) is not None:
+            # a short end moves with its start: "2011–12" -> "1982–83", "2011 - 12 ACT Budget" -> "1982 - 83"
+            start, short, dash = span
+            end = f"{(int(short) + moved(start) - start) % 100:02d}"
+            out.append(end if dash is None else f"{moved(start)}{dash}{end}")
         else:
             out.append(tok)
     return tuple(out)

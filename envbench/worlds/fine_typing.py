@@ -307,22 +307,20 @@ def load_fine_classes() -> FineClasses:
     def rules(key: str) -> list[Rule]:
         return [Rule(tuple(r["words"]), r["class"], frozenset(r["coarse"])) for r in raw[key]]
 
-    last: dict[str, list[Rule]] = {}
-    for r in rules("name_last_word"):
-        for w in r.words:
-            last.setdefault(w, []).append(r)
-    whole: dict[str, list[Rule]] = {}
-    for r in rules("name_whole"):
-        for w in r.words:
-            whole.setdefault(w, []).append(r)
+    def by_word(key: str) -> dict[str, tuple[Rule, ...]]:  # each word of the rules -> the rules that have it
+        out: dict[str, list[Rule]] = {}
+        for r in rules(key):
+            for w in r.words:
+                out.setdefault(w, []).append(r)
+        return {w: tuple(rs) for w, rs in out.items()}
     return FineClasses(
         classes=classes,
         extra=tuple(extra),
         adjectival_by_kind=adjectival_by_kind,
-        last_word={w: tuple(rs) for w, rs in last.items()},
+        last_word=by_word("name_last_word"),
         first_words=tuple(rules("name_first_words")),
         contains=tuple(rules("name_contains")),
-        whole={w: tuple(rs) for w, rs in whole.items()},
+        whole=by_word("name_whole"),
         cues=dict(raw["context_cues"]),
         relation_votes={tuple(k.split()): v for k, v in raw["relation_votes"].items()},  # type: ignore[misc]
         sources=tuple(raw["sources"]),
