@@ -1,6 +1,6 @@
 """Places that still contain each other after renaming: "born in Leipzig , Germany" -> "in Göttingen , Myanmar"?
 
-    .venv/bin/python bench/places.py ENV_DIR SOURCE.json --index INDEX [--show 12]
+    .venv/bin/python bench/places.py ENV_DIR SOURCE.json --index INDEX [--show 12] [--vs OTHER_ENV_DIR]
 
 A pair is two LOC entities of a source document written "A , B" (A's mention, a comma, B's mention) whose
 gold triples put A inside B (P131 or P17). In each renamed copy where both have an item (the new one, or
@@ -9,7 +9,9 @@ P17 values, theirs, and so on: ``envbench.rename.places.fetch_containers``) and 
 an offline KB the index's containers are the corpus's gold triples, so a pair the source itself writes is
 seldom known to contradict; the share is a lower bound of what a reader who knows the places sees. The 95%
 interval draws source documents with replacement (a document with all its renamed copies), as
-``bench/numbers_agree.py`` does.
+``bench/numbers_agree.py`` does. With ``--vs`` a second output of the same source is read against the same
+index (item ids of a corpus KB are hashes of the clusters, so two builds share them) and the difference of the
+two shares is given with its interval, documents drawn with replacement and paired.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: its sibling scripts, when imported as a module
 from numbers_agree import bootstrap  # noqa: E402  (the document bootstrap of the other reading scripts)
 
 from envbench.rename.places import CONTAINED_IN, fetch_containers  # noqa: E402  (one definition of "inside", the engine's)
@@ -45,22 +48,15 @@ def comma_pairs(doc: dict[str, Any]) -> list[tuple[int, int, int]]:
     return sorted(out)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("env_dir", type=Path, help="an output folder of `envbench generate`")
-    ap.add_argument("source", type=Path, help="the DocRED-format file it renamed")
-    ap.add_argument("--index", type=Path, required=True, help="the index `generate` drew from")
-    ap.add_argument("--show", type=int, default=12, help="contradicted sentences to print")
-    args = ap.parse_args()
-    envs = sorted(args.env_dir.glob("*_env.json"))
+def count_pairs(env_dir: Path, source: dict[str, dict[str, Any]], idx: Any) -> tuple[dict[str, list[float]], list[str]]:
+    """Per source document, [contradicted pairs, pairs] over its renamed copies in ``env_dir``, and the renamed
+    sentences of the contradicted ones."""
+    envs = sorted(env_dir.glob("*_env.json"))
     if len(envs) != 1:
-        sys.exit(f"{args.env_dir}: expected one *_env.json file of `envbench generate`, found {len(envs)}")
-    source = {d["title"]: d for d in json.loads(args.source.read_text(encoding="utf-8"))}
-    con = duckdb.connect()
-    rows = con.execute(f"SELECT title, entity, coalesce(new_qid, qid) FROM "
-                       f"read_parquet('{args.env_dir / 'substitutions.parquet'}')").fetchall()
+        sys.exit(f"{env_dir}: expected one *_env.json file of `envbench generate`, found {len(envs)}")
+    rows = duckdb.connect().execute(f"SELECT title, entity, coalesce(new_qid, qid) FROM "
+                                    f"read_parquet('{env_dir / 'substitutions.parquet'}')").fetchall()
     item = {(t, e): q for t, e, q in rows if q is not None}
-    idx = duckdb.connect(str(args.index / "index.duckdb"), read_only=True)
     # where each item lies, up the P131/P17 chain as the engine reads it: Groton lies in the United States
     containers = fetch_containers(idx, sorted(set(item.values())))
     per_doc: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])  # (contradicted, pairs)
@@ -75,11 +71,47 @@ def main() -> None:
             if qa in containers and qb not in containers[qa]:
                 per_doc[title][0] += 1
                 shown.append(" ".join(copy["sents"][sid]))
+    return per_doc, shown
+
+
+def paired_difference(a: dict[str, list[float]], b: dict[str, list[float]], draws: int = 2000) -> tuple[float, float, float]:
+    """The contradicted share of ``a`` less that of ``b``, with its 95% interval: source documents drawn with
+    replacement, each with its pairs in both runs (the design is paired by document)."""
+    titles = sorted(set(a) | set(b))
+    rows = [(*a.get(t, [0.0, 0.0]), *b.get(t, [0.0, 0.0])) for t in titles]
+
+    def diff(sample: list[tuple[float, ...]]) -> float | None:
+        s = [sum(r[i] for r in sample) for i in range(4)]
+        return s[0] / s[1] - s[2] / s[3] if s[1] and s[3] else None
+
+    rnd = random.Random(57)
+    values = sorted(v for _ in range(draws) if (v := diff([rows[rnd.randrange(len(rows))] for _ in rows])) is not None)
+    point = diff(rows)
+    return (point if point is not None else 0.0), values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("env_dir", type=Path, help="an output folder of `envbench generate`")
+    ap.add_argument("source", type=Path, help="the DocRED-format file it renamed")
+    ap.add_argument("--index", type=Path, required=True, help="the index `generate` drew from (both runs' with --vs)")
+    ap.add_argument("--show", type=int, default=12, help="contradicted sentences to print")
+    ap.add_argument("--vs", type=Path, default=None,
+                    help="another output folder of the same source: the difference of the two shares, paired by document")
+    args = ap.parse_args()
+    source = {d["title"]: d for d in json.loads(args.source.read_text(encoding="utf-8"))}
+    idx = duckdb.connect(str(args.index / "index.duckdb"), read_only=True)
+    per_doc, shown = count_pairs(args.env_dir, source, idx)
     bad, total = int(sum(v[0] for v in per_doc.values())), int(sum(v[1] for v in per_doc.values()))
     lo, hi = bootstrap([tuple(v) for v in per_doc.values()]) if per_doc else (0.0, 0.0)
     print(f"{args.env_dir}: 'A , B' place pairs with a gold P131/P17 of A in B: {total} in {len(per_doc)} source "
           f"documents; renamed A placed by the index outside renamed B: {bad} = {bad / max(total, 1):.3f} (95% CI "
           f"{lo:.3f}-{hi:.3f}, source documents resampled)")
+    if args.vs is not None:
+        other, _ = count_pairs(args.vs, source, idx)
+        d, dlo, dhi = paired_difference(per_doc, other)
+        print(f"  less {args.vs} ({int(sum(v[0] for v in other.values()))} of {int(sum(v[1] for v in other.values()))}, "
+              f"same index): {d:+.3f} (95% CI {dlo:+.3f} to {dhi:+.3f}, paired by source document)")
     for s in random.Random(0).sample(shown, min(args.show, len(shown))):
         print("  ", s[:220])
 

@@ -150,6 +150,7 @@ from envbench.rename.coherence import (
     with_value,
 )
 from envbench.rename.coherence import change as derived_change
+from envbench.rename.common_words import new_name_reads_common
 from envbench.rename.demonyms import (
     LANGUAGE,
     adjectival_forms,
@@ -1020,6 +1021,7 @@ class Draws:
     plausible: str = "off"  # ``PLAUSIBLE`` for this run of the state machine
     roles: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)  # candidates' (relation, role) pairs
     bare: frozenset[str] = frozenset()  # names the renamed documents write without "the" (``articles.written_bare``)
+    common_words: frozenset[str] = frozenset()  # words the renamed documents write in lower case (``common_words``)
     # the items each fetched item lies in (``rename.places``: P131, P17), for places drawn together; off
     # under ``generate --popularity``, whose draws must come from one popularity bin of the class
     containers: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -1311,12 +1313,15 @@ def placed_test(run: Run, ei: int, draws: Draws) -> Callable[[str], bool]:
     where, containers, empty = placement(run, ei), draws.containers, frozenset()
     inside, contains, follow = where.inside, where.contains, where.follow
     within = [containers.get(item, empty) for item in contains]  # the containers of its renamed inner places
+    own_items = {o: run.info.qids[o] for o in follow}
 
     def test(cand: str) -> bool:
         held = containers.get(cand, empty)
         if not inside <= held or any(cand not in c for c in within):
             return False
         for o in follow:
+            if own_items[o] in held:
+                continue  # the outer place can keep its names ("Malmö , Sweden" for "Kiruna , Sweden")
             ok = where.could[o] if o in where.could else where.could.setdefault(o, {})
             if not any(ok[c] if c in ok else ok.setdefault(c, _may_become(run, o, draws, c, where.became))
                        for c in held):
@@ -2170,6 +2175,9 @@ def _fit(run: Run, ei: int, draws: Draws, facts: EntityFacts, cand: str,
     # "Standing in the Dark" never "cute culture"
     if info.coarse[ei] != "PER" and any(written_lower(nn.name) != common for nn in mapping.values()):
         return None
+    if draws.common_words and any(new_name_reads_common(nm, nn.name, draws.common_words, info.coarse[ei])
+                                  for nm, nn in mapping.items() if nm not in adjectival):
+        return None  # "the Marvel comic book" never "the Rare comic book", "Zamfara State" never "Delta Amacuro states"
     if any(bare_compass(nn.name) and not bare_compass(nm) for nm, nn in mapping.items()):
         return None  # "Saxony" never "Eastern" ("a tramway in Eastern , Ghana")
     if (numbers := info.verb_numbers[ei]) and any(breaks_number(nm, nn.name, numbers.get(nm)) for nm, nn in mapping.items()):
@@ -2311,7 +2319,8 @@ class Renamer:
 
     def __init__(self, con: Any, auditor: Auditor, pool: str, *, cache_dir: Any = None,
                  fingerprint: str | None = None, excluded: frozenset[tuple[str, ...]] = frozenset(),
-                 stored_tokens: bool = False, popularity: str | None = None, bare: frozenset[str] = frozenset()) -> None:
+                 stored_tokens: bool = False, popularity: str | None = None, bare: frozenset[str] = frozenset(),
+                 common_words: frozenset[str] = frozenset()) -> None:
         self.con = con
         self.popularity = popularity  # draw only from this popularity bin of each class (``generate --popularity``)
         self.auditor = auditor
@@ -2320,6 +2329,7 @@ class Renamer:
         self.fingerprint = fingerprint
         self.excluded = excluded  # names no new name may be (``novelty.excluded_names``)
         self.bare = bare  # names written without "the" (``articles.written_bare``), never a "the X" head's new name
+        self.common_words = common_words  # words written in lower case: no new name reads as one (``common_words``)
         self.cache_used: str | None = None  # how the first chunk got the candidate numbering
         self.has_demonyms = knows_demonyms(con)  # False: no P1549 rows to fetch for entities or candidates
         self.has_genders = knows_genders(con)  # False: no P21 rows, so no candidate's gender is known
@@ -2359,7 +2369,7 @@ class Renamer:
                                  popularity=self.popularity)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders,
-                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE, bare=self.bare,
+                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE, bare=self.bare, common_words=self.common_words,
                       places=self.popularity is None)
         self.nouns.prepare(kn for i in infos for found in i.kind_nouns for kn in found)
         if self.has_genders:

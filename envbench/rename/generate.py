@@ -52,6 +52,7 @@ from envbench.rename.articles import written_bare
 from envbench.rename.attacks import require_popularity, settle
 from envbench.rename.audit import Auditor
 from envbench.rename.candidates import MAX_WINDOWS, POOLS, WINDOW
+from envbench.rename.common_words import written_common
 from envbench.rename.engine import DocInfo, Renamer, progress_bar, substitution_table
 from envbench.rename.fine_types import fine_types
 from envbench.rename.link import check_links_against_index
@@ -214,7 +215,8 @@ def generate(
                                training_names=training_names(pool, excludes, allow_training_names))
             renamer = Renamer(index.con, Auditor.for_docs(index.con, docs), pool, cache_dir=index_path / DERIVED_DIR,
                               fingerprint=fingerprint, excluded=excluded or frozenset(), stored_tokens=stored_tokens,
-                              popularity=spec.popularity, bare=written_bare(docs))
+                              popularity=spec.popularity, bare=written_bare(docs),
+                              common_words=written_common(docs))
             stats = _write(renamer, docs, links, seeds, twins, progress, step, main, clock,
                            tally, notes, index_path, spec)
             stats["validation"] = validation

@@ -42,6 +42,10 @@ This is how the method applies to corpora that are not linked to Wikidata (Re-Do
   entity written "Christian" or "Republican" has more to be swapped with than the few forms the corpus
   itself holds; only the classes some entity has are filled;
 * item-valued gold triples become claims, so popularity and relation-consistent linking work;
+* a city, subdivision, US county or US state whose names the gazetteer places in one country only gets
+  P17 (country) claims on the clusters the gazetteer reads as that country (:func:`country_claims`): the
+  corpus's own triples place few of its places, and ``generate`` keeps "Kiruna , Sweden" a city in its
+  country only where the index knows where the new city lies ("Płock , Bailey County , Lapland" had read so);
 * QIDs are hashed and lie in ``KB_QID_RANGE`` (Q1000000000000-Q1999999999999), far above the ids
   Wikidata has handed out (about Q135 million in 2025) and the sample world's Q900000001...
 
@@ -91,7 +95,7 @@ from envbench.worlds.fine_typing import (
     is_city_class,
     load_fine_classes,
 )
-from envbench.worlds.gazetteers import Adjectival, load_gazetteer, name_key
+from envbench.worlds.gazetteers import Adjectival, Gazetteer, load_gazetteer, name_key
 from envbench.worlds.type_table import TypeTable, load_type_table
 from etl.io import compression_of, dumps_json
 from wikidata_index.names import fold
@@ -606,6 +610,9 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
             if h and t and h is not t and lab["r"] not in table.value_kinds and lab["r"] not in ("P31", "P279"):
                 claims.setdefault(h.qid, {}).setdefault(lab["r"], set()).add(t.qid)
 
+    for q, countries in country_claims(ordered, typings, typer.gz).items():
+        claims.setdefault(q, {}).setdefault("P17", set()).update(countries)
+
     corpus_clusters = all_clusters
     all_clusters = all_clusters + lexicon_items  # written and counted as items from here on
     class_set: set[str] = set(table.classes)
@@ -685,6 +692,33 @@ def _build(docsets: Sequence[DocSet], index: str | os.PathLike[str] | None, out_
     )
 
 
+# gazetteer readings of a place that lies in a country (``gazetteers.Place.kind``), and of a country
+PLACED_KINDS = frozenset({"city", "subdivision", "us county", "us state"})
+COUNTRY_KIND = "country"
+
+
+def country_claims(clusters: Sequence[Cluster], typings: Sequence[Typing], gz: Gazetteer) -> dict[str, set[str]]:
+    """The P17 (country) claims the gazetteer gives, {item: the country items}: a LOC cluster the typing read
+    as a city, subdivision, US county or US state (``Typing.place``) whose every name, in every gazetteer
+    reading but a language, lies in one country (by ISO code) lies in each LOC cluster the typing read as
+    that country. A name that reads as places of two countries ("Norwich": England and Connecticut;
+    "Georgia": a US state and a country) gives none, and nothing lies in itself (Singapore, a city and a
+    country)."""
+    countries: dict[str, list[str]] = {}
+    for cl, t in zip(clusters, typings):
+        if cl.coarse == "LOC" and t.place is not None and t.place.kind == COUNTRY_KIND and t.place.country:
+            countries.setdefault(t.place.country, []).append(cl.qid)
+    out: dict[str, set[str]] = {}
+    for cl, t in zip(clusters, typings):
+        if cl.coarse != "LOC" or t.place is None or t.place.kind not in PLACED_KINDS:
+            continue
+        codes = {p.country for n in cl.names() for p in gz.places_for(n) if p.kind != "language"}
+        if len(codes) == 1 and (code := next(iter(codes))) in countries:
+            if inside := {q for q in countries[code] if q != cl.qid}:
+                out[cl.qid] = inside
+    return out
+
+
 UNTYPED_POLICIES = ("keep", "coarse")
 
 
@@ -725,4 +759,4 @@ def _type_cluster(cl: Cluster, t: Typing, typer: FineTyper, table: TypeTable,
 
 
 __all__ = ["KB_QID_RANGE", "LEXICON_SIGNAL", "Corpus", "KbResult", "cluster_corpus", "cluster_name", "corpus_evidence",
-           "kb_from_corpus", "lexicon_clusters"]
+           "country_claims", "kb_from_corpus", "lexicon_clusters"]

@@ -332,10 +332,12 @@ def test_real_re_docred_through_kb_from_corpus(tmp_path: Path) -> None:
     # >= 0.85 on the README flow (KB from dev + test); the rest is renamed as before
     # Since issue 57 a NUM or TIME figure the text checks (an age, an interval, a listed count, a century
     # beside years) or a fixed form keeps its value (checked, fixed_form): counted with the renamed here, so
-    # every other entity is held to the rate it had
+    # every other entity is held to the rate it had. Since issue 58 a city drawn inside its country's own item
+    # leaves that country its names (place: "Alcoy , Oman" now reads "Kassel , Germany"), counted with the
+    # entities kept to protect the text
     total = res.stats["renamed"]["total"]
     kept = res.stats["kept_reasons"]
-    generic = kept["generic_type"] + kept.get("built_on", 0)  # (issue 58: a name built on a kept name, kept too)
+    generic = kept["generic_type"] + kept.get("built_on", 0) + kept.get("place", 0)  # (issue 58: a name built on a kept name, kept too)
     checked = kept.get("checked", 0) + kept.get("fixed_form", 0)
     assert (total["renamed"] + checked) / total["entities"] > 0.84
     assert (total["renamed"] + checked + generic) / total["entities"] > 0.96

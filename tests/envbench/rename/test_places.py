@@ -164,3 +164,26 @@ def test_a_town_follows_its_state_up_the_chain(tmp_path: Path) -> None:
     items = _items(_generate(tmp_path, index, doc, [towns[0], states[0]]))
     state_of = {towns[k]: states[k] for k in range(len(names))}
     assert all(v[0] != towns[0] and state_of[v[0]] == v[1] for v in items.values())
+
+
+def test_a_city_stays_in_a_country_that_cannot_become_another(tmp_path: Path) -> None:
+    # "He has taught at High Point University in Alcoy , Oman" (salt fresh1208b, offline lock): the city was drawn
+    # in a country the outer place could not become, and the country drawn alone. The city now prefers a
+    # place inside the country's own item, which then keeps its names: "in Kassel , Germany"
+    hist = "Q3024240"  # historical country: a class the outer country never draws from
+    b = Builder().item(CITY, "city").item(COUNTRY, "country").item(hist, "historical country")
+    old = _eval_qids("Q77", 9)
+    cities = _eval_qids("Q78", 10)
+    germany, solingen, kassel = old[-1], cities[-2], cities[-1]
+    b.item(germany, "Germany", p31=(COUNTRY,))
+    for k, name in enumerate(("Prussia", "Saxony", "Bavaria", "Hanover", "Hesse", "Baden", "Holstein", "Lippe")):
+        b.item(old[k], name, p31=(hist,)).item(cities[k], f"{name[:3]}burg", p31=(CITY,)).edge(cities[k], "P17", old[k])
+    b.item(solingen, "Solingen", p31=(CITY,)).edge(solingen, "P17", germany)
+    b.item(kassel, "Kassel", p31=(CITY,)).edge(kassel, "P17", germany)
+    b.item("Q790", "Ruritania", p31=(COUNTRY,))  # a country Germany could become, which no city lies in
+    index = b.write(tmp_path / "index")
+    doc = _doc("Kurt", ["He was born in Solingen , Germany ."], [("Solingen", "LOC"), ("Germany", "LOC")],
+               [(0, "P17", 1)])
+    rows = _generate(tmp_path, index, doc, [solingen, germany], seeds=6)
+    assert {r["new_names"][0] for r in rows if r["entity"] == 0} == {"Kassel"}
+    assert {(r["kind"], r["reason"]) for r in rows if r["entity"] == 1} == {("kept", "place")}

@@ -727,3 +727,28 @@ def test_league_sports_reads_the_sport_a_league_name_names() -> None:
     assert league_sports("National Football League") == {"Q17156793"}
     assert league_sports("National Hockey League") == {"Q4498974"}
     assert league_sports("The Football League") == league_sports("Premier League") == set()
+
+
+def test_the_gazetteer_places_a_city_in_its_one_country(tmp_path: Path) -> None:
+    # "The largest ... iron ore mine in the world is located in Kiruna , Norrbotten County , Lapland" had read
+    # "in Płock , Bailey County , Lapland" (salt fresh1208b): the corpus placed neither city, so generate could
+    # not keep the new one in its country. The gazetteer's country of each city is now a P17 claim
+    sents = [["Kiruna", "and", "Płock", "and", "Norwich", "lie", "in", "Sweden", ",", "Poland", "and", "England", "."],
+             ["Singapore", "is", "a", "city", "."]]
+    doc = {"title": "Towns", "sents": sents, "labels": [],
+           "vertexSet": [[_m("Kiruna", 0, 0, 1, "LOC")], [_m("Płock", 0, 2, 3, "LOC")], [_m("Norwich", 0, 4, 5, "LOC")],
+                         [_m("Sweden", 0, 7, 8, "LOC")], [_m("Poland", 0, 9, 10, "LOC")],
+                         [_m("England", 0, 11, 12, "LOC")], [_m("Singapore", 1, 0, 1, "LOC")]]}
+    p = tmp_path / "docs.json"
+    p.write_text(json.dumps([doc]))
+    kb_from_corpus([p], tmp_path / "kb.json.gz", tmp_path / "links.json", min_class_items=1)
+    items = _items(tmp_path / "kb.json.gz")
+    links = json.loads((tmp_path / "links.json").read_text())["Towns"]
+
+    def countries(e: int) -> set[str]:
+        return {c["mainsnak"]["datavalue"]["value"]["id"] for c in items[links[e]]["claims"].get("P17", [])}
+
+    assert countries(0) == {links[3]} and countries(1) == {links[4]}  # Kiruna in Sweden, Płock in Poland
+    assert countries(2) == set()  # Norwich: a city of England and one of Connecticut
+    assert countries(3) == countries(4) == set()  # a country lies in no country
+    assert countries(6) == set()  # Singapore, a city and a country, lies in nothing of the corpus
