@@ -30,6 +30,7 @@ class KeptReason(str, Enum):
     PLACE = "place"
     REFERENT = "referent"
     TEXT_LANGUAGE = "text_language"
+    NOT_A_PERSON = "not_a_person"
     # the attacks of ``envbench generate --attack`` (``envbench/rename/attacks.py``)
     NOT_SELECTED = "not_selected"
     NO_PARTNER = "no_partner"
@@ -70,6 +71,8 @@ _DESCRIPTIONS = {
                          "kept its names, or the place of such an adjective that kept its own: the two still agree",
     KeptReason.TEXT_LANGUAGE: "a language (or its adjective) that names the language of the words after its colon "
                               "('( Italian : Società Dante Alighieri )'), which stay in that language",
+    KeptReason.NOT_A_PERSON: "annotated PER, but the document's gold triples give it a role no person plays (a place's, "
+                             "an organisation's) and none that only a person plays ('the former mayor of Muleshoe')",
     KeptReason.NOT_SELECTED: "--rate under 1: the entity was not drawn among the share renamed (it would have been renamed)",
     KeptReason.NO_PARTNER: "shuffle: no other entity of its coarse type in the document has other names to give it",
     KeptReason.NOT_ATTACKED: "the attack leaves entities of this coarse type as they are (type-swap: NUM and TIME)",
@@ -93,6 +96,7 @@ _SHORT = {
     KeptReason.PLACE: "a place inside it stays inside it",
     KeptReason.REFERENT: "its place or its adjective kept its names",
     KeptReason.TEXT_LANGUAGE: "the language of the words after it",
+    KeptReason.NOT_A_PERSON: "annotated a person, but its triples say otherwise",
     KeptReason.NOT_SELECTED: "not drawn at --rate under 1",
     KeptReason.NO_PARTNER: "no other entity to shuffle names with",
     KeptReason.NOT_ATTACKED: "the attack leaves its type alone",

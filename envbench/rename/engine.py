@@ -201,6 +201,7 @@ from envbench.rename.numtime import (
     weekday_of,
 )
 from envbench.rename.person_forms import keep_forms, peerage_names, titled_names
+from envbench.rename.person_roles import not_a_person
 from envbench.rename.places import Containment, containment, fetch_containers
 from envbench.rename.plausible import entity_roles, item_roles, plausible
 from envbench.rename.plausible_dates import HUMAN_SPAN, decennial, shift_range, year_bounds, year_floors
@@ -572,6 +573,15 @@ class DocInfo:
                     out.add(ei)
                     break
         return frozenset(out)
+
+    @functools.cached_property
+    def not_persons(self) -> frozenset[int]:
+        """The PER entities the document's gold triples say are no person (``rename.person_roles``): "the former
+        mayor of Muleshoe" (Muleshoe, PER, located in Bailey County) had read "the former mayor of Sigmund
+        Romberg"."""
+        labels = self.doc.get("labels") or []
+        return frozenset(ei for ei, c in enumerate(self.coarse)
+                         if c == "PER" and not_a_person(entity_roles(labels, ei)))
 
     @functools.cached_property
     def kind_nouns(self) -> list[list[KindNoun]]:
@@ -2022,6 +2032,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         facts = draws.facts[(info.order, ei, second)] = entity_facts(info, ei, slot, second, draws)
     own_types, adjectival, need_forms, person = facts.own_types, facts.adjectival, facts.need_forms, facts.person
     common, regnal = facts.common, facts.regnal
+    if ei in info.not_persons:  # a place or an organisation annotated PER: no person's name reads right
+        keep(run, ei, KeptReason.NOT_A_PERSON, person)
+        return None
     if ei in info.text_languages and (adjectival or LANGUAGE in draws.classes_up(info.qids[ei] or "")):
         keep(run, ei, KeptReason.TEXT_LANGUAGE, person)  # "( Italian : Società Dante Alighieri )"
         return None
@@ -2369,8 +2382,8 @@ class Renamer:
                                  popularity=self.popularity)
         self.cache_used = self.cache_used or source.cache_used
         draws = Draws(slots, source.total, self.auditor, excluded=self.excluded, knows_genders=self.has_genders,
-                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE, bare=self.bare, common_words=self.common_words,
-                      places=self.popularity is None)
+                      class_kinds=self.class_kinds, nouns=self.nouns, plausible=PLAUSIBLE, bare=self.bare,
+                      common_words=self.common_words, places=self.popularity is None)
         self.nouns.prepare(kn for i in infos for found in i.kind_nouns for kn in found)
         if self.has_genders:
             draws.genders.update(fetch_genders(self.con, {s.qid for s in slots}))  # the entities' own items

@@ -30,7 +30,8 @@ class, written as its P31. The signals, each a vote of some weight for a class:
     "State"s, Canadian provinces) > city of 100,000 > city > other first-level subdivision or region >
     lower subdivision > county. Weight 3 for it, 1 for the other readings.
 ``definition``
-    A mention followed by "is a ..."/"was an ..."/", a ..." and a kind noun before the phrase ends ("X is an
+    A mention followed (past a parenthesis right after it: "X ( born ... ) is a ...") by "is a ..."/"was an
+    ..."/", a ..." and a kind noun before the phrase ends ("X is an
     American rock band formed in ..." -> band). Weight 4 per mention, at most 2 counted. A ", a ..." after a
     mention that itself follows a comma is not counted: in "Venice , California , a neighborhood" and in
     lists ("Kitchen Confidential , South Park , The Sarah Silverman Program") it defines another name.
@@ -175,12 +176,37 @@ class MentionContext:
     capitals: tuple[bool, ...] = ()
     # the kind nouns beside the mention (``core.kind_nouns``: "the ITS tanker", "in Westchester County , New York")
     kinds: tuple[KindNoun, ...] = ()
+    # up to 12 tokens after a parenthesis that follows the mention, lower-cased (empty without one): the
+    # definition of a first sentence comes after it ("The Wedding Dance ( sometimes known as The Dance
+    # Village ) is a 1566 oil - on - panel painting", "Janakpur ( ) is a thana")
+    after_parens: tuple[str, ...] = ()
 
     @staticmethod
     def of(sentence: Sequence[str], start: int, end: int, kinds: Sequence[KindNoun] = ()) -> MentionContext:
         return MentionContext(tuple(t.lower() for t in sentence[max(0, start - 3):start]),
                               tuple(t.lower() for t in sentence[end:end + 12]),
-                              tuple(t[:1].isupper() for t in sentence[end:end + 12]), tuple(kinds))
+                              tuple(t[:1].isupper() for t in sentence[end:end + 12]), tuple(kinds),
+                              tuple(t.lower() for t in sentence[close + 1:close + 13])
+                              if (close := parenthesis_end(sentence, end)) is not None else ())
+
+
+PARENS_MAX = 40  # tokens a parenthesis after a name may hold and still be skipped for its definition
+
+
+def parenthesis_end(sentence: Sequence[str], at: int) -> int | None:
+    """The index of the ")" that closes a "(" at ``at`` (nested ones counted), within :data:`PARENS_MAX`
+    tokens; None when ``at`` holds no "(" or it does not close there."""
+    if at >= len(sentence) or sentence[at] != "(":
+        return None
+    depth = 0
+    for i in range(at, min(len(sentence), at + PARENS_MAX + 2)):
+        if sentence[i] == "(":
+            depth += 1
+        elif sentence[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
 
 
 @dataclass
@@ -733,7 +759,7 @@ class FineTyper:
         votes: Counter[str] = Counter()
         counted = 0
         for c in contexts:
-            a = c.after
+            a = c.after_parens or c.after  # "X ( born ... ) is a ...": the definition after the parenthesis
             if len(a) >= 2 and a[0] in BE:
                 rest = a[1:]
             elif len(a) >= 2 and a[0] == "," and a[1] in DETERMINERS and not (c.before and c.before[-1] == ","):

@@ -32,6 +32,7 @@ from envbench.worlds.fine_typing import (
     load_fine_classes,
     names_a_class_of_ships,
     names_two,
+    parenthesis_end,
     untypeable,
 )
 from envbench.worlds.gazetteers import build_adjectival, build_places, load_gazetteer, name_key
@@ -596,3 +597,22 @@ def test_a_name_always_written_after_the_is_no_town() -> None:
     # a town that modifies the noun after "the" is still one: "the Durban - based side", "the Durban club"
     for sentence in ("He joined the Durban - based side .", "He joined the Durban club ."):
         assert t.type(Evidence("LOC", ["Durban"], [], [_ctx(sentence, "Durban")])).place is not None, sentence
+
+
+def test_a_definition_after_a_parenthesis_counts() -> None:
+    # "La plaça del Diamant ( ... ) is a novel" and "Janakpur ( ) is a thana": Re-DocRED's first sentences put
+    # a parenthesis (a translation, a pronunciation, an emptied foreign name) between a name and its
+    # definition, which the definition signal had not read past ("The Wedding Dance ( sometimes known as The
+    # Dance Village ) is a 1566 oil - on - panel painting" was typed a song and read "Send My Love to the
+    # Dancefloor , I 'll See You In Hell ( sometimes known as Hey Mister DJ ) is a 1531 oil - on - panel painting")
+    t = FineTyper(["definition"])
+    novel = _ctx("La plaça del Diamant ( The Time of the Doves ) is a novel by Mercè Rodoreda .", "La plaça del Diamant")
+    assert t.type(Evidence("MISC", ["La plaça del Diamant"], contexts=[novel])).qid == "Q8261"
+    empty = _ctx("Orbel ( ) is a village in Slovakia .", "Orbel")
+    assert t.type(Evidence("LOC", ["Orbel"], contexts=[empty])).qid == "Q532"
+    nested = _ctx("Moon Harbor ( MH ( band ) ) is an American rock band .", "Moon Harbor")
+    assert t.type(Evidence("ORG", ["Moon Harbor"], contexts=[nested])).qid == "Q215380"
+    # a parenthesis that does not close in the sentence, or a name without one, reads as before
+    open_only = _ctx("Orbel ( is a village in Slovakia .", "Orbel")
+    assert t.type(Evidence("LOC", ["Orbel"], contexts=[open_only])).signal == "fallback"
+    assert parenthesis_end(["A", "(", "b", ")", "c"], 1) == 3 and parenthesis_end(["A", "b"], 1) is None
