@@ -965,6 +965,9 @@ class Run:
     # (and the old names whose new names were written from another new name, ``Row.written``)
     fallback: dict[int, tuple[str, dict[str, NewName], list[tuple[str, ...]], frozenset[str]]] = field(
         default_factory=dict)
+    # the places whose held first fit lies inside the own item of an outer place it leaves its names
+    # (``PLACED_IN_OWN``): only a candidate inside an item the outer place could become displaces it
+    own_placed: set[int] = field(default_factory=set)
     # the persons some of whose candidates had a name that reads as the other gender
     # (``rename.gender.reads_against``): kept as ``no_gender``, not ``no_candidate``, when none is left;
     # per run, so one seed's draws never decide another seed's kept reason
@@ -1310,33 +1313,45 @@ def placement(run: Run, ei: int) -> Placement:
     return got
 
 
+# what a candidate for a place of a pair keeps (``placed_test``): nothing; the outer places' own items (they
+# keep their names: "Kassel , Germany"); or items each outer place could become (both renamed: "Groton ,
+# United States"), which a place prefers, the second where none of its draws does the third
+NOT_PLACED, PLACED_IN_OWN, PLACED = 0, 1, 2
+
+
 def placed(run: Run, ei: int, draws: Draws, cand: str) -> bool:
     """Whether candidate ``cand`` for place ``ei`` keeps the document's places inside each other, by the
     index (``rename.places``): inside the item each settled outer place names now; containing the item
     each settled inner place names now; and, for an outer place still to come, inside an item it could
     become, so it can follow. A place the index cannot place does not keep them (a preference only)."""
-    return placed_test(run, ei, draws)(cand)
+    return placed_test(run, ei, draws)(cand) == PLACED
 
 
-def placed_test(run: Run, ei: int, draws: Draws) -> Callable[[str], bool]:
-    """``placed`` for the run as it stands, as one test to put to every candidate of a window."""
+def placed_test(run: Run, ei: int, draws: Draws) -> Callable[[str], int]:
+    """What candidates keep of the places of pairs for the run as it stands (``NOT_PLACED``,
+    ``PLACED_IN_OWN``, ``PLACED``), as one test to put to every candidate of a window: ``placed`` when it
+    gives ``PLACED``; ``PLACED_IN_OWN`` when it lies inside the own item of an outer place still to come that
+    could become none of its containers, and where the others could ("Kassel , Germany" for "Solingen ,
+    Germany" where every country a German city lies in is a name dev writes)."""
     where, containers, empty = placement(run, ei), draws.containers, frozenset()
     inside, contains, follow = where.inside, where.contains, where.follow
     within = [containers.get(item, empty) for item in contains]  # the containers of its renamed inner places
     own_items = {o: run.info.qids[o] for o in follow}
 
-    def test(cand: str) -> bool:
+    def test(cand: str) -> int:
         held = containers.get(cand, empty)
         if not inside <= held or any(cand not in c for c in within):
-            return False
+            return NOT_PLACED
+        got = PLACED
         for o in follow:
-            if own_items[o] in held:
-                continue  # the outer place can keep its names ("Malmö , Sweden" for "Kiruna , Sweden")
             ok = where.could[o] if o in where.could else where.could.setdefault(o, {})
-            if not any(ok[c] if c in ok else ok.setdefault(c, _may_become(run, o, draws, c, where.became))
-                       for c in held):
-                return False
-        return True
+            if any(ok[c] if c in ok else ok.setdefault(c, _may_become(run, o, draws, c, where.became))
+                   for c in held):
+                continue
+            if own_items[o] not in held:
+                return NOT_PLACED
+            got = PLACED_IN_OWN  # the outer place can keep its names ("Malmö , Sweden" for "Kiruna , Sweden")
+        return got
 
     return test
 
@@ -2094,12 +2109,13 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         # a held first fit gives way only to a place that keeps the places inside each other: the others are
         # passed over before the costlier checks (the run does not change while the entity reads its windows)
         in_place = placed_test(run, ei, draws) if placing else None
+        need = PLACED if ei in run.own_placed else PLACED_IN_OWN
         if in_place is not None and ei in run.fallback:
-            window = list(filter(in_place, window))
+            window = [c for c in window if in_place(c) >= need]
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
             if regnal and ei in run.fallback and not draws.has_regnal_name(cand):
                 continue  # the first fit was found earlier in this window (checked before pairing)
-            if in_place is not None and ei in run.fallback and not in_place(cand):
+            if in_place is not None and ei in run.fallback and in_place(cand) < need:
                 continue  # likewise, once a first fit of this window is held
             if joined is not None:  # a fit with forms for the adjectives first; one without is held only
                 fit = _fit(run, ei, draws, joined, cand)
@@ -2116,9 +2132,15 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             mapping, keys, written, preferred = fit
             if not preferred:
-                run.fallback.setdefault(ei, (cand, mapping, keys, written))
+                if in_place is not None and ei not in run.own_placed and in_place(cand) == PLACED_IN_OWN:
+                    run.fallback[ei] = (cand, mapping, keys, written)  # displaces a first fit placed nowhere
+                    run.own_placed.add(ei)
+                    need = PLACED
+                else:
+                    run.fallback.setdefault(ei, (cand, mapping, keys, written))
                 continue
             run.fallback.pop(ei, None)  # a first fit kept aside for this entity is not needed any more
+            run.own_placed.discard(ei)
             _accept_joined(run, ei, draws, cand, mapping, keys, written, adjectival, person, adj)
             return None
         run.window += 1
@@ -2127,6 +2149,7 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal and not placing and joined is None:
             break
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
+        run.own_placed.discard(ei)
         _accept_joined(run, ei, draws, *run.fallback.pop(ei), adjectival, person, adj)
         return None
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one

@@ -134,6 +134,15 @@ PHRASE_END = frozenset({"of", "in", "from", "by", "that", "which", "who", "whose
 QUOTES_OPEN = frozenset({'"', "“", "‘", "'", "``"})
 QUOTES_CLOSE = frozenset({'"', "”", "’", "'", "''"})
 SONG = "Q7366"
+# roles of a thing that stands somewhere (located in an administrative entity, at a location, on a landform):
+# no song ("Stand in the Schoolhouse Door", in Tuscaloosa, and "The Wedding Dance", in the Detroit Institute
+# of Arts, had been typed songs by their quotes and the learned signal)
+LOCATED_ROLES = frozenset({("P131", "subject"), ("P276", "subject"), ("P706", "subject")})
+
+
+def stands_somewhere(ev: Evidence) -> bool:
+    """Whether a cluster's gold triples locate it (``LOCATED_ROLES``)."""
+    return any(r in LOCATED_ROLES for r in ev.roles)
 LANGUAGE = "Q34770"
 TV_SERIES = "Q5398426"
 TV_EPISODE = "Q21191270"
@@ -942,7 +951,7 @@ class FineTyper:
         for ev, t in zip(evidences, typed):
             if t.qid in GENERIC and not t.adjectival and ev.coarse in LEARNED_COARSE and not untypeable(ev):
                 guess = model.predict(ev)
-                if guess is not None:
+                if guess is not None and not (guess == SONG and stands_somewhere(ev)):
                     t = Typing(guess, "learned", place=t.place, scores=t.scores)
             out.append(t)
         return self.merge_small_classes(out)
@@ -998,6 +1007,8 @@ class FineTyper:
         for votes in by_signal.values():
             own.update(votes)
         own = Counter({c: v for c, v in own.items() if v > 0})
+        if ev.coarse == "MISC" and SONG in own and stands_somewhere(ev):
+            del own[SONG]  # a thing that stands somewhere is no song, whatever its quotes say
         if not own:
             return Typing(self.table.coarse_fallback.get(ev.coarse, self.table.coarse_fallback["MISC"]), "fallback",
                           place=place)

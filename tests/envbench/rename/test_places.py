@@ -187,3 +187,23 @@ def test_a_city_stays_in_a_country_that_cannot_become_another(tmp_path: Path) ->
     rows = _generate(tmp_path, index, doc, [solingen, germany], seeds=6)
     assert {r["new_names"][0] for r in rows if r["entity"] == 0} == {"Kassel"}
     assert {(r["kind"], r["reason"]) for r in rows if r["entity"] == 1} == {("kept", "place")}
+
+
+def test_a_city_prefers_a_country_the_outer_place_can_become_to_its_own(tmp_path: Path) -> None:
+    # the outer place keeping its names is the second choice: where a drawn city lies in a country the outer
+    # place can become, both are renamed ("Solingen , Germany" -> "Rurton , Ruritania"), and "Kassel ,
+    # Germany" is taken only where no draw does so
+    b = Builder().item(CITY, "city").item(COUNTRY, "country")
+    countries = _eval_qids("Q79", 3)
+    cities = _eval_qids("Q80", 3)
+    germany, ruritania = countries[0], countries[1]
+    solingen, kassel, rurton = cities
+    b.item(germany, "Germany", p31=(COUNTRY,)).item(ruritania, "Ruritania", p31=(COUNTRY,))
+    b.item(solingen, "Solingen", p31=(CITY,)).edge(solingen, "P17", germany)
+    b.item(kassel, "Kassel", p31=(CITY,)).edge(kassel, "P17", germany)
+    b.item(rurton, "Rurton", p31=(CITY,)).edge(rurton, "P17", ruritania)
+    index = b.write(tmp_path / "index")
+    doc = _doc("Kurt", ["He was born in Solingen , Germany ."], [("Solingen", "LOC"), ("Germany", "LOC")],
+               [(0, "P17", 1)])
+    items = _items(_generate(tmp_path, index, doc, [solingen, germany], seeds=6))
+    assert all(v == {0: rurton, 1: ruritania} for v in items.values())

@@ -616,3 +616,15 @@ def test_a_definition_after_a_parenthesis_counts() -> None:
     open_only = _ctx("Orbel ( is a village in Slovakia .", "Orbel")
     assert t.type(Evidence("LOC", ["Orbel"], contexts=[open_only])).signal == "fallback"
     assert parenthesis_end(["A", "(", "b", ")", "c"], 1) == 3 and parenthesis_end(["A", "b"], 1) is None
+
+
+def test_a_thing_that_stands_somewhere_is_no_song() -> None:
+    # "The film centers on the University of Alabama 's " Stand in the Schoolhouse Door " integration crisis" had
+    # read "... 's " Sálvame " integration crisis" (salt fresh1208f): its quotes voted song, though its gold
+    # triples locate it (P131); so did the learned signal for "The Wedding Dance", a painting in a museum
+    t = FineTyper(["context", "relations"])
+    quoted = _ctx('It centers on the " Stand in the Schoolhouse Door " crisis .', "Stand in the Schoolhouse Door")
+    song = Evidence("MISC", ["Stand in the Schoolhouse Door"], contexts=[quoted])
+    assert t.type(song).qid == "Q7366"  # quotes alone: a song, as before
+    located = Evidence("MISC", ["Stand in the Schoolhouse Door"], roles=[("P131", "subject")], contexts=[quoted])
+    assert t.type(located).qid != "Q7366"
