@@ -205,7 +205,7 @@ from envbench.rename.person_roles import not_a_person
 from envbench.rename.places import Containment, containment, fetch_containers
 from envbench.rename.plausible import entity_roles, item_roles, plausible
 from envbench.rename.plausible_dates import HUMAN_SPAN, decennial, shift_range, year_bounds, year_floors
-from envbench.rename.regnal import TITLES, any_regnal
+from envbench.rename.regnal import TITLES, after_sovereign_title, any_regnal
 from envbench.rename.short_names import (
     ShortName,
     follow,
@@ -573,6 +573,13 @@ class DocInfo:
                     out.add(ei)
                     break
         return frozenset(out)
+
+    @functools.cached_property
+    def sovereigns(self) -> frozenset[int]:
+        """The PER entities a mention of which stands right after a sovereign's title (``regnal``: "Emperor
+        Xuanzong"): each takes a monarch's name or keeps its own."""
+        return frozenset(ei for ei, c in enumerate(self.coarse) if c == "PER"
+                         and after_sovereign_title(self.doc["sents"], self.doc["vertexSet"][ei]))
 
     @functools.cached_property
     def not_persons(self) -> frozenset[int]:
@@ -2020,7 +2027,7 @@ def entity_facts(info: DocInfo, ei: int, slot: Slot, second: bool, draws: Draws)
     common = info.coarse[ei] != "PER" and all(written_lower(nm) for nm in originals)
     # no one but a person named as a monarch takes a monarch's name ("directed by Frederick I"), and such a
     # person prefers one among all its draws ("Charles IV of Spain" -> "Frederick II of Spain"; ``rename.regnal``)
-    regnal = any_regnal(originals) if info.coarse[ei] == "PER" else None
+    regnal = (any_regnal(originals) or ei in info.sovereigns) if info.coarse[ei] == "PER" else None
     # a person's one-word names written after a title that goes with a surname ("General Lee"): surnames
     titled = titled_names(info.doc["sents"], info.doc["vertexSet"][ei]) if info.coarse[ei] == "PER" else frozenset()
     # "the 1987 science fiction movie The Hidden": a new name of a film (``rename.kinds``)
@@ -2148,6 +2155,11 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         # monarch's name in every window, since few of the drawn persons are monarchs
         if ei in run.fallback and run.window - w0 >= HEAD_WINDOWS and not regnal and not placing and joined is None:
             break
+    if ei in run.fallback and ei in info.sovereigns and not any_regnal(
+            nn.name for nn in run.fallback[ei][1].values()):
+        del run.fallback[ei]  # "Emperor Xuanzong" takes a monarch's name or none: never "Emperor Lino S. Cayetano"
+        keep(run, ei, KeptReason.NO_CANDIDATE, person)
+        return None
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
         run.own_placed.discard(ei)
         _accept_joined(run, ei, draws, *run.fallback.pop(ei), adjectival, person, adj)

@@ -14,6 +14,11 @@ The rule (:func:`is_regnal`), on a name's words:
   Rockefeller III", "John E. Jones III" read as anyone else;
 * "Malcolm X" is a name, not a reign.
 
+A PER entity written right after a sovereign's title ("Emperor Xuanzong", "Pope Francis", "Queen Victoria";
+:func:`after_sovereign_title`) is named as a monarch too, though its name has no numeral, and takes nothing
+else: renamed as anyone, "an eunuch official of Emperor Xuanzong" read "of Emperor Lino S. Cayetano"; where
+no drawn candidate has a monarch's name it keeps its own (``no_candidate``).
+
 A PER entity without a regnal name never takes one (``engine.settle_linked``). An entity with one
 prefers a candidate that gives one among all its draws and takes the first that fits when none does:
 a monarch is a human to Wikidata, like everyone else, so on a real index a few in a thousand of a
@@ -25,7 +30,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 _NUMERAL = re.compile(r"(?=[IVX])X{0,3}(?:IX|IV|V?I{0,3})")
 # words that stand before a monarch's given name ("King Carol I", "Pope Pius X", "Elector Frederick III")
@@ -34,6 +40,12 @@ TITLES = frozenset({"king", "queen", "pope", "emperor", "empress", "tsar", "czar
                      "countess", "margrave", "landgrave", "saint", "st.", "patriarch", "pharaoh", "caliph", "emir",
                      "ptolemaic", "antipope", "regent", "infante", "infanta"})
 _NOT_REGNAL = frozenset({"Malcolm X"})
+# titles only a sovereign bears, in the singular and the plural ("Popes Pius XII , John XXIII"): a name after
+# one is a monarch's; not "prince", "count" or "duke", which a name of any form may follow ("Count Lev
+# Nikolayevich Tolstoy")
+SOVEREIGN_TITLES = frozenset({"king", "queen", "pope", "emperor", "empress", "tsar", "czar", "tsarina", "sultan",
+                              "shah", "pharaoh", "caliph", "kings", "queens", "popes", "emperors", "tsars",
+                              "sultans", "pharaohs", "caliphs"})
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -52,9 +64,19 @@ def is_regnal(name: str) -> bool:
         w.casefold() in TITLES for w in words[:at - 1])
 
 
+def after_sovereign_title(sents: Sequence[Sequence[str]], mentions: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether a mention stands right after a sovereign's title (``SOVEREIGN_TITLES``, any case): "Emperor
+    Xuanzong", "Pope Francis", "Popes Pius XII"."""
+    for m in mentions:
+        a = m["pos"][0]
+        if a > 0 and sents[m["sent_id"]][a - 1].casefold() in SOVEREIGN_TITLES:
+            return True
+    return False
+
+
 def any_regnal(names: Iterable[str]) -> bool:
     """Whether one of ``names`` is regnal."""
     return any(is_regnal(n) for n in names)
 
 
-__all__ = ["TITLES", "any_regnal", "is_regnal"]
+__all__ = ["SOVEREIGN_TITLES", "TITLES", "after_sovereign_title", "any_regnal", "is_regnal"]

@@ -77,3 +77,34 @@ def test_a_title_before_a_mention_takes_no_name_that_opens_with_one() -> None:
     run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
     assert settle_linked(run, 0, _draws(slots, total=10, windows={(0, 0): ["Q7", "Q8"]}, names=names)) is None
     assert run.new_items == {0: "Q7"}
+
+
+def _titled_doc(title: str, name: str) -> dict[str, Any]:
+    words = ["an", "official", "of", title, *name.split(), "."]
+    return {"title": "Consort", "labels": [], "sents": [words],
+            "vertexSet": [[mention(name, 0, [4, 4 + len(name.split())], "PER")]]}
+
+
+def test_a_name_after_a_sovereigns_title_takes_a_monarchs_name_or_keeps_its_own() -> None:
+    from envbench.core.reasons import KeptReason
+    from envbench.rename.engine import settle_linked
+    from envbench.rename.regnal import after_sovereign_title
+
+    # "Gao Lishi , an eunuch official of Emperor Xuanzong" had read "of Emperor Lino S. Cayetano" (salt fresh1208g)
+    doc = _titled_doc("Emperor", "Xuanzong")
+    assert after_sovereign_title(doc["sents"], doc["vertexSet"][0])
+    names = {"Q7": ItemNames("Lino S. Cayetano", ()), "Q8": ItemNames("Frederick II", ())}
+    last = MAX_WINDOWS - 1
+    windows: dict[tuple[int, int], list[str]] = {(0, w): [] for w in range(MAX_WINDOWS)}
+    windows[(0, 0)], windows[(0, last)] = ["Q7"], ["Q8"]
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    assert settle_linked(run, 0, _draws(slots, total=1000, windows=windows, names=names)) is None
+    assert run.new_items == {0: "Q8"}  # "Emperor Frederick II"
+    windows[(0, last)] = []
+    run, slots = _run(doc, ["Q1"], {"Q1": "Q5"})
+    assert settle_linked(run, 0, _draws(slots, total=1000, windows=windows, names=names)) is None
+    assert run.new_items == {} and run.rows[0].reason == KeptReason.NO_CANDIDATE
+    # a prince or a count may be anyone: "Count Lev Nikolayevich Tolstoy" takes the first fit
+    run, slots = _run(_titled_doc("Count", "Lev Tolstoy"), ["Q1"], {"Q1": "Q5"})
+    assert settle_linked(run, 0, _draws(slots, total=1000, windows=windows, names=names)) is None
+    assert run.new_items == {0: "Q7"}
