@@ -211,6 +211,12 @@ def _offsets(name: str, tokens: Sequence[str]) -> list[tuple[int, int]] | None:
     return out if not name[pos:].strip() else None
 
 
+# words that make a place's name the name of one regime of that place ("Nazi Germany", "Vichy France",
+# "Soviet Russia", "Imperial Russian"): no other place takes them, so such a name follows no new name of its
+# place ("from Nazi Germany" had read "from Nazi French Guiana"), and both keep theirs
+REGIME_WORDS = frozenset({"Nazi", "Fascist", "Francoist", "Vichy", "Tsarist", "Soviet", "Imperial"})
+
+
 def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
            plans: Mapping[int, Mapping[str, NewName]], person: bool = False) -> tuple[NewName, tuple[int, ...]] | None:
     """A builder's name ``name`` (document tokens ``tokens``) with each run written as its leader's new
@@ -223,7 +229,10 @@ def derive(name: str, tokens: Sequence[str], runs: Sequence[Embedded],
     builder writes right after the run, or opens with right before it, are written once ("Sire Records"
     beside "Sire" renamed "Warp Records": "Warp Records"; "River Kenn" beside "Kenn" renamed "River Clyst":
     "River Clyst"), and so is a word the builder writes on one side of the run that the new name has at its
-    other end ("River Brosna" beside "Brosna" renamed "Hudson River": "Hudson River")."""
+    other end ("River Brosna" beside "Brosna" renamed "Hudson River": "Hudson River"). A run right after a
+    word of ``REGIME_WORDS`` takes no new name: None ("Nazi Germany")."""
+    if any(r.start > 0 and tokens[r.start - 1] in REGIME_WORDS for r in runs):
+        return None
     offsets = _offsets(name, tokens)
     new_tokens: list[str] = []
     text: list[str] = []

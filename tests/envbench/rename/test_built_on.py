@@ -317,8 +317,10 @@ def test_a_run_beside_the_builders_words_takes_no_formal_name() -> None:
     assert got is not None and got[0].name == "Qatar Supreme Court" and got[0].tokens == ("Qatar", "Supreme", "Court")
     congo = {1: {"Germany": NewName("Democratic Republic of the Congo", ("Democratic", "Republic", "of", "the",
                                                                            "Congo"))}}
-    got = derive("Nazi Germany", ["Nazi", "Germany"], [Embedded(1, 2, 1, "Germany")], congo)
-    assert got is not None and got[0].name == "Nazi Congo"
+    got = derive("Team Germany", ["Team", "Germany"], [Embedded(1, 2, 1, "Germany")], congo)
+    assert got is not None and got[0].name == "Team Congo"
+    # (since 404fbfbd3548's successor "Nazi Germany" takes no new name at all: a regime's name is its place's)
+    assert derive("Nazi Germany", ["Nazi", "Germany"], [Embedded(1, 2, 1, "Germany")], congo) is None
     # beside a dash or a small word the run is a name of its own, and stays whole
     got = derive("IBM Research – Brazil", ["IBM", "Research", "–", "Brazil"], [Embedded(3, 4, 1, "Brazil")],
                  {1: {"Brazil": NewName("State of Qatar", ("State", "of", "Qatar"))}})
@@ -369,3 +371,20 @@ def test_a_new_place_named_after_an_old_one_is_no_run() -> None:
     tokens = [{"USS New Jersey": ["USS", "New", "Jersey"]}, {"New Jersey": ["New", "Jersey"]}]
     got = embedded_names(names, tokens, ["MISC", "LOC"], ["Q1", "Q2"], ())
     assert [(r.leader, r.name) for r in got[0]["USS New Jersey"]] == [(1, "New Jersey")]
+
+
+def test_a_regimes_name_follows_no_new_name_of_its_place() -> None:
+    # "bringing ... Jewish children ... to the United States from Nazi Germany" had read "from Nazi French Guiana"
+    # (salt fresh1208h): a regime's name is its place's alone, so both keep their names
+    from envbench.rename.built_on import REGIME_WORDS
+
+    doc = _doc(["They came from Nazi Germany .", "Germany had invaded Poland ."],
+               [[("Nazi Germany", 0, "LOC")], [("Germany", 1, "LOC")]])
+    run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("French Guiana", ()))]})
+    assert (_row(run, 0).kind, _row(run, 1).kind) == ("kept", "kept")
+    assert "Nazi" in REGIME_WORDS
+    # a name built on a place with no such word still follows it ("German Navy" is no regime)
+    doc = _doc(["They served in the Germany Navy .", "Germany had invaded Poland ."],
+               [[("Germany Navy", 0, "ORG")], [("Germany", 1, "LOC")]])
+    run = _settle(doc, [None, "Q1"], {1: [("Q7", ItemNames("French Guiana", ()))]})
+    assert _names(run, 0) == ["French Guiana Navy"]
