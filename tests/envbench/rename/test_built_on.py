@@ -319,7 +319,7 @@ def test_a_run_beside_the_builders_words_takes_no_formal_name() -> None:
                                                                            "Congo"))}}
     got = derive("Team Germany", ["Team", "Germany"], [Embedded(1, 2, 1, "Germany")], congo)
     assert got is not None and got[0].name == "Team Congo"
-    # (since 404fbfbd3548's successor "Nazi Germany" takes no new name at all: a regime's name is its place's)
+    # (since 61c4198b5c3f "Nazi Germany" takes no new name at all: a regime's name is its place's)
     assert derive("Nazi Germany", ["Nazi", "Germany"], [Embedded(1, 2, 1, "Germany")], congo) is None
     # beside a dash or a small word the run is a name of its own, and stays whole
     got = derive("IBM Research – Brazil", ["IBM", "Research", "–", "Brazil"], [Embedded(3, 4, 1, "Brazil")],
