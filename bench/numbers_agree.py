@@ -48,7 +48,7 @@ import datetime
 import json
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -288,14 +288,19 @@ def agrees(doc: dict[str, Any], pair: tuple[str, Ref, Ref, Ref | None, str]) -> 
     return a is not None and b is not None and value in whole(a, b, unit)
 
 
-def bootstrap(groups: list[tuple[float, float]], draws: int = 2000, ratio: bool = False) -> tuple[float, float]:
+def bootstrap(groups: list[tuple[float, ...]], draws: int = 2000, ratio: bool = False,
+              stat: Callable[[list[float]], float | None] | None = None) -> tuple[float, float]:
     """95% interval of sum(x)/sum(y) over documents drawn with replacement (``groups``: per document (x, y));
-    ``ratio``: groups hold (x1, y1, x2, y2) and the interval is of (x1/y1) / (x2/y2)."""
+    ``ratio``: groups hold (x1, y1, x2, y2) and the interval is of (x1/y1) / (x2/y2); ``stat``: of that
+    function of the columns' sums instead (None where it is undefined: "x1/y1 - x2/y2", ``bench/places.py --vs``)."""
     rnd = random.Random(57)
     values = []
     for _ in range(draws):
         sample = [groups[rnd.randrange(len(groups))] for _ in groups]
-        if ratio:
+        if stat is not None:
+            if (v := stat([sum(g[i] for g in sample) for i in range(len(groups[0]))])) is not None:
+                values.append(v)
+        elif ratio:
             s = [sum(g[i] for g in sample) for i in range(4)]  # type: ignore[misc]
             if s[1] and s[3] and s[2]:
                 values.append((s[0] / s[1]) / (s[2] / s[3]))

@@ -74,20 +74,17 @@ def count_pairs(env_dir: Path, source: dict[str, dict[str, Any]], idx: Any) -> t
     return per_doc, shown
 
 
-def paired_difference(a: dict[str, list[float]], b: dict[str, list[float]], draws: int = 2000) -> tuple[float, float, float]:
+def paired_difference(a: dict[str, list[float]], b: dict[str, list[float]]) -> tuple[float, float, float]:
     """The contradicted share of ``a`` less that of ``b``, with its 95% interval: source documents drawn with
-    replacement, each with its pairs in both runs (the design is paired by document)."""
-    titles = sorted(set(a) | set(b))
-    rows = [(*a.get(t, [0.0, 0.0]), *b.get(t, [0.0, 0.0])) for t in titles]
+    replacement, each with its pairs in both runs (the design is paired by document; ``bootstrap``)."""
+    rows = [(*a.get(t, [0.0, 0.0]), *b.get(t, [0.0, 0.0])) for t in sorted(set(a) | set(b))]
 
-    def diff(sample: list[tuple[float, ...]]) -> float | None:
-        s = [sum(r[i] for r in sample) for i in range(4)]
+    def diff(s: list[float]) -> float | None:
         return s[0] / s[1] - s[2] / s[3] if s[1] and s[3] else None
 
-    rnd = random.Random(57)
-    values = sorted(v for _ in range(draws) if (v := diff([rows[rnd.randrange(len(rows))] for _ in rows])) is not None)
-    point = diff(rows)
-    return (point if point is not None else 0.0), values[int(0.025 * len(values))], values[int(0.975 * len(values)) - 1]
+    point = diff([sum(r[i] for r in rows) for i in range(4)])
+    lo, hi = bootstrap(rows, stat=diff)
+    return (point if point is not None else 0.0), lo, hi
 
 
 def main() -> None:

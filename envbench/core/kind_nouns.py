@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from envbench.core.heads import singular
+from envbench.core.mentions import mention_mask
 
 PATTERNS = ("before", "of", "after", "modifier", "definition", "predicate", "container")
 STRONG = frozenset({"before", "of", "after", "definition", "container"})  # the patterns whose noun is the mention's own kind
@@ -137,15 +138,6 @@ def _ends_phrase(sent: Sequence[str], covered: bytearray, j: int) -> bool:
     return not tok[:1].isalnum() or tok.casefold() in PHRASE_END
 
 
-def _covered(doc: Mapping[str, Any]) -> list[bytearray]:
-    out = [bytearray(len(s)) for s in doc["sents"]]
-    for ent in doc["vertexSet"]:
-        for m in ent:
-            a, b = m["pos"]
-            out[m["sent_id"]][a:b] = b"\x01" * (b - a)
-    return out
-
-
 def _definition(sent: Sequence[str], covered: bytearray, b: int, apposition: bool = True) -> tuple[tuple[str, ...], bool]:
     """The words of a predicate noun phrase after a mention that ends at ``b`` (see the module docstring), and
     whether a "not" negates it; with ``apposition`` False, not of an apposition (the mention follows a comma)."""
@@ -190,7 +182,7 @@ def kind_nouns(doc: Mapping[str, Any], ei: int, covered: Sequence[bytearray] | N
     """The kind nouns beside every mention of entity ``ei`` of a DocRED-format document (the module docstring's
     rule), in mention order. ``covered`` (per sentence, 1 where a mention's token stands) may be passed when
     the caller asks for many entities of one document."""
-    covered = covered if covered is not None else _covered(doc)
+    covered = covered if covered is not None else mention_mask(doc)
     out: list[KindNoun] = []
     for m in doc["vertexSet"][ei]:
         sid = m["sent_id"]
@@ -232,7 +224,7 @@ def kind_nouns(doc: Mapping[str, Any], ei: int, covered: Sequence[bytearray] | N
 
 def document_kind_nouns(doc: Mapping[str, Any]) -> list[list[KindNoun]]:
     """:func:`kind_nouns` of every entity of a document, in vertexSet order."""
-    covered = _covered(doc)
+    covered = mention_mask(doc)
     return [kind_nouns(doc, ei, covered) for ei in range(len(doc["vertexSet"]))]
 
 

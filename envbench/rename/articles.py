@@ -44,6 +44,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from envbench.core.mentions import mention_mask
 from envbench.core.text import same_case
 
 _SILENT_H = ("hour", "honest", "honor", "honour", "heir", "herb")
@@ -171,7 +172,7 @@ _THE_FIRST_OF_PLACES = frozenset({"United", "Republic", "Kingdom", "Commonwealth
                                   "Principality", "Sultanate", "Isle", "People's"})
 
 
-_ARTICLE_WORDS = ("the", "a", "an")  # a name opening with one of them has its article already
+ARTICLE_WORDS = ("the", "a", "an")  # a name opening with one of them has its article already
 # last words of the natural features written with "the" ("the Limpopo River", "the Black Sea", "the Ural
 # Mountains"): in Re-DocRED a mention ending so follows "the" where a noun phrase starts 160 times and goes
 # without 23 (River 69 to 9, Sea 27 to 1, Range 11 to 1); not Lake, Creek, Island, Bay or Hills, which go
@@ -201,7 +202,7 @@ def needs_the(name: str) -> bool:
     before "of" ("State of Qatar", "Province of Potosí", "University of Tirana"). Not "Kuwait", "Des
     Moines", "Grand Rapids", "Trinity College", nor a name that opens with an article already."""
     words = name.split()
-    if not words or words[0].casefold() in _ARTICLE_WORDS:
+    if not words or words[0].casefold() in ARTICLE_WORDS:
         return False
     if name in _country_names() or is_country_short_form(name):
         return takes_the(name)
@@ -217,7 +218,7 @@ def _org_needs_the(name: str, after: str | None = None) -> bool:
     Administration", "Ohio General Assembly"); "Republic Records" and "United Artists", which open like a
     country, go without."""
     words = name.split()
-    if not words or words[0].casefold() in _ARTICLE_WORDS:
+    if not words or words[0].casefold() in ARTICLE_WORDS:
         return False
     return words[-1] in _ORG_THE_LAST or _of_phrase(words) or (words[-1] in _ORG_THE_HEADS and _ends_phrase(after))
 
@@ -278,7 +279,7 @@ def _event_needs_the(name: str, after: str | None) -> bool:
     lower-case word follows, or one of :data:`_AFTER_A_PHRASE` ("a World War II soldier" renamed "Korean
     War" reads "a Korean War soldier"; "World War II began" stays without, as a verb is not told from a noun)."""
     words = name.split()
-    return (bool(words) and words[0].casefold() not in _ARTICLE_WORDS and _event_head(words) in _THE_EVENTS
+    return (bool(words) and words[0].casefold() not in ARTICLE_WORDS and _event_head(words) in _THE_EVENTS
             and _ends_phrase(after))
 
 
@@ -299,7 +300,7 @@ def the_before(prev: str | None, old: str, new: str, coarse: str, after: str | N
     extensively in World War II ," renamed "Russo - Japanese War" "in the Russo - Japanese War ,"; "a
     United States Representative" renamed so keeps no article."""
     opening = old.split(maxsplit=1)
-    if coarse not in ("LOC", "ORG", "MISC") or not opening or opening[0].casefold() in _ARTICLE_WORDS:
+    if coarse not in ("LOC", "ORG", "MISC") or not opening or opening[0].casefold() in ARTICLE_WORDS:
         return None
     if not (_event_needs_the(new, after) if coarse == "MISC" else _needs_the_as(new, coarse, after)):
         return None
@@ -377,23 +378,20 @@ def written_bare(docs: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     bare: dict[str, int] = {}
     with_the: set[str] = set()
     for doc in docs:
-        covered = [set[int]() for _ in doc["sents"]]
-        for ent in doc["vertexSet"]:
-            for m in ent:
-                covered[m["sent_id"]].update(range(m["pos"][0], m["pos"][1]))
+        covered = mention_mask(doc)
         for ent in doc["vertexSet"]:
             for m in ent:
                 name, a = m["name"], m["pos"][0]
                 first = name.split(maxsplit=1)[:1]
-                if not first or first[0].casefold() in _ARTICLE_WORDS:
+                if not first or first[0].casefold() in ARTICLE_WORDS:
                     continue
                 prev = doc["sents"][m["sent_id"]][a - 1] if a > 0 else None
-                if prev is not None and prev.casefold() == "the" and a - 1 not in covered[m["sent_id"]]:
+                if prev is not None and prev.casefold() == "the" and not covered[m["sent_id"]][a - 1]:
                     with_the.add(name)
                 elif prev is None or prev.casefold() in _BEFORE_THE:
                     bare[name] = bare.get(name, 0) + 1
     return frozenset(nm for nm, n in bare.items() if n >= BARE_MIN and nm not in with_the)
 
 
-__all__ = ["BARE_MIN", "agree", "article_for", "possessive", "bare_compass", "bare_country", "is_country_name",
+__all__ = ["ARTICLE_WORDS", "BARE_MIN", "agree", "article_for", "possessive", "bare_compass", "bare_country", "is_country_name",
            "keep_the", "needs_the", "reads_bare", "takes_the", "the_before", "written_bare"]

@@ -29,8 +29,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from envbench.core.mentions import mention_mask
+from envbench.rename.articles import ARTICLE_WORDS
+
 COMMON_MIN = 1  # lower-case uses outside mentions that make a word common: a test set of 500 documents writes "rare" once
-_ARTICLES = frozenset({"the", "a", "an"})
 
 
 def written_common(docs: Iterable[Mapping[str, Any]]) -> frozenset[str]:
@@ -38,13 +40,10 @@ def written_common(docs: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     :data:`COMMON_MIN` times ("rare", "prize", "university")."""
     counts: dict[str, int] = {}
     for doc in docs:
-        covered = [set[int]() for _ in doc["sents"]]
-        for ent in doc["vertexSet"]:
-            for m in ent:
-                covered[m["sent_id"]].update(range(m["pos"][0], m["pos"][1]))
+        covered = mention_mask(doc)
         for si, sent in enumerate(doc["sents"]):
             for i, tok in enumerate(sent):
-                if i not in covered[si] and tok.isalpha() and tok.islower():
+                if not covered[si][i] and tok.isalpha() and tok.islower():
                     counts[tok] = counts.get(tok, 0) + 1
     return frozenset(w for w, n in counts.items() if n >= COMMON_MIN)
 
@@ -72,7 +71,7 @@ def ends_common(old: str, new: str) -> bool:
 def opens_article(name: str) -> bool:
     """Whether ``name`` opens with an article and goes on: "The Corporal", "The Edge"."""
     words = name.split()
-    return len(words) > 1 and words[0].casefold() in _ARTICLES
+    return len(words) > 1 and words[0].casefold() in ARTICLE_WORDS
 
 
 def new_name_reads_common(old: str, new: str, common: frozenset[str], coarse: str) -> bool:

@@ -115,6 +115,7 @@ from envbench.core.demonym_plurals import singular_of
 from envbench.core.gender import GenderEvidence, context_genders, document_genders, pronoun_class
 from envbench.core.heads import name_head, shared_head
 from envbench.core.kind_nouns import KindNoun, document_kind_nouns
+from envbench.core.mentions import mention_mask
 from envbench.core.reasons import KeptReason, ValueRule
 from envbench.core.seeding import stable_hash_hex
 from envbench.core.text import remember_tokens
@@ -122,7 +123,14 @@ from envbench.formats.docred import Doc, distinct_names, entity_type
 from envbench.formats.substitutions import COLUMNS as SUBSTITUTION_COLUMNS
 from envbench.formats.substitutions import schema as substitution_schema
 from envbench.rename.adjective_of import adjectives_by_place, adjectives_of
-from envbench.rename.articles import bare_compass, bare_country, is_country_short_form, keep_the, reads_bare
+from envbench.rename.articles import (
+    ARTICLE_WORDS,
+    bare_compass,
+    bare_country,
+    is_country_short_form,
+    keep_the,
+    reads_bare,
+)
 from envbench.rename.audit import Auditor
 from envbench.rename.built_on import BuiltOn, Embedded, builder_order, embedded_names, holds
 from envbench.rename.built_on import derive as derive_built_on
@@ -382,7 +390,7 @@ def _is_number(token: str) -> bool:
 def _name_ends(tokens: tuple[str, ...]) -> frozenset[str]:
     words = [t for t in tokens if t.isalpha()]
     ends = {f for w in words[:1] + words[-1:] if (f := word_form(w)) is not None}
-    if tokens and tokens[0].casefold() in ("the", "a", "an"):  # "According to the A Bridge Too Far" neither
+    if tokens and tokens[0].casefold() in ARTICLE_WORDS:  # "According to the A Bridge Too Far" neither
         ends.add(_THE)
     if tokens and tokens[0].casefold() in TITLES:
         ends.add(_TITLE)
@@ -644,10 +652,7 @@ class DocInfo:
           Filter has played"; ``articles.reads_bare``), unless it was one already ("the Allsvenskan").
           A mention that stands as a modifier before a lower-case word, with no article before it, is
           given ``_THE`` too ("New Edition members" never "The Clash members")."""
-        covered = [bytearray(len(s)) for s in self.doc["sents"]]
-        for ent in self.doc["vertexSet"]:
-            for m in ent:
-                covered[m["sent_id"]][m["pos"][0]:m["pos"][1]] = b"\x01" * (m["pos"][1] - m["pos"][0])
+        covered = mention_mask(self.doc)
         dated = _date_starts(self.doc, self.coarse)
         # (sentence, token) of each one-word place mention, which modifies a mention right after it
         place_words = {(m["sent_id"], m["pos"][0]) for ei, ent in enumerate(self.doc["vertexSet"])
@@ -686,7 +691,7 @@ class DocInfo:
                     # The Green Mountain Dam", "list of the " 100 Best Albums "" never "the " the Cambridge ladies ""
                     words.add(_THE)
                 if self.coarse[ei] != "PER" and _modifies(sent, b) and not (
-                        a > 0 and sent[a - 1].casefold() in ("the", "a", "an")):
+                        a > 0 and sent[a - 1].casefold() in ARTICLE_WORDS):
                     words.add(_THE)  # "( excluding Johnny Gill ) New Edition members" never "The Clash members"
                 # "the" before the mention, outside every mention or the article of the entity that follows
                 # this one ("the United Kingdom" around "United Kingdom": "in the Azerbaijan and" reads wrong)
@@ -972,9 +977,6 @@ class Run:
     # (and the old names whose new names were written from another new name, ``Row.written``)
     fallback: dict[int, tuple[str, dict[str, NewName], list[tuple[str, ...]], frozenset[str]]] = field(
         default_factory=dict)
-    # the places whose held first fit lies inside the own item of an outer place it leaves its names
-    # (``PLACED_IN_OWN``): only a candidate inside an item the outer place could become displaces it
-    own_placed: set[int] = field(default_factory=set)
     # the persons some of whose candidates had a name that reads as the other gender
     # (``rename.gender.reads_against``): kept as ``no_gender``, not ``no_candidate``, when none is left;
     # per run, so one seed's draws never decide another seed's kept reason
@@ -2116,7 +2118,9 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         # a held first fit gives way only to a place that keeps the places inside each other: the others are
         # passed over before the costlier checks (the run does not change while the entity reads its windows)
         in_place = placed_test(run, ei, draws) if placing else None
-        need = PLACED if ei in run.own_placed else PLACED_IN_OWN
+        # a held first fit inside an outer place's own item gives way only to one it could become
+        first_fit = run.fallback.get(ei) if in_place is not None else None
+        need = PLACED if first_fit is not None and in_place(first_fit[0]) == PLACED_IN_OWN else PLACED_IN_OWN
         if in_place is not None and ei in run.fallback:
             window = [c for c in window if in_place(c) >= need]
         for cand in by_p31_overlap(window, own_types, types):  # most shared P31 first (a stable sort)
@@ -2139,15 +2143,13 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
                 continue
             mapping, keys, written, preferred = fit
             if not preferred:
-                if in_place is not None and ei not in run.own_placed and in_place(cand) == PLACED_IN_OWN:
+                if in_place is not None and need == PLACED_IN_OWN and in_place(cand) == PLACED_IN_OWN:
                     run.fallback[ei] = (cand, mapping, keys, written)  # displaces a first fit placed nowhere
-                    run.own_placed.add(ei)
                     need = PLACED
                 else:
                     run.fallback.setdefault(ei, (cand, mapping, keys, written))
                 continue
             run.fallback.pop(ei, None)  # a first fit kept aside for this entity is not needed any more
-            run.own_placed.discard(ei)
             _accept_joined(run, ei, draws, cand, mapping, keys, written, adjectival, person, adj)
             return None
         run.window += 1
@@ -2161,7 +2163,6 @@ def settle_linked(run: Run, ei: int, draws: Draws) -> Request | None:
         keep(run, ei, KeptReason.NO_CANDIDATE, person)
         return None
     if ei in run.fallback:  # no candidate shares the head noun: the first that fitted
-        run.own_placed.discard(ei)
         _accept_joined(run, ei, draws, *run.fallback.pop(ei), adjectival, person, adj)
         return None
     # an entity with demonym names whose drawn candidates (some) had no demonym: kept for want of one

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from envbench.core.gender import HONORIFICS, TITLE_WORDS
+from envbench.core.mentions import mention_mask
 from envbench.formats.docred import Doc
 from envbench.rename.substitute import NewName, opens_sentence
 
@@ -74,11 +75,7 @@ def occurrences(doc: Doc, tokens: Sequence[Mapping[str, Sequence[str]]]) -> list
     if not by_tokens:
         return []
     longest = max(len(k) for k in by_tokens)
-    covered = [bytearray(len(s)) for s in doc["sents"]]
-    for ent in doc["vertexSet"]:
-        for m in ent:
-            a, b = m["pos"]
-            covered[m["sent_id"]][a:b] = b"\x01" * (b - a)
+    covered = mention_mask(doc)
     out: list[Unannotated] = []
     for sid, sent in enumerate(doc["sents"]):
         cov = covered[sid]
